@@ -1,0 +1,149 @@
+"""Fixtures for the browser tests: a Streamlit server, the system Chromium, a page.
+
+Every test in tests/e2e is marked ``e2e``. Without Chromium or the playwright package the tests
+are skipped with a loud message, except under CI (CI=true), where they fail instead.
+
+Fixtures:  app_url (session: base URL of app.py), browser (session), page (function,
+1400x1000, screenshot saved as artifacts/screenshots/FAILED-<test>.png when the test fails).
+Helpers are in harness.py and re-exported here:  goto, wait_idle, expect_rerun,
+assert_no_exception, plotly_charts, wait_charts, assert_charts_rendered, chart_data,
+screenshot, set_number_input, number_input, query_params, start_streamlit.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import harness  # noqa: E402
+from harness import (  # noqa: E402,F401  (re-exported for tests)
+    APP_PATH,
+    REPO_ROOT,
+    assert_charts_rendered,
+    assert_no_exception,
+    chart_data,
+    expect_rerun,
+    goto,
+    number_input,
+    plotly_charts,
+    query_params,
+    screenshot,
+    set_number_input,
+    start_streamlit,
+    wait_charts,
+    wait_idle,
+)
+
+E2E_DIR = Path(__file__).resolve().parent
+IN_CI = os.environ.get("CI", "").strip().lower() == "true"
+
+
+def _missing() -> str | None:
+    """Why browser tests cannot run here, or None."""
+    if not harness.playwright_available():
+        return "the playwright Python package is not installed (pip install playwright); " + harness.SKIP_MESSAGE
+    if harness.find_chromium() is None:
+        env = os.environ.get("APNULL_CHROMIUM")
+        where = f"APNULL_CHROMIUM={env} does not exist; " if env else "no chromium found; "
+        return where + harness.SKIP_MESSAGE
+    return None
+
+
+MISSING = _missing()
+_e2e_collected = {"n": 0}
+
+
+def _is_e2e(item: pytest.Item) -> bool:
+    try:
+        return Path(str(item.path)).resolve().is_relative_to(E2E_DIR)
+    except (AttributeError, ValueError):
+        return False
+
+
+def pytest_collection_modifyitems(config, items):
+    has_timeout = config.pluginmanager.hasplugin("timeout")
+    for item in items:
+        if not _is_e2e(item):
+            continue
+        _e2e_collected["n"] += 1
+        item.add_marker(pytest.mark.e2e)
+        if has_timeout and item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(300))
+        if MISSING and not IN_CI:
+            item.add_marker(pytest.mark.skip(reason=MISSING))
+    if MISSING and _e2e_collected["n"]:
+        text = MISSING if not IN_CI else "CI=true, browser tests FAIL: " + MISSING
+        warnings.warn(pytest.PytestWarning(text), stacklevel=1)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if MISSING and _e2e_collected["n"]:
+        verb = "FAILED (CI=true)" if IN_CI else "SKIPPED"
+        terminalreporter.write_sep("!", f"{_e2e_collected['n']} browser tests {verb}", red=True, bold=True)
+        terminalreporter.write_line(MISSING, red=True, bold=True)
+
+
+@pytest.fixture(autouse=True)
+def _require_browser():
+    """Under CI a missing browser is a failure, not a skip."""
+    if MISSING:
+        if IN_CI:
+            pytest.fail("CI=true and browser tests cannot run: " + MISSING, pytrace=False)
+        pytest.skip(MISSING)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    setattr(item, f"_rep_{report.when}", report)
+    return report
+
+
+@pytest.fixture(scope="session")
+def app_url():
+    """Base URL of the dashboard (app.py at the repo root) on a fresh server for the session."""
+    if MISSING:
+        pytest.skip(MISSING)  # pragma: no cover - _require_browser handles it first
+    if not APP_PATH.exists():
+        pytest.fail(f"{APP_PATH} does not exist", pytrace=False)
+    with start_streamlit(APP_PATH) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def playwright_instance():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        yield pw
+
+
+@pytest.fixture(scope="session")
+def browser(playwright_instance):
+    b = harness.launch_browser(playwright_instance)
+    yield b
+    b.close()
+
+
+@pytest.fixture
+def page(browser, request):
+    """A fresh context (viewport 1400x1000) and page; failing tests leave a screenshot."""
+    context = browser.new_context(viewport=harness.VIEWPORT)
+    pg = context.new_page()
+    harness.track_runs(pg)
+    pg.page_errors = []
+    pg.on("pageerror", lambda exc: pg.page_errors.append(str(exc)))
+    yield pg
+    rep = getattr(request.node, "_rep_call", None)
+    if rep is not None and rep.failed:
+        try:
+            screenshot(pg, "FAILED-" + request.node.nodeid.split("::", 1)[-1])
+        except Exception:  # noqa: BLE001 - best effort
+            pass
+    context.close()

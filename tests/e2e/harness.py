@@ -1,0 +1,488 @@
+"""Reusable code for driving a Streamlit app in a real Chromium.
+
+Plain module (no pytest import at module level) so that both tests/e2e/conftest.py and the
+scripts in benchmarks/ can use it.  Benchmarks import it with::
+
+    sys.path.insert(0, str(REPO / "tests" / "e2e"))
+    import harness
+
+Pieces:
+
+- ``find_chromium()`` / ``launch_browser(playwright)``: the system Chromium (``playwright install``
+  cannot download a browser here).
+- ``start_streamlit(app_path)``: context manager that runs ``streamlit run`` on a free port,
+  waits for ``/_stcore/health`` and yields the base URL; kills the process group on exit.
+- Page helpers: ``goto``, ``wait_idle``, ``expect_rerun``, ``assert_no_exception``,
+  ``plotly_charts``, ``wait_charts``, ``assert_charts_rendered``, ``chart_data``, ``screenshot``,
+  ``set_number_input``, ``query_params``.
+
+Selectors were checked against streamlit 1.67: the root element is
+``[data-testid="stApp"]`` with ``data-test-script-state`` in
+{"initial", "running", "notRunning", "rerunRequested", "stopRequested", "compilationError"};
+"initial" until the first script run of the session has been reported.  While a run takes more
+than ~0.5 s the header shows ``[data-testid="stStatusWidget"]`` containing
+``[data-testid="stStatusWidgetRunningIcon"]``.
+
+The DOM state alone cannot tell that a *rerun* finished (a fast rerun's messages arrive in one
+burst and "running" is never rendered), so each page gets a RunTracker that decodes the
+websocket traffic; waits use both.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+APP_PATH = REPO_ROOT / "app.py"
+SCREENSHOT_DIR = REPO_ROOT / "artifacts" / "screenshots"
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+VIEWPORT = {"width": 1400, "height": 1000}
+
+SKIP_MESSAGE = (
+    "browser tests skipped: install Debian's chromium (apt-get install -y chromium) "
+    "or set APNULL_CHROMIUM=/path/to/chromium"
+)
+
+# --- selectors -------------------------------------------------------------------------------
+APP = '[data-testid="stApp"]'
+APP_IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+RUNNING_ICON = '[data-testid="stStatusWidgetRunningIcon"]'
+EXCEPTION = '[data-testid="stException"]'
+PLOTLY_CHART = '[data-testid="stPlotlyChart"]'
+PLOTLY_DIV = '[data-testid="stPlotlyChart"] .js-plotly-plot'
+# Anything plotly draws for a trace: scatter/bar/box/... groups (g.trace), heatmaps (g.hm),
+# contours, pie slices, and the canvas of WebGL traces.
+TRACE_MARKS = "g.trace, g.hm, g.contour, g.slice, .gl-container canvas"
+
+DEFAULT_TIMEOUT_MS = 60_000
+
+
+# --- browser ---------------------------------------------------------------------------------
+def find_chromium() -> str | None:
+    """APNULL_CHROMIUM, else /usr/bin/chromium, else chromium / chromium-browser on PATH."""
+    env = os.environ.get("APNULL_CHROMIUM")
+    if env:
+        return env if Path(env).exists() else None
+    if Path("/usr/bin/chromium").exists():
+        return "/usr/bin/chromium"
+    for name in ("chromium", "chromium-browser"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+def playwright_available() -> bool:
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def launch_browser(playwright: Any, executable_path: str | None = None, headless: bool = True):
+    """Launch the system Chromium through a running ``sync_playwright()`` instance."""
+    exe = executable_path or find_chromium()
+    if exe is None:
+        raise RuntimeError(SKIP_MESSAGE)
+    return playwright.chromium.launch(executable_path=exe, headless=headless, args=CHROMIUM_ARGS)
+
+
+class RunTracker:
+    """Follows the websocket of a page and counts finished script runs.
+
+    The DOM attribute data-test-script-state is not enough to see a rerun finish: a fast rerun's
+    messages arrive in one burst and React renders "notRunning" without ever showing "running".
+    So the tracker decodes the ForwardMsg protobufs the server sends (streamlit.proto):
+    ``finished`` counts script_finished messages, ``running`` is the last
+    session_status_changed.script_is_running, ``reruns_sent`` counts rerun_script BackMsgs.
+    Events are delivered while playwright waits (e.g. page.wait_for_timeout).
+    """
+
+    def __init__(self) -> None:
+        from streamlit.proto.BackMsg_pb2 import BackMsg
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        self._fwd, self._back = ForwardMsg, BackMsg
+        self.finished = 0
+        self.running = False
+        self.reruns_sent = 0
+        self.last_status: str | None = None
+
+    def attach(self, ws) -> None:
+        ws.on("framereceived", self._received)
+        ws.on("framesent", self._sent)
+
+    def _received(self, payload) -> None:
+        if isinstance(payload, str):
+            return
+        msg = self._fwd()
+        try:
+            msg.ParseFromString(payload)
+        except Exception:  # noqa: BLE001 - not a ForwardMsg: ignore
+            return
+        kind = msg.WhichOneof("type")
+        if kind == "new_session":
+            self.running = True
+        elif kind == "session_status_changed":
+            self.running = msg.session_status_changed.script_is_running
+        elif kind == "script_finished":
+            self.finished += 1
+            self.last_status = self._fwd.ScriptFinishedStatus.Name(msg.script_finished)
+
+    def _sent(self, payload) -> None:
+        if isinstance(payload, str):
+            return
+        msg = self._back()
+        try:
+            msg.ParseFromString(payload)
+        except Exception:  # noqa: BLE001
+            return
+        if msg.WhichOneof("type") == "rerun_script":
+            self.reruns_sent += 1
+            self.running = True
+
+
+def track_runs(page) -> RunTracker | None:
+    """Attach (once) a RunTracker to page; call before page.goto. None if streamlit.proto is
+    not importable (then waits fall back to the DOM state and a grace period)."""
+    tracker = getattr(page, "_apnull_tracker", None)
+    if tracker is None:
+        try:
+            tracker = RunTracker()
+        except ImportError:
+            return None
+        page.on("websocket", tracker.attach)
+        page._apnull_tracker = tracker
+    return tracker
+
+
+def new_page(browser: Any, viewport: dict | None = None):
+    """New context + page with the standard viewport and a RunTracker."""
+    context = browser.new_context(viewport=viewport or VIEWPORT)
+    page = context.new_page()
+    track_runs(page)
+    return page
+
+
+# --- server ----------------------------------------------------------------------------------
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _health_ok(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+            return r.read().decode().strip() == "ok"
+    except (urllib.error.URLError, OSError, ValueError):
+        return False
+
+
+class ServerError(RuntimeError):
+    pass
+
+
+@contextlib.contextmanager
+def start_streamlit(
+    app_path: str | os.PathLike = APP_PATH,
+    *,
+    port: int | None = None,
+    cwd: str | os.PathLike | None = None,
+    timeout: float = 60.0,
+    extra_args: tuple[str, ...] | list[str] = (),
+    env: dict[str, str] | None = None,
+) -> Iterator[str]:
+    """Run ``python -m streamlit run app_path`` and yield ``http://127.0.0.1:<port>``.
+
+    cwd defaults to the repository root; <repo>/src is prepended to PYTHONPATH so the app can
+    import apnull without an install.  The server runs in its own process group, which is
+    terminated (then killed) on exit.  If /_stcore/health does not answer "ok" within
+    ``timeout`` seconds, raises ServerError with the server's stderr.
+    """
+    app_path = Path(app_path).resolve()
+    if not app_path.exists():
+        raise FileNotFoundError(f"streamlit app not found: {app_path}")
+    port = port or free_port()
+    url = f"http://127.0.0.1:{port}"
+    cmd = [
+        sys.executable, "-m", "streamlit", "run", str(app_path),
+        "--server.headless", "true",
+        "--server.port", str(port),
+        "--server.address", "127.0.0.1",
+        "--browser.gatherUsageStats", "false",
+        "--server.fileWatcherType", "none",
+        *extra_args,
+    ]
+    full_env = dict(os.environ if env is None else env)
+    src = str(REPO_ROOT / "src")
+    full_env["PYTHONPATH"] = os.pathsep.join(p for p in (src, full_env.get("PYTHONPATH")) if p)
+    full_env.setdefault("PYTHONUNBUFFERED", "1")
+
+    out = tempfile.TemporaryFile()
+    err = tempfile.TemporaryFile()
+    proc = subprocess.Popen(
+        cmd, cwd=str(cwd or REPO_ROOT), env=full_env,
+        stdout=out, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True,
+    )
+
+    def captured(f) -> str:
+        f.seek(0)
+        return f.read().decode(errors="replace")
+
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            if proc.poll() is not None:
+                raise ServerError(
+                    f"streamlit exited with status {proc.returncode} before becoming healthy\n"
+                    f"command: {' '.join(cmd)}\n--- stderr ---\n{captured(err)}"
+                    f"\n--- stdout ---\n{captured(out)}"
+                )
+            if _health_ok(url):
+                break
+            if time.monotonic() > deadline:
+                raise ServerError(
+                    f"streamlit did not answer {url}/_stcore/health within {timeout:.0f} s\n"
+                    f"command: {' '.join(cmd)}\n--- stderr ---\n{captured(err)}"
+                    f"\n--- stdout ---\n{captured(out)}"
+                )
+            time.sleep(0.2)
+        yield url
+    finally:
+        _stop(proc)
+        out.close()
+        err.close()
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+
+
+# --- page helpers ----------------------------------------------------------------------------
+def build_url(base_url: str, path: str = "", **query: Any) -> str:
+    url = base_url.rstrip("/") + "/" + path.lstrip("/")
+    if query:
+        url += "?" + urllib.parse.urlencode(query, doseq=True)
+    return url
+
+
+def _runs(page) -> int | None:
+    tracker = getattr(page, "_apnull_tracker", None)
+    return None if tracker is None else tracker.finished
+
+
+def goto(page, base_url: str, path: str = "", *, timeout: float = DEFAULT_TIMEOUT_MS,
+         **query: Any) -> None:
+    """Open base_url/path?query and wait until the app's script run(s) have finished.
+
+    Waits for a script_finished from the server (RunTracker), then for the DOM to say
+    data-test-script-state="notRunning" with no running icon, and for a short quiet period so
+    that a rerun that follows at once (st.navigation, bound query params) is waited for too.
+    """
+    tracker = track_runs(page)
+    before = tracker.finished if tracker else None
+    page.goto(build_url(base_url, path, **query), wait_until="domcontentloaded", timeout=timeout)
+    page.wait_for_selector(APP, state="attached", timeout=timeout)
+    wait_idle(page, timeout=timeout, since=before)
+
+
+def wait_idle(page, *, timeout: float = DEFAULT_TIMEOUT_MS, since: int | None = None,
+              grace: float = 1000, settle: float = 200) -> None:
+    """Wait until the app is not running any script.
+
+    since: the number of finished runs before the interaction (``expect_rerun`` records it;
+    ``_runs(page)``); then wait until a further run has finished.  Without it, wait up to
+    ``grace`` ms for a run to start (the interaction may still be on its way to the server) and
+    go on if none does.  Then wait for data-test-script-state="notRunning", for no running
+    icon, and for ``settle`` ms without a new run.
+    """
+    tracker = getattr(page, "_apnull_tracker", None)
+    deadline = time.monotonic() + timeout / 1000
+
+    def left_ms() -> float:
+        return max(1.0, (deadline - time.monotonic()) * 1000)
+
+    if tracker is not None and since is not None:
+        while tracker.finished <= since or tracker.running:
+            if time.monotonic() > deadline:
+                raise TimeoutError(
+                    f"no script run finished within {timeout / 1000:.0f} s "
+                    f"(finished={tracker.finished}, since={since}, running={tracker.running})")
+            page.wait_for_timeout(25)
+    else:
+        end = time.monotonic() + grace / 1000
+        finished0 = tracker.finished if tracker else 0
+        while time.monotonic() < end:
+            if tracker is not None and (tracker.running or tracker.finished > finished0):
+                break
+            if page.locator(APP_IDLE).count() == 0:
+                break
+            page.wait_for_timeout(25)
+    while True:
+        page.wait_for_selector(APP_IDLE, state="attached", timeout=left_ms())
+        page.wait_for_selector(RUNNING_ICON, state="detached", timeout=left_ms())
+        before = _runs(page)
+        page.wait_for_timeout(settle)
+        quiet = tracker is None or (tracker.finished == before and not tracker.running)
+        if quiet and page.locator(APP_IDLE).count() == 1:
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"app did not become idle within {timeout / 1000:.0f} s")
+
+
+@contextlib.contextmanager
+def expect_rerun(page, *, timeout: float = DEFAULT_TIMEOUT_MS) -> Iterator[None]:
+    """``with expect_rerun(page): <interaction>`` waits for the rerun the interaction causes."""
+    before = _runs(page)
+    yield
+    wait_idle(page, timeout=timeout, since=before)
+
+
+def exception_texts(page) -> list[str]:
+    return [t.strip() for t in page.locator(EXCEPTION).all_inner_texts()]
+
+
+def assert_no_exception(page) -> None:
+    """Fail if the page shows any st.exception / uncaught-exception box."""
+    texts = exception_texts(page)
+    if texts:
+        joined = "\n---\n".join(texts)
+        raise AssertionError(f"{len(texts)} exception(s) shown on {page.url}:\n{joined}")
+
+
+def plotly_charts(page):
+    """Locator of the plotly graph divs (one per st.plotly_chart)."""
+    return page.locator(PLOTLY_DIV)
+
+
+_CHART_STATE_JS = """
+(sel) => Array.from(document.querySelectorAll(sel)).map(gd => ({
+  svg: !!gd.querySelector('svg.main-svg'),
+  marks: gd.querySelectorAll(%s).length,
+  traces: (gd._fullData || gd.data || []).length,
+}))
+""" % json.dumps(TRACE_MARKS)
+
+
+def chart_states(page) -> list[dict]:
+    """Per chart: whether the svg exists, how many trace marks are drawn, how many traces."""
+    return page.evaluate(_CHART_STATE_JS, PLOTLY_DIV)
+
+
+def wait_charts(page, min_count: int = 1, *, timeout: float = DEFAULT_TIMEOUT_MS) -> None:
+    """Wait until at least min_count charts exist and every chart has drawn a trace."""
+    page.wait_for_function(
+        "([sel, marks, n]) => { const gds = document.querySelectorAll(sel);"
+        " return gds.length >= n && Array.from(gds).every("
+        "   gd => gd.querySelector('svg.main-svg') && gd.querySelectorAll(marks).length > 0); }",
+        arg=[PLOTLY_DIV, TRACE_MARKS, min_count], timeout=timeout, polling=50)
+
+
+def assert_charts_rendered(page, min_count: int = 1, *, timeout: float = 15_000) -> None:
+    """At least min_count plotly charts, each with an svg and at least one trace drawn."""
+    try:
+        wait_charts(page, min_count, timeout=timeout)
+    except Exception as exc:
+        states = chart_states(page)
+        raise AssertionError(
+            f"expected >= {min_count} rendered plotly chart(s) on {page.url}, "
+            f"found {len(states)}: {states}") from exc
+
+
+def chart_data(page, index: int = 0) -> list[dict]:
+    """The plotly ``data`` (list of traces, JSON) of the index-th chart on the page."""
+    return plotly_charts(page).nth(index).evaluate(
+        "gd => JSON.parse(JSON.stringify(gd.data || []))")
+
+
+def screenshot(page, name: str, *, full_page: bool = True) -> Path:
+    """Save <repo>/artifacts/screenshots/<name>.png and return the path."""
+    SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+    path = SCREENSHOT_DIR / f"{safe}.png"
+    page.screenshot(path=str(path), full_page=full_page)
+    return path
+
+
+def number_input(page, label: str):
+    """Locator of the <input> of the st.number_input with this label."""
+    return page.locator(f'input[data-testid="stNumberInputField"][aria-label={json.dumps(label)}]')
+
+
+def set_number_input(page, label: str, value: Any, *, timeout: float = DEFAULT_TIMEOUT_MS) -> None:
+    """Type value into the number input labelled ``label``, press Enter, wait for the rerun.
+
+    If the value does not change the widget (same value), no rerun happens; the wait then
+    ends after the short grace period.
+    """
+    box = number_input(page, label)
+    box.wait_for(state="visible", timeout=timeout)
+    old = box.input_value()
+    before = _runs(page)
+    box.fill(str(value))
+    box.press("Enter")
+    changed = box.input_value() != old
+    wait_idle(page, timeout=timeout, since=before if changed else None)
+
+
+def query_params(page) -> dict[str, str | list[str]]:
+    """Query of the current URL: value as str, or a list when the key repeats."""
+    href = page.evaluate("() => window.location.href")
+    out: dict[str, str | list[str]] = {}
+    for k, v in urllib.parse.parse_qsl(urllib.parse.urlsplit(href).query, keep_blank_values=True):
+        if k in out:
+            prev = out[k]
+            out[k] = (prev if isinstance(prev, list) else [prev]) + [v]
+        else:
+            out[k] = v
+    return out
+
+
+def rerun(page, *, timeout: float = DEFAULT_TIMEOUT_MS) -> None:
+    """Trigger a rerun as the "R" key does, and wait for it to finish."""
+    with expect_rerun(page, timeout=timeout):
+        page.evaluate("() => document.activeElement && document.activeElement.blur()")
+        page.keyboard.press("r")
+
+
+def timed(fn: Callable[[], Any]) -> float:
+    """Seconds taken by fn()."""
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
