@@ -205,7 +205,8 @@ def sample_null(m, n, draws=10_000, seed=None, chunk: int | None = None) -> Null
 
 def grid_sizes(M, N, sizes) -> list[tuple[int, int]]:
     """The sizes (M*i, N*i), i = 1..sizes, of seed 000's experiment."""
-    M, N = check_sizes(M, N)
+    M = as_int(M, "M (positives of the first size)", minimum=1)
+    N = as_int(N, "N (negatives of the first size)", minimum=0)
     K = as_int(sizes, "sizes (number of multiples K)", minimum=1, maximum=1000)
     out = [(M * i, N * i) for i in range(1, K + 1)]
     check_sizes(*out[-1])

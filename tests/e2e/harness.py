@@ -44,7 +44,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, NamedTuple
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 APP_PATH = REPO_ROOT / "app.py"
@@ -302,6 +302,17 @@ def build_url(base_url: str, path: str = "", **query: Any) -> str:
     return url
 
 
+class RunMark(NamedTuple):
+    finished: int
+    reruns_sent: int
+
+
+def run_mark(page) -> RunMark | None:
+    """Snapshot of the page's RunTracker counters (None without a tracker)."""
+    tracker = getattr(page, "_apnull_tracker", None)
+    return None if tracker is None else RunMark(tracker.finished, tracker.reruns_sent)
+
+
 def _runs(page) -> int | None:
     tracker = getattr(page, "_apnull_tracker", None)
     return None if tracker is None else tracker.finished
@@ -322,31 +333,38 @@ def goto(page, base_url: str, path: str = "", *, timeout: float = DEFAULT_TIMEOU
     wait_idle(page, timeout=timeout, since=before)
 
 
-def wait_idle(page, *, timeout: float = DEFAULT_TIMEOUT_MS, since: int | None = None,
+def wait_idle(page, *, timeout: float = DEFAULT_TIMEOUT_MS, since: int | RunMark | None = None,
               grace: float = 1000, settle: float = 200) -> None:
     """Wait until the app is not running any script.
 
-    since: the number of finished runs before the interaction (``expect_rerun`` records it;
-    ``_runs(page)``); then wait until a further run has finished.  Without it, wait up to
-    ``grace`` ms for a run to start (the interaction may still be on its way to the server) and
-    go on if none does.  Then wait for data-test-script-state="notRunning", for no running
-    icon, and for ``settle`` ms without a new run.
+    since: ``run_mark(page)`` taken before an interaction (``expect_rerun`` does this).  Then
+    wait until a run started after the mark has finished; if the browser has not even sent a
+    rerun request ``grace`` ms after the call, conclude that the interaction caused no rerun.
+    An int is a number of finished runs that must be exceeded (no grace: used by goto).
+    Without since, wait up to ``grace`` ms for a run to start and go on if none does.
+    Finally wait for data-test-script-state="notRunning", for no running icon, and for
+    ``settle`` ms without a new run.
     """
     tracker = getattr(page, "_apnull_tracker", None)
-    deadline = time.monotonic() + timeout / 1000
+    start = time.monotonic()
+    deadline = start + timeout / 1000
 
     def left_ms() -> float:
         return max(1.0, (deadline - time.monotonic()) * 1000)
 
     if tracker is not None and since is not None:
-        while tracker.finished <= since or tracker.running:
+        mark = since if isinstance(since, RunMark) else RunMark(since, -1)
+        while tracker.finished <= mark.finished or tracker.running:
+            if (mark.reruns_sent >= 0 and tracker.reruns_sent == mark.reruns_sent
+                    and not tracker.running and time.monotonic() - start > grace / 1000):
+                break  # nothing was requested: no rerun is coming
             if time.monotonic() > deadline:
                 raise TimeoutError(
                     f"no script run finished within {timeout / 1000:.0f} s "
-                    f"(finished={tracker.finished}, since={since}, running={tracker.running})")
+                    f"(finished={tracker.finished}, mark={mark}, running={tracker.running})")
             page.wait_for_timeout(25)
     else:
-        end = time.monotonic() + grace / 1000
+        end = start + grace / 1000
         finished0 = tracker.finished if tracker else 0
         while time.monotonic() < end:
             if tracker is not None and (tracker.running or tracker.finished > finished0):
@@ -367,11 +385,14 @@ def wait_idle(page, *, timeout: float = DEFAULT_TIMEOUT_MS, since: int | None = 
 
 
 @contextlib.contextmanager
-def expect_rerun(page, *, timeout: float = DEFAULT_TIMEOUT_MS) -> Iterator[None]:
-    """``with expect_rerun(page): <interaction>`` waits for the rerun the interaction causes."""
-    before = _runs(page)
+def expect_rerun(page, *, timeout: float = DEFAULT_TIMEOUT_MS, grace: float = 3000) -> Iterator[None]:
+    """``with expect_rerun(page): <interaction>`` waits for the rerun the interaction causes.
+
+    If the browser sends no rerun request within ``grace`` ms, returns once the app is idle.
+    """
+    mark = run_mark(page)
     yield
-    wait_idle(page, timeout=timeout, since=before)
+    wait_idle(page, timeout=timeout, since=mark, grace=grace)
 
 
 def exception_texts(page) -> list[str]:
@@ -448,17 +469,15 @@ def number_input(page, label: str):
 def set_number_input(page, label: str, value: Any, *, timeout: float = DEFAULT_TIMEOUT_MS) -> None:
     """Type value into the number input labelled ``label``, press Enter, wait for the rerun.
 
-    If the value does not change the widget (same value), no rerun happens; the wait then
-    ends after the short grace period.
+    If the value leaves the widget unchanged (same value, or out of its range: the frontend
+    then keeps the old value and shows a warning) no rerun is requested and the wait ends
+    after expect_rerun's grace period (3 s).
     """
     box = number_input(page, label)
     box.wait_for(state="visible", timeout=timeout)
-    old = box.input_value()
-    before = _runs(page)
-    box.fill(str(value))
-    box.press("Enter")
-    changed = box.input_value() != old
-    wait_idle(page, timeout=timeout, since=before if changed else None)
+    with expect_rerun(page, timeout=timeout):
+        box.fill(str(value))
+        box.press("Enter")
 
 
 def query_params(page) -> dict[str, str | list[str]]:

@@ -1,0 +1,39 @@
+"""AP Null Explorer: the Streamlit entry point (page registry and shared sidebar only)."""
+
+from pathlib import Path
+
+import streamlit as st
+
+HERE = Path(__file__).parent
+PAGES = HERE / "pages"
+
+st.set_page_config(page_title="AP Null Explorer", page_icon=":material/query_stats:", layout="wide")
+
+pages = {
+    "Null distributions": [
+        st.Page(PAGES / "densities.py", title="Null densities", icon=":material/area_chart:",
+                url_path="densities", default=True),
+        st.Page(PAGES / "quantiles.py", title="Quantiles vs size", icon=":material/show_chart:",
+                url_path="quantiles"),
+        st.Page(PAGES / "lookup.py", title="Threshold lookup", icon=":material/search:", url_path="lookup"),
+        st.Page(PAGES / "binning.py", title="Binning n", icon=":material/view_week:", url_path="binning"),
+        st.Page(PAGES / "hypergeometric.py", title="Hypergeometric check", icon=":material/casino:",
+                url_path="hypergeometric"),
+    ],
+    "Metrics": [
+        st.Page(PAGES / "ranking.py", title="Ranking editor", icon=":material/format_list_numbered:",
+                url_path="ranking"),
+        st.Page(PAGES / "sampled.py", title="Sampled metrics", icon=":material/filter_alt:", url_path="sampled"),
+    ],
+}
+
+nav = st.navigation(pages)
+
+with st.sidebar:
+    st.caption(
+        "**AP Null Explorer** shows what Average Precision and Precision@R look like when a ranking "
+        "is random, so a score can be judged against chance. Every input is kept in the URL: copy "
+        "the address to share exactly this view."
+    )
+
+nav.run()

@@ -1,0 +1,133 @@
+"""Summaries of null laws over the sizes (M*i, N*i), i = 1..K: density curves and quantile tables.
+
+These are what the "Null densities" and "Quantiles vs size" pages show; they live here so they can
+be tested without a server.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ._validate import as_int
+from .density import bw_nrd0, smooth_pmf
+from .exact import expected_ap
+from .sampling import grid_sizes, grid_work, MAX_GRID_WORK
+from .significance import choose_method, null_distribution
+
+__all__ = ["QUANTILES", "check_grid_request", "density_curves", "exact_density_curves", "summarise_draws",
+           "exact_summary", "wide_summary", "exact_mean_curve", "DENSITY_GRID", "MAX_TOTAL_DRAWS",
+           "MAX_DRAWS_PER_SIZE", "MAX_SIZES"]
+
+#: The statistics of seed 000: quantiles of type 7 and the mean.
+QUANTILES = {"q75": 0.75, "q90": 0.90, "q95": 0.95}
+#: Common x grid of every density curve (AP and Precision@R live in [0, 1]).
+DENSITY_GRID = np.linspace(0.0, 1.0, 401)
+#: Dashboard limits: draws kept in memory for one view (K x draws), draws per size, number of sizes.
+MAX_TOTAL_DRAWS = 2_000_000
+MAX_DRAWS_PER_SIZE = 1_000_000
+MAX_SIZES = 200
+
+
+def check_grid_request(M, N, K, draws) -> list[tuple[int, int]]:
+    """Validate a dashboard request for K sizes x draws; returns the sizes.
+
+    Limits (each message says what to change): M >= 1, N >= 0, 1 <= K <= 200,
+    100 <= draws <= 10^6, K * draws <= 2,000,000 (memory), and the sampling work within
+    ``sampling.MAX_GRID_WORK``.
+    """
+    K = as_int(K, "number of sizes K", minimum=1, maximum=MAX_SIZES)
+    draws = as_int(draws, "draws", minimum=100, maximum=MAX_DRAWS_PER_SIZE)
+    sizes = grid_sizes(M, N, K)
+    if K * draws > MAX_TOTAL_DRAWS:
+        raise ValueError(
+            f"K x draws = {K * draws:,} is more than the {MAX_TOTAL_DRAWS:,} draws one view may hold; "
+            f"use at most {MAX_TOTAL_DRAWS // K:,} draws for K = {K}, or fewer sizes"
+        )
+    work = grid_work(M, N, K, draws)
+    if work > MAX_GRID_WORK:
+        raise ValueError(f"these sizes need {work:.2e} sampled ranks (limit {MAX_GRID_WORK:.0e}); "
+                         "use smaller M, N, fewer sizes or fewer draws")
+    return sizes
+
+
+def density_curves(samples, metric: str, grid=DENSITY_GRID) -> list[dict]:
+    """KDE curve (Gaussian, bw.nrd0) of each size's draws.
+
+    ``samples`` is a sequence of (m, n, ap_draws, pr_draws). Returns dicts with m, n, x, y, bw.
+    """
+    out = []
+    for m, n, ap, pr in samples:
+        x = ap if metric == "ap" else pr
+        bw = bw_nrd0(x)
+        y = smooth_pmf(x, np.full(x.size, 1.0 / x.size), bw, grid)
+        out.append({"m": m, "n": n, "x": grid, "y": y, "bw": bw})
+    return out
+
+
+def exact_density_curves(curves: list[dict], metric: str, max_method: str = "grid", tol: float = 1e-3) -> list[dict]:
+    """The exact law of each size smoothed with the same bandwidth as its sample's curve.
+
+    Only sizes whose law is cheap are included: Precision@R always (hypergeometric); AP where
+    "auto" resolves to "exact" or (if ``max_method == "grid"``) "grid".
+    """
+    allowed = ("exact",) if max_method == "exact" else ("exact", "grid")
+    out = []
+    for c in curves:
+        method = choose_method(c["m"], c["n"], metric, "auto", tol)
+        if method not in allowed:
+            continue
+        law = null_distribution(c["m"], c["n"], metric, method, tol=tol)
+        y = smooth_pmf(law.values, law.probs, c["bw"], c["x"])
+        out.append({"m": c["m"], "n": c["n"], "x": c["x"], "y": y, "method": law.method})
+    return out
+
+
+def summarise_draws(samples) -> pd.DataFrame:
+    """Long table (m, n, metric, statistic, value) of q75, q90, q95 (type 7) and the mean per size."""
+    rows = []
+    for m, n, ap, pr in samples:
+        for metric, x in (("ap", ap), ("pr", pr)):
+            qs = np.quantile(x, list(QUANTILES.values()))
+            for name, v in zip(QUANTILES, qs):
+                rows.append((m, n, metric, name, float(v)))
+            rows.append((m, n, metric, "avg", float(np.mean(x))))
+    return pd.DataFrame(rows, columns=["m", "n", "metric", "statistic", "value"])
+
+
+def exact_summary(M, N, K, tol: float = 1e-3) -> pd.DataFrame:
+    """The same long table from the null laws instead of draws.
+
+    Precision@R from its hypergeometric law; AP from the exact or grid law ("auto"; quantiles within
+    ``tol``). Quantiles here are the law's (smallest x with F(x) >= q); the mean is exact.
+    Raises ValueError when a size's AP law would need Monte Carlo (choose fewer or smaller sizes).
+    """
+    rows = []
+    for m, n in grid_sizes(M, N, K):
+        for metric in ("ap", "pr"):
+            method = choose_method(m, n, metric, "auto", tol)
+            if method == "mc":
+                raise ValueError(
+                    f"the exact AP law for m={m}, n={n} is too costly for this view; "
+                    "use Monte Carlo, or fewer sizes K / smaller M, N"
+                )
+            law = null_distribution(m, n, metric, method, tol=tol)
+            for name, q in QUANTILES.items():
+                rows.append((m, n, metric, name, float(law.quantile(q))))
+            mean = expected_ap(m, n) if metric == "ap" else m / (m + n)
+            rows.append((m, n, metric, "avg", mean))
+    return pd.DataFrame(rows, columns=["m", "n", "metric", "statistic", "value"])
+
+
+def wide_summary(long: pd.DataFrame) -> pd.DataFrame:
+    """Seed 000's wide table: one row per (m, n, metric) with columns q75, q90, q95, avg."""
+    wide = long.pivot_table(index=["m", "n", "metric"], columns="statistic", values="value").reset_index()
+    wide.columns.name = None
+    cols = ["m", "n", "metric"] + [c for c in ("q75", "q90", "q95", "avg") if c in wide.columns]
+    return wide[cols].sort_values(["metric", "m"]).reset_index(drop=True)
+
+
+def exact_mean_curve(M, N, K) -> pd.DataFrame:
+    """Exact E[AP] at every size (columns m, n, value)."""
+    sizes = grid_sizes(M, N, K)
+    return pd.DataFrame([(m, n, expected_ap(m, n)) for m, n in sizes], columns=["m", "n", "value"])

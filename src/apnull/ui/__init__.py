@@ -1,0 +1,10 @@
+"""Streamlit helpers for the dashboard pages: bound widgets, guarded errors, cached computations.
+
+This is the only part of the library that imports streamlit.
+"""
+
+from .common import download_csv, guard, intro, show_figure
+from .widgets import bound_float, bound_int, bound_select, bound_toggle
+
+__all__ = ["bound_float", "bound_int", "bound_select", "bound_toggle", "download_csv", "guard", "intro",
+           "show_figure"]

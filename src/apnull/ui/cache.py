@@ -1,0 +1,36 @@
+"""Cached wrappers around the library for the dashboard. Caches are bounded (entries and age).
+
+Per-size Monte Carlo draws are cached one size at a time, so a page can loop over sizes with a
+progress bar and a rerun with one more size only computes that size.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from .. import significance
+from ..exact import expected_ap, ap_variance
+from ..sampling import sample_null
+
+_TTL = 3600
+
+
+@st.cache_data(max_entries=256, ttl=_TTL, show_spinner=False)
+def null_draws(m: int, n: int, draws: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(ap, pr) Monte Carlo draws for one size; identical for a (m, n, draws, seed) on any page."""
+    s = sample_null(m, n, draws, seed)
+    return s.ap, s.pr
+
+
+@st.cache_data(max_entries=128, ttl=_TTL, show_spinner=False)
+def null_law(m: int, n: int, metric: str = "ap", method: str = "auto", draws: int | None = None,
+             seed: int | None = 0, tol: float = 1e-3):
+    """The null law (see apnull.null_distribution); seed defaults to 0 so Monte Carlo is reproducible."""
+    return significance.null_distribution(m, n, metric, method, draws=draws, seed=seed, tol=tol)
+
+
+@st.cache_data(max_entries=1024, ttl=_TTL, show_spinner=False)
+def moments(m: int, n: int) -> tuple[float, float]:
+    """(E[AP], SD[AP]) in closed form."""
+    return expected_ap(m, n), float(np.sqrt(ap_variance(m, n)))
