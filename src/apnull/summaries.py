@@ -16,8 +16,8 @@ from .sampling import grid_sizes, grid_work, MAX_GRID_WORK
 from .significance import choose_method, null_distribution
 
 __all__ = ["QUANTILES", "check_grid_request", "density_curves", "exact_density_curves", "summarise_draws",
-           "exact_summary", "wide_summary", "exact_mean_curve", "DENSITY_GRID", "MAX_TOTAL_DRAWS",
-           "MAX_DRAWS_PER_SIZE", "MAX_SIZES"]
+           "exact_size_summary", "exact_summary", "wide_summary", "exact_mean_curve", "DENSITY_GRID",
+           "MAX_TOTAL_DRAWS", "MAX_DRAWS_PER_SIZE", "MAX_SIZES"]
 
 #: The statistics of seed 000: quantiles of type 7 and the mean.
 QUANTILES = {"q75": 0.75, "q90": 0.90, "q95": 0.95}
@@ -95,28 +95,33 @@ def summarise_draws(samples) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["m", "n", "metric", "statistic", "value"])
 
 
-def exact_summary(M, N, K, tol: float = 1e-3) -> pd.DataFrame:
-    """The same long table from the null laws instead of draws.
+def exact_size_summary(m, n, tol: float = 1e-3) -> pd.DataFrame:
+    """Long-table rows (m, n, metric, statistic, value, method) of one size from its null laws.
 
     Precision@R from its hypergeometric law; AP from the exact or grid law ("auto"; quantiles within
-    ``tol``). Quantiles here are the law's (smallest x with F(x) >= q); the mean is exact.
-    Raises ValueError when a size's AP law would need Monte Carlo (choose fewer or smaller sizes).
+    ``tol``), or no AP rows when "auto" would fall back to Monte Carlo. Quantiles are the law's
+    (smallest x with F(x) >= q); the means are exact (E[AP] in closed form, m/(m+n) for Precision@R).
     """
     rows = []
-    for m, n in grid_sizes(M, N, K):
-        for metric in ("ap", "pr"):
-            method = choose_method(m, n, metric, "auto", tol)
-            if method == "mc":
-                raise ValueError(
-                    f"the exact AP law for m={m}, n={n} is too costly for this view; "
-                    "use Monte Carlo, or fewer sizes K / smaller M, N"
-                )
-            law = null_distribution(m, n, metric, method, tol=tol)
-            for name, q in QUANTILES.items():
-                rows.append((m, n, metric, name, float(law.quantile(q))))
-            mean = expected_ap(m, n) if metric == "ap" else m / (m + n)
-            rows.append((m, n, metric, "avg", mean))
-    return pd.DataFrame(rows, columns=["m", "n", "metric", "statistic", "value"])
+    for metric in ("ap", "pr"):
+        method = choose_method(m, n, metric, "auto", tol)
+        if method == "mc":
+            continue
+        law = null_distribution(m, n, metric, method, tol=tol)
+        for name, q in QUANTILES.items():
+            rows.append((m, n, metric, name, float(law.quantile(q)), law.method))
+        mean = expected_ap(m, n) if metric == "ap" else m / (m + n)
+        rows.append((m, n, metric, "avg", mean, law.method))
+    return pd.DataFrame(rows, columns=["m", "n", "metric", "statistic", "value", "method"])
+
+
+def exact_summary(M, N, K, tol: float = 1e-3) -> pd.DataFrame:
+    """:func:`exact_size_summary` for every size (M*i, N*i), i = 1..K, in one long table.
+
+    Sizes whose AP law would need Monte Carlo have Precision@R rows only.
+    """
+    parts = [exact_size_summary(m, n, tol) for m, n in grid_sizes(M, N, K)]
+    return pd.concat(parts, ignore_index=True)
 
 
 def wide_summary(long: pd.DataFrame) -> pd.DataFrame:

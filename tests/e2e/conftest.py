@@ -1,7 +1,9 @@
 """Fixtures for the browser tests: a Streamlit server, the system Chromium, a page.
 
-Every test in tests/e2e is marked ``e2e``. Without Chromium or the playwright package the tests
-are skipped with a loud message, except under CI (CI=true), where they fail instead.
+Every test in tests/e2e is marked ``e2e`` (and gets a 300 s pytest-timeout unless it sets one).
+Without Chromium or the playwright package the tests are skipped with a loud message (skip
+reason, a PytestWarning and a terminal-summary banner), except under CI (CI=true), where each
+test FAILS with that message instead.
 
 Fixtures:  app_url (session: base URL of app.py), browser (session), page (function,
 1400x1000, screenshot saved as artifacts/screenshots/FAILED-<test>.png when the test fails).
@@ -45,17 +47,25 @@ IN_CI = os.environ.get("CI", "").strip().lower() == "true"
 
 
 def _missing() -> str | None:
-    """Why browser tests cannot run here, or None."""
+    """What prevents the browser tests from running here, or None."""
     if not harness.playwright_available():
-        return "the playwright Python package is not installed (pip install playwright); " + harness.SKIP_MESSAGE
+        return "the playwright Python package is not installed (pip install playwright)"
     if harness.find_chromium() is None:
         env = os.environ.get("APNULL_CHROMIUM")
-        where = f"APNULL_CHROMIUM={env} does not exist; " if env else "no chromium found; "
-        return where + harness.SKIP_MESSAGE
+        return f"APNULL_CHROMIUM={env} does not exist" if env else "no chromium executable found"
     return None
 
 
 MISSING = _missing()
+if MISSING:
+    SKIP_TEXT = f"{harness.SKIP_MESSAGE} [{MISSING}]"
+    FAIL_TEXT = (
+        f"browser tests FAILED because CI=true and {MISSING}: install Debian's chromium "
+        "(apt-get install -y chromium) or set APNULL_CHROMIUM=/path/to/chromium"
+    )
+    MESSAGE = FAIL_TEXT if IN_CI else SKIP_TEXT
+else:
+    MESSAGE = ""
 _e2e_collected = {"n": 0}
 
 
@@ -76,26 +86,23 @@ def pytest_collection_modifyitems(config, items):
         if has_timeout and item.get_closest_marker("timeout") is None:
             item.add_marker(pytest.mark.timeout(300))
         if MISSING and not IN_CI:
-            item.add_marker(pytest.mark.skip(reason=MISSING))
+            item.add_marker(pytest.mark.skip(reason=MESSAGE))
     if MISSING and _e2e_collected["n"]:
-        text = MISSING if not IN_CI else "CI=true, browser tests FAIL: " + MISSING
-        warnings.warn(pytest.PytestWarning(text), stacklevel=1)
+        warnings.warn(pytest.PytestWarning(MESSAGE), stacklevel=1)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if MISSING and _e2e_collected["n"]:
         verb = "FAILED (CI=true)" if IN_CI else "SKIPPED"
         terminalreporter.write_sep("!", f"{_e2e_collected['n']} browser tests {verb}", red=True, bold=True)
-        terminalreporter.write_line(MISSING, red=True, bold=True)
+        terminalreporter.write_line(MESSAGE, red=True, bold=True)
 
 
-@pytest.fixture(autouse=True)
-def _require_browser():
-    """Under CI a missing browser is a failure, not a skip."""
-    if MISSING:
-        if IN_CI:
-            pytest.fail("CI=true and browser tests cannot run: " + MISSING, pytrace=False)
-        pytest.skip(MISSING)
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_call(item):
+    """Under CI a missing browser is a test failure (reported FAILED, not skipped)."""
+    if MISSING and IN_CI and _is_e2e(item):
+        pytest.fail(MESSAGE, pytrace=False)
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -108,8 +115,9 @@ def pytest_runtest_makereport(item, call):
 @pytest.fixture(scope="session")
 def app_url():
     """Base URL of the dashboard (app.py at the repo root) on a fresh server for the session."""
-    if MISSING:
-        pytest.skip(MISSING)  # pragma: no cover - _require_browser handles it first
+    if MISSING:  # only reached under CI: pytest_runtest_call fails the test
+        yield None
+        return
     if not APP_PATH.exists():
         pytest.fail(f"{APP_PATH} does not exist", pytrace=False)
     with start_streamlit(APP_PATH) as url:
@@ -118,6 +126,9 @@ def app_url():
 
 @pytest.fixture(scope="session")
 def playwright_instance():
+    if MISSING:  # only reached under CI: pytest_runtest_call fails the test
+        yield None
+        return
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
@@ -126,6 +137,9 @@ def playwright_instance():
 
 @pytest.fixture(scope="session")
 def browser(playwright_instance):
+    if MISSING:
+        yield None
+        return
     b = harness.launch_browser(playwright_instance)
     yield b
     b.close()
@@ -134,6 +148,9 @@ def browser(playwright_instance):
 @pytest.fixture
 def page(browser, request):
     """A fresh context (viewport 1400x1000) and page; failing tests leave a screenshot."""
+    if MISSING:
+        yield None
+        return
     context = browser.new_context(viewport=harness.VIEWPORT)
     pg = context.new_page()
     harness.track_runs(pg)

@@ -452,12 +452,35 @@ def chart_data(page, index: int = 0) -> list[dict]:
         "gd => JSON.parse(JSON.stringify(gd.data || []))")
 
 
-def screenshot(page, name: str, *, full_page: bool = True) -> Path:
-    """Save <repo>/artifacts/screenshots/<name>.png and return the path."""
+_CONTENT_HEIGHT_JS = """
+() => Math.max(document.documentElement.scrollHeight,
+  ...Array.from(document.querySelectorAll(
+    '[data-testid="stMain"], [data-testid="stAppViewContainer"], [data-testid="stSidebarContent"]'
+  )).map(e => e.scrollHeight))
+"""
+
+
+def screenshot(page, name: str, *, full_page: bool = True, max_height: int = 20_000) -> Path:
+    """Save <repo>/artifacts/screenshots/<name>.png and return the path.
+
+    Streamlit scrolls inside [data-testid="stMain"], not the document, so playwright's
+    full_page alone would capture one viewport: with full_page the viewport is stretched to
+    the content height for the shot and restored afterwards.
+    """
     SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
     path = SCREENSHOT_DIR / f"{safe}.png"
-    page.screenshot(path=str(path), full_page=full_page)
+    size = page.viewport_size
+    height = int(page.evaluate(_CONTENT_HEIGHT_JS)) if full_page and size else 0
+    if size and height > size["height"]:
+        page.set_viewport_size({"width": size["width"], "height": min(height, max_height)})
+        page.wait_for_timeout(300)  # let the layout (and plotly's resize handlers) settle
+        try:
+            page.screenshot(path=str(path), full_page=True)
+        finally:
+            page.set_viewport_size(size)
+    else:
+        page.screenshot(path=str(path), full_page=full_page)
     return path
 
 
@@ -469,15 +492,20 @@ def number_input(page, label: str):
 def set_number_input(page, label: str, value: Any, *, timeout: float = DEFAULT_TIMEOUT_MS) -> None:
     """Type value into the number input labelled ``label``, press Enter, wait for the rerun.
 
-    If the value leaves the widget unchanged (same value, or out of its range: the frontend
-    then keeps the old value and shows a warning) no rerun is requested and the wait ends
-    after expect_rerun's grace period (3 s).
+    A value out of the widget's range is refused by the frontend (the input gets
+    aria-invalid="true" and an error tooltip, no rerun); then this returns at once.  The same
+    value as before causes no rerun either; the wait then ends after a 3 s grace period.
     """
     box = number_input(page, label)
     box.wait_for(state="visible", timeout=timeout)
-    with expect_rerun(page, timeout=timeout):
-        box.fill(str(value))
-        box.press("Enter")
+    mark = run_mark(page)
+    box.fill(str(value))
+    box.press("Enter")
+    if box.get_attribute("aria-invalid") == "true":
+        # the frontend refused the value (e.g. "Number is outside the allowed range"): no rerun
+        wait_idle(page, timeout=timeout, grace=0)
+    else:
+        wait_idle(page, timeout=timeout, since=mark, grace=3000)
 
 
 def query_params(page) -> dict[str, str | list[str]]:

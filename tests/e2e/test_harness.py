@@ -83,6 +83,7 @@ def test_changing_the_number_changes_the_chart(page, tiny_url):
 def test_out_of_range_typing_is_not_applied(page, tiny_url):
     goto(page, tiny_url)
     set_number_input(page, "Slope", 99)  # above max_value: the frontend refuses, no rerun
+    assert number_input(page, "Slope").get_attribute("aria-invalid") == "true"
     assert slope_of_chart(page) == 2
     assert page.get_by_text("slope is 2").is_visible()
 

@@ -34,3 +34,11 @@ def null_law(m: int, n: int, metric: str = "ap", method: str = "auto", draws: in
 def moments(m: int, n: int) -> tuple[float, float]:
     """(E[AP], SD[AP]) in closed form."""
     return expected_ap(m, n), float(np.sqrt(ap_variance(m, n)))
+
+
+@st.cache_data(max_entries=512, ttl=_TTL, show_spinner=False)
+def exact_size_summary(m: int, n: int, tol: float = 1e-3):
+    """Cached :func:`apnull.summaries.exact_size_summary`."""
+    from ..summaries import exact_size_summary as compute
+
+    return compute(m, n, tol)
