@@ -1,0 +1,66 @@
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import apnull
+from plotly_json import decode, figures, trace
+
+PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "quantiles.py")
+
+
+def _run(method=None, **numbers):
+    at = AppTest.from_file(PAGE, default_timeout=180)
+    at.run()
+    for key, value in numbers.items():
+        at.number_input(key=key).set_value(value)
+    if method:
+        at.radio(key="method").set_value(method)
+    if numbers or method:
+        at.run()
+    return at
+
+
+def _trace(at, name):
+    return trace(figures(at)[0], name)
+
+
+def test_monte_carlo_defaults_table_and_figure_agree():
+    at = _run(K=5)
+    assert not at.exception and not at.error
+    table = at.dataframe[0].value
+    assert list(table.columns) == ["m", "n", "metric", "q75", "q90", "q95", "avg"]
+    assert len(table) == 10
+    # the table is the library's draws summarised
+    s = apnull.sample_null(8, 60, 10_000, 2022)
+    row = table[(table.m == 8) & (table.metric == "ap")].iloc[0]
+    assert row["q95"] == pytest.approx(np.quantile(s.ap, 0.95))
+    assert row["avg"] == pytest.approx(s.ap.mean())
+    q95 = _trace(at, "Average Precision: 95th percentile")
+    assert decode(q95["x"]).tolist() == [4, 8, 12, 16, 20]
+    exact_mean = _trace(at, "exact E[AP]")
+    assert decode(exact_mean["y"])[0] == pytest.approx(apnull.expected_ap(4, 30))
+
+
+def test_exact_method_gives_exact_thresholds():
+    at = _run(method="exact", K=3)
+    assert not at.exception and not at.error
+    table = at.dataframe[0].value
+    row = table[(table.m == 4) & (table.metric == "ap")].iloc[0]
+    assert row["q95"] == apnull.threshold(4, 30, q=0.95, method="exact")
+    row = table[(table.m == 12) & (table.metric == "pr")].iloc[0]
+    assert row["q90"] == apnull.threshold(12, 90, metric="pr", q=0.9)
+
+
+def test_exact_method_says_when_ap_sizes_are_left_out():
+    at = _run(method="exact", K=12, M=4, N=30)
+    assert not at.exception and not at.error
+    assert any("first 10 of 12 sizes" in i.value for i in at.info)
+
+
+def test_bad_input_shows_error():
+    at = _run(M=0)
+    assert not at.exception
+    assert any("M (positives of the first size) must be at least 1" in e.value for e in at.error)
+    assert not at.get("plotly_chart")
