@@ -10,9 +10,10 @@ PAGES = HERE / "pages"
 st.set_page_config(page_title="AP Null Explorer", page_icon=":material/query_stats:", layout="wide")
 
 pages = {
+    "": [st.Page(PAGES / "home.py", title="Start here", icon=":material/home:", default=True)],
     "Null distributions": [
         st.Page(PAGES / "densities.py", title="Null densities", icon=":material/area_chart:",
-                url_path="densities", default=True),
+                url_path="densities"),
         st.Page(PAGES / "quantiles.py", title="Quantiles vs size", icon=":material/show_chart:",
                 url_path="quantiles"),
         st.Page(PAGES / "lookup.py", title="Threshold lookup", icon=":material/search:", url_path="lookup"),

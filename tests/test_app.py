@@ -14,7 +14,8 @@ def test_app_runs_default_page():
     at = AppTest.from_file(APP, default_timeout=180)
     at.run()
     assert not at.exception
-    assert at.title[0].value == "Null densities"
+    assert at.title[0].value == "AP Null Explorer"
+    assert len(at.get("page_link")) == len(PAGES)
 
 
 @pytest.mark.parametrize("page", PAGES)

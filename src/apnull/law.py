@@ -9,8 +9,9 @@ import numpy as np
 __all__ = ["NullDistribution", "VALUE_TOL"]
 
 #: Two metric values closer than this are treated as equal: the same AP computed in another order
-#: differs only in the last bits.
-VALUE_TOL = 1e-9
+#: differs only in the last bits (about 1e-16), while distinct values of a law differ by far more
+#: (for m = 1, 1/r and 1/(r+1) are 1e-12 apart only at r = 10^6, the largest size allowed).
+VALUE_TOL = 1e-12
 
 
 @dataclass(eq=False)

@@ -6,7 +6,8 @@ Methods
   (allowed up to ``EXACT_MAX_PLACEMENTS``).
 - ``"grid"``: the AP grid law (:func:`apnull.exact.ap_law_grid`), quantiles within ``tol``.
 - ``"mc"``: Monte Carlo, ``draws`` random rankings from ``seed``.
-- ``"auto"``: Precision@R is always exact; AP is exact when C(m+n, m) <= ``AUTO_EXACT_PLACEMENTS``,
+- ``"auto"``: Precision@R is always exact; AP is exact when (m+n) * C(m+n, m) <= ``AUTO_EXACT_WORK``
+  (the counting programme's cost),
   else the grid law when its work N*m*G <= ``AUTO_GRID_WORK`` (well under a second), else Monte
   Carlo. Every result records the method that produced it (``NullDistribution.method``).
 """
@@ -24,11 +25,11 @@ from .law import NullDistribution
 from .sampling import sample_null
 
 __all__ = ["null_distribution", "threshold", "p_value", "choose_method", "METHODS",
-           "AUTO_EXACT_PLACEMENTS", "AUTO_GRID_WORK", "DEFAULT_DRAWS"]
+           "AUTO_EXACT_WORK", "AUTO_GRID_WORK", "DEFAULT_DRAWS"]
 
 METHODS = ("auto", "exact", "grid", "mc")
-#: "auto" counts placements exactly up to this many (a few milliseconds).
-AUTO_EXACT_PLACEMENTS = 200_000
+#: "auto" counts placements exactly while (m+n) * C(m+n, m) is at most this (about 0.1 s).
+AUTO_EXACT_WORK = 5_000_000
 #: "auto" uses the grid law up to this many cell updates (about half a second).
 AUTO_GRID_WORK = 6 * 10**8
 #: Draws used by "mc" when none are given.
@@ -48,7 +49,7 @@ def choose_method(m, n, metric="ap", method="auto", tol=1e-3) -> str:
         return method
     if metric == "pr":
         return "exact"
-    if math.comb(m + n, m) <= AUTO_EXACT_PLACEMENTS:
+    if (m + n) * math.comb(m + n, m) <= AUTO_EXACT_WORK:
         return "exact"
     if (m + n) * m * grid_size_for(m, tol) <= AUTO_GRID_WORK:
         return "grid"
@@ -130,7 +131,7 @@ def p_value(value, m, n, metric="ap", method="auto", **kwargs) -> float:
     """P(X >= value) under the null: the chance that a random ranking scores at least ``value``.
 
     Monte Carlo p-values are (1 + #{draws >= value}) / (1 + draws), never zero. Values are compared
-    with a tolerance of 1e-9 so that an AP computed in another order matches its null value.
+    with a relative tolerance of 1e-12 so that an AP computed in another order matches its null value.
     """
     v = check_value(value)
     return float(null_distribution(m, n, metric, method, **kwargs).sf(v))

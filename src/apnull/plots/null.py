@@ -60,8 +60,19 @@ def density_figure(curves: list[dict], metric: str, M: int, N: int, exact: list[
     ))
     sub = f"M = {M}, N = {N}, sizes (M·i, N·i)" + (f", {draws:,} draws each" if draws else "")
     base_layout(fig, f"{METRIC_NAMES[metric]} under the null<br><sup>{sub}</sup>", METRIC_NAMES[metric], "density")
-    fig.update_xaxes(range=[0, 1])
+    fig.update_xaxes(range=[0, _visible_end(curves)])
     return fig
+
+
+def _visible_end(curves: list[dict]) -> float:
+    """Right end of the x range: where every curve has fallen below 0.2% of its peak (at most 1)."""
+    end = 0.0
+    for c in curves:
+        y = np.asarray(c["y"], dtype=float)
+        if y.size and y.max() > 0:
+            seen = np.flatnonzero(y > 0.002 * y.max())
+            end = max(end, float(np.asarray(c["x"])[seen[-1]]))
+    return min(1.0, end * 1.05 + 0.01) if end > 0 else 1.0
 
 
 def quantile_figure(summary: pd.DataFrame, M: int, N: int, exact_mean: pd.DataFrame | None = None,

@@ -1,0 +1,81 @@
+"""Browser tests of the "Null densities" and "Quantiles vs size" pages."""
+
+from harness import (assert_charts_rendered, assert_no_exception, chart_data, goto, query_params, screenshot,
+                     set_number_input)
+
+
+def _line_names(page, index):
+    return [t.get("name") for t in chart_data(page, index) if t.get("mode") == "lines"]
+
+
+def test_densities_default_view(app_url, page):
+    goto(page, app_url, "densities")
+    assert_no_exception(page)
+    assert_charts_rendered(page, 2)
+    names = _line_names(page, 0)
+    assert len(names) == 50 and names[0] == "m=4, n=30"
+    assert page.get_by_text("Download the 500,000 draws").count() == 1
+    screenshot(page, "densities_default")
+
+
+def test_densities_interaction_and_url(app_url, page):
+    goto(page, app_url, "densities", K=5, draws=2000)
+    assert_no_exception(page)
+    assert_charts_rendered(page, 2)
+    assert len(_line_names(page, 0)) == 5
+    set_number_input(page, "number of sizes K", 3)
+    assert_no_exception(page)
+    assert_charts_rendered(page, 2)
+    assert _line_names(page, 0) == ["m=4, n=30", "m=8, n=60", "m=12, n=90"]
+    assert query_params(page).get("K") == "3"
+    screenshot(page, "densities_k3")
+
+
+def test_densities_url_reproduces_inputs(app_url, page):
+    goto(page, app_url, "densities", M=3, N=12, K=4, draws=1000, seed=7, exact="true")
+    assert_no_exception(page)
+    assert_charts_rendered(page, 2)
+    assert _line_names(page, 0)[:4] == ["m=3, n=12", "m=6, n=24", "m=9, n=36", "m=12, n=48"]
+    dashed = [t for t in chart_data(page, 0) if t.get("line", {}).get("dash") == "dash"]
+    assert len(dashed) == 4
+    screenshot(page, "densities_url_exact")
+
+
+def test_densities_bad_input_shows_error(app_url, page):
+    goto(page, app_url, "densities", K=100, draws=100000)
+    assert_no_exception(page)
+    alert = page.locator('[data-testid="stAlertContentError"]')
+    assert alert.count() == 1
+    assert "K x draws" in alert.inner_text()
+    screenshot(page, "densities_error")
+    # the server keeps running: a good URL works again
+    goto(page, app_url, "densities", K=2, draws=500)
+    assert_charts_rendered(page, 2)
+
+
+def test_quantiles_page(app_url, page):
+    goto(page, app_url, "quantiles", K=10)
+    assert_no_exception(page)
+    assert_charts_rendered(page, 1)
+    traces = chart_data(page, 0)
+    names = [t.get("name") for t in traces]
+    assert "Average Precision: 95th percentile" in names and "exact E[AP]" in names
+    screenshot(page, "quantiles_mc")
+    page.get_by_text("exact law", exact=True).click()
+    page.wait_for_timeout(200)
+    from harness import wait_idle
+    wait_idle(page)
+    assert_no_exception(page)
+    assert_charts_rendered(page, 1)
+    assert query_params(page).get("method") == "exact law"  # a bound radio puts its label in the URL
+    screenshot(page, "quantiles_exact")
+
+
+def test_quantiles_url_reproduces_exact_method(app_url, page):
+    goto(page, app_url, "quantiles", M=2, N=10, K=4, method="exact law")
+    assert_no_exception(page)
+    assert_charts_rendered(page, 1)
+    checked = page.locator('[data-testid="stRadio"] input[type="radio"]:checked')
+    assert checked.count() == 1
+    x = [t for t in chart_data(page, 0) if t.get("name") == "Average Precision: 95th percentile"][0]["x"]
+    assert list(x) == [2, 4, 6, 8]
