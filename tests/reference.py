@@ -23,7 +23,7 @@ from functools import lru_cache
 SMALL_SIZES = [(m, n) for m in range(1, 6) for n in range(0, 13)]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Enumeration:
     """AP and Precision@R of every placement of m positives among m + n ranks.
 
@@ -73,18 +73,29 @@ class Enumeration:
     def quantile(self, q) -> Fraction:
         """Smallest AP value x with P(AP <= x) >= q (R's qhyper convention)."""
         q = Fraction(q)
-        for value, cum in self.ap_cdf_table():
-            if cum >= q:
-                return value
-        raise AssertionError("q > 1")  # pragma: no cover
+        table = self.ap_cdf_table()
+        # first index whose cumulative probability reaches q
+        lo, hi = 0, len(table) - 1
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if table[mid][1] >= q:
+                hi = mid
+            else:
+                lo = mid + 1
+        return table[lo][0]
 
     def ap_cdf_table(self) -> list[tuple[Fraction, Fraction]]:
-        """Sorted (value, P(AP <= value)) over the support."""
-        out, acc = [], 0
-        for value, count in self.ap_counts():
-            acc += count
-            out.append((value, Fraction(acc, self.total)))
-        return out
+        """Sorted (value, P(AP <= value)) over the support (computed once per enumeration)."""
+        return _cdf_table(self)
+
+
+@lru_cache(maxsize=None)
+def _cdf_table(enum: "Enumeration") -> list:
+    out, acc = [], 0
+    for value, count in enum.ap_counts():
+        acc += count
+        out.append((value, Fraction(acc, enum.total)))
+    return out
 
 
 def _lcm_upto(N: int) -> int:

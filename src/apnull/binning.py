@@ -5,7 +5,7 @@ into bins whose width grows with n, and one null per bin serves all its n. The b
 ``seq(1, max_value^(1/power), 1)^power`` in R's notation: ``b_i = i^power`` for
 i = 1, 2, ..., floor(max_value^(1/power)). With power > 1 the widths ``b_{i+1} - b_i`` grow like
 ``power * i^(power-1)``; the last breakpoint is at most ``max_value`` (for the defaults 300 and 1.3
-it is 80^1.3 = 298.4).
+it is 80^1.3 = 297.9).
 
 Bins: bin 0 holds n = 0 (no negatives, below the first breakpoint 1); bin i >= 1 holds the whole
 numbers n with ``b_i <= n < b_{i+1}``; the last bin is open-ended (every n >= the last breakpoint).
@@ -71,7 +71,9 @@ def bin_index(n, bps) -> np.ndarray | int:
     arr = np.asarray(n)
     if np.any(arr < 0):
         raise ValueError("n must be >= 0")
-    out = np.searchsorted(np.asarray(bps), arr, side="right")
+    # same tolerance as bin_members: a breakpoint that is a whole number up to rounding (32^1.6 is
+    # 256.00000000000006 in floats) opens its bin at that whole number
+    out = np.searchsorted(np.asarray(bps, dtype=float) - 1e-9, arr, side="right")
     return out if out.ndim else int(out)
 
 

@@ -155,7 +155,8 @@ def _cmd_sample(args, out) -> int:
     try:
         table.to_csv(args.out, index=False)
     except OSError as exc:
-        raise ValueError(f"cannot write {args.out}: {exc.strerror}") from None
+        # pandas raises a bare OSError (strerror None) for a missing directory: use its message then
+        raise ValueError(f"cannot write {args.out}: {exc.strerror or exc}") from None
     summary = {"rows": len(table), "sizes": args.sizes, "draws": args.draws, "out": args.out}
     if args.json:
         json.dump(summary, out)
