@@ -37,7 +37,7 @@ from scipy import stats
 
 from ._validate import as_int, as_probability
 from .exact import expected_ap
-from .significance import null_distribution
+from .significance import choose_method, null_distribution
 
 __all__ = [
     "ShuffledSample",
@@ -56,6 +56,7 @@ __all__ = [
     "hypergeom_ppf",
     "thresholds_table",
     "summary_table",
+    "exact_ap_law",
     "pmf_fit",
     "fit_table",
     "hit_counts",
@@ -68,7 +69,7 @@ MAX_DRAWS = 1_000_000
 MAX_ITEMS = 100_000
 #: Largest draws x (cost of one draw) accepted; about 3 s of work on 2 cores.
 MAX_WORK = 5 * 10**8
-#: Cells (rows x max(m + n, ...)) of one block: fixes the random stream and bounds memory (~16 MB).
+#: Cells of one block (see :func:`block_layout`): fixes the random stream and bounds memory (~16 MB a array).
 BLOCK_CELLS = 1 << 21
 
 
@@ -139,14 +140,16 @@ def check_request(m, n, k, draws) -> tuple[int, int, int, int]:
 
 
 def _block_rows(m: int, n: int) -> int:
-    return max(1, BLOCK_CELLS // (m + n))
+    """Draws per block: a mark row costs m + n cells; the comparison path holds ~8 arrays of m."""
+    return max(1, BLOCK_CELLS // ((m + n) if _uses_marks(m, n) else 8 * m))
 
 
 def block_layout(m, n, draws) -> list[tuple[int, int]]:
     """The blocks (index, rows) that make up ``draws`` shuffled draws of size (m, n).
 
-    Every block but the last has ``BLOCK_CELLS // (m + n)`` rows; block b's draws depend only on
-    (seed, m, n, b), so a caller can compute (and cache) the blocks one at a time.
+    Every block but the last has the same number of rows (``BLOCK_CELLS // (m + n)`` when Floyd's
+    membership test uses a mark row, ``BLOCK_CELLS // (8 m)`` when it compares); block b's draws
+    depend only on (seed, m, n, b), so a caller can compute (and cache) the blocks one at a time.
     """
     m, n = int(m), int(n)
     per = _block_rows(m, n)
@@ -289,25 +292,40 @@ def thresholds_table(m, n, k, precision, q=0.95) -> pd.DataFrame:
     })
 
 
+#: Largest (m + n) * C(m + n, m) for which :func:`exact_ap_law` counts placements (~0.2 s).
+EXACT_AP_WORK = 2 * 10**7
+
+
+def exact_ap_law(m, n, seed=0):
+    """The AP null law used for the exact columns: ``null_distribution(m, n, "ap", method="auto")``,
+    except that the grid law (quantiles within 0.001) replaces exact counting when counting would
+    be slow: "auto" counts whenever C(m + n, m) <= 200,000, but counting costs about
+    (m + n) C(m + n, m), i.e. seconds to minutes for m = 1 or 2 and large n."""
+    method = choose_method(m, n, "ap", "auto")
+    if method == "exact" and (m + n) * math.comb(m + n, m) > EXACT_AP_WORK:
+        method = "grid"
+    return null_distribution(m, n, "ap", method=method, seed=seed)
+
+
 def summary_table(m, n, k, sample: ShuffledSample, hyper=None, q=0.95, seed=0) -> pd.DataFrame:
     """Empirical mean and type-7 q-quantile of each sample beside the exact mean and quantile.
 
     Rows: ``"AP (shuffled)"``, ``"Precision@K (shuffled)"`` and, if ``hyper`` draws are given,
-    ``"Precision@K (hypergeometric draws)"``. Columns: ``statistic``, ``draws``, ``empirical mean``,
-    ``SE of mean`` (sample SD / sqrt(draws)), ``exact mean``, ``mean deviation (SE)`` ((empirical -
-    exact) / SE), ``empirical 95pct`` (numpy's default interpolation, R's type 7, as in seed 004),
-    ``exact 95pct`` and ``exact method``.
+    ``"Precision@K (hypergeometric draws)"``. Columns: ``statistic``, ``empirical mean``, ``exact
+    mean``, ``empirical 95pct`` (numpy's default interpolation, R's type 7, as in seed 004), ``exact
+    95pct``, ``mean deviation (SE)`` ((empirical - exact) / SE), ``SE of mean`` (sample SD /
+    sqrt(draws)), ``draws`` and ``exact method``.
 
-    The exact AP mean is :func:`apnull.expected_ap`; the exact AP quantile is
-    ``apnull.null_distribution(m, n, "ap", method="auto")`` (exact enumeration, the grid law within
-    0.001, or Monte Carlo with ``seed`` for large sizes; the method is reported). For Precision@K
+    The exact AP mean is :func:`apnull.expected_ap`; the exact AP quantile comes from
+    :func:`exact_ap_law` (exact enumeration, the grid law within 0.001, or Monte Carlo with ``seed``
+    for large sizes; the method is reported). For Precision@K
     the exact mean is m / (m + n) and the quantile ``qhyper(q, m, n, k) / k``. A type-7 quantile of
     a discrete sample interpolates between support points, so it can sit between two values the
     exact quantile can take.
     """
     m, n, k = _sizes(m, n, k)
     q = as_probability(q, "q")
-    law = null_distribution(m, n, "ap", method="auto", seed=seed)
+    law = exact_ap_law(m, n, seed=seed)
     rows = [("AP (shuffled)", np.asarray(sample.ap), expected_ap(m, n), float(law.quantile(q)), law.describe()),
             ("Precision@K (shuffled)", np.asarray(sample.precision), m / (m + n), hypergeom_ppf(m, n, k, q),
              "exact (hypergeometric)")]
@@ -321,13 +339,13 @@ def summary_table(m, n, k, sample: ShuffledSample, hyper=None, q=0.95, seed=0) -
         emp = float(x.mean())
         out.append({
             "statistic": name,
-            "draws": int(x.size),
             "empirical mean": emp,
-            "SE of mean": se,
             "exact mean": float(mean),
-            "mean deviation (SE)": (emp - mean) / se if se > 0 else (0.0 if math.isclose(emp, mean) else float("inf")),
             f"empirical {pct}": float(np.quantile(x, q)),
             f"exact {pct}": quant,
+            "mean deviation (SE)": (emp - mean) / se if se > 0 else (0.0 if math.isclose(emp, mean) else float("inf")),
+            "SE of mean": se,
+            "draws": int(x.size),
             "exact method": method,
         })
     return pd.DataFrame(out)

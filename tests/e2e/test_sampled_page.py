@@ -1,0 +1,89 @@
+"""Browser tests of the "Sampled metrics" page (Rendle, seed 003)."""
+
+from harness import (assert_charts_rendered, assert_no_exception, chart_data, expect_rerun, goto, number_input,
+                     query_params, screenshot, set_number_input)
+
+from apnull import sampled as sm
+
+
+def _names(page, index):
+    return [t.get("name") for t in chart_data(page, index)]
+
+
+def _flips(page):
+    return [t["x"][0] for t in chart_data(page, 2) if t.get("name") == "order changes"]
+
+
+def _text_input(page, label):
+    return page.locator(f'[data-testid="stTextInput"] input[aria-label="{label}"]')
+
+
+def test_default_view(app_url, page):
+    goto(page, app_url, "sampled")
+    assert_no_exception(page)
+    assert_charts_rendered(page, 3)
+    assert _names(page, 0)[:5] == ["AUC", "AP", "NDCG", "Recall@10", "Precision@10"]
+    assert "sampled, s = 99" in _names(page, 1) and "exact AP" in _names(page, 1)
+    assert _flips(page) == [73, 281, 438, 954]
+    # the tables: the sampled one as printed by the paper's layout, and the paper comparison
+    assert page.get_by_text("0.3407 ± 0.0711").count() >= 1
+    assert page.get_by_text("simulation of 1,000 repetitions", exact=False).count() == 1
+    screenshot(page, "sampled_default")
+    page.get_by_text("3. The running example").scroll_into_view_if_needed()
+    screenshot(page, "sampled_default_tables", full_page=False)
+
+
+def test_changing_s_and_metric_changes_the_output(app_url, page):
+    goto(page, app_url, "sampled")
+    set_number_input(page, "s (sampled irrelevant items)", 50)
+    assert_no_exception(page)
+    assert_charts_rendered(page, 3)
+    assert "sampled, s = 50" in _names(page, 1) and "sampled, s = 99" not in _names(page, 1)
+    assert query_params(page).get("s") == "50"
+    mean, sd = sm.algorithm_sampled_metric(sm.PAPER_EXAMPLE["B"], sm.PAPER_N, 50, "ap")
+    assert page.get_by_text(f"{mean:.4f} ± {sd:.4f}").count() >= 1
+    with expect_rerun(page):
+        page.locator('[data-testid="stRadio"]').filter(has_text="Metric for the figures") \
+            .get_by_text("NDCG", exact=True).click()
+    assert_no_exception(page)
+    assert_charts_rendered(page, 3)
+    assert _flips(page) == [692]
+    assert query_params(page).get("metric") == "NDCG"
+    screenshot(page, "sampled_s50_ndcg")
+
+
+def test_url_reproduces_the_inputs(app_url, page):
+    goto(page, app_url, "sampled", n=20000, s=200, k=5, metric="Recall@k", ranks_A="1, 2, 3",
+         sampling="without replacement")
+    assert_no_exception(page)
+    assert_charts_rendered(page, 3)
+    for label, value in (("n (items in the catalogue)", "20000"), ("s (sampled irrelevant items)", "200"),
+                         ("k (cut-off)", "5")):
+        assert number_input(page, label).input_value().replace(",", "") == value
+    assert _text_input(page, "Algorithm A: true ranks").input_value() == "1, 2, 3"
+    assert "Recall@5" in _names(page, 0) and "exact Recall@5" in _names(page, 1)
+    checked = page.locator('[data-testid="stRadio"] input[type="radio"]:checked')
+    assert checked.count() == 3  # sampling, metric, ranks range
+    rankings = {"A": [1, 2, 3], "B": list(sm.PAPER_EXAMPLE["B"]), "C": list(sm.PAPER_EXAMPLE["C"])}
+    mean, sd = sm.algorithm_sampled_metric(rankings["C"], 20000, 200, "recall", k=5, replace=False)
+    assert page.get_by_text(f"{mean:.4f} ± {sd:.4f}").count() >= 1
+    screenshot(page, "sampled_url")
+
+
+def test_typed_ranks_and_bad_ranks(app_url, page):
+    goto(page, app_url, "sampled")
+    box = _text_input(page, "Algorithm C: true ranks")
+    with expect_rerun(page):
+        box.fill("a,b")
+        box.press("Enter")
+    assert_no_exception(page)
+    alert = page.locator('[data-testid="stAlertContentError"]')
+    assert alert.count() == 1 and "ranks of C: 'a' is not a whole number" in alert.inner_text()
+    assert query_params(page).get("ranks_C") == "a,b"
+    screenshot(page, "sampled_error")
+    with expect_rerun(page):
+        box.fill("2, 2, 2")
+        box.press("Enter")
+    assert_no_exception(page)
+    assert page.locator('[data-testid="stAlertContentError"]').count() == 0
+    assert_charts_rendered(page, 3)

@@ -1,0 +1,141 @@
+"""AppTest of pages/hypergeometric.py (seed 004): defaults reproduce the library, widgets change it,
+bad input shows st.error without an exception."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from apnull import hypergeom as hg
+
+PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "hypergeometric.py")
+
+
+def decode(value):
+    """A plotly JSON array: a list, or a typed array {"dtype", "bdata", "shape"} -> numpy array."""
+    if isinstance(value, dict) and "bdata" in value:
+        arr = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+        if "shape" in value:
+            arr = arr.reshape([int(s) for s in str(value["shape"]).split(",")])
+        return arr
+    return np.asarray(value)
+
+
+def figures(at):
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def trace(fig, name):
+    return next(t for t in fig["data"] if t.get("name") == name)
+
+
+def run(**widgets):
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    if widgets:
+        for key, value in widgets.items():
+            at.number_input(key=key).set_value(value)
+        at.run()
+    return at
+
+
+def assert_clean(at):
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+@pytest.fixture(scope="module")
+def default_app():
+    return run()
+
+
+def test_defaults_reproduce_the_library(default_app):
+    at = default_app
+    assert_clean(at)
+    assert at.title[0].value == "Hypergeometric check"
+    values = {key: at.number_input(key=key).value for key in ("m", "n", "k", "draws", "seed")}
+    assert values == {"m": 4, "n": 32, "k": 4, "draws": 10_000, "seed": 2022}
+    sample = hg.shuffled_precision_at_k(4, 32, 4, 10_000, seed=2022)
+    hyper = hg.hypergeom_precision_at_k(4, 32, 4, 10_000, seed=2022)
+    thresholds = at.dataframe[0].value
+    expected = hg.thresholds_table(4, 32, 4, sample.precision)
+    assert list(thresholds["name"]) == list(expected["name"])
+    np.testing.assert_allclose(thresholds["value"], expected["value"])
+    assert thresholds["value"].tolist()[2] == 0.5 and round(thresholds["value"].tolist()[0], 4) == 0.1111
+    summary = at.dataframe[1].value
+    ref = hg.summary_table(4, 32, 4, sample, hyper, seed=2022)
+    np.testing.assert_allclose(summary["empirical mean"], ref["empirical mean"])
+    np.testing.assert_allclose(summary["exact 95pct"], ref["exact 95pct"])
+    np.testing.assert_allclose(summary["empirical 95pct"], ref["empirical 95pct"])
+
+
+def test_default_figures(default_app):
+    at = default_app
+    hist, scatter = figures(at)
+    sample = hg.shuffled_precision_at_k(4, 32, 4, 10_000, seed=2022)
+    hyper = hg.hypergeom_precision_at_k(4, 32, 4, 10_000, seed=2022)
+    for name, x in (("shuffled", sample.precision), ("hypergeometric", hyper)):
+        bar = trace(hist, name)
+        counts = np.bincount(np.rint(x * 4).astype(int))
+        np.testing.assert_allclose(decode(bar["y"]), counts / 10_000)
+        np.testing.assert_allclose(decode(bar["x"]), np.arange(counts.size) / 4)
+    pmf = trace(hist, "exact hypergeometric pmf")
+    np.testing.assert_allclose(decode(pmf["y"]), hg.hypergeom_pmf(4, 32, 4)[1])
+    names = [t["name"] for t in hist["data"]]
+    assert "m / (m + n) = 0.1111" in names and "hyper 95pct = 0.5000" in names
+    assert any(n.startswith("empirical mean = ") for n in names)
+    points = scatter["data"][0]
+    np.testing.assert_allclose(decode(points["customdata"])[:, 1], sample.ap[:4000])
+
+
+def test_fit_sentence_reports_the_library_numbers(default_app):
+    text = " ".join(m.value for m in default_app.markdown)
+    sample = hg.shuffled_precision_at_k(4, 32, 4, 10_000, seed=2022)
+    fit = hg.pmf_fit(sample.precision, 4, 32, 4)
+    assert f"chi-square {fit['chi2']:.2f} on {fit['df']} df (p = {fit['p_value']:.3f})" in text
+
+
+def test_changing_k_changes_the_output(default_app):
+    at = run(k=9)
+    assert_clean(at)
+    thresholds = at.dataframe[0].value
+    assert thresholds["value"].tolist()[2] == pytest.approx(hg.hypergeom_ppf(4, 32, 9))
+    assert thresholds["value"].tolist()[2] != 0.5
+    hist = figures(at)[0]
+    assert len(decode(trace(hist, "exact hypergeometric pmf")["x"])) == 5  # 0..4 hits out of 9
+    assert "Precision@9" in hist["layout"]["title"]["text"]
+    # same seed, other k: AP is unchanged (same shuffles), Precision@K is recounted
+    ap_default = figures(default_app)[1]["data"][0]
+    ap_k9 = figures(at)[1]["data"][0]
+    np.testing.assert_array_equal(decode(ap_default["y"]), decode(ap_k9["y"]))
+
+
+def test_changing_the_seed_changes_the_draws(default_app):
+    at = run(seed=7)
+    assert_clean(at)
+    new = at.dataframe[0].value["value"].tolist()[1]
+    old = default_app.dataframe[0].value["value"].tolist()[1]
+    assert new != old
+    assert new == pytest.approx(hg.shuffled_precision_at_k(4, 32, 4, 10_000, seed=7).precision.mean())
+
+
+@pytest.mark.parametrize(
+    "widgets, message",
+    [
+        ({"k": 0}, "k (top positions counted) must lie between 1 and m + n = 36, got 0"),
+        ({"k": 37}, "k (top positions counted) must lie between 1 and m + n = 36, got 37"),
+        ({"m": 0}, "m (number of positives) must be at least 1"),
+        ({"draws": 50}, "draws must be at least 100"),
+        ({"draws": 2_000_000}, "draws must be at most 1,000,000"),
+        ({"m": 60_000, "n": 50_000}, "m + n must be at most 100,000"),
+    ],
+)
+def test_bad_input_shows_an_error(widgets, message):
+    at = run(**widgets)
+    assert not at.exception
+    assert len(at.error) == 1 and message in at.error[0].value
+    assert not at.get("plotly_chart")  # the page stops at the error

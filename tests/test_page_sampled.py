@@ -1,0 +1,193 @@
+"""AppTest of pages/sampled.py (Rendle, seed 003): defaults reproduce apnull.sampled, widgets change
+the output, bad input shows st.error without an exception."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from apnull import sampled as sm
+from apnull.plots import sampled as ps
+
+PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "sampled.py")
+PAPER = sm.PAPER_EXAMPLE
+N = sm.PAPER_N
+# st.dataframe elements in page order (default view, simulation off)
+EXACT, SAMPLED, CHANGES, PAPER_TABLE = range(4)
+
+
+def decode(value):
+    """A plotly JSON array: a list, or a typed array {"dtype", "bdata", "shape"} -> numpy array."""
+    if isinstance(value, dict) and "bdata" in value:
+        arr = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+        if "shape" in value:
+            arr = arr.reshape([int(s) for s in str(value["shape"]).split(",")])
+        return arr
+    return np.asarray(value)
+
+
+def figures(at):
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def trace(fig, name):
+    return next(t for t in fig["data"] if t.get("name") == name)
+
+
+def run(numbers=None, texts=None, radios=None, toggles=None):
+    at = AppTest.from_file(PAGE, default_timeout=180).run()
+    for key, value in (toggles or {}).items():
+        at.toggle(key=key).set_value(value)
+    if toggles:
+        at.run()
+    for key, value in (numbers or {}).items():
+        at.number_input(key=key).set_value(value)
+    for key, value in (texts or {}).items():
+        at.text_input(key=key).input(value)
+    for key, value in (radios or {}).items():
+        at.radio(key=key).set_value(value)
+    if numbers or texts or radios:
+        at.run()
+    return at
+
+
+def assert_clean(at):
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+@pytest.fixture(scope="module")
+def default_app():
+    return run()
+
+
+def test_default_inputs(default_app):
+    at = default_app
+    assert_clean(at)
+    assert at.title[0].value == "Sampled metrics"
+    assert [at.number_input(key=k).value for k in ("n", "s", "k")] == [10_000, 99, 10]
+    assert at.radio(key="sampling").value == "with replacement" and at.radio(key="metric").value == "ap"
+    assert at.text_input(key="ranks_B").value == "40, 40, 8437, 9266, 4482"
+    assert at.toggle(key="simulate").value is False
+    assert len(at.get("plotly_chart")) == 3
+
+
+def test_exact_table_equals_the_library(default_app):
+    exact = default_app.dataframe[EXACT].value
+    wide = sm.sampled_metrics_table(PAPER, N, 99, k=10, wide=True)
+    assert exact["algorithm"].tolist() == ["A", "B", "C"]
+    for key, label in zip(sm.TABLE_METRICS, ["AUC", "AP", "NDCG", "Recall@10"]):
+        np.testing.assert_allclose(exact[label].to_numpy(float), wide[f"{key}_exact"], rtol=1e-12)
+    # the paper's exact table, to its three decimals
+    for i, name in enumerate("ABC"):
+        for key, label in zip(sm.TABLE_METRICS, ["AUC", "AP", "NDCG", "Recall@10"]):
+            assert round(exact.loc[i, label], 3) == sm.PAPER_EXACT_TABLE[name][key]
+
+
+def test_sampled_table_equals_the_library(default_app):
+    sampled = default_app.dataframe[SAMPLED].value
+    wide = sm.sampled_metrics_table(PAPER, N, 99, k=10, wide=True)
+    for i in range(3):
+        for key, label in zip(sm.TABLE_METRICS, ["AUC", "AP", "NDCG", "Recall@10"]):
+            mean, sd = wide.loc[i, f"{key}_sampled_mean"], wide.loc[i, f"{key}_sampled_sd"]
+            assert sampled.loc[i, label] == f"{mean:.4f} ± {sd:.4f}"
+    assert sampled.loc[1, "AP"] == "0.3407 ± 0.0711"
+
+
+def test_default_figures_follow_the_library(default_app):
+    fig1, fig3, fig2 = figures(default_app)
+    ap = trace(fig1, "AP")
+    np.testing.assert_allclose(decode(ap["y"]), 1 / decode(ap["x"]))
+    s99 = trace(fig3, "sampled, s = 99")
+    ranks = decode(s99["x"])
+    np.testing.assert_array_equal(ranks, np.arange(1, 1001))
+    np.testing.assert_allclose(decode(s99["y"]), sm.expected_sampled_metric("ap", ranks, N, 99)[0])
+    sizes = decode(trace(fig2, "A (sampled)")["x"])
+    curves = sm.expected_metric_curve(PAPER, N, sizes, "ap")
+    for a in "ABC":
+        np.testing.assert_allclose(decode(trace(fig2, f"{a} (sampled)")["y"]), curves[a])
+    flips = [t["x"][0] for t in fig2["data"] if t["name"] == "order changes"]
+    assert flips == [73, 281, 438, 954]
+    assert {72, 73, 953, 954} <= set(sizes.tolist())  # the flip points are on the plotted grid
+    changes = default_app.dataframe[CHANGES].value
+    assert changes["s"].tolist() == [1, 73, 281, 438, 954]
+    assert changes.iloc[-1, 2] == "C > B > A"
+
+
+def test_paper_comparison_is_shown_and_explained(default_app):
+    table = default_app.dataframe[PAPER_TABLE].value
+    ref = ps.paper_comparison()
+    np.testing.assert_allclose(table["ours − paper (SE)"].to_numpy(float), ref["deviation_se"], equal_nan=True)
+    assert table.loc[5, "paper sampled (1,000 runs)"] == "0.336 ± 0.073"
+    text = " ".join(m.value for m in default_app.markdown)
+    assert "simulation of 1,000 repetitions" in text
+    assert "at most 2.1 SE" in text and "B's AP: 0.3407 exact versus 0.336 printed" in text
+
+
+def test_metric_change_changes_the_figures(default_app):
+    at = run(radios={"metric": "ndcg"})
+    assert_clean(at)
+    fig1, fig3, fig2 = figures(at)
+    assert "NDCG" in fig3["layout"]["title"]["text"]
+    s99 = trace(fig3, "sampled, s = 99")
+    np.testing.assert_allclose(decode(s99["y"]), sm.expected_sampled_metric("ndcg", decode(s99["x"]), N, 99)[0])
+    assert [t["x"][0] for t in fig2["data"] if t["name"] == "order changes"] == [692]
+    assert trace(fig1, "NDCG")["line"]["width"] > trace(fig1, "AP")["line"]["width"]
+
+
+def test_s_and_ranks_change_the_tables(default_app):
+    at = run(numbers={"s": 50}, texts={"ranks_A": "1, 2, 3"})
+    assert_clean(at)
+    rankings = {"A": [1, 2, 3], "B": list(PAPER["B"]), "C": list(PAPER["C"])}
+    wide = sm.sampled_metrics_table(rankings, N, 50, k=10, wide=True)
+    exact = at.dataframe[EXACT].value
+    np.testing.assert_allclose(exact["AP"].to_numpy(float), wide["ap_exact"])
+    assert exact.loc[0, "true ranks"] == "1, 2, 3"
+    sampled = at.dataframe[SAMPLED].value
+    assert sampled.loc[2, "NDCG"] == f"{wide.loc[2, 'ndcg_sampled_mean']:.4f} ± {wide.loc[2, 'ndcg_sampled_sd']:.4f}"
+    assert "s = 50" in trace(figures(at)[1], "sampled, s = 50")["name"]
+
+
+def test_without_replacement(default_app):
+    at = run(radios={"sampling": "without replacement"})
+    assert_clean(at)
+    long = sm.sampled_metrics_table(PAPER, N, 99, k=10, replace=False)
+    assert at.dataframe[SAMPLED].value.loc[1, "AP"] == ps.sampled_table(long).loc[1, "AP"]
+    flips = [t["x"][0] for t in figures(at)[2]["data"] if t["name"] == "order changes"]
+    assert flips == [73, 277, 434, 1108]
+
+
+def test_simulation_beside_the_expectation():
+    at = run(toggles={"simulate": True}, numbers={"reps": 300, "sim_seed": 5})
+    assert_clean(at)
+    frames = [d.value for d in at.dataframe]
+    sim = frames[2]
+    ref = ps.simulation_table(PAPER, N, 99, 300, 5, k=10)
+    assert sim.loc[0, "AUC"] == ps.simulation_wide(ref).loc[0, "AUC"]
+    assert any("over 300 runs (seed 5)" in c.value for c in at.caption)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(numbers={"k": 0}), "k (cut-off of Recall@k and Precision@k) must be an integer >= 1"),
+        (dict(numbers={"s": 0}), "s (sampled irrelevant items) must be an integer >= 1"),
+        (dict(numbers={"n": 5000}), "ranks of B: rank 9,266 is larger than n = 5,000"),
+        (dict(numbers={"n": 1}), "n (number of items) must be an integer >= 2"),
+        (dict(texts={"ranks_A": "0,5"}), "ranks of A: ranks start at 1"),
+        (dict(texts={"ranks_C": "a,b"}), "ranks of C: 'a' is not a whole number"),
+        (dict(texts={"ranks_B": ""}), "ranks of B: give at least one true rank"),
+        (dict(numbers={"s": 10_000}, radios={"sampling": "without replacement"}), "too large without replacement"),
+        (dict(numbers={"s": 200_000}), "must be an integer >= 1 and <= 100000"),
+        (dict(toggles={"simulate": True}, numbers={"reps": 0}), "repetitions must be an integer >= 1"),
+    ],
+)
+def test_bad_input_shows_an_error(kwargs, message):
+    at = run(**kwargs)
+    assert not at.exception, [e.value for e in at.exception]
+    assert len(at.error) == 1 and message in at.error[0].value
