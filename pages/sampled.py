@@ -1,12 +1,12 @@
 """Sampled metrics (Rendle, seed 003): what a metric computed on a sample of items really measures."""
 
-import math
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 from apnull import sampled as sm
+from apnull import sampled_view as sv
 from apnull.plots import sampled as ps
 from apnull.ui import bound_int, bound_select, bound_toggle, download_csv, guard, intro, show_figure
 
@@ -48,28 +48,28 @@ fig3_range = bound_select("Ranks in the second chart", "ranks_range", ["top 1,00
 
 with st.expander("Limits of this page"):
     st.markdown(
-        f"- n from 2 to {ps.MAX_N:,}; s from 1 to {ps.MAX_S:,} (at most n − 1 without replacement); k from 1 to n.\n"
-        f"- Ranks: whole numbers from 1 to n, at most {ps.MAX_INSTANCES:,} per algorithm; all instances x (s + 1) at "
-        f"most {ps.MAX_TABLE_CELLS:,} (NDCG and the SD of AP sum over every possible sampled rank).\n"
-        f"- Simulation: 1 to {ps.MAX_REPETITIONS:,} repetitions, repetitions x instances at most {ps.MAX_SIMULATED:,}.\n"
+        f"- n from 2 to {sv.MAX_N:,}; s from 1 to {sv.MAX_S:,} (at most n − 1 without replacement); k from 1 to n.\n"
+        f"- Ranks: whole numbers from 1 to n, at most {sv.MAX_INSTANCES:,} per algorithm; all instances x (s + 1) at "
+        f"most {sv.MAX_TABLE_CELLS:,} (NDCG and the SD of AP sum over every possible sampled rank).\n"
+        f"- Simulation: 1 to {sv.MAX_REPETITIONS:,} repetitions, repetitions x instances at most {sv.MAX_SIMULATED:,}.\n"
         f"- The second chart thins its ranks when s is large; the last chart's s runs up to min(n − 1, "
-        f"{ps.FIG2_MAX_S:,}), lowered for NDCG (and AP without replacement) when there are many instances.\n"
+        f"{sv.FIG2_MAX_S:,}), lowered for NDCG (and AP without replacement) when there are many instances.\n"
         "- A value out of range shows an error saying what to change.")
 with guard():
-    n, s, k = ps.check_settings(n, s, k, replace)
+    n, s, k = sv.check_settings(n, s, k, replace)
 label = sm.metric_label(metric, k)
 
 
 # ----------------------------------------------------------------------------- cached pieces
 @st.cache_data(max_entries=64, ttl=_TTL, show_spinner=False)
 def figure1_data(n, k):
-    return ps.figure1_curves(n, k)
+    return sv.figure1_curves(n, k)
 
 
 @st.cache_data(max_entries=256, ttl=_TTL, show_spinner=False)
 def sampled_curve(metric, size, n, sizes, k, replace, whole):
     """(ranks, (mean, sd)) of one curve of Figure 3; the ranks depend on all the curves' sizes."""
-    ranks = ps.figure3_ranks(n, sizes, k, whole=whole)
+    ranks = sv.figure3_ranks(n, sizes, k, whole=whole)
     return ranks, sm.expected_sampled_metric(metric, ranks, n, size, k=k, replace=replace)
 
 
@@ -85,17 +85,17 @@ def curve_chunk(rankings_items, n, sizes, metric, k, replace):
 
 @st.cache_data(max_entries=64, ttl=_TTL, show_spinner=False)
 def order_changes(rankings_items, n, sizes, metric, k, replace, curves):
-    return ps.exact_order_changes(dict(rankings_items), n, list(sizes), metric, k=k, replace=replace, curves=curves)
+    return sv.exact_order_changes(dict(rankings_items), n, list(sizes), metric, k=k, replace=replace, curves=curves)
 
 
 @st.cache_data(max_entries=32, ttl=_TTL, show_spinner=False)
 def simulation(rankings_items, n, s, reps, seed, k, replace, expected):
-    return ps.simulation_table(dict(rankings_items), n, s, reps, seed, k=k, replace=replace, expected=expected)
+    return sv.simulation_table(dict(rankings_items), n, s, reps, seed, k=k, replace=replace, expected=expected)
 
 
 @st.cache_data(max_entries=1, ttl=_TTL, show_spinner=False)
 def paper_comparison():
-    return ps.paper_comparison()
+    return sv.paper_comparison()
 
 
 # ------------------------------------------------------------------- Figure 1: metric vs rank
@@ -109,7 +109,7 @@ st.caption("One relevant item at true rank r among n items: AUC = (n − r)/(n �
 # ------------------------------------------------------- Figure 3: sampled metric vs true rank
 st.header(f"2. Expected sampled {label} versus the true rank")
 whole = fig3_range == "all n"
-sizes3 = ps.figure3_sizes(s, n, replace)
+sizes3 = sv.figure3_sizes(s, n, replace)
 curves3 = {}
 progress = st.progress(0.0, text="Expected sampled metric...")
 for i, size in enumerate(sizes3, start=1):
@@ -117,7 +117,7 @@ for i, size in enumerate(sizes3, start=1):
     curves3[size] = (mean3, sd3)
     progress.progress(i / len(sizes3), text=f"Expected sampled metric: s = {size:,} ({i} of {len(sizes3)})")
 progress.empty()
-exact_ranks3 = (ps.rank_grid(n, extra=(k, k + 1)) if whole
+exact_ranks3 = (sv.rank_grid(n, extra=(k, k + 1)) if whole
                 else np.arange(1, min(n, 1000) + 1))
 exact3 = sm.metric_at_rank(metric, exact_ranks3, n, k)
 show_figure(ps.sampled_vs_rank_figure(ranks3, exact3, curves3, label, n, replace=replace, exact_ranks=exact_ranks3),
@@ -139,11 +139,11 @@ for col, name in zip(cols, sm.PAPER_EXAMPLE):
     texts[name] = col.text_input(f"Algorithm {name}: true ranks", value=default, key=f"ranks_{name}", bind=BIND,
                                  help="Whole numbers between 1 and n, separated by commas.")
 with guard():
-    rankings = ps.check_rankings(texts, n, s)
+    rankings = sv.check_rankings(texts, n, s)
 items = tuple((name, tuple(r)) for name, r in rankings.items())
 
 long = table_long(items, n, s, k, replace)
-exact_wide = ps.exact_table(long, rankings)
+exact_wide = sv.exact_table(long, rankings)
 st.subheader("Exact metrics (all n items ranked)")
 st.dataframe(exact_wide, hide_index=True, key="exact_table",
              column_config={c: st.column_config.NumberColumn(format="%.4f") for c in exact_wide.columns[2:]})
@@ -155,22 +155,22 @@ simulate = bound_toggle("Also simulate sampled evaluations", "simulate", False,
 if simulate:
     d1, d2, _ = st.columns([1, 1, 2])
     reps = bound_int("repetitions", "reps", sm.PAPER_REPETITIONS, min_value=0, step=100, container=d1,
-                     help=f"Simulated evaluation runs: 1 to {ps.MAX_REPETITIONS:,}; repetitions x instances at most "
-                          f"{ps.MAX_SIMULATED:,}.")
+                     help=f"Simulated evaluation runs: 1 to {sv.MAX_REPETITIONS:,}; repetitions x instances at most "
+                          f"{sv.MAX_SIMULATED:,}.")
     sim_seed = bound_int("simulation seed", "sim_seed", 2019, min_value=0, container=d2,
                          help="Same seed, same simulated runs.")
     with guard():
-        reps = ps.check_repetitions(reps, rankings)
+        reps = sv.check_repetitions(reps, rankings)
 left, right = st.columns(2) if simulate else (st.container(), None)
 with left:
-    st.dataframe(ps.sampled_table(long), hide_index=True, key="sampled_table")
+    st.dataframe(sv.sampled_table(long), hide_index=True, key="sampled_table")
     st.caption("Exact expectation of each algorithm's mean sampled metric over the random sample, ± the SD "
                "from one evaluation run to the next (each instance draws its own sample).")
 if simulate:
     with st.spinner("Simulating..."):
         sim = simulation(items, n, s, reps, sim_seed, k, replace, long)
     with right:
-        st.dataframe(ps.simulation_wide(sim), hide_index=True, key="simulation_table")
+        st.dataframe(sv.simulation_wide(sim), hide_index=True, key="simulation_table")
         dev = sim["deviation_se"].abs()
         worst = sim.loc[dev.idxmax()] if dev.notna().any() else None
         st.caption(f"Simulated: mean ± SD over {reps:,} runs (seed {sim_seed}). "
@@ -184,7 +184,7 @@ download_csv(table_csv, f"sampled_metrics_n{n}_s{s}_k{k}_{'with' if replace else
 # ------------------------------------------------------------------ Figure 2: metric vs s
 st.header(f"4. Expected sampled {label} versus the number of samples")
 instances = sum(len(r) for r in rankings.values())
-sizes2 = ps.figure2_sizes(n, replace, instances, metric)
+sizes2 = sv.figure2_sizes(n, replace, instances, metric)
 chunks = np.array_split(sizes2, min(len(sizes2), 5))
 parts = []
 progress = st.progress(0.0, text="Expected sampled metric for each s...")
@@ -210,10 +210,10 @@ show_figure(ps.metric_vs_samples_figure(grid2, curves2, label, n, changes=change
 exact_order = sm.algorithm_order(exact2)
 top2 = int(sizes2.max())
 st.caption(f"s runs over a log-spaced grid from 1 to {top2:,}"
-           + (" (shortened to bound the work)" if top2 < min(n - 1, ps.FIG2_MAX_S) else "")
+           + (" (shortened to bound the work)" if top2 < min(n - 1, sv.FIG2_MAX_S) else "")
            + "; the changes of order were located exactly by bisection between grid points. "
            f"Dotted lines: the exact {label} (order {exact_order}).")
-changes_df = ps.changes_table(changes, label)
+changes_df = sv.changes_table(changes, label)
 st.dataframe(changes_df, hide_index=True, key="changes_table")
 e1, e2, _ = st.columns([1, 1, 2])
 with e1:
@@ -226,7 +226,7 @@ with e2:
 # ------------------------------------------------------------------ the paper's tables
 st.header("5. The paper's printed tables beside ours")
 cmp = paper_comparison()
-st.dataframe(ps.paper_comparison_display(cmp), hide_index=True, key="paper_table", height=35 * (len(cmp) + 1) + 3,
+st.dataframe(sv.paper_comparison_display(cmp), hide_index=True, key="paper_table", height=35 * (len(cmp) + 1) + 3,
              column_config={"algorithm": st.column_config.TextColumn(width="small"),
                             "SE of the paper's mean": st.column_config.NumberColumn(format="%.4f"),
                             "ours − paper (SE)": st.column_config.NumberColumn(format="%+.2f")})

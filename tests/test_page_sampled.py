@@ -12,7 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from apnull import sampled as sm
-from apnull.plots import sampled as ps
+from apnull import sampled_view as sv
 
 PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "sampled.py")
 PAPER = sm.PAPER_EXAMPLE
@@ -121,7 +121,7 @@ def test_default_figures_follow_the_library(default_app):
 
 def test_paper_comparison_is_shown_and_explained(default_app):
     table = default_app.dataframe[PAPER_TABLE].value
-    ref = ps.paper_comparison()
+    ref = sv.paper_comparison()
     np.testing.assert_allclose(table["ours − paper (SE)"].to_numpy(float), ref["deviation_se"], equal_nan=True)
     assert table.loc[5, "paper sampled (1,000 runs)"] == "0.336 ± 0.073"
     text = " ".join(m.value for m in default_app.markdown)
@@ -157,7 +157,7 @@ def test_without_replacement(default_app):
     at = run(radios={"sampling": "without replacement"})
     assert_clean(at)
     long = sm.sampled_metrics_table(PAPER, N, 99, k=10, replace=False)
-    assert at.dataframe[SAMPLED].value.loc[1, "AP"] == ps.sampled_table(long).loc[1, "AP"]
+    assert at.dataframe[SAMPLED].value.loc[1, "AP"] == sv.sampled_table(long).loc[1, "AP"]
     flips = [t["x"][0] for t in figures(at)[2]["data"] if t["name"] == "order changes"]
     assert flips == [73, 277, 434, 1108]
 
@@ -167,8 +167,8 @@ def test_simulation_beside_the_expectation():
     assert_clean(at)
     frames = [d.value for d in at.dataframe]
     sim = frames[2]
-    ref = ps.simulation_table(PAPER, N, 99, 300, 5, k=10)
-    assert sim.loc[0, "AUC"] == ps.simulation_wide(ref).loc[0, "AUC"]
+    ref = sv.simulation_table(PAPER, N, 99, 300, 5, k=10)
+    assert sim.loc[0, "AUC"] == sv.simulation_wide(ref).loc[0, "AUC"]
     assert any("over 300 runs (seed 5)" in c.value for c in at.caption)
 
 
