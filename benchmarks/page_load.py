@@ -13,7 +13,7 @@ tests/e2e/harness.py), for benchmarks/baseline_app.py and then for the dashboard
 
     python benchmarks/page_load.py                       # baseline + app.py, first page
     python benchmarks/page_load.py --path null_law --repeat 5
-    python benchmarks/page_load.py --edit-latency --edit-path ranking_editor --edit-label "Items"
+    python benchmarks/page_load.py --edit-latency --edit-path ranking --edit-label "Items"
 
 --edit-latency adds, for the page at --edit-path, the time from committing a new value in a
 number input (--edit-label, default: the first on the page) to the first chart's data changing.
@@ -58,21 +58,26 @@ def time_to_chart(page, url: str, *, min_count: int = 1, timeout: float = 120_00
     """
     tracker = harness.track_runs(page)
     finished0 = tracker.finished if tracker else 0
+    phases = {} if phases is None else phases
     t0 = time.perf_counter()
     page.goto(url, wait_until="commit", timeout=timeout)
-    if phases is None:
-        harness.wait_charts(page, min_count, timeout=timeout)
-        return time.perf_counter() - t0
     page.wait_for_selector(harness.APP, state="attached", timeout=timeout)
     phases["shell"] = time.perf_counter() - t0
     deadline = t0 + timeout / 1000
     while "chart" not in phases:
+        now = time.perf_counter()
         if "run" not in phases and tracker is not None and tracker.finished > finished0:
-            phases["run"] = time.perf_counter() - t0
+            phases["run"] = now - t0
         if page.evaluate(_CHARTS_DRAWN, [harness.PLOTLY_DIV, harness.TRACE_MARKS, min_count]):
             phases["chart"] = time.perf_counter() - t0
-        elif time.perf_counter() > deadline:
+        elif now > deadline:
             raise TimeoutError(f"no rendered chart at {url} after {timeout / 1000:.0f} s")
+        elif "run" in phases and (texts := harness.page_problems(page)):
+            raise RuntimeError(f"{url} shows an exception: {texts[0][:300]}")
+        elif ("run" in phases and now - t0 - phases["run"] > 5
+              and page.locator(harness.PLOTLY_CHART).count() < min_count):
+            raise RuntimeError(f"{url} has fewer than {min_count} plotly chart(s) 5 s after its run "
+                               "(choose a page with a chart: --path <url_path>)")
         else:
             page.wait_for_timeout(20)
     if "run" not in phases and tracker is not None:  # chart drawn before the run finished
@@ -151,7 +156,7 @@ class Result:
 
 
 def _check_page(page, result: Result, label: str) -> None:
-    texts = harness.exception_texts(page)
+    texts = harness.page_problems(page)
     if texts:
         result.notes.append(f"{label}: exception shown: {texts[0][:200]}")
 
@@ -258,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--edit-latency", action="store_true",
                     help="also time an edit on --edit-path until the chart changes")
-    ap.add_argument("--edit-path", default="ranking_editor",
+    ap.add_argument("--edit-path", default="ranking",
                     help="page of the ranking editor (url path)")
     ap.add_argument("--edit-label", default=None,
                     help="label of the number input to change (default: the first on the page)")

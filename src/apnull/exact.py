@@ -11,7 +11,6 @@ from fractions import Fraction
 from functools import lru_cache
 
 import numpy as np
-from scipy import special, stats
 
 from ._validate import as_int, check_sizes
 from .law import NullDistribution
@@ -45,6 +44,8 @@ def harmonic(N: int, power: int = 1) -> float:
     if N <= 1_000_000:
         k = np.arange(1, N + 1, dtype=float)
         return math.fsum(1.0 / k**power)
+    from scipy import special  # imported here: scipy is slow to import and rarely needed
+
     if power == 1:
         return float(special.digamma(N + 1) + np.euler_gamma)
     return float(special.zeta(power) - special.zeta(power, N + 1))
@@ -141,6 +142,8 @@ def pr_law(m, n) -> NullDistribution:
     draws m); Precision@R = hits / m. Support: 0, 1/m, ..., 1 (values with zero probability are
     dropped, e.g. hits < m - n).
     """
+    from scipy import stats  # imported here: scipy.stats takes half a second to import
+
     m, n = check_sizes(m, n)
     hits = np.arange(0, m + 1)
     pmf = stats.hypergeom(m + n, m, m).pmf(hits)

@@ -7,9 +7,10 @@ test FAILS with that message instead.
 
 Fixtures:  app_url (session: base URL of app.py), browser (session), page (function,
 1400x1000, screenshot saved as artifacts/screenshots/FAILED-<test>.png when the test fails).
-Helpers are in harness.py and re-exported here:  goto, wait_idle, expect_rerun,
-assert_no_exception, plotly_charts, wait_charts, assert_charts_rendered, chart_data,
-screenshot, set_number_input, number_input, query_params, start_streamlit.
+Helpers are in harness.py (import them from there: ``from harness import goto, ...``; this
+directory is on sys.path):  goto, wait_idle, expect_rerun, assert_no_exception, page_problems,
+navigate, plotly_charts, wait_charts, assert_charts_rendered, chart_data, screenshot,
+set_number_input, number_input, query_params, start_streamlit.
 """
 
 from __future__ import annotations
@@ -32,7 +33,9 @@ from harness import (  # noqa: E402,F401  (re-exported for tests)
     chart_data,
     expect_rerun,
     goto,
+    navigate,
     number_input,
+    page_problems,
     plotly_charts,
     query_params,
     screenshot,
@@ -158,9 +161,13 @@ def page(browser, request):
     pg.on("pageerror", lambda exc: pg.page_errors.append(str(exc)))
     yield pg
     rep = getattr(request.node, "_rep_call", None)
+    name = "FAILED-" + request.node.nodeid.split("::", 1)[-1]
     if rep is not None and rep.failed:
         try:
-            screenshot(pg, "FAILED-" + request.node.nodeid.split("::", 1)[-1])
+            screenshot(pg, name)
         except Exception:  # noqa: BLE001 - best effort
             pass
+    elif rep is not None and rep.passed:  # drop the shot of an earlier failure of this test
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+        (harness.SCREENSHOT_DIR / f"{safe}.png").unlink(missing_ok=True)
     context.close()

@@ -12,8 +12,10 @@ Pieces:
   cannot download a browser here).
 - ``start_streamlit(app_path)``: context manager that runs ``streamlit run`` on a free port,
   waits for ``/_stcore/health`` and yields the base URL; kills the process group on exit.
-- Page helpers: ``goto``, ``wait_idle``, ``expect_rerun``, ``assert_no_exception``,
-  ``plotly_charts``, ``wait_charts``, ``assert_charts_rendered``, ``chart_data``, ``screenshot``,
+- ``new_page(browser)``: context + page (1400x1000) with a RunTracker (``track_runs(page)``).
+- Page helpers: ``goto``, ``wait_idle``, ``expect_rerun``, ``rerun``, ``run_mark``,
+  ``assert_no_exception``, ``page_problems``, ``navigate``, ``plotly_charts``, ``wait_charts``,
+  ``assert_charts_rendered``, ``chart_data``, ``screenshot``, ``number_input``,
   ``set_number_input``, ``query_params``.
 
 Selectors were checked against streamlit 1.67: the root element is
@@ -70,7 +72,11 @@ SKIP_MESSAGE = (
 APP = '[data-testid="stApp"]'
 APP_IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 RUNNING_ICON = '[data-testid="stStatusWidgetRunningIcon"]'
+# Each element renders inside React Suspense: while its lazily loaded code (data editor,
+# metric, plotly, ...) is fetched, a placeholder stands in.  Also the whole-app skeleton.
+LOADING = '[data-testid="stSkeleton"], [data-testid="stAppSkeleton"]'
 EXCEPTION = '[data-testid="stException"]'
+DIALOG = '[role="dialog"]'
 PLOTLY_CHART = '[data-testid="stPlotlyChart"]'
 PLOTLY_DIV = '[data-testid="stPlotlyChart"] .js-plotly-plot'
 # Anything plotly draws for a trace: scatter/bar/box/... groups (g.trace), heatmaps (g.hm),
@@ -135,6 +141,10 @@ class RunTracker:
     def attach(self, ws) -> None:
         ws.on("framereceived", self._received)
         ws.on("framesent", self._sent)
+        ws.on("close", self._closed)
+
+    def _closed(self, _ws=None) -> None:
+        self.running = False  # the page navigated away or lost the server mid-run
 
     def _received(self, payload) -> None:
         if isinstance(payload, str):
@@ -342,8 +352,10 @@ def wait_idle(page, *, timeout: float = DEFAULT_TIMEOUT_MS, since: int | RunMark
     rerun request ``grace`` ms after the call, conclude that the interaction caused no rerun.
     An int is a number of finished runs that must be exceeded (no grace: used by goto).
     Without since, wait up to ``grace`` ms for a run to start and go on if none does.
-    Finally wait for data-test-script-state="notRunning", for no running icon, and for
-    ``settle`` ms without a new run.
+    Finally wait for data-test-script-state="notRunning", for no running icon, for no
+    loading placeholder (stSkeleton: an element whose lazily loaded code is still on its way;
+    without this, e.g. st.metric cards next to a data editor can be missing for seconds after
+    the run), and for ``settle`` ms without a new run.
     """
     tracker = getattr(page, "_apnull_tracker", None)
     start = time.monotonic()
@@ -375,10 +387,11 @@ def wait_idle(page, *, timeout: float = DEFAULT_TIMEOUT_MS, since: int | RunMark
     while True:
         page.wait_for_selector(APP_IDLE, state="attached", timeout=left_ms())
         page.wait_for_selector(RUNNING_ICON, state="detached", timeout=left_ms())
+        page.locator(LOADING).first.wait_for(state="detached", timeout=left_ms())
         before = _runs(page)
         page.wait_for_timeout(settle)
         quiet = tracker is None or (tracker.finished == before and not tracker.running)
-        if quiet and page.locator(APP_IDLE).count() == 1:
+        if quiet and page.locator(APP_IDLE).count() == 1 and page.locator(LOADING).count() == 0:
             return
         if time.monotonic() > deadline:
             raise TimeoutError(f"app did not become idle within {timeout / 1000:.0f} s")
@@ -396,15 +409,41 @@ def expect_rerun(page, *, timeout: float = DEFAULT_TIMEOUT_MS, grace: float = 30
 
 
 def exception_texts(page) -> list[str]:
+    """Texts of the st.exception / uncaught-exception boxes on the page."""
     return [t.strip() for t in page.locator(EXCEPTION).all_inner_texts()]
 
 
+def page_problems(page) -> list[str]:
+    """Exception boxes, plus Streamlit's "Page not found" dialog.
+
+    Observed with streamlit 1.67 and st.navigation: a URL path that names no page shows the
+    dialog and runs the default page at "/"; the default page is only served at "/" (its
+    url_path gives the dialog).  If the page files live in a directory named ``pages/`` next
+    to the entry script, Streamlit's old automatic multipage mode also kicks in until the
+    entry script has run once on that server: a deep link /<x> then runs pages/<x>.py on its
+    own (no app.py: no shared sidebar, a sidebar of file names) or, if no file is named <x>,
+    shows this dialog before running the right page.
+    """
+    problems = exception_texts(page)
+    for text in page.locator(DIALOG).all_inner_texts():
+        if "Page not found" in text:
+            problems.append(" ".join(text.split()))
+    return problems
+
+
 def assert_no_exception(page) -> None:
-    """Fail if the page shows any st.exception / uncaught-exception box."""
-    texts = exception_texts(page)
-    if texts:
-        joined = "\n---\n".join(texts)
-        raise AssertionError(f"{len(texts)} exception(s) shown on {page.url}:\n{joined}")
+    """Fail if the page shows an exception box or the "Page not found" dialog."""
+    problems = page_problems(page)
+    if problems:
+        joined = "\n---\n".join(problems)
+        raise AssertionError(f"{len(problems)} problem(s) shown on {page.url}:\n{joined}")
+
+
+def navigate(page, title: str, *, timeout: float = DEFAULT_TIMEOUT_MS) -> None:
+    """Click the sidebar navigation link named title and wait for the page's run."""
+    link = page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title, exact=True)
+    with expect_rerun(page, timeout=timeout):
+        link.click(timeout=timeout)
 
 
 def plotly_charts(page):
@@ -446,10 +485,47 @@ def assert_charts_rendered(page, min_count: int = 1, *, timeout: float = 15_000)
             f"found {len(states)}: {states}") from exc
 
 
+_PLAIN_DATA_JS = """
+gd => {
+  const plain = (v) => {
+    if (v === null || typeof v !== 'object') return v;
+    if (ArrayBuffer.isView(v) && !(v instanceof DataView)) return Array.from(v);
+    if (Array.isArray(v)) return v.map(plain);
+    if (v._inputArray !== undefined) return plain(v._inputArray);  // decoded plotly binary array
+    const out = {};
+    for (const [k, x] of Object.entries(v)) out[k] = plain(x);
+    return out;
+  };
+  return plain(gd.data || []);
+}
+"""
+
+
+def _decode_binary(value: Any) -> Any:
+    """Plotly's binary array form {"dtype", "bdata"[, "shape"]} (if plotly.js left one) as lists."""
+    if isinstance(value, dict):
+        if "bdata" in value and "dtype" in value:
+            import base64
+
+            import numpy as np
+
+            arr = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+            if "shape" in value:
+                arr = arr.reshape([int(s) for s in str(value["shape"]).split(",")])
+            return arr.tolist()
+        return {k: _decode_binary(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_decode_binary(v) for v in value]
+    return value
+
+
 def chart_data(page, index: int = 0) -> list[dict]:
-    """The plotly ``data`` (list of traces, JSON) of the index-th chart on the page."""
-    return plotly_charts(page).nth(index).evaluate(
-        "gd => JSON.parse(JSON.stringify(gd.data || []))")
+    """The plotly ``data`` (list of traces) of the index-th chart on the page, as plain JSON.
+
+    Plotly 6+ ships numpy arrays in a binary form ({"dtype", "bdata"}) that plotly.js decodes
+    into typed arrays; here every array comes back as a plain list (nested for 2-D, e.g. z).
+    """
+    return _decode_binary(plotly_charts(page).nth(index).evaluate(_PLAIN_DATA_JS))
 
 
 _CONTENT_HEIGHT_JS = """
@@ -484,25 +560,33 @@ def screenshot(page, name: str, *, full_page: bool = True, max_height: int = 20_
     return path
 
 
+def css_string(text: str) -> str:
+    """text as a quoted CSS string (non-ASCII kept as is: json.dumps's \\uXXXX is not CSS)."""
+    body = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\a ")
+    return f'"{body}"'
+
+
 def number_input(page, label: str):
-    """Locator of the <input> of the st.number_input with this label."""
-    return page.locator(f'input[data-testid="stNumberInputField"][aria-label={json.dumps(label)}]')
+    """Locator of the <input> of the st.number_input with this label (its aria-label)."""
+    return page.locator(f'input[data-testid="stNumberInputField"][aria-label={css_string(label)}]')
 
 
 def set_number_input(page, label: str, value: Any, *, timeout: float = DEFAULT_TIMEOUT_MS) -> None:
     """Type value into the number input labelled ``label``, press Enter, wait for the rerun.
 
     A value out of the widget's range is refused by the frontend (the input gets
-    aria-invalid="true" and an error tooltip, no rerun); then this returns at once.  The same
-    value as before causes no rerun either; the wait then ends after a 3 s grace period.
+    aria-invalid="true" and an error tooltip, no rerun); then this returns at once.  The value
+    already shown causes no rerun either (if shown differently, e.g. "0.50" for 0.5, the wait
+    ends after a 3 s grace period).
     """
     box = number_input(page, label)
     box.wait_for(state="visible", timeout=timeout)
+    unchanged = box.input_value() == str(value)
     mark = run_mark(page)
     box.fill(str(value))
     box.press("Enter")
-    if box.get_attribute("aria-invalid") == "true":
-        # the frontend refused the value (e.g. "Number is outside the allowed range"): no rerun
+    if unchanged or box.get_attribute("aria-invalid") == "true":
+        # same value, or refused by the frontend ("Number is outside the allowed range"): no rerun
         wait_idle(page, timeout=timeout, grace=0)
     else:
         wait_idle(page, timeout=timeout, since=mark, grace=3000)

@@ -16,9 +16,12 @@ from harness import (
     assert_no_exception,
     chart_data,
     goto,
+    navigate,
     number_input,
     plotly_charts,
     query_params,
+    rerun,
+    run_mark,
     screenshot,
     set_number_input,
     start_streamlit,
@@ -29,17 +32,32 @@ BIND_ARG = ', bind="query-params"' if BIND else ""
 
 APP = textwrap.dedent(
     f"""
+    import numpy as np
     import plotly.graph_objects as go
     import streamlit as st
 
-    if st.query_params.get("boom"):
-        raise ValueError("boom from the harness self-test")
 
-    slope = st.number_input("Slope", min_value=0, max_value=10, value=2, step=1,
-                            key="slope"{BIND_ARG})
-    x = list(range(50))
-    st.plotly_chart(go.Figure(go.Scatter(x=x, y=[slope * v for v in x], mode="lines")))
-    st.write(f"slope is {{slope}}")
+    def chart_page():
+        if st.query_params.get("boom"):
+            raise ValueError("boom from the harness self-test")
+        slope = st.number_input("Slope", min_value=0, max_value=10, value=2, step=1,
+                                key="slope"{BIND_ARG})
+        x = list(range(50))
+        # y as numpy: plotly sends it in binary form, chart_data must give a plain list back
+        st.plotly_chart(go.Figure(go.Scatter(x=x, y=slope * np.arange(50.0), mode="lines")))
+        st.write(f"slope is {{slope}}")
+        alpha = st.number_input('α "rate"', min_value=0.0, max_value=1.0, value=0.05, key="alpha")
+        st.write(f"alpha is {{alpha}}")
+
+
+    def other_page():
+        st.write("this is the other page")
+
+
+    st.navigation([
+        st.Page(chart_page, title="Chart", url_path="chart", default=True),
+        st.Page(other_page, title="Other", url_path="other"),
+    ]).run()
     """
 )
 
@@ -63,6 +81,7 @@ def test_loads_without_exception_and_renders_chart(page, tiny_url):
     assert_charts_rendered(page, 1)
     assert plotly_charts(page).count() == 1
     assert slope_of_chart(page) == 2
+    assert chart_data(page)[0]["y"][:3] == [0.0, 2.0, 4.0]
     assert number_input(page, "Slope").input_value() == "2"
     assert not page.page_errors
     path = screenshot(page, "harness-tiny-app")
@@ -77,6 +96,12 @@ def test_changing_the_number_changes_the_chart(page, tiny_url):
     assert slope_of_chart(page) == 5
     assert page.get_by_text("slope is 5").is_visible()
     set_number_input(page, "Slope", 3)
+    assert slope_of_chart(page) == 3
+    set_number_input(page, 'α "rate"', 0.25)  # non-ASCII and quotes in a label
+    assert page.get_by_text("alpha is 0.25").is_visible()
+    mark = run_mark(page)
+    rerun(page)  # the "R" key: one more run, same view
+    assert run_mark(page).finished > mark.finished
     assert slope_of_chart(page) == 3
 
 
@@ -115,3 +140,17 @@ def test_assert_no_exception_catches_a_raising_app(page, tiny_url):
         assert_no_exception(page)
     with pytest.raises(AssertionError, match="rendered plotly chart"):
         assert_charts_rendered(page, 1, timeout=1000)
+
+
+def test_navigation_and_page_not_found(page, tiny_url):
+    goto(page, tiny_url)
+    navigate(page, "Other")
+    assert page.get_by_text("this is the other page").is_visible()
+    assert page.url.rstrip("/").endswith("/other")
+    assert plotly_charts(page).count() == 0
+    goto(page, tiny_url, "other")
+    assert page.get_by_text("this is the other page").is_visible()
+    # an unknown path falls back to the main page behind a "Page not found" dialog
+    goto(page, tiny_url, "no-such-page")
+    with pytest.raises(AssertionError, match="Page not found"):
+        assert_no_exception(page)
