@@ -5,7 +5,7 @@ from pathlib import Path
 import streamlit as st
 
 HERE = Path(__file__).parent
-PAGES = HERE / "pages"
+PAGES = HERE / "app_pages"  # not "pages/": that name switches on Streamlit's automatic multipage mode
 
 st.set_page_config(page_title="AP Null Explorer", page_icon=":material/query_stats:", layout="wide")
 

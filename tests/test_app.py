@@ -22,7 +22,7 @@ def test_app_runs_default_page():
 def test_every_page_runs_from_the_app(page):
     at = AppTest.from_file(APP, default_timeout=180)
     at.run()
-    at.switch_page(f"pages/{page}.py").run()
+    at.switch_page(f"app_pages/{page}.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
     assert len(at.title) == 1

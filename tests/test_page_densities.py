@@ -8,7 +8,7 @@ from apnull import summaries
 from apnull.sampling import sample_null
 from plotly_json import decode, figures
 
-PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "densities.py")
+PAGE = str(Path(__file__).resolve().parents[1] / "app_pages" / "densities.py")
 
 
 def _run(**widgets):

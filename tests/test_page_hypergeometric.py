@@ -1,4 +1,4 @@
-"""AppTest of pages/hypergeometric.py (seed 004): defaults reproduce the library, widgets change it,
+"""AppTest of app_pages/hypergeometric.py (seed 004): defaults reproduce the library, widgets change it,
 bad input shows st.error without an exception."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from apnull import hypergeom as hg
 
-PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "hypergeometric.py")
+PAGE = str(Path(__file__).resolve().parents[1] / "app_pages" / "hypergeometric.py")
 
 
 def decode(value):

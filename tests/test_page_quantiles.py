@@ -7,7 +7,7 @@ from streamlit.testing.v1 import AppTest
 import apnull
 from plotly_json import decode, figures, trace
 
-PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "quantiles.py")
+PAGE = str(Path(__file__).resolve().parents[1] / "app_pages" / "quantiles.py")
 
 
 def _run(method=None, **numbers):

@@ -1,4 +1,4 @@
-"""AppTest of pages/sampled.py (Rendle, seed 003): defaults reproduce apnull.sampled, widgets change
+"""AppTest of app_pages/sampled.py (Rendle, seed 003): defaults reproduce apnull.sampled, widgets change
 the output, bad input shows st.error without an exception."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 from apnull import sampled as sm
 from apnull import sampled_view as sv
 
-PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "sampled.py")
+PAGE = str(Path(__file__).resolve().parents[1] / "app_pages" / "sampled.py")
 PAPER = sm.PAPER_EXAMPLE
 N = sm.PAPER_N
 # st.dataframe elements in page order (default view, simulation off)

@@ -35,4 +35,4 @@ links = [
     ("sampled", "Sampled metrics", "What AP, NDCG and Recall@k measure when items are sampled (Rendle)."),
 ]
 for path, title, text in links:
-    st.page_link(f"pages/{path}.py", label=f"**{title}**: {text}")
+    st.page_link(f"app_pages/{path}.py", label=f"**{title}**: {text}")

@@ -1,0 +1,95 @@
+"""Binning n: seed 000's nonlinear breakpoints and what one null per bin does to the threshold."""
+
+import time
+
+import streamlit as st
+
+from apnull.binning import REPRESENTATIVES, bin_table, breakpoints
+from apnull.binning_cost import binning_cost, binning_summary
+from apnull.plots.binning import breakpoint_figure, threshold_binning_figure, threshold_error_figure
+from apnull.ui import bound_float, bound_int, bound_select, download_csv, guard, intro, show_figure
+
+SHORT = {"ap": "AP", "pr": "Precision@R"}
+REP_TEXT = {"lower": "smallest", "upper": "largest", "middle": "middle"}
+
+intro(
+    "Binning n",
+    "A screen scores many rankings with different numbers of negatives n, and computing a separate null "
+    "for every (m, n) is costly. Seed 000 proposes to group the n's into bins and compute one null per "
+    "bin. The breakpoints are i^power (i = 1, 2, ...): with power > 1 the bins get wider as n grows, "
+    "which is fine because the null changes less and less when one more negative is added to an "
+    "already long list. The first chart shows how wide each bin is. The next two show the price: every "
+    "n in a bin is tested against the threshold of one **representative** n of the bin instead of its "
+    "own. Adding negatives can only push a random ranking's positives down, so the threshold falls as n "
+    "grows; taking the **lower** end of each bin therefore gives a threshold that is a little too "
+    "strict, never too lenient.",
+)
+
+c1, c2, c3 = st.columns(3)
+power = bound_float("power", "power", 1.3, step=0.05, format="%.3g", container=c1,
+                    help="Breakpoints are i^power: 1 gives one bin per n; larger values give wider bins. Between 1 and 5.")
+max_value = bound_int("max (largest n)", "max", 300, step=10, container=c2,
+                      help="Breakpoints up to this value; the threshold curve runs over n = 0..max (at most 5,000).")
+with c3:
+    representative = bound_select("representative n of a bin", "rep", list(REPRESENTATIVES), "lower",
+                                  help="lower: the smallest n of the bin (conservative); upper: the largest; "
+                                       "middle: the middle one. The open-ended last bin always uses its lower end.")
+c4, c5, c6 = st.columns(3)
+m = bound_int("m (positives)", "m", 4, container=c4, help="Number of positives, at least 1.")
+q = bound_float("quantile q", "q", 0.95, step=0.01, format="%.4g", container=c5,
+                help="The threshold is the q-quantile of the null: between 0 and 1.")
+metric = bound_select("metric", "metric", ["ap", "pr"], "ap", container=c6,
+                      help="ap: Average Precision; pr: Precision@R (hits in the top m, divided by m).")
+
+with guard():
+    bps = breakpoints(max_value, power)
+    bins = bin_table(max_value, power)
+    started = time.perf_counter()
+    with st.spinner("Computing the null threshold at every n..."):
+        cost = binning_cost(m, q, max_value, power, representative, metric)
+    seconds = time.perf_counter() - started
+    summary = binning_summary(cost)
+
+st.subheader("Breakpoints")
+show_figure(breakpoint_figure(bps, max_value, power), key="breakpoints")
+st.caption(f"Bin i holds the whole numbers n with b_i ≤ n < b_(i+1); n = 0 is a bin of its own (bin 0) and the last "
+           f"bin is open-ended (every n ≥ {bins['first_n'].iloc[-1]}).")
+st.dataframe(bins, hide_index=True, height=250,
+             column_config={"break_point": st.column_config.NumberColumn("break_point", format="%.4f"),
+                            "break_width": st.column_config.NumberColumn("break_width", format="%.4f")})
+download_csv(bins, f"bins_max{max_value}_pow{power:g}.csv", label="Download the bins (CSV)", key="download_bins")
+
+st.subheader(f"What binning costs: {SHORT[metric]} threshold for m = {m}, q = {q:g}")
+k1, k2, k3, k4 = st.columns(4)
+k1.metric("bins (null laws needed)", f"{summary['bins']}", border=True,
+          help=f"Bins met by n = 0..{cost['n'].iloc[-1]}, instead of {summary['n_values']} nulls, one per n.")
+k2.metric("largest |threshold error|", f"{summary['max_abs_error']:.4f}", border=True,
+          help=f"At n = {summary['worst_n']}.")
+k3.metric("mean |threshold error|", f"{summary['mean_abs_error']:.4f}", border=True,
+          help=f"Average over n = 0..{cost['n'].iloc[-1]}.")
+k4.metric("n with a too lenient threshold", f"{summary['n_below']}", border=True,
+          help="Values of n where the binned threshold is below the exact one.")
+
+methods = cost.groupby("method")["n"].agg(["min", "max"])
+how = "; ".join(
+    f"{'exact laws (all placements)' if meth == 'exact' else 'the grid law (quantiles within 0.001)'} "
+    f"for n = {row['min']}..{row['max']}" for meth, row in methods.iterrows())
+words = (f"With power {power:g} and max {max_value}, **{summary['bins']} null laws** (one per bin) stand in for "
+         f"**{summary['n_values']}** values of n. Testing each n against the {REP_TEXT[representative]} n of its bin "
+         f"moves the {SHORT[metric]} threshold by **{summary['mean_abs_error']:.4f}** on average and by at most "
+         f"**{summary['max_abs_error']:.4f}** (at n = {summary['worst_n']}). ")
+if summary["n_below"] == 0:
+    words += ("The binned threshold is never below the exact one, so binning only makes the test stricter: "
+              "a few rankings that would pass at their exact n fail, none passes that should not.")
+else:
+    words += (f"At **{summary['n_below']}** values of n the binned threshold is *below* the exact one (by up to "
+              f"{-summary['most_below']:.4f}): there the binned test lets through scores that the exact null "
+              "would reject. Use the lower end of each bin to stay on the safe side.")
+st.markdown(words)
+st.caption(f"Thresholds: {how}; the whole curve took {seconds:.2f} s.")
+
+first_n = bins["first_n"].to_numpy()
+show_figure(threshold_binning_figure(cost, first_n, m, q, metric, representative), key="thresholds")
+show_figure(threshold_error_figure(cost, first_n, m, q, metric, representative), key="errors")
+download_csv(cost, f"binning_cost_m{m}_q{q:g}_{metric}_{representative}.csv",
+             label="Download the threshold at every n (CSV)", key="download_cost")

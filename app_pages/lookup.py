@@ -1,0 +1,134 @@
+"""Threshold lookup: the null threshold and p-value of AP and Precision@R for one (m, n)."""
+
+import pandas as pd
+import streamlit as st
+
+from apnull._validate import as_probability, check_sizes
+from apnull.plots.lookup import law_figure
+from apnull.sampling import MAX_GRID_WORK, grid_work
+from apnull.significance import METHODS, choose_method
+from apnull.ui import bound_float, bound_int, bound_select, download_csv, guard, intro, show_figure
+from apnull.ui.cache import moments, null_law
+
+TABLE_LEVELS = (0.75, 0.90, 0.95, 0.99)
+SHORT = {"ap": "AP", "pr": "Precision@R"}
+
+intro(
+    "Threshold lookup",
+    "Your method ranked the **m** true matches (say the other replicates of a compound) among **n** "
+    "non-matches (say controls) and scored **AP = 0.41**. Is that better than chance? Shuffle the same "
+    "m + n items at random and the score still varies, often well above the naive baseline m/(m+n) "
+    "when m and n are small. This page gives that *null* law: its **threshold** (the score a random "
+    "ranking beats with probability at most 1 − q, i.e. α) and the **p-value** of your score "
+    "(the chance that a random ranking scores at least as high). A score above the threshold has "
+    "p ≤ α. The charts show where the threshold and your score sit in the null.",
+)
+
+c1, c2, c3, c4 = st.columns(4)
+m = bound_int("m (positives)", "m", 4, container=c1, help="Number of relevant items (e.g. replicates - 1). At least 1.")
+n = bound_int("n (negatives)", "n", 30, container=c2, help="Number of irrelevant items (e.g. controls). At least 0.")
+with c3:
+    # no format_func on URL-bound radios: the URL holds the shown label (?level=alpha, ?method=mc)
+    level_kind = bound_select("Level given as", "level", ["q", "alpha"], "q",
+                              help="Either the quantile q of the null (e.g. 0.95) or the false positive rate "
+                                   "alpha = 1 - q (e.g. 0.05).")
+    if level_kind == "q":
+        level = bound_float("quantile q", "q", 0.95, step=0.01, format="%.4g",
+                            help="The threshold is the q-quantile of the null: between 0 and 1.")
+    else:
+        level = bound_float("α (false positive rate)", "alpha", 0.05, step=0.01, format="%.4g",
+                            help="The threshold is the (1 − α)-quantile: strictly between 0 and 1.")
+method = bound_select("Method", "method", list(METHODS), "auto", container=c4,
+                      help="auto: exact when all placements are few, else the grid law (quantiles within 0.001), "
+                           "else Monte Carlo. exact: count every placement (up to 2,000,000). grid: AP on a "
+                           "fine grid with a guaranteed error. mc: Monte Carlo with the draws and seed below. "
+                           "Precision@R is always exact unless you pick mc.")
+c5, c6, c7, c8 = st.columns(4)
+value_ap = bound_float("your AP", "ap", 0.41, step=0.01, format="%.4g", container=c5,
+                       help="An observed Average Precision to test, between 0 and 1.")
+value_pr = bound_float("your Precision@R", "pr", 0.5, step=0.05, format="%.4g", container=c6,
+                       help="An observed Precision@R (hits in the top m, divided by m), between 0 and 1.")
+draws = bound_int("Monte Carlo draws", "draws", 100_000, step=10_000, container=c7,
+                  help="Random rankings drawn when the method is Monte Carlo (or auto falls back to it): "
+                       "1 to 10,000,000.")
+seed = bound_int("seed", "seed", 0, container=c8,
+                 help="Seed of the Monte Carlo draws (same seed, same draws).")
+
+with guard():
+    m, n = check_sizes(m, n)
+    if level_kind == "q":
+        q = as_probability(level, "q")
+    else:
+        q = 1.0 - as_probability(level, "alpha", open_low=True, open_high=True)
+    observed = {"ap": as_probability(value_ap, "your AP"), "pr": as_probability(value_pr, "your Precision@R")}
+    chosen = {metric: choose_method(m, n, metric, method) for metric in ("ap", "pr")}
+    if "mc" in chosen.values() and grid_work(m, n, 1, draws) > MAX_GRID_WORK:
+        raise ValueError(f"Monte Carlo with {draws:,} draws for m={m}, n={n} needs about "
+                         f"{grid_work(m, n, 1, draws):.1e} sampled ranks (limit {MAX_GRID_WORK:.0e}); "
+                         "use fewer draws or smaller sizes")
+    laws = {}
+    with st.spinner("Computing the null laws..."):
+        for metric in ("ap", "pr"):
+            if chosen[metric] == "mc":
+                laws[metric] = null_law(m, n, metric, method, draws=draws, seed=seed)
+            else:  # draws and seed do not matter: keep them out of the cache key
+                laws[metric] = null_law(m, n, metric, method)
+    thresholds = {metric: float(laws[metric].quantile(q)) for metric in laws}
+    mean_ap, sd_ap = moments(m, n)
+
+ratio = m / (m + n)
+level_text = f"{q * 100:g}%"
+k1, k2, k3 = st.columns(3)
+k1.metric("E[AP] (closed form)", f"{mean_ap:.5f}", border=True,
+          help="The exact null mean of AP: p + (1 − p)(H_N − 1)/(N − 1), with N = m + n, p = m/N.")
+k2.metric("SD[AP] (closed form)", f"{sd_ap:.5f}", border=True, help="The exact null standard deviation of AP.")
+k3.metric("M/(M+N)", f"{ratio:.5f}", border=True,
+          help="The share of positives: the null mean of Precision@R, and the naive (too low) baseline for AP.")
+
+
+def p_text(p: float) -> str:
+    return f"{p:.3f}" if p >= 0.001 else f"{p:.2e}"
+
+
+cols = st.columns(2)
+for col, metric in zip(cols, ("ap", "pr")):
+    law, t, v = laws[metric], thresholds[metric], observed[metric]
+    short = SHORT[metric]
+    p = float(law.sf(v))
+    with col:
+        st.subheader(short)
+        a, b = st.columns(2)
+        a.metric(f"{short} threshold ({level_text})", f"{t:.5g}", border=True,
+                 help=f"The {q:g}-quantile of the null law of {short}: smallest value x with P(X ≤ x) ≥ {q:g}.")
+        a.caption(f"method: {law.describe()}")
+        b.metric(f"p-value of {short} = {v:g}", p_text(p), border=True,
+                 help=f"P(random {short} ≥ {v:g}) under the null.")
+        if law.method == "grid":
+            lo, hi = (float(x) for x in law.sf_bounds(v))
+            b.caption(f"guaranteed interval [{p_text(lo)}, {p_text(hi)}] (the grid law's error bound)")
+        elif law.method == "mc":
+            lo, hi = (float(x) for x in law.sf_bounds(v))
+            b.caption(f"95% interval [{p_text(lo)}, {p_text(hi)}] ({law.draws.size:,} draws)")
+        else:
+            b.caption("exact")
+        verdict = "yes" if v > t else "no"
+        st.markdown(f"**{short} = {v:g}** is above the {level_text} null threshold {t:.3f}? "
+                    f"**{verdict}**: p = {p_text(p)}")
+        mean = mean_ap if metric == "ap" else ratio
+        show_figure(law_figure(law, t, v, mean=mean, q=q), key=f"law_{metric}")
+
+st.subheader("Thresholds at other levels")
+levels = sorted(set(TABLE_LEVELS) | {round(q, 12)})
+table = pd.DataFrame({
+    "m": m, "n": n, "q": levels, "alpha": [round(1 - x, 12) for x in levels],
+    "ap_threshold": [float(laws["ap"].quantile(x)) for x in levels],
+    "pr_threshold": [float(laws["pr"].quantile(x)) for x in levels],
+    "ap_method": laws["ap"].describe(), "pr_method": laws["pr"].describe(),
+})
+st.dataframe(table[["q", "alpha", "ap_threshold", "pr_threshold"]], hide_index=True,
+             column_config={"ap_threshold": st.column_config.NumberColumn("AP threshold", format="%.5f"),
+                            "pr_threshold": st.column_config.NumberColumn("Precision@R threshold", format="%.4f"),
+                            "alpha": st.column_config.NumberColumn("α = 1 − q"),
+                            "q": st.column_config.NumberColumn("q")})
+st.caption(f"AP: {laws['ap'].describe()}. Precision@R: {laws['pr'].describe()}.")
+download_csv(table, f"thresholds_m{m}_n{n}.csv", label="Download the thresholds (CSV)", key="download_thresholds")

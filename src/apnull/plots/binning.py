@@ -1,0 +1,129 @@
+"""Figures of the n-binning (seed 000): the breakpoint diagram and what binning does to the threshold."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from ._style import METRIC_NAMES, PALETTE, base_layout
+
+__all__ = ["breakpoint_figure", "threshold_binning_figure", "threshold_error_figure", "bin_edge_trace"]
+
+SHORT = {"ap": "AP", "pr": "Precision@R"}
+EDGE_COLOR = "#c7c7c7"
+BINNED_COLOR = "#ff7f0e"
+
+
+def breakpoint_figure(bps, max_value: float, power: float) -> go.Figure:
+    """Break width (distance to the previous breakpoint) versus breakpoint, lines and points.
+
+    As seed 000: x = ``bps[1:]``, y = ``np.diff(bps)``; the first breakpoint (1) has no width.
+    Hover gives the bin number, the breakpoint and the width.
+    """
+    bps = np.asarray(bps, dtype=float)
+    x, y = bps[1:], np.diff(bps)
+    fig = go.Figure(go.Scatter(
+        x=x, y=y, mode="lines+markers", name="break width", line=dict(color=PALETTE["ap"], width=2),
+        marker=dict(size=6), customdata=np.arange(2, bps.size + 1),
+        hovertemplate="breakpoint %{customdata} = %{x:.4f}<br>width = %{y:.4f}<extra></extra>",
+    ))
+    base_layout(fig, f"Nonlinear breakpoints<br><sup>seq(1, {max_value:g}^(1/{power:g}), 1)^{power:g}: "
+                     f"{bps.size} breakpoints, the last at {bps[-1]:.1f}</sup>",
+                "break point", "break width", height=380)
+    return fig
+
+
+def bin_edge_trace(first_n, top: float, bottom: float = 0.0) -> go.Scatter:
+    """One trace of thin vertical lines between bins, at first_n - 0.5 (n is a whole number)."""
+    edges = np.asarray(first_n, dtype=float) - 0.5
+    xs, ys = [], []
+    for e in edges:
+        xs += [e, e, None]
+        ys += [bottom, top, None]
+    return go.Scatter(x=xs, y=ys, mode="lines", name="bin edges", line=dict(color=EDGE_COLOR, width=1),
+                      hoverinfo="skip")
+
+
+def _hover_data(cost: pd.DataFrame) -> np.ndarray:
+    return cost[["bin", "representative_n", "threshold", "binned_threshold", "difference"]].to_numpy(dtype=float)
+
+
+_HOVER = ("n = %{x}<br>bin %{customdata[0]:.0f}, representative n = %{customdata[1]:.0f}"
+          "<br>threshold at n = %{customdata[2]:.6f}<br>threshold at representative = %{customdata[3]:.6f}"
+          "<br>difference = %{customdata[4]:+.6f}<extra></extra>")
+
+
+def threshold_binning_figure(cost: pd.DataFrame, first_n, m: int, q: float, metric: str,
+                             representative: str) -> go.Figure:
+    """Threshold at each n (line) and at its bin's representative n (steps) against n.
+
+    Parameters
+    ----------
+    cost : DataFrame
+        :func:`apnull.binning_cost.binning_cost` output (n, bin, representative_n, threshold,
+        binned_threshold, difference).
+    first_n : array_like
+        First n of every bin >= 1 (bin edges are drawn before them).
+
+    Traces: ``bin edges``, ``threshold at n``, ``threshold at the bin's representative`` (shape
+    "hv": constant over a bin), ``representatives`` (markers at the representative n).
+    """
+    n = cost["n"].to_numpy()
+    lo = float(min(cost["threshold"].min(), cost["binned_threshold"].min()))
+    hi = float(max(cost["threshold"].max(), cost["binned_threshold"].max()))
+    pad = 0.05 * (hi - lo) if hi > lo else 0.05
+    fig = go.Figure()
+    fig.add_trace(bin_edge_trace([f for f in first_n if f <= n.max()], hi + pad, max(0.0, lo - pad)))
+    custom = _hover_data(cost)
+    fig.add_trace(go.Scatter(x=n, y=cost["threshold"], mode="lines", name="threshold at n",
+                             line=dict(color=PALETTE[metric], width=2), customdata=custom, hovertemplate=_HOVER))
+    fig.add_trace(go.Scatter(x=n, y=cost["binned_threshold"], mode="lines", line_shape="hv",
+                             name=f"threshold at the bin's representative ({representative})",
+                             line=dict(color=BINNED_COLOR, width=2), customdata=custom, hovertemplate=_HOVER))
+    reps = np.unique(cost["representative_n"].to_numpy())
+    rep_thr = cost.set_index("n").loc[reps, "threshold"].to_numpy()
+    fig.add_trace(go.Scatter(x=reps, y=rep_thr, mode="markers", name="representatives",
+                             marker=dict(color=BINNED_COLOR, size=6, symbol="circle-open", line=dict(width=1.5)),
+                             hovertemplate="representative n = %{x}<br>threshold = %{y:.6f}<extra></extra>"))
+    short = SHORT[metric]
+    base_layout(fig, f"{METRIC_NAMES[metric]} threshold at each n and at its bin's representative"
+                     f"<br><sup>m = {m}, q = {q:g}; grey lines: bin edges</sup>",
+                "n (negatives)", f"{short} threshold (q = {q:g})", height=420)
+    fig.update_yaxes(range=[max(0.0, lo - pad), hi + pad], rangemode="normal")
+    fig.update_xaxes(range=[-1, n.max() + 1])
+    return fig
+
+
+def threshold_error_figure(cost: pd.DataFrame, first_n, m: int, q: float, metric: str,
+                           representative: str) -> go.Figure:
+    """The threshold error of binning (threshold at the representative - threshold at n) against n.
+
+    Bars above zero: the binned test is stricter than the exact one at that n; below zero: it is
+    more lenient (lets through scores the exact null would reject). Traces: ``bin edges``,
+    ``stricter (binned > exact)``, ``more lenient (binned < exact)``, ``no change`` (markers at 0).
+    """
+    diff = cost["difference"].to_numpy(dtype=float)
+    n = cost["n"].to_numpy()
+    custom = _hover_data(cost)
+    big = float(np.abs(diff).max()) if diff.size else 0.0
+    top = big * 1.1 if big > 0 else 0.01
+    fig = go.Figure()
+    low = -top if (diff < 0).any() else -0.05 * top
+    fig.add_trace(bin_edge_trace([f for f in first_n if f <= n.max()], top, low))
+    groups = [("stricter (binned > exact)", diff > 1e-12, PALETTE["ap"]),
+              ("more lenient (binned < exact)", diff < -1e-12, PALETTE["threshold"])]
+    for name, mask, color in groups:
+        fig.add_trace(go.Bar(x=n[mask], y=diff[mask], name=name, marker=dict(color=color, line=dict(width=0)),
+                             width=0.8, customdata=custom[mask], hovertemplate=_HOVER))
+    same = np.abs(diff) <= 1e-12
+    fig.add_trace(go.Scatter(x=n[same], y=np.zeros(int(same.sum())), mode="markers", name="no change",
+                             marker=dict(color="#999999", size=3), customdata=custom[same], hovertemplate=_HOVER))
+    short = SHORT[metric]
+    base_layout(fig, f"What binning costs: {short} threshold at the representative minus at n"
+                     f"<br><sup>m = {m}, q = {q:g}, representative = {representative}; grey lines: bin edges</sup>",
+                "n (negatives)", "threshold error", height=380)
+    fig.update_yaxes(range=[low, top], rangemode="normal", zeroline=True, zerolinecolor="#666")
+    fig.update_xaxes(range=[-1, n.max() + 1])
+    fig.update_layout(bargap=0, barmode="overlay")
+    return fig

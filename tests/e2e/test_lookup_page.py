@@ -1,0 +1,84 @@
+"""Browser tests of the "Threshold lookup" page (/lookup)."""
+
+import apnull
+from harness import (assert_charts_rendered, assert_no_exception, chart_data, expect_rerun, goto, number_input,
+                     query_params, screenshot, set_number_input)
+
+
+def metric_value(page, label):
+    """The shown value of the st.metric whose label is ``label``."""
+    card = page.locator('[data-testid="stMetric"]').filter(
+        has=page.locator('[data-testid="stMetricLabel"]', has_text=label))
+    return card.locator('[data-testid="stMetricValue"]').first.inner_text().strip()
+
+
+def line_x(page, index, prefix):
+    (t,) = [t for t in chart_data(page, index) if (t.get("name") or "").startswith(prefix)]
+    return t["x"][0]
+
+
+def test_lookup_default_view(app_url, page):
+    goto(page, app_url, "lookup")
+    assert_no_exception(page)
+    assert_charts_rendered(page, 2)
+    assert metric_value(page, "AP threshold (95%)") == "0.42688"
+    assert metric_value(page, "p-value of AP = 0.41") == "0.060"
+    assert page.get_by_text("method: exact (all placements)").count() == 2
+    assert page.get_by_text("is above the 95% null threshold 0.427?").count() == 1
+    assert line_x(page, 0, "threshold") == apnull.threshold(4, 30)
+    assert line_x(page, 0, "observed") == 0.41
+    assert not page.page_errors
+    screenshot(page, "lookup_default")
+
+
+def test_lookup_interaction_changes_the_output(app_url, page):
+    goto(page, app_url, "lookup")
+    set_number_input(page, "n (negatives)", 300)
+    assert_no_exception(page)
+    assert_charts_rendered(page, 2)
+    law = apnull.null_distribution(4, 300)
+    assert metric_value(page, "AP threshold (95%)") == f"{law.quantile(0.95):.5g}"
+    assert page.get_by_text(f"method: {law.describe()}").count() == 1
+    assert page.get_by_text("guaranteed interval").count() == 1
+    assert line_x(page, 0, "threshold") == law.quantile(0.95)
+    assert query_params(page).get("n") == "300"
+    screenshot(page, "lookup_grid_n300")
+    # switch the method to Monte Carlo with its radio
+    with expect_rerun(page):
+        page.locator('[data-testid="stRadio"] label').filter(has_text="mc").click()
+    assert_no_exception(page)
+    assert_charts_rendered(page, 2)
+    assert page.get_by_text("method: Monte Carlo, 100,000 draws, seed 0").count() == 2
+    assert query_params(page).get("method") == "mc"
+    screenshot(page, "lookup_mc")
+
+
+def test_lookup_url_reproduces_inputs_and_outputs(app_url, page):
+    goto(page, app_url, "lookup", m=6, n=40, level="alpha", alpha=0.01, ap=0.5)
+    assert_no_exception(page)
+    assert_charts_rendered(page, 2)
+    assert number_input(page, "m (positives)").input_value() == "6"
+    assert number_input(page, "n (negatives)").input_value() == "40"
+    assert number_input(page, "α (false positive rate)").input_value() == "0.01"
+    t = apnull.threshold(6, 40, q=0.99)
+    assert metric_value(page, "AP threshold (99%)") == f"{t:.5g}"
+    p = apnull.p_value(0.5, 6, 40)
+    assert metric_value(page, "p-value of AP = 0.5") == (f"{p:.3f}" if p >= 0.001 else f"{p:.2e}")
+    assert line_x(page, 0, "threshold") == t
+    assert query_params(page) == {"m": "6", "n": "40", "level": "alpha", "alpha": "0.01", "ap": "0.5"}
+    screenshot(page, "lookup_url_m6_n40_alpha001")
+
+
+def test_lookup_bad_input_shows_error(app_url, page):
+    goto(page, app_url, "lookup", m=40, n=300, method="exact")
+    assert_no_exception(page)
+    alert = page.locator('[data-testid="stAlertContentError"]')
+    assert alert.count() == 1
+    assert "exact AP law for m=40, n=300" in alert.inner_text()
+    screenshot(page, "lookup_error_exact_too_big")
+    set_number_input(page, "m (positives)", 0)
+    assert_no_exception(page)
+    assert "m (number of positives) must be at least 1" in page.locator('[data-testid="stAlertContentError"]').inner_text()
+    # the server keeps running: a good URL works again
+    goto(page, app_url, "lookup", m=3, n=10)
+    assert_charts_rendered(page, 2)

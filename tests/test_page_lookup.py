@@ -1,0 +1,138 @@
+"""app_pages/lookup.py with AppTest: the numbers on the page are the library's."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import apnull
+from plotly_json import decode, figures
+
+PAGE = str(Path(__file__).resolve().parents[1] / "app_pages" / "lookup.py")
+
+
+def _run(**widgets):
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.run()
+    if widgets:
+        # the level input depends on the radio: set the radio first, rerun, then the rest
+        if "level" in widgets:
+            at.radio(key="level").set_value(widgets.pop("level"))
+            at.run()
+        for key, value in widgets.items():
+            if key in ("method",):
+                at.radio(key=key).set_value(value)
+            else:
+                at.number_input(key=key).set_value(value)
+        at.run()
+    return at
+
+
+def _metrics(at):
+    return {m.label: m.value for m in at.metric}
+
+
+def _line_x(fig, prefix):
+    (t,) = [t for t in fig["data"] if t.get("name", "").startswith(prefix)]
+    x = decode(t["x"])
+    assert x[0] == x[1]
+    return float(x[0])
+
+
+def test_defaults_give_the_library_numbers():
+    at = _run()
+    assert not at.exception and not at.error
+    metrics = _metrics(at)
+    t = apnull.threshold(4, 30)
+    assert t == pytest.approx(0.42687908496732)
+    assert metrics["AP threshold (95%)"] == f"{t:.5g}" == "0.42688"
+    assert metrics["Precision@R threshold (95%)"] == f"{apnull.threshold(4, 30, 'pr'):.5g}"
+    assert metrics["E[AP] (closed form)"] == f"{apnull.expected_ap(4, 30):.5f}"
+    assert metrics["SD[AP] (closed form)"] == f"{np.sqrt(apnull.ap_variance(4, 30)):.5f}"
+    assert metrics["M/(M+N)"] == f"{4 / 34:.5f}"
+    p = apnull.p_value(0.41, 4, 30)
+    assert metrics["p-value of AP = 0.41"] == f"{p:.3f}" == "0.060"
+    captions = [c.value for c in at.caption]
+    assert "method: exact (all placements)" in captions
+    sentences = [md.value for md in at.markdown if "null threshold" in md.value]
+    assert sentences[0] == "**AP = 0.41** is above the 95% null threshold 0.427? **no**: p = 0.060"
+
+
+def test_figures_mark_threshold_value_ratio_and_mean():
+    at = _run()
+    ap_fig, pr_fig = figures(at)
+    assert _line_x(ap_fig, "threshold") == apnull.threshold(4, 30)
+    assert _line_x(ap_fig, "observed") == 0.41
+    assert _line_x(ap_fig, "M/(M+N)") == pytest.approx(4 / 34)
+    assert _line_x(ap_fig, "mean") == pytest.approx(apnull.expected_ap(4, 30))
+    assert _line_x(pr_fig, "threshold") == apnull.threshold(4, 30, "pr")
+    assert _line_x(pr_fig, "observed") == 0.5
+    # the Precision@R law has 5 atoms: stems at the exact hypergeometric probabilities
+    (pmf,) = [t for t in pr_fig["data"] if t.get("name") == "pmf"]
+    law = apnull.null_distribution(4, 30, "pr")
+    np.testing.assert_allclose(decode(pmf["y"]), law.probs)
+    # the wide AP law is binned: the bars hold all the probability
+    (bars,) = [t for t in ap_fig["data"] if t.get("name") == "pmf"]
+    assert decode(bars["y"]).sum() == pytest.approx(1.0)
+
+
+def test_changing_sizes_changes_the_outputs():
+    at = _run(m=6, n=40)
+    assert not at.exception and not at.error
+    t = apnull.threshold(6, 40)
+    assert _metrics(at)["AP threshold (95%)"] == f"{t:.5g}"
+    ap_fig = figures(at)[0]
+    assert _line_x(ap_fig, "threshold") == t
+    assert "m = 6, n = 40" in ap_fig["layout"]["title"]["text"]
+
+
+def test_grid_law_shows_guaranteed_interval():
+    at = _run(n=300, ap=0.2)
+    assert not at.exception and not at.error
+    law = apnull.null_distribution(4, 300)
+    assert law.method == "grid"
+    assert _metrics(at)["AP threshold (95%)"] == f"{law.quantile(0.95):.5g}"
+    captions = [c.value for c in at.caption]
+    assert f"method: {law.describe()}" in captions
+    lo, hi = law.sf_bounds(0.2)
+    assert any(c.startswith("guaranteed interval") and f"{lo:.3f}" in c and f"{hi:.3f}" in c for c in captions)
+
+
+def test_alpha_level_and_monte_carlo():
+    at = _run(level="alpha", alpha=0.01, method="mc", draws=20_000, seed=5)
+    assert not at.exception and not at.error
+    law = apnull.null_distribution(4, 30, method="mc", draws=20_000, seed=5)
+    metrics = _metrics(at)
+    assert metrics["AP threshold (99%)"] == f"{law.quantile(0.99):.5g}"
+    captions = [c.value for c in at.caption]
+    assert "method: Monte Carlo, 20,000 draws, seed 5" in captions
+    assert any(c.startswith("95% interval") for c in captions)
+    assert _line_x(figures(at)[0], "threshold") == pytest.approx(law.quantile(0.99))
+
+
+def test_threshold_table():
+    at = _run()
+    (table,) = at.dataframe
+    df = table.value
+    assert list(df["q"]) == [0.75, 0.9, 0.95, 0.99]
+    np.testing.assert_allclose(df["ap_threshold"], [apnull.threshold(4, 30, q=q) for q in df["q"]])
+    np.testing.assert_allclose(df["pr_threshold"], [apnull.threshold(4, 30, "pr", q=q) for q in df["q"]])
+
+
+@pytest.mark.parametrize("widgets, message", [
+    (dict(m=0), "m (number of positives) must be at least 1, got 0"),
+    (dict(n=-1), "n (number of negatives) must be at least 0, got -1"),
+    (dict(q=1.2), "q must lie in [0, 1], got 1.2"),
+    (dict(level="alpha", alpha=0.0), "alpha must lie in (0, 1), got 0.0"),
+    (dict(level="alpha", alpha=1.0), "alpha must lie in (0, 1), got 1.0"),
+    (dict(ap=1.3), "your AP must lie in [0, 1], got 1.3"),
+    (dict(pr=-0.2), "your Precision@R must lie in [0, 1], got -0.2"),
+    (dict(m=40, n=300, method="exact"), "exact AP law for m=40, n=300 has"),
+    (dict(method="mc", draws=0), "draws must be at least 1"),
+])
+def test_bad_input_shows_error_not_exception(widgets, message):
+    at = _run(**widgets)
+    assert not at.exception
+    assert len(at.error) == 1 and message in at.error[0].value
+    assert not at.get("plotly_chart")
