@@ -258,7 +258,7 @@ def report(baseline: Result, app: Result | None) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--app", default=str(REPO / "app.py"), help="the dashboard (default app.py)")
-    ap.add_argument("--path", default="", help="page url path (default: the first page)")
+    ap.add_argument("--path", default="densities", help="page url path (default: densities, the W1 view)")
     ap.add_argument("--baseline", default=str(BASELINE_APP))
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--edit-latency", action="store_true",
