@@ -36,6 +36,7 @@ BASE = "_ranking_base"        # the ranking the current editor was built from
 SHOWN = "_ranking_shown"      # the ranking the editor showed at the end of the last run
 VERSION = "_ranking_version"  # editor key suffix; a new one rebuilds the editor
 APPLIED = "_ranking_applied"  # the preset choice last applied
+REBUILDS = "_ranking_rebuilds"  # editor rebuilds in a row (st.rerun after a reorder)
 DEFAULT = list(rk.EXAMPLE_001)
 DEFAULT_CHOICE = (rk.PRESETS[0],)
 
@@ -164,24 +165,28 @@ with left:
         rk.check_rows(new)
     shown_now = [(None if pd.isna(p) else int(p), None if pd.isna(i) else i, None if pd.isna(r) else bool(r))
                  for p, i, r in zip(edited["position"], edited["item"], edited["relevant"])]
-    if shown_now != [(pos, item, rel) for pos, (item, rel) in enumerate(new, start=1)]:
-        # reordered, renumbered or filled in: show the ranking as it now stands
+    stale = shown_now != [(pos, item, rel) for pos, (item, rel) in enumerate(new, start=1)]
+    if stale and ss.get(REBUILDS, 0) < 2:  # (the bound only guards against a rerun loop)
+        # reordered, renumbered or filled in: rebuild the editor on the ranking as it now stands
         ss[RANKING] = new
         ss[SHOWN] = None
+        ss[REBUILDS] = ss.get(REBUILDS, 0) + 1
         st.rerun()
+    ss[REBUILDS] = 0
     ss[RANKING] = ss[SHOWN] = new
 
     # keep the link in step with the ranking
-    text = None if (new == DEFAULT and choice == DEFAULT_CHOICE) else rk.to_text(new)
+    as_text = rk.to_text(new)
+    text = None if (new == DEFAULT and choice == DEFAULT_CHOICE) else as_text  # the default stays out
     if st.query_params.get("r") != text:
         if text is None:
             del st.query_params["r"]
         else:
             st.query_params["r"] = text
     ss[URL_SEEN] = text
-    if new and len(text or rk.to_text(new)) <= 600:
+    if new and len(as_text) <= 600:
         st.caption("The ranking as text (the r parameter of the link):")
-        st.code(rk.to_text(new), language=None, wrap_lines=True)
+        st.code(as_text, language=None, wrap_lines=True)
 
 # --- metric cards, table ------------------------------------------------------------------------
 items = [item for item, _ in new]

@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
-from conftest import (
+from harness import (
     assert_charts_rendered,
     assert_no_exception,
     expect_rerun,
