@@ -3,9 +3,9 @@
 import pandas as pd
 import streamlit as st
 
-from apnull import plots, summaries
+from apnull import summaries
 from apnull.ui import bound_int, bound_toggle, download_csv, guard, intro, show_figure
-from apnull.ui.cache import null_draws
+from apnull.ui.cache import density_figures, null_draws
 
 intro(
     "Null densities",
@@ -43,13 +43,11 @@ for i, (m, n) in enumerate(sizes, start=1):
     progress.progress(i / len(sizes), text=f"Sampling null rankings: size {i} of {len(sizes)} (m = {m}, n = {n})")
 progress.empty()
 
-for metric in ("ap", "pr"):
-    curves = summaries.density_curves(samples, metric)
-    exact = summaries.exact_density_curves(curves, metric) if show_exact else None
-    show_figure(plots.density_figure(curves, metric, M, N, exact=exact, draws=draws), key=f"density_{metric}")
-    if exact is not None:
-        st.caption(f"Exact law drawn for {len(exact)} of {len(curves)} sizes "
-                   f"({'all' if len(exact) == len(curves) else 'the cheap ones'}).")
+for metric, fig, exact_sizes in density_figures(M, N, K, draws, seed, show_exact):
+    show_figure(fig, key=f"density_{metric}")
+    if exact_sizes is not None:
+        st.caption(f"Exact law drawn for {exact_sizes} of {K} sizes "
+                   f"({'all' if exact_sizes == K else 'the cheap ones'}).")
 
 
 def draws_table() -> pd.DataFrame:

@@ -1,17 +1,20 @@
 """Shared look of the project's figures."""
 
 import plotly.graph_objects as go
+import plotly.io as pio
 
 COLORSCALE = "Viridis"
 FONT = dict(family="Inter, Source Sans Pro, sans-serif", size=13)
 METRIC_NAMES = {"ap": "Average Precision", "pr": "Precision@R"}
+#: plotly_white's layout only: naming the whole template copies it on every figure (about 40 ms).
+TEMPLATE = {"layout": pio.templates["plotly_white"].layout}
 PALETTE = {"ap": "#1f77b4", "pr": "#d62728", "mean": "#555555", "ratio": "#9e9e9e", "exact": "#111111",
            "threshold": "#e45756", "value": "#2ca02c"}
 
 
 def base_layout(fig: go.Figure, title: str, x_title: str, y_title: str, height: int = 430) -> go.Figure:
     fig.update_layout(
-        title=dict(text=title, x=0, xanchor="left"), height=height, font=FONT, template="plotly_white",
+        title=dict(text=title, x=0, xanchor="left"), height=height, font=FONT, template=TEMPLATE,
         margin=dict(l=60, r=20, t=60, b=50), hovermode="closest",
         legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1),
     )

@@ -6,7 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ._style import FONT, PALETTE, base_layout
+from ._style import FONT, PALETTE, TEMPLATE, base_layout
 
 #: Colour and dash of each threshold line, by the names of apnull.hypergeom.thresholds_table.
 LINE_STYLES = {
@@ -100,7 +100,7 @@ def precision_histograms(shuffled, hyper, k: int, thresholds, pmf=None, m: int |
     fig.update_layout(
         title=dict(text=f"Precision@{k} under the null: shuffled labels vs the hypergeometric law"
                         f"<br><sup>{size}; bars: share of draws; diamonds: exact pmf</sup>", x=0, xanchor="left"),
-        height=680, font=FONT, template="plotly_white", margin=dict(l=60, r=20, t=90, b=130),
+        height=680, font=FONT, template=TEMPLATE, margin=dict(l=60, r=20, t=90, b=130),
         hovermode="closest", bargap=0,
         legend=dict(orientation="h", yanchor="top", y=-0.1, xanchor="left", x=0),
     )

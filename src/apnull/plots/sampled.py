@@ -20,7 +20,7 @@ import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 from plotly.subplots import make_subplots
 
-from ._style import FONT, PALETTE, base_layout
+from ._style import FONT, PALETTE, TEMPLATE, base_layout
 
 #: Metrics offered by the page, in display order.
 PAGE_METRICS = ("auc", "ap", "ndcg", "recall", "precision")
@@ -69,7 +69,7 @@ def metric_vs_rank_figure(full: Mapping[str, tuple], top: Mapping[str, tuple], n
     fig.update_layout(
         title=dict(text=f"Metric versus the true rank of the relevant item<br><sup>n = {n:,} items, "
                         "one relevant item</sup>", x=0, xanchor="left"),
-        height=480, font=FONT, template="plotly_white", margin=dict(l=60, r=20, t=90, b=110),
+        height=480, font=FONT, template=TEMPLATE, margin=dict(l=60, r=20, t=90, b=110),
         hovermode="closest", legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0),
     )
     fig.update_xaxes(title="true rank", showline=True, linecolor="#999", ticks="outside")

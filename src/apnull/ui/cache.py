@@ -42,3 +42,19 @@ def exact_size_summary(m: int, n: int, tol: float = 1e-3):
     from ..summaries import exact_size_summary as compute
 
     return compute(m, n, tol)
+
+
+@st.cache_data(max_entries=32, ttl=_TTL, show_spinner=False)
+def density_figures(M: int, N: int, K: int, draws: int, seed: int, show_exact: bool):
+    """The two density figures of the "Null densities" page and, per metric, how many sizes have the
+    exact overlay. Cached whole, so a rerun with the same inputs rebuilds nothing."""
+    from .. import plots, summaries
+
+    samples = [(m, n, *null_draws(m, n, draws, seed)) for m, n in summaries.check_grid_request(M, N, K, draws)]
+    out = []
+    for metric in ("ap", "pr"):
+        curves = summaries.density_curves(samples, metric)
+        exact = summaries.exact_density_curves(curves, metric) if show_exact else None
+        fig = plots.density_figure(curves, metric, M, N, exact=exact, draws=draws)
+        out.append((metric, fig, None if exact is None else len(exact)))
+    return out
