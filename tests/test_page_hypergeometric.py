@@ -3,35 +3,19 @@ bad input shows st.error without an exception."""
 
 from __future__ import annotations
 
-import base64
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from plotly_json import decode, figures, trace
+
 from apnull import hypergeom as hg
 
 PAGE = str(Path(__file__).resolve().parents[1] / "app_pages" / "hypergeometric.py")
 
 
-def decode(value):
-    """A plotly JSON array: a list, or a typed array {"dtype", "bdata", "shape"} -> numpy array."""
-    if isinstance(value, dict) and "bdata" in value:
-        arr = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
-        if "shape" in value:
-            arr = arr.reshape([int(s) for s in str(value["shape"]).split(",")])
-        return arr
-    return np.asarray(value)
-
-
-def figures(at):
-    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-
-
-def trace(fig, name):
-    return next(t for t in fig["data"] if t.get("name") == name)
 
 
 def run(**widgets):

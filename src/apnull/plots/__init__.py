@@ -1,5 +1,11 @@
-"""Plotly figure builders: plain data in, ``go.Figure`` out. No streamlit, testable without a server."""
+"""Plotly figure builders: plain data in, ``go.Figure`` out. No streamlit, testable without a server.
 
+One module per topic: ``null`` (densities, quantiles), ``lookup``, ``binning``, ``hypergeom``,
+``ranking``, ``sampled``.
+"""
+
+from . import binning, hypergeom, lookup, null, ranking, sampled
 from .null import density_figure, quantile_figure, size_colors
 
-__all__ = ["density_figure", "quantile_figure", "size_colors"]
+__all__ = ["binning", "density_figure", "hypergeom", "lookup", "null", "quantile_figure", "ranking", "sampled",
+           "size_colors"]
