@@ -67,8 +67,9 @@ k2.metric("largest |threshold error|", f"{summary['max_abs_error']:.4f}", border
           help=f"At n = {summary['worst_n']}.")
 k3.metric("mean |threshold error|", f"{summary['mean_abs_error']:.4f}", border=True,
           help=f"Average over n = 0..{cost['n'].iloc[-1]}.")
-k4.metric("n with a too lenient threshold", f"{summary['n_below']}", border=True,
-          help="Values of n where the binned threshold is below the exact one.")
+k4.metric("n too lenient", f"{summary['n_below']}", border=True,
+          help="Values of n where the binned threshold is below the exact one: there binning lets through "
+               "scores the exact null would reject.")
 
 methods = cost.groupby("method")["n"].agg(["min", "max"])
 how = "; ".join(
@@ -86,7 +87,8 @@ else:
               f"{-summary['most_below']:.4f}): there the binned test lets through scores that the exact null "
               "would reject. Use the lower end of each bin to stay on the safe side.")
 st.markdown(words)
-st.caption(f"Thresholds: {how}; the whole curve took {seconds:.2f} s.")
+took = "came from the cache" if seconds < 0.005 else f"took {seconds:.2f} s"
+st.caption(f"Thresholds: {how}; the whole curve {took}.")
 
 first_n = bins["first_n"].to_numpy()
 show_figure(threshold_binning_figure(cost, first_n, m, q, metric, representative), key="thresholds")

@@ -87,7 +87,12 @@ k3.metric("M/(M+N)", f"{ratio:.5f}", border=True,
 
 
 def p_text(p: float) -> str:
-    return f"{p:.3f}" if p >= 0.001 else f"{p:.2e}"
+    """Three decimals down to 0.01 (0.060), then three significant digits (0.00297, 1.2e-05)."""
+    return f"{p:.3f}" if p >= 0.01 else f"{p:.3g}"
+
+
+def bound_text(x: float) -> str:
+    return f"{x:.4g}"
 
 
 cols = st.columns(2)
@@ -105,10 +110,10 @@ for col, metric in zip(cols, ("ap", "pr")):
                  help=f"P(random {short} ≥ {v:g}) under the null.")
         if law.method == "grid":
             lo, hi = (float(x) for x in law.sf_bounds(v))
-            b.caption(f"guaranteed interval [{p_text(lo)}, {p_text(hi)}] (the grid law's error bound)")
+            b.caption(f"guaranteed interval [{bound_text(lo)}, {bound_text(hi)}] (the grid law's error bound)")
         elif law.method == "mc":
             lo, hi = (float(x) for x in law.sf_bounds(v))
-            b.caption(f"95% interval [{p_text(lo)}, {p_text(hi)}] ({law.draws.size:,} draws)")
+            b.caption(f"95% interval [{bound_text(lo)}, {bound_text(hi)}] ({law.draws.size:,} draws)")
         else:
             b.caption("exact")
         verdict = "yes" if v > t else "no"

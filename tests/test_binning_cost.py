@@ -27,12 +27,28 @@ def test_curve_equals_library_threshold_at_every_n(m, metric):
         assert curve["method"][n] == law.method
 
 
-@pytest.mark.parametrize("m, n", [(4, 44), (4, 45), (4, 300), (3, 104), (3, 105), (10, 200), (1, 300), (2, 300)])
+def _last_exact_n(m):
+    """Largest n at which "auto" still counts placements exactly (the switch to the grid law)."""
+    n = 0
+    while choose_method(m, n + 1) == "exact":
+        n += 1
+    return n
+
+
+SWITCH_CASES = [(m, n) for m in (3, 4) for n in (_last_exact_n(m), _last_exact_n(m) + 1)]
+
+
+@pytest.mark.parametrize("m, n", SWITCH_CASES + [(4, 300), (10, 200), (1, 300), (2, 300)])
 @pytest.mark.parametrize("q", [0.5, 0.75, 0.9, 0.95, 0.99])
 def test_curve_matches_library_across_the_exact_grid_switch(m, n, q):
     curve = threshold_curve(m, 300, q, "ap")
     assert curve["method"][n] == choose_method(m, n)
     assert curve["threshold"][n] == pytest.approx(apnull.threshold(m, n, q=q), abs=TOL)
+
+
+def test_switch_cases_straddle_the_switch():
+    for m, n in SWITCH_CASES[::2]:
+        assert choose_method(m, n) == "exact" and choose_method(m, n + 1) == "grid"
 
 
 def test_curve_forced_methods():

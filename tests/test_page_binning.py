@@ -56,7 +56,7 @@ def test_defaults_cost_matches_library():
     assert metrics["bins (null laws needed)"] == "81"
     assert metrics["largest |threshold error|"] == f"{s['max_abs_error']:.4f}"
     assert metrics["mean |threshold error|"] == f"{s['mean_abs_error']:.4f}"
-    assert metrics["n with a too lenient threshold"] == "0"
+    assert metrics["n too lenient"] == "0"
     _, thr_fig, err_fig = figures(at)
     exact = trace(thr_fig, "threshold at n")
     np.testing.assert_allclose(decode(exact["y"]), cost["threshold"])
@@ -78,7 +78,7 @@ def test_changing_widgets_changes_outputs():
     s = binning_summary(cost)
     metrics = _metrics(at)
     assert metrics["bins (null laws needed)"] == str(s["bins"])
-    assert metrics["n with a too lenient threshold"] == str(s["n_below"])
+    assert metrics["n too lenient"] == str(s["n_below"])
     bp_fig, thr_fig, err_fig = figures(at)
     np.testing.assert_allclose(decode(bp_fig["data"][0]["x"]), apnull.breakpoints(200, 1.5)[1:])
     binned = trace(thr_fig, "threshold at the bin's representative (middle)")

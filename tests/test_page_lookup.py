@@ -96,7 +96,15 @@ def test_grid_law_shows_guaranteed_interval():
     captions = [c.value for c in at.caption]
     assert f"method: {law.describe()}" in captions
     lo, hi = law.sf_bounds(0.2)
-    assert any(c.startswith("guaranteed interval") and f"{lo:.3f}" in c and f"{hi:.3f}" in c for c in captions)
+    assert f"guaranteed interval [{lo:.4g}, {hi:.4g}] (the grid law's error bound)" in captions
+    assert _metrics(at)["p-value of AP = 0.2"] == f"{law.sf(0.2):.3f}"
+
+
+def test_small_p_value_keeps_three_significant_digits():
+    at = _run(n=300, ap=0.3)
+    p = apnull.p_value(0.3, 4, 300)
+    assert p < 0.01
+    assert _metrics(at)["p-value of AP = 0.3"] == f"{p:.3g}" == "0.00187"
 
 
 def test_alpha_level_and_monte_carlo():

@@ -35,7 +35,7 @@ def test_binning_default_view(app_url, page):
     assert metric_value(page, "bins (null laws needed)") == "81"
     s = binning_summary(binning_cost(4, 0.95, 300, 1.3, "lower", "ap"))
     assert metric_value(page, "largest |threshold error|") == f"{s['max_abs_error']:.4f}"
-    assert metric_value(page, "n with a too lenient threshold") == "0"
+    assert metric_value(page, "n too lenient") == "0"
     assert page.get_by_text("never below the exact one").count() == 1
     assert not page.page_errors
     screenshot(page, "binning_default")
@@ -49,7 +49,7 @@ def test_binning_interaction_changes_the_output(app_url, page):
     assert_charts_rendered(page, 3)
     s = binning_summary(binning_cost(4, 0.95, 300, 1.3, "middle", "ap"))
     assert s["n_below"] > 0
-    assert metric_value(page, "n with a too lenient threshold") == str(s["n_below"])
+    assert metric_value(page, "n too lenient") == str(s["n_below"])
     assert trace(page, 1, "threshold at the bin's representative (middle)")
     lenient = trace(page, 2, "more lenient (binned < exact)")
     assert len(as_array(lenient["x"])) == s["n_below"]

@@ -11,7 +11,7 @@ from ._style import METRIC_NAMES, PALETTE, base_layout
 __all__ = ["breakpoint_figure", "threshold_binning_figure", "threshold_error_figure", "bin_edge_trace"]
 
 SHORT = {"ap": "AP", "pr": "Precision@R"}
-EDGE_COLOR = "#c7c7c7"
+EDGE_COLOR = "#e0e0e0"
 BINNED_COLOR = "#ff7f0e"
 
 
@@ -66,8 +66,9 @@ def threshold_binning_figure(cost: pd.DataFrame, first_n, m: int, q: float, metr
     first_n : array_like
         First n of every bin >= 1 (bin edges are drawn before them).
 
-    Traces: ``bin edges``, ``threshold at n``, ``threshold at the bin's representative`` (shape
-    "hv": constant over a bin), ``representatives`` (markers at the representative n).
+    Traces, bottom to top: ``bin edges``, ``threshold at the bin's representative (...)`` (shape
+    "hv": constant over a bin), ``representatives`` (markers at the representative n), ``threshold
+    at n``.
     """
     n = cost["n"].to_numpy()
     lo = float(min(cost["threshold"].min(), cost["binned_threshold"].min()))
@@ -76,16 +77,18 @@ def threshold_binning_figure(cost: pd.DataFrame, first_n, m: int, q: float, metr
     fig = go.Figure()
     fig.add_trace(bin_edge_trace([f for f in first_n if f <= n.max()], hi + pad, max(0.0, lo - pad)))
     custom = _hover_data(cost)
-    fig.add_trace(go.Scatter(x=n, y=cost["threshold"], mode="lines", name="threshold at n",
-                             line=dict(color=PALETTE[metric], width=2), customdata=custom, hovertemplate=_HOVER))
+    # the binned steps are wide and pale, the exact curve thin and dark on top: both stay visible
     fig.add_trace(go.Scatter(x=n, y=cost["binned_threshold"], mode="lines", line_shape="hv",
                              name=f"threshold at the bin's representative ({representative})",
-                             line=dict(color=BINNED_COLOR, width=2), customdata=custom, hovertemplate=_HOVER))
+                             line=dict(color=BINNED_COLOR, width=4), opacity=0.75, customdata=custom,
+                             hovertemplate=_HOVER))
     reps = np.unique(cost["representative_n"].to_numpy())
     rep_thr = cost.set_index("n").loc[reps, "threshold"].to_numpy()
     fig.add_trace(go.Scatter(x=reps, y=rep_thr, mode="markers", name="representatives",
-                             marker=dict(color=BINNED_COLOR, size=6, symbol="circle-open", line=dict(width=1.5)),
+                             marker=dict(color=BINNED_COLOR, size=7, symbol="circle-open", line=dict(width=1.5)),
                              hovertemplate="representative n = %{x}<br>threshold = %{y:.6f}<extra></extra>"))
+    fig.add_trace(go.Scatter(x=n, y=cost["threshold"], mode="lines", name="threshold at n",
+                             line=dict(color=PALETTE[metric], width=1.5), customdata=custom, hovertemplate=_HOVER))
     short = SHORT[metric]
     base_layout(fig, f"{METRIC_NAMES[metric]} threshold at each n and at its bin's representative"
                      f"<br><sup>m = {m}, q = {q:g}; grey lines: bin edges</sup>",

@@ -18,6 +18,8 @@ TARGET_BARS = 100
 #: Never more bars than this in one figure (the whole support is binned, not only the window).
 MAX_BARS = 2000
 SHORT = {"ap": "AP", "pr": "Precision@R"}
+#: Colours of the pmf: never the threshold's red, which marks a line on top of it.
+PMF_COLORS = {"ap": PALETTE["ap"], "pr": "#9467bd"}
 
 
 def law_window(law, marks=(), tail: float = 1e-4) -> tuple[float, float]:
@@ -57,7 +59,7 @@ def _vline(x: float, top: float, name: str, color: str, dash: str, width: float,
 
 
 def law_figure(law, threshold: float, value: float | None = None, mean: float | None = None,
-               q: float | None = None, height: int = 380) -> go.Figure:
+               q: float | None = None, height: int = 470) -> go.Figure:
     """The null pmf of one metric with its threshold, an observed value, M/(M+N) and the mean.
 
     Parameters
@@ -101,14 +103,14 @@ def law_figure(law, threshold: float, value: float | None = None, mean: float | 
         ys = ys.astype(object)
         ys[2::3] = None
         fig.add_trace(go.Scatter(x=list(xs), y=list(ys), mode="lines", name="pmf stems", showlegend=False,
-                                 hoverinfo="skip", line=dict(color=PALETTE[metric], width=2)))
+                                 hoverinfo="skip", line=dict(color=PMF_COLORS[metric], width=2)))
         if law.counts is not None and law.total is not None:
             custom = np.column_stack([np.asarray(law.counts, dtype=float), np.full(values.size, float(law.total))])
             extra = "<br>%{customdata[0]:,.0f} of %{customdata[1]:,.0f} placements"
         else:
             custom, extra = None, ""
         fig.add_trace(go.Scatter(
-            x=values, y=probs, mode="markers", name="pmf", marker=dict(color=PALETTE[metric], size=7),
+            x=values, y=probs, mode="markers", name="pmf", marker=dict(color=PMF_COLORS[metric], size=7),
             customdata=custom, showlegend=False,
             hovertemplate=f"{short} = %{{x:.6f}}<br>{p_word} = %{{y:.6g}}{extra}<extra></extra>",
         ))
@@ -121,7 +123,7 @@ def law_figure(law, threshold: float, value: float | None = None, mean: float | 
         custom = bars[["left", "right", "points"]].to_numpy()
         fig.add_trace(go.Bar(
             x=bars["centre"], y=bars["prob"], width=float(bars["right"].iloc[0] - bars["left"].iloc[0]),
-            name="pmf", marker=dict(color=PALETTE[metric], line=dict(width=0)), opacity=0.75, showlegend=False,
+            name="pmf", marker=dict(color=PMF_COLORS[metric], line=dict(width=0)), opacity=0.75, showlegend=False,
             customdata=custom,
             hovertemplate=(f"{short} in [%{{customdata[0]:.5f}}, %{{customdata[1]:.5f}})"
                            f"<br>{p_word} = %{{y:.6g}}<br>%{{customdata[2]:,.0f}} distinct values<extra></extra>"),
@@ -146,6 +148,7 @@ def law_figure(law, threshold: float, value: float | None = None, mean: float | 
                 METRIC_NAMES[metric], y_title, height=height)
     fig.update_xaxes(range=x_range)
     fig.update_yaxes(range=[0, top * 1.02])
-    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0),
-                      margin=dict(b=40, t=70), bargap=0)
+    # the legend goes below the x axis title (4 entries wrap onto up to 4 rows in a half-width column)
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.25, xanchor="left", x=0),
+                      margin=dict(b=130, t=70), bargap=0)
     return fig
