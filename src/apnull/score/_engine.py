@@ -1,0 +1,176 @@
+"""Running the per-perturbation kernels: components of strata, batches, in-process or on dask.
+
+Strata that share a perturbation form a component; a component's control data (rows and sorted
+similarity rows, one stratum at a time) is prepared once and its perturbations are scored in batches.
+Only one component's data is held at a time in-process, so memory grows with the largest component,
+not with the number of perturbations. With dask each component is one task and each batch another;
+the same compiled code runs on the same numbers, so the results are identical bit for bit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from apnull.law import VALUE_TOL
+
+from . import _kernels
+
+__all__ = ["stream_key", "components", "prepare_component", "run_batch", "run_screen", "pert_spec",
+           "MAX_EXACT_ASSIGNMENTS", "BATCH"]
+
+#: ``permutations="all"`` enumerates at most this many label assignments per perturbation.
+MAX_EXACT_ASSIGNMENTS = 200_000
+#: Perturbations per batch (progress granularity; results do not depend on it).
+BATCH = 64
+
+
+def stream_key(seed: int, name_key: str, stratum: str) -> np.uint64:
+    """64-bit stream key from (seed, perturbation name, stratum) (BLAKE2b; not Python's salted hash)."""
+    text = f"{int(seed)}\x1f{name_key}\x1f{stratum}".encode()
+    return np.uint64(int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "little"))
+
+
+def components(screen) -> list[list[int]]:
+    """Indices of screen.perts grouped by connected strata (union-find), in a fixed order."""
+    parent: dict = {}
+
+    def find(x):
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for p in screen.perts:
+        for s in p.strata[1:]:
+            a, b = find(p.strata[0]), find(s)
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+    groups: dict = {}
+    for i, p in enumerate(screen.perts):
+        groups.setdefault(find(p.strata[0]), []).append(i)
+    return [groups[k] for k in sorted(groups)]
+
+
+@dataclass
+class Component:
+    strata: list          # stratum keys, sorted
+    Xc: np.ndarray
+    cstart: np.ndarray
+    csize: np.ndarray
+    sorted_buf: np.ndarray
+    soff: np.ndarray
+
+
+def prepare_component(strata, Xc_list, kind) -> Component:
+    """Concatenate the controls of ``strata`` and sort each control's similarities once."""
+    csize = np.array([x.shape[0] for x in Xc_list], dtype=np.int64)
+    cstart = np.concatenate([[0], np.cumsum(csize)[:-1]]).astype(np.int64)
+    lens = csize * np.maximum(csize - 1, 0)
+    soff = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
+    buf = np.empty(int(lens.sum()))
+    for j, x in enumerate(Xc_list):
+        if lens[j]:
+            buf[soff[j]:soff[j] + lens[j]] = _kernels.sorted_control_rows(x, kind).ravel()
+    Xc = np.ascontiguousarray(np.concatenate(Xc_list)) if Xc_list else np.empty((0, 0))
+    return Component(list(strata), Xc, cstart, csize, buf, soff)
+
+
+def pert_spec(screen, i, comp_strata, seed):
+    """What the kernel needs for perturbation i: rows, stratum positions, strata, keys, pool sizes."""
+    p = screen.perts[i]
+    where = {s: j for j, s in enumerate(comp_strata)}
+    Xr = np.ascontiguousarray(screen.X[np.concatenate(p.reps)])
+    rep_str = np.repeat(np.arange(len(p.strata)), [len(r) for r in p.reps]).astype(np.int64)
+    t_strata = np.array([where[s] for s in p.strata], dtype=np.int64)
+    keys = np.array([stream_key(seed, p.key, s) for s in p.strata], dtype=np.uint64)
+    sizes = [(len(r), len(screen.controls[s])) for r, s in zip(p.reps, p.strata)]
+    rows = screen.rows[np.concatenate(p.reps)]
+    return dict(index=i, Xr=Xr, rep_str=rep_str, t_strata=t_strata, keys=keys, sizes=sizes, rows=rows)
+
+
+def assignment_count(sizes) -> int:
+    """Number of label assignments: prod_s C(k_s + n_s, k_s)."""
+    return math.prod(math.comb(k + n, k) for k, n in sizes)
+
+
+def all_assignments(sizes) -> np.ndarray:
+    """Every assignment as pool indices (T x k), strata in order, members ascending within each."""
+    per, off = [], 0
+    for k, n in sizes:
+        per.append([tuple(off + c for c in combo) for combo in itertools.combinations(range(k + n), k)])
+        off += k + n
+    rows = [tuple(itertools.chain.from_iterable(parts)) for parts in itertools.product(*per)]
+    return np.array(rows, dtype=np.int64).reshape(len(rows), sum(k for k, _ in sizes))
+
+
+def run_batch(comp: Component, specs, kind, B, exact, keep_null=False):
+    """Score a batch: per spec (index, ap, pr, mAP, permutation p-value or NaN, null or None).
+
+    ``B = 0`` computes the observed values only. ``exact`` enumerates every assignment:
+    p = #{null >= mAP - tol} / T; otherwise p = (1 + #{null >= mAP - tol}) / (1 + B).
+    """
+    out = []
+    for sp in specs:
+        k = sp["Xr"].shape[0]
+        draws = np.empty((0, k), dtype=np.int64)
+        if exact:
+            draws = all_assignments(sp["sizes"])
+        ap, pr, m_obs, null = _kernels.perturbation_scores(
+            sp["Xr"], sp["rep_str"], sp["t_strata"], comp.Xc, comp.cstart, comp.csize,
+            comp.sorted_buf, comp.soff, kind, 0 if exact else int(B), sp["keys"], draws)
+        p = np.nan
+        if null.size:
+            hits = int(np.sum(null >= m_obs - VALUE_TOL))
+            p = hits / null.size if exact else (1 + hits) / (1 + null.size)
+        out.append((sp["index"], ap, pr, float(m_obs), p, null if keep_null else None))
+    return out
+
+
+def _plan(screen, seed, batch):
+    for comp_idx in components(screen):
+        strata = sorted({s for i in comp_idx for s in screen.perts[i].strata})
+        Xc_list = [screen.X[screen.controls[s]] for s in strata]
+        batches = [comp_idx[a:a + batch] for a in range(0, len(comp_idx), batch)]
+        yield strata, Xc_list, batches
+
+
+def run_screen(screen, seed, B, exact, client=None, progress=None, batch=BATCH):
+    """Score every perturbation of the screen; returns {index: (ap, pr, mAP, p, None)} in any order."""
+    total = len(screen.perts)
+    done = 0
+    results = {}
+    if progress:
+        progress(0, total)
+    if client is None:
+        for strata, Xc_list, batches in _plan(screen, seed, batch):
+            comp = prepare_component(strata, Xc_list, screen.kind)
+            for b in batches:
+                specs = [pert_spec(screen, i, strata, seed) for i in b]
+                for r in run_batch(comp, specs, screen.kind, B, exact):
+                    results[r[0]] = r
+                done += len(b)
+                if progress:
+                    progress(done, total)
+            del comp
+        return results
+    from dask.distributed import as_completed
+
+    futures = []
+    for strata, Xc_list, batches in _plan(screen, seed, batch):
+        comp = client.submit(prepare_component, strata, Xc_list, screen.kind, pure=False)
+        for b in batches:
+            specs = [pert_spec(screen, i, strata, seed) for i in b]
+            futures.append(client.submit(run_batch, comp, specs, screen.kind, B, exact, pure=False))
+    for fut in as_completed(futures):
+        batch_out = fut.result()
+        for r in batch_out:
+            results[r[0]] = r
+        done += len(batch_out)
+        if progress:
+            progress(done, total)
+    return results

@@ -1,0 +1,385 @@
+"""Compiled kernels (numba) for scoring a screen: similarities, tie-aware AP, label permutation.
+
+Everything here is deterministic scalar code (no BLAS, no threads, no fastmath), so the same inputs
+give the same bits in any process: in-process and dask runs agree exactly.
+
+Similarity ``kind``: 0 = dot product of prepared rows (cosine and correlation rows are centred and/or
+normalised beforehand), 1 = minus the squared Euclidean distance. Both are exactly symmetric.
+
+Pool layout of one perturbation t (see ``perturbation_scores``): for each stratum s of t, in order,
+the k_s replicates of t there followed by the n_s controls there. An "assignment" D lists, for each
+stratum in the same order, the k_s pool members that carry t's label.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_EULER = 0.5772156649015329
+
+
+@numba.njit(cache=True, inline="always")
+def uniform(key, index):  # pragma: no cover - compiled
+    """The index-th 53-bit uniform in [0, 1) of the counter-based SplitMix64 stream ``key``."""
+    z = key + (index + np.uint64(1)) * _GOLDEN
+    z = (z ^ (z >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    z = z ^ (z >> np.uint64(31))
+    return np.float64(z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@numba.njit(cache=True, inline="always")
+def sim(X, i, Y, j, kind):  # pragma: no cover - compiled
+    """Similarity of row i of X and row j of Y: dot product (kind 0) or -squared distance (kind 1)."""
+    s = 0.0
+    if kind == 0:
+        for t in range(X.shape[1]):
+            s += X[i, t] * Y[j, t]
+        return s
+    for t in range(X.shape[1]):
+        diff = X[i, t] - Y[j, t]
+        s += diff * diff
+    return -s
+
+
+@numba.njit(cache=True)
+def sorted_control_rows(Xc, kind):  # pragma: no cover - compiled
+    """Row a: the similarities of control a to the other n - 1 controls, ascending (n x (n-1))."""
+    n = Xc.shape[0]
+    out = np.empty((n, max(n - 1, 0)))
+    for a in range(n):
+        for b in range(a + 1, n):
+            v = sim(Xc, a, Xc, b, kind)
+            out[a, b - 1] = v
+            out[b, a] = v
+    for a in range(n):
+        out[a, :] = np.sort(out[a, :])
+    return out
+
+
+@numba.njit(cache=True)
+def harmonic(n):  # pragma: no cover - compiled
+    """H_n = sum_{i<=n} 1/i: summed for n < 64, else the asymptotic series (error < 1e-17)."""
+    if n < 64:
+        s = 0.0
+        for i in range(1, n + 1):
+            s += 1.0 / i
+        return s
+    x = float(n)
+    x2 = 1.0 / (x * x)
+    return math.log(x) + _EULER + 0.5 / x - x2 * (1.0 / 12 - x2 * (1.0 / 120 - x2 / 252))
+
+
+@numba.njit(cache=True)
+def block_sum(a, L, start, before):  # pragma: no cover - compiled
+    """Expected sum of precisions at the a positives of a tied block of L items (a positives).
+
+    The block occupies ranks start+1 .. start+L with ``before`` positives ranked above it. Slot p is
+    positive with probability a/L, and then holds before + 1 + (p-1)(a-1)/(L-1) positives on
+    average up to itself, so the block contributes
+    sum_{p=1..L} (a/L) * (before + 1 + (p-1)(a-1)/(L-1)) / (start + p)
+    = (a/L) * [(alpha - beta*(start+1)) * (H_{start+L} - H_start) + beta*L],
+    alpha = before + 1, beta = (a-1)/(L-1). Summed directly for L <= 64 (exact without ties).
+    """
+    if L == 1:
+        return (before + 1.0) / (start + 1.0)
+    beta = (a - 1.0) / (L - 1.0)
+    if L <= 64:
+        s = 0.0
+        for p in range(1, L + 1):
+            s += (before + 1.0 + (p - 1) * beta) / (start + p)
+        return s * a / L
+    alpha = before + 1.0
+    dh = harmonic(start + L) - harmonic(start)
+    return (a / L) * ((alpha - beta * (start + 1.0)) * dh + beta * L)
+
+
+@numba.njit(cache=True)
+def tie_aware_from_sorted(scores, rel):  # pragma: no cover - compiled
+    """Tie-aware AP and Precision@R of items already sorted by score, descending.
+
+    Returns (ap, precision_at_r); ap is NaN when there is no relevant item.
+    """
+    N = scores.size
+    m = 0
+    for i in range(N):
+        if rel[i]:
+            m += 1
+    if m == 0:
+        return np.nan, np.nan
+    i = 0
+    before = 0
+    total = 0.0
+    hits = 0.0
+    while i < N:
+        j = i
+        a = 0
+        while j < N and scores[j] == scores[i]:
+            if rel[j]:
+                a += 1
+            j += 1
+        L = j - i
+        if a > 0:
+            total += block_sum(a, L, i, before)
+            inside = min(L, max(0, m - i))
+            hits += a * inside / L
+        before += a
+        i = j
+    return total / m, hits / m
+
+
+@numba.njit(cache=True)
+def _count(row, extra, n_extra, v):  # pragma: no cover - compiled
+    """(#items > v, #items == v) over a sorted row plus ``extra[:n_extra]`` (unsorted)."""
+    right = np.searchsorted(row, v, side="right")
+    left = np.searchsorted(row, v, side="left")
+    gt = row.size - right
+    eq = right - left
+    for t in range(n_extra):
+        if extra[t] > v:
+            gt += 1
+        elif extra[t] == v:
+            eq += 1
+    return gt, eq
+
+
+@numba.njit(cache=True)
+def _query(vals, same, row, extra, n_extra, m, R):  # pragma: no cover - compiled
+    """Tie-aware AP and Precision@R of one query from its m positive similarities ``vals``.
+
+    The query's stratum pool without the query itself is ``row`` (sorted) plus ``extra``; the
+    positives that lie in that pool (``same``) are taken back out, so what is left are the negatives.
+    A block of a tied positives with value v starts after (#negatives > v) + (#positives > v) items
+    and holds the a positives and the #negatives == v (see ``block_sum``).
+    """
+    order = np.argsort(-vals, kind="mergesort")
+    before = 0
+    total = 0.0
+    hits = 0.0
+    i = 0
+    while i < m:
+        v = vals[order[i]]
+        a = 1
+        while i + a < m and vals[order[i + a]] == v:
+            a += 1
+        gt, eq = _count(row, extra, n_extra, v)
+        for y in range(m):
+            if same[y]:
+                if vals[y] > v:
+                    gt -= 1
+                elif vals[y] == v:
+                    eq -= 1
+        start = gt + before
+        L = a + eq
+        total += block_sum(a, L, start, before)
+        hits += a * min(L, max(0, R - start)) / L
+        before += a
+        i += a
+    return total / m, hits / m
+
+
+@numba.njit(cache=True)
+def evaluate(D, want, ap_out, pr_out, Xc, kind, simRP, sortedRC, sorted_buf, soff,
+             g_str, g_rep, g_row, g_ctl, s_n, s_stratum, s_rep_lo, s_rep_hi):  # pragma: no cover
+    """Mean AP of assignment D (k pool indices); per-query AP and P@R into ap_out/pr_out if ``want``.
+
+    Query u (stratum s) ranks the other members of D (positives, any stratum) and the members of
+    pool_s outside D (negatives). Counts over pool_s come from a sorted row (control rows sorted once
+    per stratum; replicate rows once per perturbation) plus the k_s replicates' similarities.
+    """
+    k = D.size
+    m = k - 1
+    vals = np.empty(m)
+    same = np.empty(m, dtype=np.bool_)
+    extra = np.empty(k)
+    total = 0.0
+    for qi in range(k):
+        u = D[qi]
+        su = g_str[u]
+        ru = g_rep[u]
+        cnt = 0
+        for yi in range(k):
+            if yi == qi:
+                continue
+            y = D[yi]
+            if ru >= 0:
+                v = simRP[ru, y]
+            elif g_rep[y] >= 0:
+                v = simRP[g_rep[y], u]
+            else:
+                v = sim(Xc, g_row[u], Xc, g_row[y], kind)
+            vals[cnt] = v
+            same[cnt] = g_str[y] == su
+            cnt += 1
+        n = s_n[su]
+        n_extra = 0
+        for r2 in range(s_rep_lo[su], s_rep_hi[su]):
+            if r2 != ru:
+                extra[n_extra] = simRP[r2, u]
+                n_extra += 1
+        if ru >= 0:
+            ap, pr = _query(vals, same, sortedRC[ru, :n], extra, n_extra, m, m)
+        else:
+            start = soff[s_stratum[su]] + g_ctl[u] * (n - 1)
+            ap, pr = _query(vals, same, sorted_buf[start:start + n - 1], extra, n_extra, m, m)
+        total += ap
+        if want:
+            ap_out[qi] = ap
+            pr_out[qi] = pr
+    return total / k
+
+
+@numba.njit(cache=True)
+def _layout(Xr, rep_str, t_strata, Xc, cstart, csize, kind):  # pragma: no cover - compiled
+    """Pool layout, replicate-to-pool similarities and sorted replicate-to-control rows of t."""
+    k = Xr.shape[0]
+    J = t_strata.size
+    s_n = np.empty(J, dtype=np.int64)
+    s_lo = np.zeros(J, dtype=np.int64)
+    s_hi = np.zeros(J, dtype=np.int64)
+    poff = np.empty(J, dtype=np.int64)
+    for s in range(J):
+        s_n[s] = csize[t_strata[s]]
+        s_lo[s] = k
+    for r in range(k):
+        s = rep_str[r]
+        s_lo[s] = min(s_lo[s], r)
+        s_hi[s] = max(s_hi[s], r + 1)
+    P = 0
+    for s in range(J):
+        poff[s] = P
+        P += (s_hi[s] - s_lo[s]) + s_n[s]
+    g_str = np.empty(P, dtype=np.int64)
+    g_rep = np.full(P, -1, dtype=np.int64)
+    g_row = np.full(P, -1, dtype=np.int64)
+    g_ctl = np.full(P, -1, dtype=np.int64)
+    for s in range(J):
+        g = poff[s]
+        for r in range(s_lo[s], s_hi[s]):
+            g_str[g] = s
+            g_rep[g] = r
+            g += 1
+        for c in range(s_n[s]):
+            g_str[g] = s
+            g_row[g] = cstart[t_strata[s]] + c
+            g_ctl[g] = c
+            g += 1
+    simRP = np.empty((k, P))
+    for r in range(k):
+        for g in range(P):
+            if g_rep[g] >= 0:
+                simRP[r, g] = sim(Xr, r, Xr, g_rep[g], kind)
+            else:
+                simRP[r, g] = sim(Xr, r, Xc, g_row[g], kind)
+    nmax = 0
+    for s in range(J):
+        nmax = max(nmax, s_n[s])
+    sortedRC = np.empty((k, nmax))
+    for r in range(k):
+        s = rep_str[r]
+        lo = poff[s] + s_hi[s] - s_lo[s]
+        sortedRC[r, :s_n[s]] = np.sort(simRP[r, lo:lo + s_n[s]])
+    D0 = np.empty(k, dtype=np.int64)
+    for r in range(k):
+        s = rep_str[r]
+        D0[r] = poff[s] + r - s_lo[s]
+    return s_n, s_lo, s_hi, poff, g_str, g_rep, g_row, g_ctl, simRP, sortedRC, D0
+
+
+@numba.njit(cache=True)
+def perturbation_scores(Xr, rep_str, t_strata, Xc, cstart, csize, sorted_buf, soff, kind,
+                        B, keys, draws):  # pragma: no cover - compiled
+    """Observed per-query AP, Precision@R and mAP of t, and the mAP of each null assignment.
+
+    Parameters
+    ----------
+    Xr : (k, d) prepared replicate rows of t, grouped by stratum (rep_str non-decreasing).
+    rep_str : (k,) position of each replicate's stratum in ``t_strata``.
+    t_strata : (J,) the strata of t, as indices into the component arrays cstart/csize/soff.
+    Xc, cstart, csize : the component's control rows, stratum j at rows cstart[j]..+csize[j].
+    sorted_buf, soff : sorted control rows, stratum j row c at soff[j] + c*(csize[j]-1).
+    B, keys : if draws is empty, B random assignments; stratum s uses the SplitMix64 stream keys[s]
+        (draw k_s distinct members of pool_s by rejection, uniforms taken in order).
+    draws : (T, k) explicit assignments (pool indices), e.g. all of them; used when T > 0.
+
+    Returns
+    -------
+    ap, pr : (k,) observed per-query tie-aware AP and Precision@R; map_obs : float;
+    null : (B,) or (T,) null mAP values.
+    """
+    k = Xr.shape[0]
+    (s_n, s_lo, s_hi, poff, g_str, g_rep, g_row, g_ctl, simRP, sortedRC, D0) = _layout(
+        Xr, rep_str, t_strata, Xc, cstart, csize, kind)
+    ap = np.empty(k)
+    pr = np.empty(k)
+    args = (Xc, kind, simRP, sortedRC, sorted_buf, soff, g_str, g_rep, g_row, g_ctl, s_n,
+            t_strata, s_lo, s_hi)
+    map_obs = evaluate(D0, True, ap, pr, *args)
+    T = draws.shape[0]
+    if T > 0:
+        null = np.empty(T)
+        for b in range(T):
+            null[b] = evaluate(draws[b], False, ap, pr, *args)
+        return ap, pr, map_obs, null
+    null = np.empty(B)
+    J = t_strata.size
+    counters = np.zeros(J, dtype=np.uint64)
+    D = np.empty(k, dtype=np.int64)
+    for b in range(B):
+        pos = 0
+        for s in range(J):
+            ks = s_hi[s] - s_lo[s]
+            size = ks + s_n[s]
+            first = pos
+            while pos < first + ks:
+                idx = np.int64(uniform(keys[s], counters[s]) * size)
+                counters[s] += np.uint64(1)
+                if idx >= size:
+                    idx = size - 1
+                g = poff[s] + idx
+                fresh = True
+                for t in range(first, pos):
+                    if D[t] == g:
+                        fresh = False
+                        break
+                if fresh:
+                    D[pos] = g
+                    pos += 1
+        null[b] = evaluate(D, False, ap, pr, *args)
+    return ap, pr, map_obs, null
+
+
+@numba.njit(cache=True)
+def random_ap_rows(m, n, B, key):  # pragma: no cover - compiled
+    """B null APs of m positives placed uniformly among m + n ranks (the copairs-style null row)."""
+    N = m + n
+    out = np.empty(B)
+    pos = np.empty(m, dtype=np.int64)
+    counter = np.uint64(0)
+    for b in range(B):
+        got = 0
+        while got < m:
+            r = np.int64(uniform(key, counter) * N)
+            counter += np.uint64(1)
+            if r >= N:
+                r = N - 1
+            fresh = True
+            for t in range(got):
+                if pos[t] == r:
+                    fresh = False
+                    break
+            if fresh:
+                pos[got] = r
+                got += 1
+        srt = np.sort(pos)
+        s = 0.0
+        for i in range(m):
+            s += (i + 1.0) / (srt[i] + 1.0)
+        out[b] = s / m
+    return out

@@ -1,0 +1,204 @@
+"""Checking a profile table and turning it into the arrays the kernels need (one ``Screen``)."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["Screen", "prepare_screen", "check_column", "SIMILARITIES", "MAX_STRATUM_CONTROLS"]
+
+SIMILARITIES = ("cosine", "correlation", "euclidean")
+#: Most control rows one stratum may hold: its sorted similarity rows take n^2 * 8 bytes (800 MB).
+MAX_STRATUM_CONTROLS = 10_000
+NO_STRATUM = ""
+
+
+def _rows_text(rows, limit=5) -> str:
+    rows = [int(r) for r in rows]
+    text = ", ".join(str(r) for r in rows[:limit])
+    return text + (f" and {len(rows) - limit} more" if len(rows) > limit else "")
+
+
+def check_column(table: pd.DataFrame, name, what: str) -> str:
+    """``name`` if it is a column of ``table``, else ValueError suggesting close names."""
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"{what} must be a column name, got {name!r}")
+    if name in table.columns:
+        return name
+    cols = [str(c) for c in table.columns]
+    close = difflib.get_close_matches(name, cols, n=3, cutoff=0.6)
+    if not close:
+        close = [c for c in cols if c.lower() == name.lower()]
+    hint = (f"did you mean {', '.join(repr(c) for c in close)}?" if close else
+            f"the columns are {', '.join(repr(c) for c in cols[:8])}{' ...' if len(cols) > 8 else ''}")
+    raise ValueError(f"{what} column {name!r} is not in the table; {hint}")
+
+
+@dataclass
+class Pert:
+    """One scored perturbation: its name, strata (sorted keys) and replicate rows per stratum."""
+    name: object
+    key: str
+    strata: list
+    reps: list  # per stratum: array of Screen.X row indices, in canonical order
+
+    @property
+    def k(self) -> int:
+        return int(sum(len(r) for r in self.reps))
+
+
+@dataclass
+class Screen:
+    X: np.ndarray                 # prepared feature rows (float64, C-contiguous)
+    rows: np.ndarray              # original 0-based row position of each X row
+    kind: int                     # 0 dot product, 1 minus squared Euclidean distance
+    controls: dict                # stratum key -> X row indices of its controls (canonical order)
+    perts: list                   # list of Pert
+    skipped: list = field(default_factory=list)   # (name, reason)
+    warnings: list = field(default_factory=list)
+    features: list = field(default_factory=list)
+
+
+def _select_features(table, features, exclude) -> list:
+    cols = [c for c in table.columns if c not in exclude]
+    if features is None:
+        chosen = [c for c in cols if not str(c).startswith("Metadata_")
+                  and pd.api.types.is_numeric_dtype(table[c]) and not pd.api.types.is_bool_dtype(table[c])]
+        if not chosen:
+            raise ValueError("no numeric feature columns found (feature columns are the numeric columns "
+                             "whose names do not start with 'Metadata_'); pass features= a list or a regex")
+        return chosen
+    if isinstance(features, str):
+        try:
+            pattern = re.compile(features)
+        except re.error as exc:
+            raise ValueError(f"features regex {features!r} is not valid: {exc}") from None
+        chosen = [c for c in cols if pattern.search(str(c))]
+        if not chosen:
+            raise ValueError(f"features regex {features!r} matches no column; the columns are "
+                             f"{', '.join(repr(str(c)) for c in cols[:8])}{' ...' if len(cols) > 8 else ''}")
+    else:
+        chosen = [check_column(table, c, "feature") for c in list(features)]
+        if not chosen:
+            raise ValueError("features is an empty list; give at least 1 feature column")
+    for c in chosen:
+        col = table[c]
+        if not pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
+            bad = pd.to_numeric(col, errors="coerce").isna() & col.notna()
+            example = f" (e.g. {col[bad].iloc[0]!r} in row {int(np.flatnonzero(bad.to_numpy())[0])})" \
+                if bad.any() else ""
+            raise ValueError(f"feature column {str(c)!r} is not numeric{example}; leave it out with "
+                             "features= or fix the values")
+    return chosen
+
+
+def _canonical(X: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``idx`` sorted by the feature rows (lexicographic), so results ignore the input row order."""
+    if idx.size <= 1:
+        return idx
+    sub = X[idx]
+    order = np.lexsort(sub.T[::-1])
+    return idx[order]
+
+
+def prepare_screen(table, perturbation, control, stratum, features, similarity) -> Screen:
+    """Validate the table and build the :class:`Screen` (see ``score_profiles`` for the rules)."""
+    if not isinstance(table, pd.DataFrame):
+        raise ValueError("table must be a pandas DataFrame (use read_table to load a CSV or Parquet file)")
+    if table.shape[0] == 0:
+        raise ValueError("the table has no rows")
+    if similarity not in SIMILARITIES:
+        raise ValueError(f"similarity must be one of {', '.join(SIMILARITIES)}, got {similarity!r}")
+    pcol = check_column(table, perturbation, "perturbation")
+    scol = None if stratum is None else check_column(table, stratum, "stratum")
+    if scol == pcol:
+        raise ValueError("the stratum column must differ from the perturbation column")
+    controls = [control] if isinstance(control, str) else list(control or [])
+    if not controls or not all(isinstance(c, str) and c for c in controls):
+        raise ValueError("control must be a value (or list of values) of the perturbation column, e.g. 'DMSO'")
+    warnings = []
+    labels = table[pcol]
+    keep = labels.notna().to_numpy().copy()
+    if scol is not None:
+        keep &= table[scol].notna().to_numpy()
+    if not keep.all():
+        warnings.append(f"{int((~keep).sum())} rows with an empty perturbation"
+                        f"{' or stratum' if scol else ''} value were ignored (rows {_rows_text(np.flatnonzero(~keep))}).")
+    label_text = labels.astype(str).to_numpy()
+    is_ctl = np.isin(label_text, controls) & keep
+    if not is_ctl.any():
+        seen = pd.unique(label_text[keep])
+        close = difflib.get_close_matches(controls[0], [str(v) for v in seen], n=3, cutoff=0.5)
+        hint = (f"did you mean {', '.join(repr(c) for c in close)}?" if close else
+                f"values seen: {', '.join(repr(str(v)) for v in seen[:6])}{' ...' if len(seen) > 6 else ''}")
+        raise ValueError(f"no control rows: column {pcol!r} never equals {' or '.join(map(repr, controls))}; {hint}")
+    feats = _select_features(table, features, {pcol} | ({scol} if scol else set()))
+    used = np.flatnonzero(keep)
+    values = table[feats].to_numpy(dtype=float, na_value=np.nan)[used]
+    bad = ~np.isfinite(values)
+    if bad.any():
+        cols = np.flatnonzero(bad.any(axis=0))
+        parts = [f"{str(feats[c])!r} ({int(bad[:, c].sum())} rows)" for c in cols[:3]]
+        more = f" and {cols.size - 3} more columns" if cols.size > 3 else ""
+        raise ValueError(f"feature columns with NaN or infinite values: {', '.join(parts)}{more} "
+                         f"(first rows: {_rows_text(used[np.flatnonzero(bad.any(axis=1))])}); drop or impute "
+                         "those rows, or leave the columns out with features=")
+    kind = 1 if similarity == "euclidean" else 0
+    X = values
+    if similarity == "correlation":
+        X = X - X.mean(axis=1, keepdims=True)
+    if kind == 0:
+        norms = np.sqrt(np.sum(X * X, axis=1))
+        zero = norms == 0
+        if zero.any():
+            why = "all-zero features" if similarity == "cosine" else "the same value in every feature"
+            raise ValueError(f"rows {_rows_text(used[zero])} have {why}, so {similarity} similarity is "
+                             "undefined; drop them or use similarity='euclidean'")
+        X = X / norms[:, None]
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    meta = pd.DataFrame({"p": label_text[used],
+                         "s": table[scol].astype(str).to_numpy()[used] if scol else NO_STRATUM})
+    dup = pd.concat([meta, pd.DataFrame(values)], axis=1).duplicated(keep="first").to_numpy()
+    if dup.any():
+        warnings.append(f"{int(dup.sum())} duplicate rows (same perturbation, stratum and features: rows "
+                        f"{_rows_text(used[dup])}) were kept; they tie with their copies, which the "
+                        "tie-aware AP handles, but check the file was not concatenated twice.")
+    ctl = is_ctl[used]
+    strata = meta["s"].to_numpy()
+    ctl_by = {}
+    for s in sorted(set(strata[ctl])):
+        idx = _canonical(X, np.flatnonzero(ctl & (strata == s)))
+        if idx.size > MAX_STRATUM_CONTROLS:
+            raise ValueError(f"stratum {s!r} has {idx.size:,} control rows; the limit is "
+                             f"{MAX_STRATUM_CONTROLS:,} per stratum: use a stratum column (plate or batch)")
+        ctl_by[s] = idx
+    perts, skipped, empty_strata = [], [], set()
+    orig_names = table[pcol].to_numpy()[used]
+    groups = pd.Series(np.arange(used.size))[~ctl].groupby(meta["p"][~ctl].to_numpy(), sort=True)
+    for key, members in groups:
+        members = members.to_numpy()
+        name = orig_names[members[0]]
+        if members.size < 2:
+            skipped.append((name, "only one replicate: no positives to rank"))
+            continue
+        keys = sorted(set(strata[members]))
+        missing = [s for s in keys if s not in ctl_by]
+        if missing:
+            empty_strata.update(missing)
+            skipped.append((name, f"no control rows in stratum {missing[0]!r}"))
+            continue
+        reps = [_canonical(X, members[strata[members] == s]) for s in keys]
+        perts.append(Pert(name=name, key=str(key), strata=keys, reps=reps))
+    if empty_strata:
+        warnings.append(f"strata without control rows: {', '.join(repr(s) for s in sorted(empty_strata))}; "
+                        "the perturbations with replicates there were skipped.")
+    if not perts:
+        reasons = "; ".join(sorted({r for _, r in skipped})) or "no perturbation rows"
+        raise ValueError(f"nothing to score: no perturbation has 2 or more replicates with controls in "
+                         f"their strata ({reasons})")
+    return Screen(X=X, rows=used, kind=kind, controls=ctl_by, perts=perts, skipped=skipped,
+                  warnings=warnings, features=[str(f) for f in feats])

@@ -1,0 +1,80 @@
+"""A bundled example screen made from scikit-learn's digits (8x8 images, shipped inside the package)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["digits_screen", "load_digits_arrays"]
+
+
+def load_digits_arrays():
+    """(X, y) of sklearn.datasets.load_digits (1,797 images x 64 pixels), imported lazily."""
+    try:
+        from sklearn.datasets import load_digits
+    except ImportError:
+        raise ImportError("the digits example needs scikit-learn: pip install scikit-learn") from None
+    data = load_digits()
+    return data.data.astype(float), data.target.astype(int)
+
+
+def digits_screen(seed=0, controls_per_plate=(18, 19, 21, 22), n_null=8, real_digits=(3, 8),
+                  weak_digits=(6,), weak_mix=0.35, replicates=4, control_digit=0) -> pd.DataFrame:
+    """A small profiling screen from real images: controls, null and real "perturbations".
+
+    Every profile is a digit image (64 pixel features ``px_00`` .. ``px_63``). Controls
+    (``Metadata_perturbation == "DMSO"``) and the ``n_null`` null perturbations (``null_01`` ...) are
+    distinct images of ``control_digit``, so the null ones are exchangeable with the controls. Each
+    real perturbation ``digit_<d>`` uses images of digit d; each weak one ``weak_<d>`` mixes images:
+    ``(1 - weak_mix) * control-digit image + weak_mix * digit-d image``. Plates ``plate_1`` ...: one
+    per entry of ``controls_per_plate`` (unequal counts by default); the replicates of a perturbation
+    go to plates in turn (one per plate when ``replicates`` equals the number of plates).
+
+    Columns: Metadata_perturbation, Metadata_plate, Metadata_kind (control, null, real, weak),
+    Metadata_digit, then the features. Deterministic for a given ``seed``.
+
+    Raises
+    ------
+    ImportError
+        If scikit-learn is not installed.
+    ValueError
+        If the digits are too few for the requested sizes, or the sizes are not positive.
+    """
+    X, y = load_digits_arrays()
+    plates = len(controls_per_plate)
+    if plates < 1 or min(controls_per_plate) < 1 or replicates < 2 or n_null < 0:
+        raise ValueError("need at least one plate, one control per plate and 2 replicates")
+    rng = np.random.default_rng(seed)
+    pools = {d: list(rng.permutation(np.flatnonzero(y == d))) for d in range(10)}
+    need = sum(controls_per_plate) + (n_null + len(weak_digits)) * replicates
+    if need > len(pools[control_digit]):
+        raise ValueError(f"digit {control_digit} has {len(pools[control_digit])} images; this layout needs {need}")
+
+    def take(d, count):
+        if count > len(pools[d]):
+            raise ValueError(f"digit {d} has too few images left for this layout")
+        out, pools[d] = pools[d][:count], pools[d][count:]
+        return X[out]
+
+    rows = []
+
+    def add(name, kind, digit, feats, plate_of):
+        for i, f in enumerate(feats):
+            rows.append((name, f"plate_{plate_of(i) + 1}", kind, digit, f))
+
+    for p, count in enumerate(controls_per_plate):
+        add("DMSO", "control", control_digit, take(control_digit, count), lambda i, p=p: p)
+    turn = lambda i: i % plates  # noqa: E731
+    for j in range(n_null):
+        add(f"null_{j + 1:02d}", "null", control_digit, take(control_digit, replicates), turn)
+    for d in real_digits:
+        add(f"digit_{d}", "real", d, take(d, replicates), turn)
+    for d in weak_digits:
+        mixed = (1 - weak_mix) * take(control_digit, replicates) + weak_mix * take(d, replicates)
+        add(f"weak_{d}", "weak", d, mixed, turn)
+    table = pd.DataFrame({"Metadata_perturbation": [r[0] for r in rows],
+                          "Metadata_plate": [r[1] for r in rows],
+                          "Metadata_kind": [r[2] for r in rows],
+                          "Metadata_digit": [r[3] for r in rows]})
+    feats = pd.DataFrame(np.array([r[4] for r in rows]), columns=[f"px_{i:02d}" for i in range(X.shape[1])])
+    return pd.concat([table, feats], axis=1)
