@@ -1,0 +1,224 @@
+"""``apnull score FILE ...``: which perturbations of a screen beat chance, from the shell.
+
+Two forms:
+
+- profiles: ``apnull score FILE --perturbation COL [--control VALUE ...] [--stratum COL]
+  [--features REGEX] [--similarity S] [--null N] [--permutations B|all] [--seed S]
+  [--workers N | --scheduler ADDRESS] [--out-queries F] [--out-groups F] [--json]``
+  (see :func:`apnull.score.score_profiles`);
+- rankings: ``apnull score FILE [--out-queries F] [--json]`` when FILE has the columns query, item,
+  score and relevant and no ``--perturbation`` is given (see :func:`apnull.score.score_rankings`).
+
+Prints a readable table, or one JSON document with ``--json``:
+``{"settings": {...}, "groups": [...], "queries": [...], "skipped": [...], "warnings": [...]}``.
+``--out-*`` paths are checked for writability before anything is computed; ``.parquet`` writes
+Parquet, anything else CSV. Bad input raises ValueError (the main wrapper prints one line
+``apnull: error: ...`` and exits 2). Runs longer than a few seconds report progress on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import time
+
+import numpy as np
+
+# absolute imports only: this module may be loaded before the cli package is wired in
+from apnull.score import MAX_FILE_BYTES, NULLS, SIMILARITIES, read_table, score_profiles, score_rankings
+from apnull.score.profiles import MAX_PERMUTATIONS
+from apnull.score.rankings import RANKING_COLUMNS
+
+__all__ = ["add_parser", "run"]
+
+PROGRESS_AFTER = 3.0  # seconds before the first progress report
+PROGRESS_EVERY = 5.0  # seconds between reports when stderr is not a terminal
+
+
+def _whole(text, name, minimum, maximum=None):
+    allowed = f"between {minimum} and {maximum:,}" if maximum is not None else f"at least {minimum}"
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value.is_integer() or value < minimum or (maximum is not None and value > maximum):
+        raise argparse.ArgumentTypeError(f"{name} must be a whole number {allowed}, got {text!r}")
+    return int(value)
+
+
+def _permutations(text):
+    if text.strip().lower() == "all":
+        return "all"
+    return _whole(text, "--permutations", 1, MAX_PERMUTATIONS)
+
+
+def _seed(text):
+    return _whole(text, "--seed", 0)
+
+
+def _workers(text):
+    return _whole(text, "--workers", 1, 256)
+
+
+def _regex(text):
+    try:
+        re.compile(text)
+    except re.error as exc:
+        raise argparse.ArgumentTypeError(f"--features {text!r} is not a valid regex: {exc}") from None
+    return text
+
+
+def _input_file(text):
+    if not os.path.isfile(text):
+        raise argparse.ArgumentTypeError(f"FILE {text!r} does not exist or is not a file")
+    size = os.path.getsize(text)
+    if size > MAX_FILE_BYTES:
+        raise argparse.ArgumentTypeError(f"FILE {text!r} is {size / 2**20:.0f} MB; the limit is "
+                                         f"{MAX_FILE_BYTES / 2**20:.0f} MB")
+    return text
+
+
+def _writable(text):
+    path = os.path.abspath(text)
+    if os.path.isdir(path):
+        raise argparse.ArgumentTypeError(f"{text!r} is a folder; give a file name")
+    folder = os.path.dirname(path)
+    if not os.path.isdir(folder):
+        raise argparse.ArgumentTypeError(f"cannot write {text!r}: folder {folder!r} does not exist")
+    if (os.path.exists(path) and not os.access(path, os.W_OK)) or not os.access(folder, os.W_OK):
+        raise argparse.ArgumentTypeError(f"cannot write {text!r}: permission denied")
+    return text
+
+
+def add_parser(subparsers):
+    """Add the ``score`` subcommand to an argparse subparsers object; it sets ``run=run``."""
+    p = subparsers.add_parser(
+        "score", help="score your own screen: per-query AP p-values and mAP p-values by label permutation",
+        description="Score a profile table (CSV or Parquet) or a long ranking table (query, item, score, "
+                    "relevant). Per query: AP, Precision@R, exact-law p-value, BH q-value; per "
+                    "perturbation: mAP, its p-value by label permutation within strata, BH q-value.")
+    p.add_argument("file", metavar="FILE", type=_input_file, help="CSV or Parquet table")
+    p.add_argument("--perturbation", metavar="COL", help="perturbation column (profiles form)")
+    p.add_argument("--control", metavar="VALUE", action="append",
+                   help="control value of the perturbation column; repeat for several (default DMSO)")
+    p.add_argument("--stratum", metavar="COL", help="plate/batch column: negatives and permutations stay inside it")
+    p.add_argument("--features", metavar="REGEX", type=_regex,
+                   help="feature columns by regex (default: numeric columns not starting with Metadata_)")
+    p.add_argument("--similarity", choices=SIMILARITIES, default="cosine", help="default cosine")
+    p.add_argument("--null", choices=NULLS, default="permutation",
+                   help="mAP null: permutation (exact, default); independent, copairs (approximate)")
+    p.add_argument("--permutations", metavar="B", type=_permutations, default=999,
+                   help=f"permutations per perturbation, 1..{MAX_PERMUTATIONS:,}, or 'all' (default 999)")
+    p.add_argument("--seed", metavar="S", type=_seed, default=0, help="seed (default 0)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--workers", metavar="N", type=_workers, help="start a local dask cluster of N workers")
+    where.add_argument("--scheduler", metavar="ADDRESS", help="dask scheduler address, e.g. tcp://host:8786")
+    p.add_argument("--out-queries", metavar="F", type=_writable, help="write the per-query table (CSV/.parquet)")
+    p.add_argument("--out-groups", metavar="F", type=_writable, help="write the per-perturbation table")
+    p.add_argument("--json", action="store_true", help="print one JSON document")
+    p.set_defaults(run=run)
+    return p
+
+
+def _write(df, path):
+    if path.lower().endswith((".parquet", ".pq")):
+        df.to_parquet(path, index=False)
+    else:
+        df.to_csv(path, index=False)
+
+
+def _records(df):
+    rows = df.to_dict(orient="records")
+    for row in rows:
+        for key, val in row.items():
+            if isinstance(val, (np.integer,)):
+                row[key] = int(val)
+            elif isinstance(val, (float, np.floating)):
+                row[key] = None if math.isnan(val) else float(val)
+            elif isinstance(val, np.bool_):
+                row[key] = bool(val)
+            elif not isinstance(val, (int, str, bool)) and val is not None:
+                row[key] = str(val)
+    return rows
+
+
+def _fmt(df):
+    shown = df.copy()
+    for col in ("mAP", "ap", "precision_at_r"):
+        if col in shown:
+            shown[col] = shown[col].map(lambda v: f"{v:.4f}")
+    for col in ("p_value", "q_value"):
+        if col in shown:
+            shown[col] = shown[col].map(lambda v: "nan" if v != v else f"{v:.3g}")
+    return shown.to_string(index=False)
+
+
+class _Progress:
+    def __init__(self, err):
+        self.err, self.start, self.last, self.shown = err, time.monotonic(), None, False
+        self.tty = hasattr(err, "isatty") and err.isatty()
+
+    def __call__(self, done, total):
+        now = time.monotonic()
+        elapsed = now - self.start
+        if elapsed < PROGRESS_AFTER:
+            return
+        if not self.tty and self.last is not None and now - self.last < PROGRESS_EVERY and done < total:
+            return
+        self.last = now
+        self.shown = True
+        end = "\n" if not self.tty or done >= total else ""
+        self.err.write(f"{chr(13) if self.tty else ''}apnull score: {done:,}/{total:,} perturbations, "
+                       f"{elapsed:.0f} s{end}")
+        self.err.flush()
+
+
+def run(args, out, err) -> int:
+    """Run ``apnull score`` with parsed ``args``; writes to ``out``/``err``; returns 0."""
+    table = read_table(args.file)
+    ranking_form = args.perturbation is None
+    if ranking_form:
+        missing = [c for c in RANKING_COLUMNS if c not in table.columns]
+        if missing:
+            raise ValueError("give --perturbation COL for a profile table, or a ranking table with the "
+                             f"columns query, item, score, relevant (missing: {', '.join(missing)})")
+        if args.out_groups:
+            raise ValueError("--out-groups applies to profile tables; a ranking table has per-query results only")
+        queries = score_rankings(table, seed=args.seed)
+        settings = {"form": "rankings", "file": args.file, "seed": args.seed}
+        groups, skipped, warnings = None, queries.attrs.get("skipped", []), queries.attrs.get("warnings", [])
+        skipped_rows = [{"query": str(q), "reason": r} for q, r in skipped]
+    else:
+        res = score_profiles(table, perturbation=args.perturbation, control=args.control or ["DMSO"],
+                             stratum=args.stratum, features=args.features, similarity=args.similarity,
+                             null=args.null, permutations=args.permutations, seed=args.seed,
+                             scheduler=args.scheduler, workers=args.workers, progress=_Progress(err))
+        groups, queries, warnings = res.groups, res.queries, res.warnings
+        settings = dict(res.settings, form="profiles", file=args.file)
+        skipped_rows = _records(res.skipped)
+    if args.out_queries:
+        _write(queries, args.out_queries)
+    if args.out_groups and groups is not None:
+        _write(groups, args.out_groups)
+    if args.json:
+        doc = {"settings": settings, "groups": _records(groups) if groups is not None else [],
+               "queries": _records(queries), "skipped": skipped_rows, "warnings": list(warnings)}
+        out.write(json.dumps(doc, indent=1) + "\n")
+        return 0
+    out.write("settings: " + ", ".join(f"{k}={v}" for k, v in settings.items() if k != "file") + "\n")
+    if groups is not None:
+        out.write(f"\n{len(groups)} perturbations (mAP p-value: {settings['null']} null; q: Benjamini-Hochberg)\n")
+        out.write(_fmt(groups) + "\n")
+        if not args.out_queries:
+            out.write(f"\n{len(queries)} queries: write them with --out-queries F\n")
+    else:
+        out.write(f"\n{len(queries)} queries (p-value: exact null law of AP; q: Benjamini-Hochberg)\n")
+        out.write(_fmt(queries) + "\n")
+    for row in skipped_rows:
+        out.write(f"skipped: {row}\n")
+    for w in warnings:
+        out.write(f"warning: {w}\n")
+    return 0
