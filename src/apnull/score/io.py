@@ -17,6 +17,9 @@ MAX_FILE_BYTES = 200 * 1024 * 1024
 
 _PARQUET = (".parquet", ".pq", ".parq")
 _TSV = (".tsv", ".tab")
+#: Cells read as missing in CSV files (pandas' defaults minus "null", "None", "n/a", ...: a perturbation
+#: may well be called "null").
+_NA = ["", "NA", "NaN", "nan", "N/A", "#N/A", "-nan", "-NaN"]
 
 
 def _size_of(source) -> int | None:
@@ -100,7 +103,8 @@ def read_table(path_or_buffer, name: str | None = None) -> pd.DataFrame:
             compression = "gzip" if head[:2] == b"\x1f\x8b" else "infer"
             if not isinstance(source, (str, os.PathLike)):
                 compression = "gzip" if head[:2] == b"\x1f\x8b" else None
-            table = pd.read_csv(source, sep=sep, compression=compression, low_memory=False)
+            table = pd.read_csv(source, sep=sep, compression=compression, low_memory=False,
+                                keep_default_na=False, na_values=_NA)
     except pd.errors.EmptyDataError:
         raise ValueError(f"{label} has no columns; give a CSV with a header row") from None
     except UnicodeDecodeError:

@@ -1,0 +1,123 @@
+"""``apnull score``: exit codes, one stderr line on bad input, JSON shape, output files."""
+
+import argparse
+import importlib
+import importlib.util
+import io
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import apnull
+from apnull.score import digits_screen
+
+
+def _score_cmd():
+    try:
+        return importlib.import_module("apnull.cli.score_cmd")
+    except ImportError:  # the cli package is not wired in yet: load the module from its file
+        path = Path(apnull.__file__).parent / "cli" / "score_cmd.py"
+        spec = importlib.util.spec_from_file_location("apnull_cli_score_cmd", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return mod
+
+
+class _Usage(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise _Usage(message)
+
+
+def cli(argv):
+    """What the main wrapper does: parse, run, one 'apnull: error:' line and status 2 on bad input."""
+    parser = _Parser(prog="apnull")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+    _score_cmd().add_parser(sub)
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        args = parser.parse_args(argv)
+        status = args.run(args, out, err)
+    except (_Usage, ValueError) as exc:
+        err.write(f"apnull: error: {' '.join(str(exc).split())}\n")
+        status = 2
+    return status, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def screen_csv(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cli") / "screen.csv"
+    digits_screen().to_csv(path, index=False)
+    return str(path)
+
+
+BASE = ["--perturbation", "Metadata_perturbation", "--stratum", "Metadata_plate", "--permutations", "99"]
+
+
+def test_table_output_and_files(screen_csv, tmp_path):
+    q, g = tmp_path / "q.csv", tmp_path / "g.parquet"
+    status, out, err = cli(["score", screen_csv, *BASE, "--control", "DMSO",
+                            "--out-queries", str(q), "--out-groups", str(g)])
+    assert status == 0 and err == ""
+    assert "digit_3" in out and "p_value" in out
+    assert len(pd.read_csv(q)) == 44 and len(pd.read_parquet(g)) == 11
+
+
+def test_json_document(screen_csv):
+    status, out, _ = cli(["score", screen_csv, *BASE, "--json", "--null", "copairs", "--features", "^px_"])
+    doc = json.loads(out)
+    assert status == 0 and set(doc) >= {"settings", "groups", "queries"}
+    assert doc["settings"]["null"] == "copairs" and doc["settings"]["features"] == 64
+    assert set(doc["groups"][0]) == {"Metadata_perturbation", "n_replicates", "mAP", "p_value", "q_value", "null"}
+    assert len(doc["queries"]) == 44 and "precision_at_r" in doc["queries"][0]
+
+
+def test_ranking_form(tmp_path):
+    path = tmp_path / "rank.csv"
+    pd.DataFrame({"query": ["a"] * 4 + ["b"] * 3, "item": range(7), "score": [4, 3, 2, 1, 3, 2, 1],
+                  "relevant": [1, 0, 1, 0, 0, 0, 1]}).to_csv(path, index=False)
+    out_q = tmp_path / "rq.csv"
+    status, out, _ = cli(["score", str(path), "--out-queries", str(out_q), "--json"])
+    doc = json.loads(out)
+    assert status == 0 and doc["settings"]["form"] == "rankings" and len(doc["queries"]) == 2
+    assert list(pd.read_csv(out_q)["query"]) == ["a", "b"]
+
+
+@pytest.mark.parametrize("extra, msg", [
+    (["--permutations", "0"], "--permutations must be a whole number between 1"),
+    (["--seed", "x"], "--seed must be a whole number"),
+    (["--workers", "2", "--scheduler", "tcp://h:1"], "not allowed with argument"),
+    (["--similarity", "jaccard"], "invalid choice"),
+    (["--features", "(("], "not a valid regex"),
+    (["--out-queries", "/nonexistent-dir/q.csv"], "folder '/nonexistent-dir' does not exist"),
+    (["--control", "DMS0"], "did you mean 'DMSO'"),
+    (["--stratum", "Metadata_plat"], "did you mean 'Metadata_plate'"),
+])
+def test_bad_input_one_line_exit_2(screen_csv, extra, msg):
+    status, out, err = cli(["score", screen_csv, *BASE, *extra])
+    assert status == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("apnull: error: ") and msg in err
+
+
+def test_bad_files(tmp_path, screen_csv):
+    empty = tmp_path / "e.csv"
+    empty.write_text("")
+    for argv, msg in ((["score", str(empty), *BASE], "empty"),
+                      (["score", str(tmp_path / "none.csv")], "does not exist"),
+                      (["score", screen_csv], "give --perturbation COL")):
+        status, _, err = cli(argv)
+        assert status == 2 and msg in err and err.count("\n") == 1
+
+
+def test_out_path_checked_before_computing(screen_csv, tmp_path, monkeypatch):
+    import apnull.score as score
+
+    called = []
+    monkeypatch.setattr(score, "score_profiles", lambda *a, **k: called.append(1))
+    status, _, err = cli(["score", screen_csv, *BASE, "--out-groups", str(tmp_path)])
+    assert status == 2 and "is a folder" in err and not called

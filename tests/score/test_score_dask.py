@@ -1,0 +1,30 @@
+"""Dask runs give the in-process results bit for bit."""
+
+import pandas as pd
+import pytest
+
+from apnull.score import digits_screen, score_profiles
+
+KW = dict(perturbation="Metadata_perturbation", stratum="Metadata_plate", permutations=199, seed=3)
+
+
+def _check_same(a, b):
+    pd.testing.assert_frame_equal(a.groups, b.groups, check_exact=True)
+    pd.testing.assert_frame_equal(a.queries, b.queries, check_exact=True)
+
+
+def test_local_cluster_equals_in_process():
+    from dask.distributed import Client, LocalCluster
+
+    table = digits_screen(seed=4)
+    local = score_profiles(table, **KW)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        _check_same(local, score_profiles(table, scheduler=client, **KW))
+        _check_same(local, score_profiles(table, scheduler=cluster.scheduler_address, **KW))
+
+
+@pytest.mark.slow
+def test_worker_processes_equal_in_process():
+    table = digits_screen(seed=4)
+    _check_same(score_profiles(table, **KW), score_profiles(table, workers=2, **KW))
