@@ -26,6 +26,9 @@ pages = {
                 url_path="ranking"),
         st.Page(PAGES / "sampled.py", title="Sampled metrics", icon=":material/filter_alt:", url_path="sampled"),
     ],
+    "Your data": [
+        st.Page(PAGES / "score.py", title="Score your data", icon=":material/upload_file:", url_path="score"),
+    ],
 }
 
 nav = st.navigation(pages)

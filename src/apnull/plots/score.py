@@ -1,0 +1,139 @@
+"""Figures of the "Score your data" page: the volcano plot of a screen and one perturbation's
+permutation null against its observed mAP. Data from :mod:`apnull.views.score`."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from ._style import PALETTE, base_layout
+
+__all__ = ["volcano_figure", "null_figure", "MAX_SVG_POINTS", "SIGNIFICANT", "NOT_SIGNIFICANT"]
+
+#: More points than this are drawn with WebGL (Scattergl).
+MAX_SVG_POINTS = 5000
+SIGNIFICANT = PALETTE["threshold"]
+NOT_SIGNIFICANT = PALETTE["ratio"]
+SELECTED = PALETTE["exact"]
+NULL_BARS = PALETTE["ap"]
+
+_HOVER = ("<b>%{customdata[0]}</b><br>replicates: %{customdata[1]}<br>mAP = %{x:.4f}"
+          "<br>p = %{customdata[2]:.3g}<br>q = %{customdata[3]:.3g}<extra></extra>")
+
+
+def _custom(data: pd.DataFrame) -> np.ndarray:
+    return np.column_stack([data["name"].astype(str).to_numpy(dtype=object),
+                            data["n_replicates"].to_numpy(dtype=object),
+                            data["p_value"].to_numpy(dtype=object), data["q_value"].to_numpy(dtype=object)])
+
+
+def _hline(y: float, x0: float, x1: float, name: str, color: str, dash: str, hover: str) -> go.Scatter:
+    return go.Scatter(x=[x0, x1], y=[y, y], mode="lines", name=name, line=dict(color=color, dash=dash, width=1.5),
+                      hovertemplate=hover + "<extra></extra>")
+
+
+def volcano_figure(data: pd.DataFrame, fdr: float, cutoff: float | None = None, p_floor: float | None = None,
+                   highlight: str | None = None, method: str | None = None, height: int = 480) -> go.Figure:
+    """mAP (x) against -log10 p (y), one point per perturbation, coloured by q <= fdr.
+
+    Parameters
+    ----------
+    data : DataFrame
+        :func:`apnull.views.score.volcano_data`: ``name``, ``n_replicates``, ``mAP``, ``p_value``,
+        ``q_value``, ``neg_log10_p``, ``significant``.
+    fdr : float
+        The FDR level q of the colours (legend: ``q ≤ fdr`` and ``q > fdr``).
+    cutoff : float, optional
+        Largest significant p (:func:`apnull.views.score.p_cutoff`): a dashed line at -log10 of it.
+    p_floor : float, optional
+        Smallest attainable p, 1 / (1 + B) for B permutations: a dotted line.
+    highlight : str, optional
+        Name of a perturbation to ring (the one whose null is shown).
+    method : str, optional
+        The null's name, for the subtitle.
+
+    Traces, in order: ``q ≤ fdr (k)`` and ``q > fdr (k)`` markers (``customdata`` = name, replicates,
+    p, q: a click's selection names the perturbation), then the optional lines ``BH cutoff ...`` and
+    ``smallest p ...`` and the ring ``selected: <name>``.
+    """
+    fig = go.Figure()
+    scatter = go.Scattergl if len(data) > MAX_SVG_POINTS else go.Scatter
+    size = 9 if len(data) <= 500 else 6
+    for flag, color, sign in ((True, SIGNIFICANT, "≤"), (False, NOT_SIGNIFICANT, ">")):
+        part = data.loc[data["significant"] == flag]
+        fig.add_trace(scatter(
+            x=part["mAP"], y=part["neg_log10_p"], mode="markers", name=f"q {sign} {fdr:g} ({len(part):,})",
+            marker=dict(color=color, size=size, opacity=0.85, line=dict(color="white", width=0.5)),
+            customdata=_custom(part), hovertemplate=_HOVER))
+    if len(data):
+        x0, x1 = float(data["mAP"].min()), float(data["mAP"].max())
+    else:
+        x0, x1 = 0.0, 1.0
+    pad = max(0.03 * (x1 - x0), 0.015)
+    x0, x1 = max(-pad, x0 - pad), min(1.0 + pad, x1 + pad)  # a point at mAP = 1 is not cut in half
+    if cutoff is not None:
+        y = -np.log10(max(cutoff, 1e-300))
+        fig.add_trace(_hline(y, x0, x1, f"BH cutoff: p ≤ {cutoff:.3g}", SIGNIFICANT, "dash",
+                             f"q ≤ {fdr:g} for every p ≤ {cutoff:.4g}<br>-log10 p = {y:.3f}"))
+    if p_floor is not None:
+        y = -np.log10(p_floor)
+        fig.add_trace(_hline(y, x0, x1, f"smallest p = {p_floor:.3g}", PALETTE["mean"], "dot",
+                             f"smallest attainable p = 1/(1 + permutations) = {p_floor:.4g}"))
+    if highlight is not None:
+        sel = data.loc[data["name"].astype(str) == str(highlight)]
+        if len(sel):
+            fig.add_trace(go.Scatter(
+                x=sel["mAP"], y=sel["neg_log10_p"], mode="markers", name=f"selected: {highlight}",
+                marker=dict(size=size + 10, color="rgba(0,0,0,0)", line=dict(color=SELECTED, width=2.5)),
+                customdata=_custom(sel), hovertemplate=_HOVER))
+    sub = f"{len(data):,} perturbations" + (f"; {method} null" if method else "")
+    base_layout(fig, f"Volcano plot: mAP against its p-value<br><sup>{sub}; click a point to see its null</sup>",
+                "mAP (mean Average Precision over the replicates)", "-log10 p-value", height=height)
+    tops = [float(data["neg_log10_p"].max()) if len(data) else 1.0]
+    tops += [-np.log10(max(v, 1e-300)) for v in (cutoff, p_floor) if v is not None]
+    fig.update_xaxes(range=[x0, x1])
+    fig.update_yaxes(range=[0, 1.08 * max(tops) + 0.05])
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.18, xanchor="left", x=0),
+                      margin=dict(b=110, t=70), clickmode="event+select", dragmode="pan")
+    return fig
+
+
+def null_figure(hist: pd.DataFrame, observed: float, name: str, p_value: float, q_value: float | None = None,
+                permutations: int | None = None, n_replicates: int | None = None, null_mean: float | None = None,
+                height: int = 480) -> go.Figure:
+    """The permutation null of one perturbation's mAP (bars) with its observed mAP (green dashed line).
+
+    ``hist``: :func:`apnull.views.score.null_histogram` (``left``, ``right``, ``centre``, ``count``,
+    ``share``). Traces: bars ``null``, the line ``observed mAP = ...`` and, if ``null_mean`` is given,
+    the dotted line ``null mean = ...``. The title gives the name, mAP and p (and q).
+    """
+    width = float(hist["right"].iloc[0] - hist["left"].iloc[0])
+    fig = go.Figure(go.Bar(
+        x=hist["centre"], y=hist["share"], width=width, name="null", showlegend=False,
+        marker=dict(color=NULL_BARS, line=dict(width=0)), opacity=0.75,
+        customdata=hist[["left", "right", "count"]].to_numpy(),
+        hovertemplate=("null mAP in [%{customdata[0]:.4f}, %{customdata[1]:.4f})<br>%{customdata[2]:,.0f} "
+                       "permutations (share %{y:.4f})<extra></extra>")))
+    top = float(hist["share"].max()) * 1.08 or 1.0
+    fig.add_trace(go.Scatter(x=[observed, observed], y=[0, top], mode="lines", name=f"observed mAP = {observed:.4f}",
+                             line=dict(color=PALETTE["value"], dash="dash", width=3),
+                             hovertemplate=f"observed mAP = {observed:.6f}<br>p = {p_value:.4g}<extra></extra>"))
+    if null_mean is not None:
+        fig.add_trace(go.Scatter(x=[null_mean, null_mean], y=[0, top], mode="lines",
+                                 name=f"null mean = {null_mean:.4f}", line=dict(color=PALETTE["mean"], dash="dot",
+                                                                               width=2),
+                                 hovertemplate=f"mean of the null = {null_mean:.6f}<extra></extra>"))
+    q_part = f", q = {q_value:.3g}" if q_value is not None and np.isfinite(q_value) else ""
+    details = []
+    if n_replicates is not None:
+        details.append(f"{int(n_replicates)} replicates")
+    if permutations is not None:
+        details.append(f"{int(permutations):,} label permutations")
+    base_layout(fig, f"{name}: mAP = {observed:.4f}, p = {p_value:.3g}{q_part}<br><sup>permutation null of the mAP"
+                     + (f" ({', '.join(details)})" if details else "") + "</sup>",
+                "mAP", f"share of permutations per bin of {width:.3g}", height=height)
+    fig.update_layout(bargap=0, legend=dict(orientation="h", yanchor="top", y=-0.18, xanchor="left", x=0),
+                      margin=dict(b=110, t=70))
+    fig.update_yaxes(range=[0, top * 1.02])
+    return fig

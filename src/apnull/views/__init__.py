@@ -1,0 +1,1 @@
+"""Data of each dashboard page: no streamlit, no plotly."""

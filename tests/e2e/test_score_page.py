@@ -1,0 +1,93 @@
+"""Browser tests of the "Score your data" page (/score): upload through the file input, the volcano plot,
+a click on a point shows that perturbation's null."""
+
+import re
+
+from apnull.score import digits_screen
+from harness import (assert_charts_rendered, assert_no_exception, chart_data, expect_rerun, goto, plotly_charts,
+                     query_params, screenshot)
+
+
+def volcano_points(page):
+    """{name: (trace index, point index)} of the volcano's two marker traces."""
+    out = {}
+    for i, t in enumerate(chart_data(page, 0)):
+        if (t.get("name") or "").startswith("q "):
+            for j, custom in enumerate(t.get("customdata") or []):
+                out[str(custom[0])] = (i, j)
+    return out
+
+
+def null_title(page):
+    """The null figure's title as shown (plotly's <b>/<sup> tags removed)."""
+    return re.sub(r"<[^>]+>", "", plotly_charts(page).nth(1).evaluate("gd => gd.layout.title.text"))
+
+
+def click_point(page, trace, point):
+    """Click a volcano marker where plotly drew it (pixel position from the axes of the live figure)."""
+    chart = plotly_charts(page).nth(0)
+    chart.scroll_into_view_if_needed()
+    xy = chart.evaluate(
+        """(gd, [i, j]) => { const t = gd._fullData[i], L = gd._fullLayout, r = gd.getBoundingClientRect();
+             return [r.left + L._size.l + L.xaxis.l2p(t.x[j]), r.top + L._size.t + L.yaxis.l2p(t.y[j])]; }""",
+        [trace, point])
+    with expect_rerun(page):
+        page.mouse.click(xy[0], xy[1])
+
+
+def test_score_example_volcano_and_click(app_url, page):
+    goto(page, app_url, "score")
+    assert_no_exception(page)
+    assert_charts_rendered(page, 2)
+    points = volcano_points(page)
+    assert len(points) >= 10
+    first = null_title(page).split(":")[0]
+    screenshot(page, "score_example")
+    # click another perturbation's point: its null replaces the first one's
+    name = next(n for n in points if n != first)
+    click_point(page, *points[name])
+    assert_no_exception(page)
+    assert_charts_rendered(page, 2)
+    assert null_title(page).startswith(f"{name}: mAP = ")
+    assert query_params(page).get("inspect") == name
+    assert any((t.get("name") or "") == f"selected: {name}" for t in chart_data(page, 0))
+    assert not page.page_errors
+    screenshot(page, "score_example_clicked")
+
+
+def test_score_upload_csv(app_url, page, tmp_path):
+    csv = tmp_path / "my_screen.csv"
+    digits_screen().to_csv(csv, index=False)
+    goto(page, app_url, "score", data="upload")
+    assert_no_exception(page)
+    with expect_rerun(page):
+        page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(csv))
+    assert_no_exception(page)
+    assert page.get_by_text("my_screen.csv:").count() == 1
+    with expect_rerun(page):
+        page.get_by_role("button", name="Score").click()
+    assert_no_exception(page)
+    assert_charts_rendered(page, 2)
+    assert len(volcano_points(page)) >= 10
+    assert page.get_by_text("Download the perturbation table (CSV)").count() == 1
+    screenshot(page, "score_upload")
+    # choose a perturbation with the select box instead of a click: type its name, Enter
+    name = list(volcano_points(page))[-1]
+    box = page.locator('[data-testid="stSelectbox"]').filter(has_text="Perturbation to inspect").locator("input")
+    box.click()
+    box.fill(name)
+    page.get_by_role("option", name=name, exact=True).wait_for()
+    with expect_rerun(page):
+        page.keyboard.press("Enter")
+    assert_no_exception(page)
+    assert_charts_rendered(page, 2)
+    assert query_params(page).get("inspect") == name
+    assert null_title(page).startswith(f"{name}: mAP = ")
+
+
+def test_score_bad_input_shows_error(app_url, page):
+    goto(page, app_url, "score", control="nope")
+    assert_no_exception(page)
+    alert = page.locator('[data-testid="stAlertContentError"]')
+    assert alert.count() == 1 and "'nope' not found in column" in alert.inner_text()
+    screenshot(page, "score_error_control")

@@ -1,0 +1,178 @@
+"""app_pages/score.py with AppTest: the bundled example, an upload, the volcano plot, one perturbation's
+null, and bad input shown as st.error."""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from apnull.score import digits_screen, score_profiles
+from apnull.views import score as view
+from plotly_json import decode, figures, trace
+
+PAGE = str(Path(__file__).resolve().parents[1] / "app_pages" / "score.py")
+PERT = "Metadata_perturbation"
+#: The page's default number of permutations (quick on the example).
+B = 999
+GROUP_COLUMNS = [PERT, "n_replicates", "mAP", "p_value", "q_value", "null", "significant"]
+
+
+@pytest.fixture(scope="module")
+def example():
+    return digits_screen()
+
+
+@pytest.fixture(scope="module")
+def expected(example):
+    """The library's own result for the page's default settings (stratum and control as guessed)."""
+    control = view.guess_control(example[PERT])
+    return score_profiles(example, perturbation=PERT, control=control, stratum="Metadata_plate", permutations=B,
+                          seed=0)
+
+
+def _run(upload=None, **params):
+    at = AppTest.from_file(PAGE, default_timeout=300)
+    for key, value in params.items():
+        at.query_params[key] = str(value)
+    at.run()
+    if upload is not None:
+        at.file_uploader(key="upload").set_value(upload).run()
+    return at
+
+
+def _groups(at):
+    return next(d.value for d in at.dataframe if "n_replicates" in d.value.columns)
+
+
+def _trace(fig, prefix):
+    return [t for t in fig["data"] if (t.get("name") or "").startswith(prefix)]
+
+
+def _csv(frame: pd.DataFrame, name="screen.csv"):
+    return (name, frame.to_csv(index=False).encode(), "text/csv")
+
+
+def test_example_gives_the_library_table(expected):
+    at = _run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    table = _groups(at)
+    assert list(table.columns) == GROUP_COLUMNS
+    want = view.group_table(expected.groups, 0.05)
+    pd.testing.assert_frame_equal(table.reset_index(drop=True), want, check_dtype=False)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Perturbations scored"] == str(len(want))
+    assert metrics["Hits at q ≤ 0.05"] == str(int((want["q_value"] <= 0.05).sum()))
+    assert metrics["Permutation null"] == f"B = {B}"
+    labels = [b.label for b in at.get("download_button")]
+    assert "Download the perturbation table (CSV)" in labels and "Download all queries (CSV)" in labels
+
+
+def test_volcano_has_one_point_per_perturbation(expected):
+    at = _run()
+    volcano, null = figures(at)
+    hits, rest = _trace(volcano, "q ≤ 0.05")[0], _trace(volcano, "q > 0.05")[0]
+    xs = np.concatenate([decode(hits["x"]), decode(rest["x"])])
+    assert sorted(xs) == pytest.approx(sorted(expected.groups["mAP"]))
+    ys = np.concatenate([decode(hits["y"]), decode(rest["y"])])
+    assert sorted(ys) == pytest.approx(sorted(-np.log10(expected.groups["p_value"])))
+    assert "replicates" in hits["hovertemplate"]
+    # the most significant perturbation is inspected first, ringed in the volcano
+    first = view.group_table(expected.groups, 0.05)[PERT].iloc[0]
+    assert _trace(volcano, f"selected: {first}")
+    assert null["layout"]["title"]["text"].startswith(f"{first}: mAP = ")
+
+
+def test_choosing_a_perturbation_shows_its_null(expected):
+    at = _run()
+    groups = view.group_table(expected.groups, 0.05)
+    name = str(groups[PERT].iloc[-1])  # the least significant one
+    at.selectbox(key="inspect").set_value(name).run()
+    assert not at.exception and not at.error
+    volcano, null = figures(at)
+    assert _trace(volcano, f"selected: {name}")
+    row = view.row_of(groups, PERT, name)
+    (obs,) = _trace(null, "observed mAP")
+    assert decode(obs["x"])[0] == pytest.approx(row["mAP"])
+    bars = trace(null, "null")
+    assert decode(bars["customdata"]).reshape(-1, 3)[:, 2].astype(float).sum() == B
+    np.testing.assert_allclose(np.sort(expected.null_maps(row[PERT])).mean(),
+                               decode(_trace(null, "null mean")[0]["x"])[0])
+    assert f"p = {row['p_value']:.3g}" in null["layout"]["title"]["text"]
+    queries = next(d.value for d in at.dataframe if "precision_at_r" in d.value.columns)
+    assert set(queries[PERT].astype(str)) == {name}
+    assert len(queries) == row["n_replicates"]
+
+
+def test_upload_is_scored_when_the_button_is_pressed(example, expected):
+    at = _run(upload=_csv(example), data="upload")
+    assert not at.exception and not at.error
+    assert any("press **Score**" in i.value for i in at.info)
+    assert not at.get("plotly_chart")
+    at.button(key="score").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    pd.testing.assert_frame_equal(_groups(at).reset_index(drop=True), view.group_table(expected.groups, 0.05),
+                                  check_dtype=False)
+    assert len(figures(at)) == 2
+    # a rerun (another FDR level) reuses the cached scoring: no button needed
+    at.number_input(key="fdr").set_value(0.2).run()
+    assert not at.error and len(figures(at)) == 2
+
+
+def test_approximate_null_has_no_histogram():
+    at = _run(null="independent")
+    assert not at.exception and not at.error
+    (volcano,) = figures(at)
+    assert "independent null" in volcano["layout"]["title"]["text"]
+    assert any("no histogram" in i.value for i in at.info)
+
+
+def test_calibration_note_is_shown():
+    at = _run()
+    cal = next(d.value for d in at.dataframe if "verdict" in d.value.columns)
+    pd.testing.assert_frame_equal(cal, view.calibration_table())
+    assert any(view.CALIBRATION_SOURCE in c.value.lower() for c in at.caption)
+
+
+@pytest.mark.parametrize("params, message", [
+    (dict(control="nope"), "control value(s) 'nope' not found in column 'Metadata_perturbation'"),
+    (dict(perms=0), "permutations must be between 1 and 100,000"),
+    (dict(features="(["), "not a valid regular expression"),
+    (dict(fdr=1.5), "the FDR level q must lie in (0, 1)"),
+    (dict(stratum="Metadata_kind"), "no control rows in stratum"),  # the library's message, at scoring
+])
+def test_bad_settings_show_an_error(params, message):
+    at = _run(**params)
+    assert not at.exception
+    assert len(at.error) == 1 and message in at.error[0].value
+    assert not at.get("plotly_chart")
+
+
+def test_bad_files_show_an_error(example):
+    # empty file: refused when read
+    at = _run(upload=("empty.csv", b"", "text/csv"), data="upload")
+    assert not at.exception and len(at.error) == 1
+    # a table without the chosen control value's column content: controls missing
+    no_controls = example.loc[example[PERT] != view.guess_control(example[PERT])]
+    at = _run(upload=_csv(no_controls), data="upload", control=view.guess_control(example[PERT]))
+    assert not at.exception and len(at.error) == 1 and "not found in column" in at.error[0].value
+    # a missing feature value: the library names the column when scoring
+    bad = example.copy()
+    bad.loc[5, "px_10"] = np.nan
+    at = _run(upload=_csv(bad), data="upload")
+    at.button(key="score").click().run()
+    assert not at.exception and len(at.error) == 1 and "px_10" in at.error[0].value
+    assert not at.get("plotly_chart")
+
+
+def test_one_replicate_is_skipped_and_reported(example):
+    one = example.copy()
+    one.loc[one[PERT] == "null_01", PERT] = ["solo", "null_01", "null_01", "null_01"]
+    at = _run(upload=_csv(one), data="upload")
+    at.button(key="score").click().run()
+    assert not at.exception and not at.error
+    assert [e.label for e in at.expander] == ["1 perturbation(s) skipped"]
+    skipped = next(d.value for d in at.dataframe if "reason" in d.value.columns)
+    assert skipped[PERT].tolist() == ["solo"] and "one replicate" in skipped["reason"].iloc[0]
+    assert "solo" not in set(_groups(at)[PERT])
