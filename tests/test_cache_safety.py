@@ -1,0 +1,221 @@
+"""Caches shared between sessions (issue 9, item 3): read-only results, safe under threads.
+
+The dashboard serves every browser session from one process, so a cache is shared by every user:
+
+- ``apnull.significance`` keeps the last laws in a module-level OrderedDict (``_CACHE``) and hands
+  out the cached object itself. Whoever gets it must not be able to change what the next caller
+  gets (a page that "normalises" ``law.probs`` in place would change every other user's law).
+- ``apnull.ui.cache`` wraps the library in ``st.cache_data``, which returns a fresh copy per call.
+- Sessions run their scripts in threads, so the caches are hit concurrently: no exception, and the
+  same numbers as a serial run.
+
+The race test makes the race deterministic instead of hoping for an unlucky thread switch: it
+replaces ``_CACHE`` by an OrderedDict whose membership test yields the GIL for a moment, which is
+exactly the window between "key in _CACHE" and "_CACHE[key]" / "move_to_end(key)" in which another
+thread can evict the key. With a lock around lookup + insert + eviction the window is closed.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+import apnull
+from apnull import significance
+from apnull.law import NullDistribution
+from apnull.sampling import sample_null
+
+# (m, n, metric, method, draws, seed): cheap laws of every method that the cache stores
+LAW_CASES = [
+    (4, 30, "ap", "exact", None, None),
+    (3, 7, "pr", "exact", None, None),
+    (30, 300, "ap", "grid", None, None),
+    (5, 40, "ap", "mc", 2_000, 7),
+]
+ARRAYS = ("values", "probs", "draws", "counts", "_cum")
+
+
+def _snapshot(law: NullDistribution) -> dict:
+    out = {name: np.array(getattr(law, name), copy=True) for name in ARRAYS if getattr(law, name) is not None}
+    out["quantile95"] = law.quantile(0.95)
+    out["sf"] = law.sf(0.3)
+    out["mean"] = law.mean
+    return out
+
+
+def _same(a: dict, b: dict) -> bool:
+    return a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+
+
+def _vandalise(law: NullDistribution) -> None:
+    """What a careless caller might do: write into every array of the law it was given."""
+    for name in ARRAYS:
+        arr = getattr(law, name)
+        if arr is None:
+            continue
+        try:
+            arr[...] = 0
+        except ValueError:  # read-only: the fix this test asks for
+            pass
+
+
+# the cache bound: ``CACHE_SIZE`` (public since the restructuring), ``_CACHE_SIZE`` before
+SIZE_ATTR = "CACHE_SIZE" if hasattr(significance, "CACHE_SIZE") else "_CACHE_SIZE"
+
+
+@pytest.fixture
+def fresh_cache(monkeypatch):
+    """An empty significance cache for the test (the real one is restored afterwards)."""
+    monkeypatch.setattr(significance, "_CACHE", OrderedDict())
+    return significance
+
+
+# --- read-only -------------------------------------------------------------------------------
+@pytest.mark.parametrize("m, n, metric, method, draws, seed", LAW_CASES,
+                         ids=[f"{c[2]}-{c[3]}" for c in LAW_CASES])
+def test_cached_law_cannot_be_changed_by_a_caller(fresh_cache, m, n, metric, method, draws, seed):
+    """Writing into the arrays of a law from null_distribution does not change the next caller's law."""
+    first = apnull.null_distribution(m, n, metric, method, draws=draws, seed=seed)
+    expected = _snapshot(first)
+    _vandalise(first)
+    second = apnull.null_distribution(m, n, metric, method, draws=draws, seed=seed)
+    assert _same(_snapshot(second), expected), (
+        f"a caller that wrote into the cached {metric}/{method} law changed what the next caller gets")
+
+
+@pytest.mark.parametrize("m, n, metric, method, draws, seed", LAW_CASES,
+                         ids=[f"{c[2]}-{c[3]}" for c in LAW_CASES])
+def test_cached_law_arrays_are_read_only(fresh_cache, m, n, metric, method, draws, seed):
+    """The arrays of a (shared) law refuse writes, so the mistake shows where it is made."""
+    law = apnull.null_distribution(m, n, metric, method, draws=draws, seed=seed)
+    writable = [name for name in ARRAYS if getattr(law, name) is not None and getattr(law, name).flags.writeable]
+    assert not writable, f"writable arrays on a cached {metric}/{method} law: {writable}"
+
+
+def test_law_does_not_alias_the_callers_arrays():
+    """A NullDistribution built from arrays keeps its own copy: changing the inputs later changes nothing."""
+    values, probs = np.array([0.2, 0.5, 1.0]), np.array([0.5, 0.25, 0.25])
+    law = NullDistribution(metric="ap", m=1, n=2, method="exact", values=values, probs=probs)
+    values[:] = 9.0
+    probs[:] = 0.0
+    assert law.values.tolist() == [0.2, 0.5, 1.0]
+    assert law.probs.tolist() == [0.5, 0.25, 0.25]
+
+
+def test_ui_cached_draws_are_private_copies():
+    """st.cache_data hands every caller its own copy of the cached draws and laws (no runtime needed)."""
+    from apnull.ui import cache
+
+    ap, pr = cache.null_draws(6, 41, 500, 12345)
+    ap_expected, pr_expected = ap.copy(), pr.copy()
+    ap[:] = -1.0
+    pr[:] = -1.0
+    ap2, pr2 = cache.null_draws(6, 41, 500, 12345)
+    assert np.array_equal(ap2, ap_expected) and np.array_equal(pr2, pr_expected)
+
+    law = cache.null_law(5, 23, "ap", "exact")
+    expected = _snapshot(law)
+    _vandalise(law)
+    assert _same(_snapshot(cache.null_law(5, 23, "ap", "exact")), expected)
+
+
+# --- threads ---------------------------------------------------------------------------------
+def _keys(count: int):
+    """Overlapping, cheap request keys: more distinct keys than the cache holds, so threads evict
+    each other's entries while they read them."""
+    out = []
+    for i in range(count):
+        m = 1 + i % 4
+        n = 3 + (i * 7) % 17  # exact AP laws of at most C(24, 4) placements: milliseconds
+        if i % 3 == 0:
+            out.append((m, n, "pr", "exact", None, None))
+        elif i % 3 == 1:
+            out.append((m, n, "ap", "exact", None, None))
+        else:
+            out.append((m, n, "ap", "mc", 300, i % 5))
+    return out
+
+
+def _summary(law: NullDistribution):
+    return (law.method, law.values.tobytes(), law.probs.tobytes(),
+            None if law.draws is None else law.draws.tobytes(), float(law.quantile(0.9)))
+
+
+class _SlowLookupDict(OrderedDict):
+    """OrderedDict whose membership test lets other threads run before the caller acts on the answer."""
+
+    def __contains__(self, key):
+        found = super().__contains__(key)
+        time.sleep(0.0005)
+        return found
+
+
+def _hammer(keys, threads: int = 8, rounds: int = 3):
+    barrier = threading.Barrier(threads)
+
+    def worker(t):
+        barrier.wait()
+        out = {}
+        for r in range(rounds):
+            order = keys[t::1] if (t + r) % 2 == 0 else keys[::-1]  # overlapping, different orders
+            for key in order:
+                m, n, metric, method, draws, seed = key
+                out[key] = _summary(apnull.null_distribution(m, n, metric, method, draws=draws, seed=seed))
+        return out
+
+    with ThreadPoolExecutor(threads) as pool:
+        return list(pool.map(worker, range(threads)))
+
+
+def _serial(keys):
+    significance._CACHE.clear()
+    return {k: _summary(apnull.null_distribution(k[0], k[1], k[2], k[3], draws=k[4], seed=k[5])) for k in keys}
+
+
+@pytest.mark.timeout(120)
+def test_null_distribution_from_8_threads_matches_serial(monkeypatch):
+    """8 threads asking for overlapping laws (with evictions) get no exception and the serial answers."""
+    monkeypatch.setattr(significance, "_CACHE", OrderedDict())
+    monkeypatch.setattr(significance, SIZE_ATTR, 8)
+    keys = _keys(40)
+    serial = _serial(keys)
+    significance._CACHE.clear()
+    for result in _hammer(keys):
+        for key, summary in result.items():
+            assert summary == serial[key], f"thread result differs from the serial run for {key}"
+    assert len(significance._CACHE) <= 8
+
+
+@pytest.mark.timeout(120)
+def test_null_distribution_cache_has_no_lookup_race(monkeypatch):
+    """Lookup-then-read is atomic: a key evicted by another thread between the membership test and the
+    read must not raise KeyError (widened race window, see the module docstring)."""
+    monkeypatch.setattr(significance, "_CACHE", _SlowLookupDict())
+    monkeypatch.setattr(significance, SIZE_ATTR, 4)
+    keys = _keys(24)
+    serial = _serial(keys)
+    significance._CACHE.clear()
+    for result in _hammer(keys, threads=8, rounds=2):
+        for key, summary in result.items():
+            assert summary == serial[key]
+    assert len(significance._CACHE) <= 4
+
+
+@pytest.mark.timeout(120)
+def test_monte_carlo_kernel_from_8_threads_matches_serial():
+    """The compiled kernel (parallel=True) called from 8 threads at once, as 8 sessions would."""
+    sizes = [(m, n) for m in (1, 3, 7, 20) for n in (0, 5, 60)]
+    serial = {s: sample_null(*s, draws=3_000, seed=11) for s in sizes}
+
+    def worker(t):
+        return {s: sample_null(*s, draws=3_000, seed=11) for s in sizes[t % len(sizes):] + sizes[:t % len(sizes)]}
+
+    with ThreadPoolExecutor(8) as pool:
+        for result in pool.map(worker, range(8)):
+            for s, sample in result.items():
+                assert np.array_equal(sample.ap, serial[s].ap) and np.array_equal(sample.pr, serial[s].pr)
