@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["digits_screen", "load_digits_arrays"]
+__all__ = ["digits_screen", "digits_null_screen", "load_digits_arrays"]
 
 
 def load_digits_arrays():
@@ -77,4 +77,42 @@ def digits_screen(seed=0, controls_per_plate=(18, 19, 21, 22), n_null=8, real_di
                           "Metadata_kind": [r[2] for r in rows],
                           "Metadata_digit": [r[3] for r in rows]})
     feats = pd.DataFrame(np.array([r[4] for r in rows]), columns=[f"px_{i:02d}" for i in range(X.shape[1])])
+    return pd.concat([table, feats], axis=1)
+
+
+def digits_null_screen(digit, seed=0, controls_per_plate=(20, 20, 20, 20), replicates=4,
+                       signal_digit=None, mix=0.0, n_signal=0) -> pd.DataFrame:
+    """A true-null screen for calibration: one digit class split into controls and fake perturbations.
+
+    The images of ``digit`` are shuffled (``seed``); each plate takes its ``controls_per_plate`` controls
+    and the rest form perturbations ``p001`` ... of ``replicates`` images, spread over the plates in
+    turn. Every fake perturbation is exchangeable with the controls, so a calibrated test rejects
+    it at rate alpha. With ``signal_digit``, the first ``n_signal`` perturbations (named ``s001`` ...)
+    get real signal: each replicate becomes ``(1 - mix) * its image + mix * an image of signal_digit``.
+    Same columns as :func:`digits_screen`.
+    """
+    X, y = load_digits_arrays()
+    rng = np.random.default_rng(seed)
+    idx = rng.permutation(np.flatnonzero(y == digit))
+    plates = len(controls_per_plate)
+    rows, pos = [], 0
+    for p, count in enumerate(controls_per_plate):
+        for i in idx[pos:pos + count]:
+            rows.append(("DMSO", f"plate_{p + 1}", "control", X[i]))
+        pos += count
+    others = rng.permutation(np.flatnonzero(y == signal_digit)) if signal_digit is not None else []
+    j = 0
+    while pos + replicates <= idx.size:
+        real = j < n_signal and len(others) >= (j + 1) * replicates
+        name = f"s{j + 1:03d}" if real else f"p{j + 1:03d}"
+        for r in range(replicates):
+            f = X[idx[pos + r]]
+            if real:
+                f = (1 - mix) * f + mix * X[others[j * replicates + r]]
+            rows.append((name, f"plate_{r % plates + 1}", "real" if real else "null", f))
+        pos += replicates
+        j += 1
+    table = pd.DataFrame({"Metadata_perturbation": [r[0] for r in rows],
+                          "Metadata_plate": [r[1] for r in rows], "Metadata_kind": [r[2] for r in rows]})
+    feats = pd.DataFrame(np.array([r[3] for r in rows]), columns=[f"px_{i:02d}" for i in range(X.shape[1])])
     return pd.concat([table, feats], axis=1)
