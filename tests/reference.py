@@ -65,7 +65,7 @@ class Enumeration:
         x = Fraction(x)
         return Fraction(bisect_right(self._ap_sorted, x), self.total)
 
-    def sf(self, x) -> Fraction:
+    def pvalue(self, x) -> Fraction:
         """P(AP >= x) exactly."""
         x = Fraction(x)
         return Fraction(self.total - bisect_left(self._ap_sorted, x), self.total)

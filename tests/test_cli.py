@@ -17,7 +17,7 @@ from scipy import stats
 import apnull
 from apnull import cli
 from apnull import metrics as mt
-from apnull import sampled as sm
+from apnull import rendle as sm
 
 
 def run(*argv):
@@ -185,16 +185,16 @@ def test_metrics_text_and_special_rankings():
 # ------------------------------------------------------------------------------------------------
 def test_sampled_json_and_text():
     res = run_json("sampled", "--paper-example")
-    assert res["n"] == 10000 and res["samples"] == 99 and res["k"] == 10 and res["replace"] is True
+    assert res["items"] == 10000 and res["samples"] == 99 and res["k"] == 10 and res["replace"] is True
     table = sm.sampled_metrics_table(sm.PAPER_EXAMPLE, 10000, 99, k=10, replace=True)
     assert len(res["rows"]) == len(table)
     for row, ref in zip(res["rows"], table.itertuples(index=False)):
         assert row["algorithm"] == ref.algorithm and row["metric"] == ref.metric
         assert row["exact"] == pytest.approx(ref.exact)
         assert row["sampled_mean"] == pytest.approx(ref.sampled_mean)
-    res = run_json("sampled", "--ranks", "X=1,5,10", "--n", "100", "--samples", "20", "--k", "5")
+    res = run_json("sampled", "--ranks", "X=1,5,10", "--items", "100", "--samples", "20", "--k", "5")
     assert {r["algorithm"] for r in res["rows"]} == {"X"}
-    status, out, err = run("sampled", "--ranks", "1,5,10", "--n", "100")
+    status, out, err = run("sampled", "--ranks", "1,5,10", "--items", "100")
     assert status == 0 and err == "" and "algorithm" in out
 
 
@@ -231,9 +231,10 @@ BAD = {
     "sample draws 0": ["sample", "--m", "2", "--n", "3", "--draws", "0", "--out", "x.csv"],
     "sample not csv": ["sample", "--m", "2", "--n", "3", "--draws", "5", "--out", "x.txt"],
     "sample sizes 0": ["sample", "--m", "2", "--n", "3", "--draws", "5", "--sizes", "0", "--out", "x.csv"],
-    "sampled rank 0": ["sampled", "--ranks", "0,1", "--n", "100"],
+    "sampled rank 0": ["sampled", "--ranks", "0,1", "--items", "100"],
     "sampled no ranks": ["sampled"],
-    "sampled rank > n": ["sampled", "--ranks", "101", "--n", "100"],
+    "sampled rank > n": ["sampled", "--ranks", "101", "--items", "100"],
+    "sampled --n is not the catalogue": ["sampled", "--ranks", "1", "--n", "100"],
 }
 
 
@@ -251,10 +252,10 @@ def test_bad_input_gives_one_line_and_status_2(argv, tmp_path, monkeypatch):
 
 
 def test_error_messages_say_what_is_wrong():
-    assert "m (number of positives) must be at least 1" in run("threshold", "--m", "0", "--n", "5")[2]
-    assert "n (number of negatives) must be at least 0" in run("threshold", "--m", "4", "--n", "-3")[2]
+    assert "--m must be at least 1, got 0" in run("threshold", "--m", "0", "--n", "5")[2]
+    assert "--n must be at least 0, got -3" in run("threshold", "--m", "4", "--n", "-3")[2]
     assert "whole number" in run("threshold", "--m", "2.5", "--n", "3")[2]
-    assert "metric must be 'ap'" in run("threshold", "--metric", "foo", "--m", "4", "--n", "30")[2]
+    assert "invalid choice: 'foo'" in run("threshold", "--metric", "foo", "--m", "4", "--n", "30")[2]
     assert "q must lie in [0, 1]" in run("threshold", "--q", "1.5", "--m", "4", "--n", "30")[2]
     assert "--relevant takes 0/1 labels" in run("metrics", "--relevant", "0,2")[2]
     assert "invalid choice" in run("foo")[2]
@@ -265,7 +266,7 @@ def test_unwritable_out_path(tmp_path):
     path = tmp_path / "no_such_dir" / "null.csv"
     status, out, err = run("sample", "--m", "2", "--n", "3", "--draws", "10", "--seed", "1", "--out", str(path))
     assert status == 2 and out == ""
-    assert err.startswith("apnull: error: cannot write") and err.count("\n") == 1
+    assert err.startswith("apnull: error: argument --out: cannot write") and err.count("\n") == 1
     assert str(path) in err
     # the reason is given, not Python's None for a missing errno string
     assert not err.rstrip().endswith("None"), err
@@ -273,7 +274,7 @@ def test_unwritable_out_path(tmp_path):
     target = tmp_path / "adir.csv"
     target.mkdir()
     status, out, err = run("sample", "--m", "2", "--n", "3", "--draws", "10", "--seed", "1", "--out", str(target))
-    assert status == 2 and out == "" and err.startswith("apnull: error: cannot write")
+    assert status == 2 and out == "" and "cannot write" in err and "folder" in err
     assert not err.rstrip().endswith("None"), err
 
 
@@ -290,3 +291,32 @@ def test_console_script_subprocess():
     res = json.loads(proc.stdout)
     assert res["method"] == "exact"
     assert res["threshold"] == apnull.threshold(4, 30)
+
+
+def test_metrics_and_ranking_page_report_the_same_null_percentile():
+    """One definition, 100 * P(AP_null < ap), on both surfaces; checked against enumeration."""
+    from fractions import Fraction
+
+    from reference import enumerate_ap
+
+    from apnull.significance import null_distribution, null_position
+
+    res = run_json("metrics", "--relevant", "0,1,0,1,1,0")
+    ref = enumerate_ap(3, 3)
+    ap = Fraction(1, 3) * (Fraction(1, 2) + Fraction(2, 4) + Fraction(3, 5))
+    below = sum(1 for v in ref.ap if v < ap)
+    assert res["ap_null_percentile"] == pytest.approx(100 * below / len(ref.ap))
+    assert res["ap_null_percentile"] == pytest.approx(30.0)
+    page = null_position(res["ap"], null_distribution(3, 3))
+    assert page.percentile == res["ap_null_percentile"]
+    assert res["ap_null_percentile"] + 100 * res["ap_p_value"] == pytest.approx(100)
+
+
+def test_sample_checks_out_before_drawing(tmp_path, monkeypatch):
+    """An unwritable --out fails at once: no drawing happens."""
+    from apnull import sampling
+
+    called = []
+    monkeypatch.setattr(sampling, "iter_sample_grid", lambda *a, **k: called.append(a) or iter(()))
+    status, out, err = run("sample", "--m", "2", "--n", "3", "--draws", "10", "--out", str(tmp_path / "no" / "x.csv"))
+    assert status == 2 and not called and "does not exist" in err

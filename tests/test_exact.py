@@ -210,7 +210,7 @@ def test_cdf_sf_at_support_and_between(m, n):
     for value, cum in table:
         x = float(value)
         assert law.cdf(x) == pytest.approx(float(cum), abs=1e-13)  # P(X <= x) includes x
-        assert law.sf(x) == pytest.approx(float(1 - prev), abs=1e-13)  # P(X >= x) includes x
+        assert law.pvalue(x) == pytest.approx(float(1 - prev), abs=1e-13)  # P(X >= x) includes x
         assert law.pmf(x) == pytest.approx(float(cum - prev), abs=1e-13)
         prev = cum
     # between support points and outside the support
@@ -218,17 +218,17 @@ def test_cdf_sf_at_support_and_between(m, n):
     mids = [(a + b) / 2 for a, b in zip(values, values[1:])]
     for x in mids[:: max(1, len(mids) // 50)]:
         assert law.cdf(x) == pytest.approx(float(ref.cdf(x)), abs=1e-13)
-        assert law.sf(x) == pytest.approx(float(ref.sf(x)), abs=1e-13)
+        assert law.pvalue(x) == pytest.approx(float(ref.pvalue(x)), abs=1e-13)
     assert law.cdf(values[0] - 1e-6) == 0.0
     assert law.cdf(-1.0) == 0.0
     assert law.cdf(1.0) == pytest.approx(1.0, abs=1e-15)
-    assert law.sf(0.0) == pytest.approx(1.0, abs=1e-15)
-    assert law.sf(1.0) == pytest.approx(1 / ref.total, rel=1e-12)  # only "all on top" reaches 1
-    assert law.sf(1.0 + 1e-6) == 0.0
+    assert law.pvalue(0.0) == pytest.approx(1.0, abs=1e-15)
+    assert law.pvalue(1.0) == pytest.approx(1 / ref.total, rel=1e-12)  # only "all on top" reaches 1
+    assert law.pvalue(1.0 + 1e-6) == 0.0
     # vectorised
     xs = np.array(values[:5])
     np.testing.assert_allclose(law.cdf(xs), [law.cdf(x) for x in xs])
-    np.testing.assert_allclose(law.sf(xs), [law.sf(x) for x in xs])
+    np.testing.assert_allclose(law.pvalue(xs), [law.pvalue(x) for x in xs])
 
 
 @pytest.mark.parametrize("m, n", [(2, 5), (3, 7), (4, 9), (5, 12)])
@@ -240,12 +240,12 @@ def test_sf_of_ap_computed_in_another_order(m, n):
     step = max(1, ref.total // 400)
     for idx in range(0, ref.total, step):
         placement, value = ref.placements[idx], ref.ap[idx]
-        truth_sf, truth_cdf = float(ref.sf(value)), float(ref.cdf(value))
+        truth_sf, truth_cdf = float(ref.pvalue(value)), float(ref.cdf(value))
         ap1 = apnull.average_precision(ranking_from_placement(placement, N))
         ap2 = sum(i / r for i, r in reversed(list(enumerate(placement, 1)))) / m
         ap3 = math.fsum(i / (m * r) for i, r in enumerate(placement, 1))
         for ap in (ap1, ap2, ap3, float(value) + 1e-12, float(value) - 1e-12):
-            assert law.sf(ap) == pytest.approx(truth_sf, abs=1e-13)
+            assert law.pvalue(ap) == pytest.approx(truth_sf, abs=1e-13)
             assert law.cdf(ap) == pytest.approx(truth_cdf, abs=1e-13)
         # the public p-value agrees
         assert apnull.p_value(ap1, m, n, method="exact") == pytest.approx(truth_sf, abs=1e-13)
@@ -282,7 +282,7 @@ def test_r_qhyper_convention_on_pr_law():
     law = exact.pr_law(1, 1)
     assert law.quantile(0.5) == 0.0  # qhyper(0.5, 1, 1, 1) = 0
     assert law.quantile(0.5000001) == 1.0
-    assert law.cdf(0.0) == 0.5 and law.sf(0.0) == 1.0 and law.sf(1.0) == 0.5
+    assert law.cdf(0.0) == 0.5 and law.pvalue(0.0) == 1.0 and law.pvalue(1.0) == 0.5
 
 
 # ------------------------------------------------------------------------------------------------
@@ -335,7 +335,7 @@ def test_grid_law_cdf_bracketed_by_exact(m, n, G):
         assert abs(grid.quantile(q) - ex.quantile(q)) <= eb + 1e-12, q
     # the mean is exact but for fragments carried past AP = 1 and folded back onto 1 (documented):
     # those have true values above 1 - eb and move by less than eb
-    folded = ex.sf(1 - eb)
+    folded = ex.pvalue(1 - eb)
     assert abs(grid.mean - apnull.expected_ap(m, n)) <= eb * folded + 1e-12
     if G is None:
         assert grid.mean == pytest.approx(apnull.expected_ap(m, n), abs=1e-9)
@@ -343,8 +343,8 @@ def test_grid_law_cdf_bracketed_by_exact(m, n, G):
     assert abs(grid.std - math.sqrt(apnull.ap_variance(m, n))) <= eb
     # p-value bounds bracket the exact p-value
     for x in ex.values[:: max(1, ex.values.size // 200)]:
-        lo, hi = grid.sf_bounds(x)
-        p = ex.sf(x)
+        lo, hi = grid.pvalue_bounds(x)
+        p = ex.pvalue(x)
         assert lo - 1e-12 <= p <= hi + 1e-12
 
 
@@ -411,10 +411,10 @@ def test_from_draws_empirical_law():
     np.testing.assert_array_equal(law.values, [0.25, 0.5, 1.0])
     np.testing.assert_allclose(law.probs, [3 / 6, 2 / 6, 1 / 6])
     assert law.cdf(0.5) == pytest.approx(5 / 6)
-    assert law.sf(0.5) == pytest.approx((1 + 3) / (1 + 6))
-    assert law.sf(2.0) == pytest.approx(1 / 7)
+    assert law.pvalue(0.5) == pytest.approx((1 + 3) / (1 + 6))
+    assert law.pvalue(2.0) == pytest.approx(1 / 7)
     assert law.quantile(0.5) == pytest.approx(np.quantile(draws, 0.5))
     assert law.mean == pytest.approx(draws.mean())
     assert law.std == pytest.approx(draws.std(ddof=1))
     assert "Monte Carlo" in law.describe()
-    assert law.sf(0.5 - VALUE_TOL / 2) == law.sf(0.5)
+    assert law.pvalue(0.5 - VALUE_TOL / 2) == law.pvalue(0.5)

@@ -1,9 +1,10 @@
-"""Tests for apnull.hypergeom: Precision@K of shuffled labels vs the hypergeometric law (seed 004)."""
+"""apnull.hypergeom (the law of Precision@K, the fit) and apnull.views.hypergeometric (the page's shuffled
+rankings and tables), seed 004."""
 
 from __future__ import annotations
 
-import itertools
 import math
+import re
 from fractions import Fraction
 
 import numpy as np
@@ -12,6 +13,8 @@ from scipy import stats
 
 import apnull
 from apnull import hypergeom as hg
+from apnull import sampling
+from apnull.views import hypergeometric as hv
 
 # sizes exercising every sampling path: comparisons (small min(m, n)), marks, complement (n < m), n = 0
 SIZES = [(4, 32, 4), (4, 32, 1), (4, 32, 36), (5, 3, 6), (10, 40, 7), (30, 100, 50), (50, 20, 30), (1, 9, 3)]
@@ -39,8 +42,8 @@ def qhyper(q, m, n, k):
 
 def test_seed004_thresholds():
     """m = 4, n = 32, k = m: m/(m+n) = 1/9 = 0.1111 and qhyper(0.95, 4, 32, 4) / 4 = 2 / 4 = 0.5."""
-    sample = hg.shuffled_precision_at_k(4, 32, 4, 10_000, seed=2022)
-    table = hg.thresholds_table(4, 32, 4, sample.precision)
+    sample = hv.shuffled_precision_at_k(4, 32, 4, 10_000, seed=2022)
+    table = hv.thresholds_table(4, 32, 4, sample.precision)
     assert list(table["name"]) == ["m / (m + n)", "empirical mean", "hyper 95pct"]
     values = dict(zip(table["name"], table["value"]))
     assert values["m / (m + n)"] == pytest.approx(1 / 9) and round(values["m / (m + n)"], 4) == 0.1111
@@ -95,7 +98,7 @@ def chi_square_p(hits, m, n, k):
 
 @pytest.mark.parametrize("m, n, k", SIZES)
 def test_shuffled_precision_follows_hypergeometric_law(m, n, k):
-    sample = hg.shuffled_precision_at_k(m, n, k, 20_000, seed=7)
+    sample = hv.shuffled_precision_at_k(m, n, k, 20_000, seed=7)
     hits = hg.hit_counts(sample.precision, k)
     np.testing.assert_allclose(hits / k, sample.precision)  # values are exactly j / k
     assert chi_square_p(hits, m, n, k) > 1e-3
@@ -112,7 +115,7 @@ def test_hypergeometric_draws_follow_the_law(m, n, k):
 
 
 def test_pmf_fit_matches_scipy_and_rejects_a_wrong_law():
-    sample = hg.shuffled_precision_at_k(4, 32, 4, 10_000, seed=2022)
+    sample = hv.shuffled_precision_at_k(4, 32, 4, 10_000, seed=2022)
     fit = hg.pmf_fit(sample.precision, 4, 32, 4)
     hits = hg.hit_counts(sample.precision, 4)
     # cells 0, 1, 2, 3 expect 6105, 3368, 505 and 21.7 draws; 4 hits (0.17 expected) joins the last cell
@@ -132,65 +135,39 @@ def test_pmf_fit_matches_scipy_and_rejects_a_wrong_law():
     bad = hg.pmf_fit(np.array([0.25, 0.25, 1.5]), 4, 32, 4)
     assert bad["p_value"] == 0.0 and bad["tv"] > 0
     # a degenerate law (no negatives: every draw has k hits) leaves one cell
-    deg = hg.pmf_fit(hg.shuffled_precision_at_k(3, 0, 2, 100, seed=1).precision, 3, 0, 2)
+    deg = hg.pmf_fit(hv.shuffled_precision_at_k(3, 0, 2, 100, seed=1).precision, 3, 0, 2)
     assert deg["df"] == 0 and math.isnan(deg["p_value"]) and deg["tv"] == 0.0
 
 
-def test_subsets_are_uniform_on_a_tiny_case():
-    """All C(6, 2) = 15 placements (and all 15 of the complement path) come up equally often."""
-    for m, n in ((2, 4), (4, 2)):
-        rng = np.random.default_rng(3)
-        ranks = hg._positive_ranks(rng, 60_000, m, n)
-        assert np.all(np.diff(ranks, axis=1) > 0) and ranks.min() >= 1 and ranks.max() <= m + n
-        keys = [tuple(r) for r in ranks]
-        combos = list(itertools.combinations(range(1, m + n + 1), m))
-        index = {c: i for i, c in enumerate(combos)}
-        counts = np.bincount([index[key] for key in keys], minlength=len(combos))
-        assert counts.sum() == 60_000
-        assert stats.chisquare(counts).pvalue > 1e-3
-
-
-def test_both_membership_paths_choose_the_same_subsets(monkeypatch):
-    """Floyd with comparisons and Floyd with a mark row are the same algorithm: same uniforms, same subsets."""
-    for m, n in ((6, 30), (25, 25), (9, 4)):
-        out = {}
-        for flag in (False, True):
-            if m > n and not flag:
-                continue  # the complement path always uses marks
-            monkeypatch.setattr(hg, "_uses_marks", lambda m_, n_, flag=flag: flag)
-            out[flag] = hg._positive_ranks(np.random.default_rng(5), 500, m, n)
-        if len(out) == 2:
-            np.testing.assert_array_equal(out[False], out[True])
-
-
-def test_precision_and_ap_match_the_metric_functions():
-    """Precision@K and AP of each draw equal apnull's metrics of the ranking the draw stands for."""
+def test_shuffled_blocks_are_the_common_sampler():
+    """The page's rankings are sample_null's: same AP, and hits in the top m are Precision@R."""
     for m, n, k in ((4, 32, 4), (7, 5, 3), (3, 0, 3), (12, 50, 20)):
-        rng = np.random.default_rng([0, m, n, 0])
-        ranks = hg._positive_ranks(rng, 50, m, n)
-        block = hg.shuffled_block(m, n, k, 0, 0, 50)
-        for r, p, a in zip(ranks, block.precision, block.ap):
-            relevant = np.zeros(m + n, dtype=bool)
-            relevant[r - 1] = True
-            assert p == pytest.approx(apnull.precision_at_k(relevant, k))
-            assert a == pytest.approx(apnull.average_precision(relevant), rel=1e-12)
+        block = hv.shuffled_block(m, n, k, 0, 0, 50)
+        ap, pr, hits = sampling.draw_block(m, n, 0, 0, 50, top=k)
+        np.testing.assert_array_equal(block.ap, ap)
+        np.testing.assert_array_equal(block.precision, hits / k)
+        whole = apnull.sample_null(m, n, 50, seed=0, top=k)
+        np.testing.assert_array_equal(whole.ap, ap)
+        np.testing.assert_array_equal(whole.precision_at_top, block.precision)
+        at_r = hv.shuffled_block(m, n, m, 0, 0, 50)
+        np.testing.assert_array_equal(at_r.precision, pr)
 
 
 @pytest.mark.parametrize("m, n", [(4, 32), (5, 3), (30, 100), (1, 9)])
 def test_ap_draws_agree_with_expected_ap(m, n):
-    sample = hg.shuffled_precision_at_k(m, n, 1, 50_000, seed=123)
+    sample = hv.shuffled_precision_at_k(m, n, 1, 50_000, seed=123)
     se = math.sqrt(apnull.ap_variance(m, n) / sample.ap.size)
     assert abs(sample.ap.mean() - apnull.expected_ap(m, n)) < 4 * se
     # and the precision mean is m / (m + n) for any k
     for k in (1, m, m + n):
-        p = hg.shuffled_precision_at_k(m, n, k, 50_000, seed=5).precision
+        p = hv.shuffled_precision_at_k(m, n, k, 50_000, seed=5).precision
         assert abs(p.mean() - m / (m + n)) < 4 * p.std() / math.sqrt(p.size) + 1e-12
 
 
 def test_summary_table_against_the_library():
-    sample = hg.shuffled_precision_at_k(4, 32, 4, 10_000, seed=2022)
+    sample = hv.shuffled_precision_at_k(4, 32, 4, 10_000, seed=2022)
     hyper = hg.hypergeom_precision_at_k(4, 32, 4, 10_000, seed=2022)
-    table = hg.summary_table(4, 32, 4, sample, hyper).set_index("statistic")
+    table = hv.summary_table(4, 32, 4, sample, hyper).set_index("statistic")
     assert list(table.index) == ["AP (shuffled)", "Precision@K (shuffled)", "Precision@K (hypergeometric draws)"]
     ap = table.loc["AP (shuffled)"]
     assert ap["exact mean"] == pytest.approx(apnull.expected_ap(4, 32))
@@ -205,28 +182,19 @@ def test_summary_table_against_the_library():
     assert pr["SE of mean"] == pytest.approx(sample.precision.std(ddof=1) / 100)
     assert table.loc["Precision@K (hypergeometric draws)", "empirical mean"] == pytest.approx(hyper.mean())
     # a size past exact enumeration uses the grid law and says so
-    big = hg.shuffled_precision_at_k(20, 200, 20, 1000, seed=1)
-    row = hg.summary_table(20, 200, 20, big).set_index("statistic").loc["AP (shuffled)"]
+    big = hv.shuffled_precision_at_k(20, 200, 20, 1000, seed=1)
+    row = hv.summary_table(20, 200, 20, big).set_index("statistic").loc["AP (shuffled)"]
     assert row["exact method"].startswith("grid")
     assert row["exact 95pct"] == pytest.approx(apnull.threshold(20, 200, "ap", 0.95, method="auto"))
-
-
-def test_exact_ap_law_avoids_slow_counting():
-    """m = 1 or 2 with many negatives: "auto" would count placements for seconds; the grid law is used."""
-    assert hg.exact_ap_law(4, 32).method == "exact"
-    for m, n in ((1, 50_000), (2, 600)):
-        law = hg.exact_ap_law(m, n)
-        assert law.method == "grid"
-        assert abs(law.mean - apnull.expected_ap(m, n)) < 1e-3
 
 
 # --------------------------------------------------------------------------- reproducibility
 
 
 def test_reproducible_by_seed():
-    a = hg.shuffled_precision_at_k(4, 32, 4, 5000, seed=9)
-    b = hg.shuffled_precision_at_k(4, 32, 4, 5000, seed=9)
-    c = hg.shuffled_precision_at_k(4, 32, 4, 5000, seed=10)
+    a = hv.shuffled_precision_at_k(4, 32, 4, 5000, seed=9)
+    b = hv.shuffled_precision_at_k(4, 32, 4, 5000, seed=9)
+    c = hv.shuffled_precision_at_k(4, 32, 4, 5000, seed=10)
     np.testing.assert_array_equal(a.precision, b.precision)
     np.testing.assert_array_equal(a.ap, b.ap)
     assert not np.array_equal(a.ap, c.ap)
@@ -235,35 +203,34 @@ def test_reproducible_by_seed():
     assert not np.array_equal(h1, hg.hypergeom_precision_at_k(4, 32, 4, 5000, seed=10))
 
 
-@pytest.mark.parametrize("m, n, draws", [(4, 200, 200_000), (30, 100, 40_000)])
+@pytest.mark.parametrize("m, n, draws", [(4, 200, 300_000), (30, 100, 40_000)])
 def test_draws_are_a_prefix_and_k_only_recounts(m, n, draws):
-    """Fewer draws = the first draws of a longer run (across block boundaries); k does not move AP.
-    (4, 200) compares (65,536 draws a block), (30, 100) uses mark rows (16,131 draws a block)."""
-    layout = hg.block_layout(m, n, draws)
+    """Fewer draws = the first draws of a longer run (across block boundaries); k does not move AP."""
+    layout = hv.block_layout(m, n, draws)
     assert len(layout) >= 3 and sum(rows for _, rows in layout) == draws
-    long = hg.shuffled_precision_at_k(m, n, 4, draws, seed=1)
+    long = hv.shuffled_precision_at_k(m, n, 4, draws, seed=1)
     cut = layout[1][1] + 12_345  # inside the second block
-    short = hg.shuffled_precision_at_k(m, n, 4, cut, seed=1)
+    short = hv.shuffled_precision_at_k(m, n, 4, cut, seed=1)
     np.testing.assert_array_equal(long.ap[:cut], short.ap)
     np.testing.assert_array_equal(long.precision[:cut], short.precision)
-    other_k = hg.shuffled_precision_at_k(m, n, 50, draws, seed=1)
+    other_k = hv.shuffled_precision_at_k(m, n, 50, draws, seed=1)
     np.testing.assert_array_equal(long.ap, other_k.ap)
     assert not np.array_equal(long.precision, other_k.precision)
-    blocks = list(hg.iter_shuffled(m, n, 4, draws, 1))
+    blocks = list(hv.iter_shuffled(m, n, 4, draws, 1))
     assert len(blocks) == len(layout)
     np.testing.assert_array_equal(np.concatenate([b.ap for b in blocks]), long.ap)
 
 
 def test_large_n_small_m_is_few_blocks():
-    """The comparison path sizes its blocks by m, not by m + n: 10^6 draws of (4, 99,996) in 16 blocks."""
-    assert len(hg.block_layout(4, 99_996, 1_000_000)) == 16
-    sample = hg.shuffled_precision_at_k(4, 99_996, 100, 20_000, seed=3)
+    """Blocks are sized by m, not by m + n: 10^6 draws of (4, 99,996) in 8 blocks."""
+    assert len(hv.block_layout(4, 99_996, 1_000_000)) == 8
+    sample = hv.shuffled_precision_at_k(4, 99_996, 100, 20_000, seed=3)
     assert abs(sample.ap.mean() - apnull.expected_ap(4, 99_996)) < 4 * math.sqrt(apnull.ap_variance(4, 99_996) / 20_000)
 
 
 def test_no_seed_draws_a_fresh_one():
-    a = hg.shuffled_precision_at_k(10, 90, 10, 1000)
-    b = hg.shuffled_precision_at_k(10, 90, 10, 1000)
+    a = hv.shuffled_precision_at_k(10, 90, 10, 1000)
+    b = hv.shuffled_precision_at_k(10, 90, 10, 1000)
     assert not np.array_equal(a.ap, b.ap)
 
 
@@ -281,25 +248,31 @@ def test_no_seed_draws_a_fresh_one():
         ((4, 32, 4, 99), "draws must be at least 100, got 99"),
         ((4, 32, 4, 1_000_001), "draws must be at most 1,000,000"),
         ((4, 32, 4, 1000.5), "draws must be a whole number"),
-        ((50_000, 50_001, 4, 1000), "m + n must be at most 100,000 items"),
+        ((500_000, 500_001, 4, 1000), "m + n must be at most 1,000,000 items"),
         ((5000, 5000, 4, 1_000_000), "too much work"),
         ((True, 32, 4, 1000), "must be a whole number"),
     ],
 )
 def test_errors(args, message):
-    for fn in (hg.shuffled_precision_at_k, hg.hypergeom_precision_at_k):
-        with pytest.raises(ValueError) as exc:
-            fn(*args, seed=1)
-        assert message in str(exc.value)
+    with pytest.raises(ValueError) as exc:
+        hv.shuffled_precision_at_k(*args, seed=1)
+    assert message in str(exc.value)
+
+
+def test_direct_draws_check_their_input():
+    for args, message in (((0, 32, 4), "m (number of positives) must be at least 1"),
+                          ((4, 32, 37), "k (top positions counted) must lie between 1 and m + n = 36")):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            hg.hypergeom_precision_at_k(*args, 1000, seed=1)
 
 
 def test_error_messages_say_what_to_change():
-    with pytest.raises(ValueError, match=r"use at most [\d,]+ draws or fewer items"):
-        hg.check_request(5000, 5000, 4, 1_000_000)
+    with pytest.raises(ValueError, match=r"use at most [\d,]+ draws, or smaller or fewer sizes"):
+        hv.check_request(5000, 5000, 4, 1_000_000)
     with pytest.raises(ValueError, match="seed must be at least 0"):
-        hg.shuffled_precision_at_k(4, 32, 4, 1000, seed=-1)
+        hv.shuffled_precision_at_k(4, 32, 4, 1000, seed=-1)
     with pytest.raises(ValueError, match="q must lie in"):
         hg.hypergeom_ppf(4, 32, 4, 1.5)
     with pytest.raises(ValueError, match="at least one draw"):
-        hg.thresholds_table(4, 32, 4, [])
-    assert hg.check_request(4, 32, 4, 10_000) == (4, 32, 4, 10_000)
+        hv.thresholds_table(4, 32, 4, [])
+    assert hv.check_request(4, 32, 4, 10_000) == (4, 32, 4, 10_000)

@@ -7,6 +7,7 @@ import plotly.graph_objects as go
 import pytest
 
 from apnull import hypergeom as hg
+from apnull.views import hypergeometric as hv
 from apnull.plots.hypergeom import ap_precision_scatter, histogram_data, precision_histograms
 
 M, N, K = 4, 32, 4
@@ -14,9 +15,9 @@ M, N, K = 4, 32, 4
 
 @pytest.fixture(scope="module")
 def data():
-    sample = hg.shuffled_precision_at_k(M, N, K, 10_000, seed=2022)
+    sample = hv.shuffled_precision_at_k(M, N, K, 10_000, seed=2022)
     hyper = hg.hypergeom_precision_at_k(M, N, K, 10_000, seed=2022)
-    return sample, hyper, hg.thresholds_table(M, N, K, sample.precision), hg.hypergeom_pmf(M, N, K)
+    return sample, hyper, hv.thresholds_table(M, N, K, sample.precision), hg.hypergeom_pmf(M, N, K)
 
 
 def traces(fig, kind=None, name_start=None):

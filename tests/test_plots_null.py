@@ -2,7 +2,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from apnull import plots, summaries
+from apnull import plots
+from apnull.views import null as summaries
 from apnull.sampling import sample_null
 
 

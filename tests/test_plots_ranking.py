@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from apnull import metrics as mt
-from apnull import ranking as rk
+from apnull.views import ranking as rk
 from apnull.plots.ranking import MAX_BARS, null_position_figure, pr_curve_figure
 from apnull.significance import null_distribution
 
@@ -76,9 +76,9 @@ def test_all_relevant_has_no_other_trace():
 def test_null_figure_bars_hold_the_law_and_the_tail(m, n, method):
     law = null_distribution(m, n, "ap", "auto")
     assert law.method == method
-    values, probs = law.support()
+    values, probs = law.values, law.probs
     ap = 8 / 15 if m == 3 else 0.4
-    p = law.sf(ap)
+    p = law.pvalue(ap)
     fig = null_position_figure(values, probs, ap, p, m, n, law.method)
     bars = [t for t in fig.data if isinstance(t, go.Bar)]
     assert sum(np.sum(b.y) for b in bars) == pytest.approx(1)
@@ -95,11 +95,11 @@ def test_null_figure_bars_hold_the_law_and_the_tail(m, n, method):
 
 def test_null_figure_monte_carlo_and_degenerate_law():
     law = null_distribution(5, 20, "ap", "mc", draws=2000, seed=1)
-    fig = null_position_figure(*law.support(), 0.9, law.sf(0.9), 5, 20, "mc")
+    fig = null_position_figure(law.values, law.probs, 0.9, law.pvalue(0.9), 5, 20, "mc")
     assert "Monte Carlo" in fig.layout.title.text
     assert sum(np.sum(t.y) for t in fig.data) == pytest.approx(1)
     one = null_distribution(2, 0, "ap", "auto")  # no negatives: AP is always 1
-    fig = null_position_figure(*one.support(), 1.0, 1.0, 2, 0, one.method)
+    fig = null_position_figure(one.values, one.probs, 1.0, 1.0, 2, 0, one.method)
     assert [t.name for t in fig.data] == ["AP ≥ this ranking's (p-value)"]
 
 

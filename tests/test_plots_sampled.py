@@ -8,8 +8,8 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from apnull import sampled as sm
-from apnull import sampled_view as sv
+from apnull import rendle as sm
+from apnull.views import sampled as sv
 from apnull.plots import sampled as ps
 
 PAPER = sm.PAPER_EXAMPLE
@@ -22,7 +22,7 @@ N = sm.PAPER_N
 def test_figure1_curves_are_the_metric_of_the_rank():
     full, top = sv.figure1_curves(N, 10)
     assert list(full) == ["AUC", "AP", "NDCG", "Recall@10", "Precision@10"]
-    keys = dict(zip(full, ps.PAGE_METRICS))
+    keys = dict(zip(full, sv.PAGE_METRICS))
     for label, (ranks, values) in full.items():
         assert ranks[0] == 1 and ranks[-1] == N and {10, 11} <= set(ranks.tolist())
         np.testing.assert_allclose(values, sm.metric_at_rank(keys[label], ranks, N, 10))
@@ -157,10 +157,10 @@ def test_parse_ranks():
 
 def test_check_settings_and_rankings():
     assert sv.check_settings(10_000, 99, 10, True) == (10_000, 99, 10)
-    for args, message in [((1, 99, 10, True), "n \\(number of items\\) must be an integer >= 2"),
-                          ((10**7 + 1, 99, 10, True), "<= 10000000"),
-                          ((10_000, 0, 10, True), "s \\(sampled irrelevant items\\) must be an integer >= 1"),
-                          ((10_000, 100_001, 10, True), "<= 100000"),
+    for args, message in [((1, 99, 10, True), "n \\(number of items\\) must be at least 2"),
+                          ((10**7 + 1, 99, 10, True), "at most 10,000,000"),
+                          ((10_000, 0, 10, True), "s \\(sampled irrelevant items\\) must be at least 1"),
+                          ((10_000, 100_001, 10, True), "at most 100,000"),
                           ((100, 100, 10, False), "too large without replacement"),
                           ((10_000, 99, 0, True), "k \\(cut-off"),
                           ((10_000, 99, 10_001, True), "k \\(cut-off")]:
@@ -175,7 +175,7 @@ def test_check_settings_and_rankings():
     assert sv.check_repetitions(1000, PAPER) == 1000
     with pytest.raises(ValueError, match="use at most 2,500 repetitions"):
         sv.check_repetitions(100_000, {"A": [1] * 1000})
-    with pytest.raises(ValueError, match="repetitions must be an integer >= 1"):
+    with pytest.raises(ValueError, match="repetitions must be at least 1"):
         sv.check_repetitions(0, PAPER)
 
 

@@ -13,9 +13,10 @@ from hypothesis import strategies as st
 from sklearn.metrics import average_precision_score
 
 from apnull import metrics as mt
-from apnull import ranking as rk
+from apnull.limits import MAX_RANKING_ITEMS
+from apnull.views import ranking as rk
 from apnull.law import NullDistribution
-from apnull.significance import null_distribution
+from apnull.significance import null_distribution, null_position
 from reference import ap_fraction, enumerate_ap
 
 rankings = st.lists(st.booleans(), min_size=1, max_size=60)
@@ -147,9 +148,9 @@ def test_bad_text_names_the_entry(text, where):
 
 
 def test_too_many_items():
-    rk.from_text(",".join(["1"] * rk.MAX_ITEMS))
+    rk.from_text(",".join(["1"] * MAX_RANKING_ITEMS))
     with pytest.raises(ValueError, match="at most 1,000"):
-        rk.from_text(",".join(["1"] * (rk.MAX_ITEMS + 1)))
+        rk.from_text(",".join(["1"] * (MAX_RANKING_ITEMS + 1)))
 
 
 def test_as_rows_checks_labels():
@@ -267,7 +268,7 @@ def test_positions_give_a_permutation_and_exact_single_moves(data):
 # --- null position --------------------------------------------------------------------------------
 def test_null_position_exact_seed001():
     law = null_distribution(3, 3, "ap", "exact")
-    pos = rk.null_position(8 / 15, law)
+    pos = null_position(8 / 15, law)
     enum = enumerate_ap(3, 3)
     at_least = sum(1 for a in enum.ap if a >= Fraction(8, 15))
     assert pos.placements == 20 and pos.placements_at_least == at_least == 14
@@ -283,7 +284,7 @@ def test_exact_percentile_and_p_add_to_100(m, n):
     enum = enumerate_ap(m, n)
     for ranks in itertools.islice(itertools.combinations(range(1, m + n + 1), m), 12):
         ap = float(ap_fraction(ranks, m))
-        pos = rk.null_position(ap, law)
+        pos = null_position(ap, law)
         assert pos.p + pos.percentile / 100 == pytest.approx(1)
         below = sum(1 for a in enum.ap if a < ap_fraction(ranks, m)) / enum.total
         assert pos.percentile == pytest.approx(100 * below)
@@ -292,10 +293,10 @@ def test_exact_percentile_and_p_add_to_100(m, n):
 def test_null_position_monte_carlo():
     draws = np.array([0.1, 0.2, 0.2, 0.5, 0.9])
     law = NullDistribution.from_draws("ap", 2, 3, draws, seed=1)
-    pos = rk.null_position(0.2, law)
+    pos = null_position(0.2, law)
     assert pos.p == pytest.approx((1 + 4) / (1 + 5)) and pos.percentile == pytest.approx(20)
     assert pos.method == "mc" and pos.placements is None and not pos.at_floor
-    top = rk.null_position(0.95, law)
+    top = null_position(0.95, law)
     assert top.at_floor and top.p == pytest.approx(1 / 6) and top.percentile == 100
     assert 0 <= top.p_low <= top.p_high <= 1
 
@@ -304,5 +305,5 @@ def test_null_position_grid_bounds_hold_the_exact_p():
     law = null_distribution(6, 30, "ap", "grid")
     exact = null_distribution(6, 30, "ap", "exact")
     for ap in (0.2, 0.35, 0.5, 0.8):
-        pos = rk.null_position(ap, law)
-        assert pos.p_low - 1e-12 <= exact.sf(ap) <= pos.p_high + 1e-12
+        pos = null_position(ap, law)
+        assert pos.p_low - 1e-12 <= exact.pvalue(ap) <= pos.p_high + 1e-12

@@ -213,10 +213,12 @@ ENGINE_SIZES = [
 @pytest.mark.parametrize("m, n", ENGINE_SIZES)
 def test_numba_and_numpy_engines_agree(m, n):
     for seed, block, rows in ((0, 0, 257), (12345, 3, 64), (2**40 + 17, 1, 1)):
-        a_ap, a_pr = sampling._block(m, n, seed, block, rows, engine="numba")
-        b_ap, b_pr = sampling._block(m, n, seed, block, rows, engine="numpy")
+        top = max(1, (m + n) // 3)
+        a_ap, a_pr, a_top = sampling.draw_block(m, n, seed, block, rows, engine="numba", top=top)
+        b_ap, b_pr, b_top = sampling.draw_block(m, n, seed, block, rows, engine="numpy", top=top)
         np.testing.assert_array_equal(a_ap, b_ap)
         np.testing.assert_array_equal(a_pr, b_pr)
+        np.testing.assert_array_equal(a_top, b_top)
         assert a_ap.shape == (rows,)
         # valid values: AP in (0, 1], Pr@R a multiple of 1/m
         assert np.all((a_ap > 0) & (a_ap <= 1))
@@ -227,16 +229,16 @@ def test_numba_and_numpy_engines_agree(m, n):
 @given(m=st.integers(1, 90), n=st.integers(0, 150), seed=st.integers(0, 2**63 - 1),
        block=st.integers(0, 5), rows=st.integers(1, 40))
 def test_engines_agree_property(m, n, seed, block, rows):
-    a = sampling._block(m, n, seed, block, rows, engine="numba")
-    b = sampling._block(m, n, seed, block, rows, engine="numpy")
-    np.testing.assert_array_equal(a[0], b[0])
-    np.testing.assert_array_equal(a[1], b[1])
+    a = sampling.draw_block(m, n, seed, block, rows, engine="numba")
+    b = sampling.draw_block(m, n, seed, block, rows, engine="numpy")
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(x, y)
 
 
 def test_numpy_engine_ap_matches_metrics_module():
     """Rebuild each draw's ranking from its AP (m = 2: ranks are recoverable) and recompute AP."""
     m, n = 2, 10
-    ap, pr = sampling._block(m, n, 3, 0, 500, engine="numpy")
+    ap, pr, _ = sampling.draw_block(m, n, 3, 0, 500, engine="numpy")
     ref = enumerate_ap(m, n)
     by_value = {}
     for placement, value in zip(ref.placements, ref.ap):

@@ -160,12 +160,12 @@ def test_exact_p_value_matches_brute_force(m, n):
     support = [v for v, _ in ref.ap_counts()]
     for value in support[:: max(1, len(support) // 150)] + [support[-1]]:
         p = apnull.p_value(float(value), m, n)
-        assert p == pytest.approx(float(ref.sf(value)), abs=1e-13)
+        assert p == pytest.approx(float(ref.pvalue(value)), abs=1e-13)
     assert apnull.p_value(0.0, m, n) == pytest.approx(1.0)
     assert apnull.p_value(1.0, m, n) == pytest.approx(1 / math.comb(m + n, m))
     # between support points: P(X >= x) counts only values above x
     a, b = float(support[0]), float(support[1])
-    assert apnull.p_value((a + b) / 2, m, n) == pytest.approx(float(ref.sf(Fraction((a + b) / 2))), abs=1e-13)
+    assert apnull.p_value((a + b) / 2, m, n) == pytest.approx(float(ref.pvalue(Fraction((a + b) / 2))), abs=1e-13)
 
 
 @pytest.mark.parametrize("m, n", [(4, 32), (6, 6)])
@@ -211,8 +211,8 @@ def test_p_value_grid_bounds():
     law = apnull.null_distribution(40, 300)
     assert law.method == "grid"
     for x in (0.15, 0.2, 0.25, 0.3):
-        lo, hi = law.sf_bounds(x)
-        assert lo <= law.sf(x) <= hi
+        lo, hi = law.pvalue_bounds(x)
+        assert lo <= law.pvalue(x) <= hi
         mc = apnull.p_value(x, 40, 300, method="mc", draws=100_000, seed=6)
         assert lo - 0.01 <= mc <= hi + 0.01
 
@@ -296,15 +296,15 @@ def test_cache_returns_consistent_results():
     np.testing.assert_array_equal(again.draws, f1.draws)
     # threshold / p_value go through the same cache and agree with the law
     assert apnull.threshold(4, 30, q=0.9) == a.quantile(0.9)
-    assert apnull.p_value(0.4, 4, 30) == a.sf(0.4)
+    assert apnull.p_value(0.4, 4, 30) == a.pvalue(0.4)
 
 
 def test_cache_is_bounded_and_eviction_keeps_answers():
     first = apnull.threshold(3, 5, q=0.9)
     first_p = apnull.p_value(0.6, 3, 5)
-    for n in range(6, 6 + sg._CACHE_SIZE + 5):
+    for n in range(6, 6 + sg.CACHE_SIZE + 5):
         apnull.null_distribution(2, n)
-    assert len(sg._CACHE) <= sg._CACHE_SIZE
+    assert len(sg._CACHE) <= sg.CACHE_SIZE
     assert apnull.threshold(3, 5, q=0.9) == first
     assert apnull.p_value(0.6, 3, 5) == first_p
 
@@ -320,7 +320,7 @@ def test_exact_sf_does_not_merge_distinct_close_support_values():
         hi = law.values[i + 1]
         exact_sf = (law.total - cum[i]) / law.total  # P(X >= values[i+1]) from integer counts
         exact_cdf = cum[i] / law.total  # P(X <= values[i])
-        assert law.sf(hi) == pytest.approx(exact_sf, abs=1e-12)
+        assert law.pvalue(hi) == pytest.approx(exact_sf, abs=1e-12)
         assert law.cdf(law.values[i]) == pytest.approx(exact_cdf, abs=1e-12)
 
 

@@ -3,7 +3,7 @@ import pandas as pd
 import pytest
 
 import apnull
-from apnull import summaries
+from apnull.views import null as summaries
 from apnull.sampling import sample_null
 
 

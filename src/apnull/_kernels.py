@@ -1,7 +1,7 @@
 """Compiled kernels (numba). Imported lazily: only Monte Carlo sampling needs them.
 
-``floyd_ap_pr`` performs exactly the steps of ``sampling._metrics_numpy`` (the plain-numpy reference
-used when numba is missing) and gives the same numbers; tests hold the two together.
+``floyd_ap_pr`` performs exactly the steps of ``sampling._metrics_numpy`` (the plain-numpy reference)
+and gives the same numbers; tests hold the two together.
 """
 
 import numba
@@ -31,8 +31,9 @@ def _uniform(key, index):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
-def floyd_ap_pr(key, rows, k, N, m, complement, ap_out, pr_out):  # pragma: no cover - compiled
-    """AP and Precision@R of ``rows`` null draws into ap_out/pr_out.
+def floyd_ap_pr(key, rows, k, N, m, complement, top, ap_out, pr_out, top_out):  # pragma: no cover - compiled
+    """AP, Precision@R and the positives in the top ``top`` ranks of ``rows`` null draws, into
+    ap_out, pr_out and top_out.
 
     Row r uses uniforms r*k .. r*k+k-1 of the stream ``key``. Floyd's algorithm marks k ranks in a
     bitset; the positives (the marked ranks, or the unmarked ones if ``complement``) are then
@@ -53,6 +54,7 @@ def floyd_ap_pr(key, rows, k, N, m, complement, ap_out, pr_out):  # pragma: no c
         i = 0
         s = 0.0
         hits = 0
+        top_hits = 0
         for w in range(nwords):
             word = bits[w]
             if complement:
@@ -66,6 +68,9 @@ def floyd_ap_pr(key, rows, k, N, m, complement, ap_out, pr_out):  # pragma: no c
                 s += i / (pos + 1.0)
                 if pos < m:
                     hits += 1
+                if pos < top:
+                    top_hits += 1
                 word ^= low
         ap_out[r] = s / m
         pr_out[r] = hits / m
+        top_out[r] = top_hits

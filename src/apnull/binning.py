@@ -18,7 +18,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from ._validate import as_int
+from .limits import as_int
 
 __all__ = ["breakpoints", "bin_index", "bin_members", "representative_n", "bin_table", "REPRESENTATIVES"]
 

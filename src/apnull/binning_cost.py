@@ -35,17 +35,17 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ._validate import as_probability, check_metric, check_sizes
 from .binning import bin_index, breakpoints, representative_n, REPRESENTATIVES
-from .exact import EXACT_MAX_PLACEMENTS, GRID_MAX_WORK, grid_size_for
+from .exact import exact_scan, grid_scan, grid_size_for
+from .law import NullDistribution
+from .limits import (EXACT_MAX_PLACEMENTS, GRID_MAX_WORK, MAX_CURVE_N, as_probability, check_choice, check_metric,
+                     check_sizes)
 from .significance import AUTO_GRID_WORK, choose_method
 
 __all__ = ["threshold_curve", "binning_cost", "binning_summary", "CURVE_METHODS", "MAX_CURVE_N"]
 
 #: Methods the whole curve can be computed with.
 CURVE_METHODS = ("auto", "exact", "grid")
-#: Largest n a threshold curve goes up to.
-MAX_CURVE_N = 5000
 #: Quantile slack, as in :meth:`apnull.NullDistribution.quantile`.
 _Q_SLACK = 1e-12
 
@@ -54,9 +54,7 @@ def _check_method(method) -> str:
     if method == "mc":
         raise ValueError("method 'mc' is not offered for a whole curve of thresholds (it would take minutes); "
                          "use 'auto', 'exact' or 'grid'")
-    if method not in CURVE_METHODS:
-        raise ValueError(f"method must be one of {', '.join(CURVE_METHODS)}, got {method!r}")
-    return method
+    return check_choice(method, CURVE_METHODS, "method")
 
 
 def threshold_curve(m, n_max, q=0.95, metric="ap", method="auto", tol=1e-3) -> pd.DataFrame:
@@ -162,78 +160,19 @@ def _pr_curve(m: int, n: np.ndarray, q: float) -> np.ndarray:
     return out
 
 
-def _merge(a, b):
-    """Union of two (sorted values, counts) lists; values within 1e-12 (relative) are one value."""
-    s = np.concatenate([a[0], b[0]])
-    c = np.concatenate([a[1], b[1]])
-    order = np.argsort(s, kind="stable")  # two sorted runs: close to linear
-    s, c = s[order], c[order]
-    new = np.empty(s.size, dtype=bool)
-    new[0] = True
-    new[1:] = np.diff(s) > 1e-12 * np.maximum(1.0, np.abs(s[1:]))
-    starts = np.flatnonzero(new)
-    return s[starts], np.add.reduceat(c, starts)
-
-
 def _exact_sweep(m: int, n_max: int, q: float) -> np.ndarray:
-    """Exact q-quantile of AP for n = 0..n_max: counts of partial sums, one scan over positions."""
-    rows: list = [(np.zeros(1), np.ones(1, dtype=np.int64))] + [None] * m
-    out = np.empty(n_max + 1)
-    K = m + n_max
-    for k in range(1, K + 1):
-        for j in range(min(k - 1, m - 1), -1, -1):
-            if rows[j] is None:
-                continue
-            vals, cnts = rows[j]
-            moved = (vals + (j + 1) / k, cnts)
-            rows[j + 1] = moved if rows[j + 1] is None else _merge(rows[j + 1], moved)
-        # a row that can no longer reach m positives by position K is dead (as in apnull.exact)
-        for j in range(0, m):
-            if rows[j] is not None and m - j > K - k:
-                rows[j] = None
-        if k >= m:
-            vals, cnts = rows[m]
-            cum = np.cumsum(cnts).astype(float)
-            cum /= cum[-1]
-            idx = np.searchsorted(cum, q - _Q_SLACK, side="left")
-            out[k - m] = vals[min(idx, vals.size - 1)] / m
-    return out
+    """Exact q-quantile of AP for n = 0..n_max, from one scan of :func:`apnull.exact.exact_scan`."""
+    return np.array([NullDistribution("ap", m, n, "exact", values, counts / counts.sum()).ppf(q)
+                     for n, values, counts in exact_scan(m, n_max)])
 
 
 def _grid_sweep(m: int, n_max: int, q: float, G: int) -> np.ndarray:
-    """Grid-law q-quantile of AP for n = 0..n_max (grid of step 1/G, split as in ap_law_grid)."""
-    width = G + m + 2
-    P = np.zeros((m + 1, width))
-    P[0, 0] = 1.0
-    hi = np.zeros(m + 1, dtype=np.int64)  # row j is zero from hi[j] on
-    hi[0] = 1
-    out = np.empty(n_max + 1)
-    for k in range(1, m + n_max + 1):
-        for j in range(min(k - 1, m - 1), -1, -1):
-            w = (j + 1) / k  # share of the placements of j+1 positives in k positions with one at k
-            d = (j + 1) * G / (m * k)  # the same expression as ap_law_grid: same cells, same split
-            s = int(d)
-            frac = d - s
-            b = hi[j]
-            row = P[j + 1]
-            if hi[j + 1]:
-                row[: hi[j + 1]] *= 1.0 - w
-            src = P[j, :b]
-            row[s: b + s] += src * (w * (1.0 - frac))
-            top = b + s
-            if frac > 0.0:
-                row[s + 1: b + s + 1] += src * (w * frac)
-                top += 1
-            hi[j + 1] = max(hi[j + 1], top)
-        if k >= m:
-            probs = P[m, : G + 1].copy()
-            probs[G] += P[m, G + 1:].sum()  # AP never exceeds 1: fold rounding fragments back (as ap_law_grid)
-            cells = np.flatnonzero(probs > 0)
-            cum = np.cumsum(probs[cells])
-            cum /= cum[-1]
-            idx = np.searchsorted(cum, q - _Q_SLACK, side="left")
-            out[k - m] = cells[min(idx, cells.size - 1)] / G
-    return out
+    """Grid-law q-quantile of AP for n = 0..n_max, from one scan of :func:`apnull.exact.grid_scan`."""
+    out = []
+    for n, probs in grid_scan(m, n_max, G):
+        cells = np.flatnonzero(probs > 0)
+        out.append(NullDistribution("ap", m, n, "grid", cells / G, probs[cells]).ppf(q))
+    return np.array(out)
 
 
 def binning_cost(m, q=0.95, max_value=300, power=1.3, representative="lower", metric="ap", method="auto",

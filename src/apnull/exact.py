@@ -12,8 +12,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from ._validate import as_int, check_sizes
 from .law import NullDistribution
+from .limits import EXACT_MAX_PLACEMENTS, GRID_MAX_WORK, as_int, check_sizes
 
 __all__ = [
     "harmonic",
@@ -25,14 +25,10 @@ __all__ = [
     "ap_law_exact",
     "ap_law_grid",
     "grid_size_for",
-    "EXACT_MAX_PLACEMENTS",
-    "GRID_MAX_WORK",
+    "exact_scan",
+    "grid_scan",
 ]
 
-#: The exact AP law is computed only when C(m+n, m) is at most this many placements.
-EXACT_MAX_PLACEMENTS = 2_000_000
-#: The grid law is computed only when N * m * G is at most this (about 2 s on 2 cores).
-GRID_MAX_WORK = 4 * 10**9
 #: Probability mass per window trim below which the grid law drops improbable end cells.
 TRIM_MASS = 1e-16
 
@@ -194,30 +190,43 @@ def ap_law_exact(m, n, max_placements: int = EXACT_MAX_PLACEMENTS) -> NullDistri
 
 @lru_cache(maxsize=32)
 def _exact_sums(m: int, n: int):
-    N = m + n
-    L = _lcm_upto(N)
+    for _, values, counts in exact_scan(m, n):
+        pass
+    return values, counts
+
+
+def exact_scan(m: int, n_max: int):
+    """Yield ``(n, values, counts)`` for n = 0..n_max: the exact AP law of (m, n), from ONE scan.
+
+    Scans positions k = 1..m+n_max keeping, for each number j of positives among the first k, the
+    distinct partial sums ``S = sum_{i<=j} i / r_i`` and how many placements reach each. A positive
+    landing at rank k as the (j+1)-th adds (j+1)/k. After position k the row j = m holds every
+    placement of m positives among k positions, i.e. the law of AP for (m, k - m): the laws of all n
+    come out of one scan (the "Binning n" page uses that). Counts are integers, so probabilities are
+    exact ratios count / C(m+n, m). When m * lcm(1..m+n_max) fits in 62 bits the sums are exact
+    integers in units of 1/lcm; otherwise floats, where sums closer than 1e-12 (relative) are merged
+    (they differ only by rounding). Values come out sorted. Unchecked: m >= 1, n_max >= 0.
+    """
+    K = m + n_max
+    L = _lcm_upto(K)
     integer = m * L < 2**62
-    # states[j] = (sums, counts) for j positives placed so far
     dtype = np.int64 if integer else float
+    # states[j] = (sums, counts) for j positives among the first k positions
     states = [(np.zeros(1, dtype=dtype), np.ones(1, dtype=np.int64))] + [None] * m
-    for k in range(1, N + 1):
-        # j positives among the first k-1 positions: max(0, m - (N - k + 1)) <= j <= min(k - 1, m)
+    for k in range(1, K + 1):
         for j in range(min(k - 1, m - 1), -1, -1):
             if states[j] is None:
                 continue
             step = (j + 1) * (L // k) if integer else (j + 1) / k
-            moved_s, moved_c = states[j][0] + step, states[j][1]
-            if states[j + 1] is None:
-                states[j + 1] = (moved_s, moved_c)
-            else:
-                states[j + 1] = _merge(states[j + 1], (moved_s, moved_c), integer)
-        # a state that can no longer place all its remaining positives is dead
-        for j in range(0, m + 1):
-            if states[j] is not None and m - j > N - k:
+            moved = (states[j][0] + step, states[j][1])
+            states[j + 1] = moved if states[j + 1] is None else _merge(states[j + 1], moved, integer)
+        # a row that can no longer reach m positives by position K is dead
+        for j in range(0, m):
+            if states[j] is not None and m - j > K - k:
                 states[j] = None
-    sums, counts = states[m]
-    values = sums.astype(float) / (m * L) if integer else sums / m
-    return values, counts
+        if k >= m:
+            sums, counts = states[m]
+            yield k - m, (sums.astype(float) / (m * L) if integer else sums / m), counts
 
 
 def _merge(a, b, integer: bool):
@@ -288,48 +297,64 @@ def ap_law_grid(m, n, grid_size: int | None = None, tol: float = 1e-3) -> NullDi
 
 
 @lru_cache(maxsize=16)
-def _grid_dp(m: int, n: int, G: int) -> np.ndarray:
-    N = m + n
-    # rounding can carry a fragment of mass up to one cell per positive past the exact value
-    width = G + m + 2
+def _grid_dp(m: int, n: int, G: int):
+    for _, probs in grid_scan(m, n, G):
+        pass
+    probs.setflags(write=False)
+    return probs, max(0.0, 1.0 - math.fsum(probs))
+
+
+def grid_scan(m: int, n_max: int, G: int):
+    """Yield ``(n, probs)`` for n = 0..n_max: the grid law of AP for (m, n) on cells 0..G, from ONE scan.
+
+    Row j of ``P`` is the law of the running AP ``(1/m) sum_{i<=j} i / r_i`` given that exactly j
+    positives lie among the first k positions. Position k holds the (j+1)-th positive with
+    probability w = (j+1)/k given j+1 positives among k, so ``row[j+1] <- (1 - w) row[j+1] +
+    w shift(row[j], d)`` with d = (j+1) G / (m k) cells, split between the two neighbouring cells so
+    that the mean stays exact. After position k, row m is the grid law of AP for (m, k - m).
+
+    To save work each row is kept as ``f[j] * P[j]`` (the (1 - w) branch only scales f), only its
+    nonzero window is updated, rows that can no longer reach m positives by position m + n_max are
+    left behind, and every 8 positions cells below ``TRIM_MASS / width`` are trimmed off the ends of
+    each window (the lost mass, of order 1e-14, is reported by :func:`ap_law_grid`). Fragments that
+    rounding carried past AP = 1 are folded back onto 1. Unchecked: m >= 1, n_max >= 0, G >= 1.
+    """
+    K = m + n_max
+    width = G + m + 2  # rounding can carry a fragment of mass up to one cell per positive past 1
     P = np.zeros((m + 1, width))
     P[0, 0] = 1.0
-    # row j holds f[j] * P[j]: scaling a whole row (the "negative at k" branch) costs nothing
     f = np.ones(m + 1)
     lo = np.zeros(m + 1, dtype=np.int64)  # nonzero window [lo, hi) of each row
     hi = np.zeros(m + 1, dtype=np.int64)
     hi[0] = 1
     buf = np.empty(width)
-    cut = TRIM_MASS / width  # cells this improbable are dropped from the ends of a window
-    dropped = 0.0
-    for k in range(1, N + 1):
-        left = N - k + 1  # positions k..N are still open
-        j_low = max(0, m - left)  # fewer placed positives than this can no longer all fit
+    cut = TRIM_MASS / width
+    for k in range(1, K + 1):
+        j_low = max(0, m - (K - k) - 1)  # rows below this cannot reach m positives any more
         for j in range(min(k - 1, m - 1), j_low - 1, -1):
-            a, b = lo[j], hi[j]
-            if b <= a:
-                continue
-            q = (m - j) / left  # the (j+1)-th positive lands at rank k
-            q_next = (m - j - 1) / left
+            w = (j + 1) / k
             live = hi[j + 1] > lo[j + 1]
-            if live and q_next < 1.0:
-                f[j + 1] *= 1.0 - q_next
-            elif live:  # row j+1 must place a positive here: its old mass moves on
+            if live and w < 1.0:
+                f[j + 1] *= 1.0 - w
+            elif live:  # w = 1: all of the first k positions are positives; the old row is impossible
                 P[j + 1, lo[j + 1]:hi[j + 1]] = 0.0
                 live = False
             if not live:
                 f[j + 1] = 1.0
-            w = q * f[j] / f[j + 1]
+            a, b = lo[j], hi[j]
+            if b <= a:
+                continue
             d = (j + 1) * G / (m * k)
             s = int(d)
             frac = d - s
             src = P[j, a:b]
             t = buf[: b - a]
-            np.multiply(src, w * (1.0 - frac), out=t)
+            scale = w * f[j] / f[j + 1]
+            np.multiply(src, scale * (1.0 - frac), out=t)
             P[j + 1, a + s:b + s] += t
             new_hi = b + s
             if frac > 0.0:
-                np.multiply(src, w * frac, out=t)
+                np.multiply(src, scale * frac, out=t)
                 P[j + 1, a + s + 1:b + s + 1] += t
                 new_hi += 1
             if live:
@@ -340,31 +365,21 @@ def _grid_dp(m: int, n: int, G: int) -> np.ndarray:
             if f[j + 1] < 1e-150:  # fold a tiny row factor in before it underflows
                 P[j + 1, lo[j + 1]:hi[j + 1]] *= f[j + 1]
                 f[j + 1] = 1.0
-        if k % 8 == 0:  # trim cells whose probability is below `cut` off the ends of each window
-            for j in range(j_low, min(k, m) + 1):
+        if k % 8 == 0:  # trim cells below `cut` off the ends of each window
+            for j in range(max(j_low, 1), min(k, m) + 1):
                 a, b = lo[j], hi[j]
                 if b - a < 64:
                     continue
                 big = np.flatnonzero(P[j, a:b] > cut / f[j])
                 if big.size == 0:
-                    dropped += float(P[j, a:b].sum() * f[j])
                     P[j, a:b] = 0.0
                     hi[j] = lo[j]
                     continue
                 na, nb = a + big[0], a + big[-1] + 1
-                dropped += float((P[j, a:na].sum() + P[j, nb:b].sum()) * f[j])
                 P[j, a:na] = 0.0
                 P[j, nb:b] = 0.0
                 lo[j], hi[j] = na, nb
-        # the lowest live row keeps its mass only if position k is negative
-        q_low = (m - j_low) / left
-        if q_low < 1.0:
-            f[j_low] *= 1.0 - q_low
-        elif hi[j_low] > lo[j_low]:
-            P[j_low, lo[j_low]:hi[j_low]] = 0.0
-            hi[j_low] = lo[j_low]
-    out = P[m, : G + 1] * f[m]
-    # AP never exceeds 1: fragments that rounding carried past it are folded back onto 1, which only
-    # brings them closer to their exact values (the error bound still holds).
-    out[G] += P[m, G + 1:].sum() * f[m]
-    return out, dropped
+        if k >= m:
+            out = P[m, : G + 1] * f[m]
+            out[G] += P[m, G + 1:].sum() * f[m]
+            yield k - m, out

@@ -36,13 +36,22 @@ class NullDistribution:
     seed : int or None
         The seed that reproduces a Monte Carlo law.
 
-    Conventions
-    -----------
-    ``cdf(x) = P(X <= x)``, ``sf(x) = P(X >= x)`` (the p-value), both with a tolerance of
-    ``VALUE_TOL`` so that an AP computed in another order still matches its support point.
-    ``quantile(q)`` is the smallest support value with ``cdf >= q`` (R's ``qhyper``) for exact and grid
-    laws, and numpy's default linear interpolation (R's type 7) for Monte Carlo samples. The Monte
-    Carlo p-value is ``(1 + #{draws >= x}) / (1 + draws)``, never zero.
+    Conventions (scipy's names and meanings)
+    ------------------------------------------
+    - ``cdf(x) = P(X <= x)``, ``sf(x) = P(X > x) = 1 - cdf(x)``;
+    - ``pvalue(x) = P(X >= x)``, the p-value of an observed x; for Monte Carlo
+      ``(1 + #{draws >= x}) / (1 + draws)``, never zero;
+    - ``ppf(q)``: the inverse cdf, the smallest support value with ``cdf >= q``, for every method
+      (R's ``qhyper``; for Monte Carlo the empirical inverse cdf of the draws);
+    - ``sample_quantile(q)``: seed 000's type-7 quantile of the Monte Carlo draws (numpy's default
+      linear interpolation); Monte Carlo laws only;
+    - ``quantile(q)``: the threshold convention of DESIGN.md, ``ppf`` for exact and grid laws and
+      ``sample_quantile`` for Monte Carlo; this is what :func:`apnull.threshold` returns;
+    - ``support()``: the bounds (a, b) of the support, as scipy's; the support points and their
+      probabilities are the arrays ``values`` and ``probs``.
+
+    Values are compared with a tolerance of ``VALUE_TOL`` so that an AP computed in another order
+    still matches its support point. The arrays are read-only: laws are cached and shared.
     """
 
     metric: str
@@ -61,12 +70,19 @@ class NullDistribution:
     _cum: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self):
-        self.values = np.asarray(self.values, dtype=float)
-        self.probs = np.asarray(self.probs, dtype=float)
+        self.values = np.array(self.values, dtype=float)
+        self.probs = np.array(self.probs, dtype=float)
         self._cum = np.cumsum(self.probs)
         if self._cum.size:
             # the last cumulative probability is 1 by construction; remove float drift
             self._cum /= self._cum[-1]
+        if self.draws is not None:
+            self.draws = np.array(self.draws, dtype=float)
+        if self.counts is not None:
+            self.counts = np.array(self.counts)
+        for arr in (self.values, self.probs, self._cum, self.draws, self.counts):
+            if arr is not None:
+                arr.setflags(write=False)
 
     @classmethod
     def from_draws(cls, metric: str, m: int, n: int, draws, seed: int | None = None) -> "NullDistribution":
@@ -105,6 +121,11 @@ class NullDistribution:
         return out if out.ndim else float(out)
 
     def sf(self, x):
+        """P(X > x) = 1 - cdf(x), as scipy's ``sf``; vectorised. For a p-value use :meth:`pvalue`."""
+        out = np.clip(1.0 - np.asarray(self.cdf(x)), 0.0, 1.0)
+        return out if out.ndim else float(out)
+
+    def pvalue(self, x):
         """P(X >= x), the p-value of an observed x; for Monte Carlo (1 + #{draws >= x}) / (1 + draws)."""
         x = np.asarray(x, dtype=float)
         if self.draws is not None:
@@ -116,35 +137,43 @@ class NullDistribution:
             out = np.clip(1.0 - below, 0.0, 1.0)
         return out if np.ndim(out) else float(out)
 
-    def sf_bounds(self, x):
-        """Guaranteed (low, high) bounds on the exact P(X >= x) for a grid law.
+    def pvalue_bounds(self, x):
+        """Bounds (low, high) on the exact P(X >= x).
 
-        For exact laws both equal ``sf(x)``; for Monte Carlo they are a 95% Wilson interval.
+        Guaranteed for a grid law (the p-values at x + error_bound and x - error_bound); a 95% Wilson
+        interval for Monte Carlo; both equal :meth:`pvalue` for exact laws.
         """
         if self.method == "grid":
             eb = self.error_bound
-            return self.sf(np.asarray(x) + eb), self.sf(np.asarray(x) - eb)
+            return self.pvalue(np.asarray(x) + eb), self.pvalue(np.asarray(x) - eb)
         if self.method == "mc":
             k = self.draws.size * (1 - np.asarray(self.cdf(np.asarray(x) - VALUE_TOL * 2)))
             return _wilson(k, self.draws.size)
-        p = self.sf(x)
+        p = self.pvalue(x)
         return p, p
 
-    def quantile(self, q):
-        """Quantile: smallest support value with cdf >= q (exact/grid); type-7 interpolation (mc)."""
-        q_arr = np.asarray(q, dtype=float)
-        if np.any((q_arr < 0) | (q_arr > 1)) or np.any(np.isnan(q_arr)):
-            raise ValueError(f"q must lie in [0, 1], got {q}")
-        if self.draws is not None:
-            out = np.quantile(self.draws, q_arr)
-        else:
-            idx = np.searchsorted(self._cum, q_arr - 1e-12, side="left")
-            out = self.values[np.minimum(idx, self.values.size - 1)]
+    def ppf(self, q):
+        """Inverse cdf: the smallest support value x with P(X <= x) >= q, for every method."""
+        q_arr = _check_q(q)
+        idx = np.searchsorted(self._cum, q_arr - 1e-12, side="left")
+        out = self.values[np.minimum(idx, self.values.size - 1)]
         return out if out.ndim else float(out)
 
-    def support(self):
-        """(values, probs) for plotting."""
-        return self.values, self.probs
+    def sample_quantile(self, q):
+        """Type-7 quantile of the Monte Carlo draws (numpy's default interpolation, as seed 000)."""
+        if self.draws is None:
+            raise ValueError(f"sample_quantile needs Monte Carlo draws; this law is {self.method}: use ppf")
+        out = np.quantile(self.draws, _check_q(q))
+        return out if np.ndim(out) else float(out)
+
+    def quantile(self, q):
+        """The threshold convention: :meth:`ppf` for exact and grid laws, :meth:`sample_quantile` for
+        Monte Carlo (DESIGN.md's definition, returned by :func:`apnull.threshold`)."""
+        return self.sample_quantile(q) if self.draws is not None else self.ppf(q)
+
+    def support(self) -> tuple[float, float]:
+        """Bounds (a, b) of the support, as scipy's ``support()``."""
+        return float(self.values[0]), float(self.values[-1])
 
     def pmf(self, x):
         """P(X = x) within VALUE_TOL; vectorised."""
@@ -157,6 +186,13 @@ class NullDistribution:
         if self.method == "grid":
             return f"grid law, G={self.grid_size}, quantiles within {self.error_bound:.1e}"
         return f"Monte Carlo, {self.draws.size:,} draws, seed {self.seed}"
+
+
+def _check_q(q) -> np.ndarray:
+    q_arr = np.asarray(q, dtype=float)
+    if np.any(np.isnan(q_arr)) or np.any((q_arr < 0) | (q_arr > 1)):
+        raise ValueError(f"q must lie in [0, 1], got {q}")
+    return q_arr
 
 
 def _wilson(k, n, z=1.959963984540054):

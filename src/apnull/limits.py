@@ -1,7 +1,9 @@
-"""Input checks shared by the library, the command line and the dashboard.
+"""Every documented limit, and the input checks that enforce them.
 
-Every check raises :class:`ValueError` with a sentence that says what to change, so the CLI can
-print it as one line and the dashboard can show it in ``st.error``.
+The library, the command line and the dashboard all check their inputs here, once, at the public
+boundary; private functions behind it trust their arguments. Every check raises :class:`ValueError`
+with a sentence that says what to change, so the CLI can print it as one line and the dashboard can
+show it in ``st.error``. The limits keep a server's memory and time bounded; the README lists them.
 """
 
 from __future__ import annotations
@@ -10,28 +12,64 @@ import numbers
 
 import numpy as np
 
+# -- null laws and Monte Carlo ---------------------------------------------------------------------
 #: Largest ranking (m + n items) any null computation accepts.
 MAX_ITEMS = 1_000_000
 #: Largest number of Monte Carlo draws for one (m, n).
 MAX_DRAWS = 10_000_000
+#: Largest number of placements C(m + n, m) the exact AP law counts when asked for explicitly.
+EXACT_MAX_PLACEMENTS = 2_000_000
+#: Largest number of cell updates N * m * G of the AP grid law.
+GRID_MAX_WORK = 4 * 10**9
+#: Largest Monte Carlo work of one call: draws * (min(m, n) + 1) ranks, summed over the sizes asked
+#: for (about 10 s on 2 cores).
+MAX_SAMPLING_WORK = 2 * 10**9
+#: Largest seed (seeds are non-negative 63-bit integers).
+MAX_SEED = 2**63 - 1
+
+#: Largest number of sizes (M*i, N*i), i = 1..K, of one grid sample (library and CLI).
+MAX_GRID_SIZES = 1000
+
+# -- dashboard views --------------------------------------------------------------------------------
+#: Views over sizes (M*i, N*i): at most this many sizes K ...
+MAX_SIZES = 200
+#: ... between these many draws per size ...
+MIN_VIEW_DRAWS, MAX_VIEW_DRAWS = 100, 1_000_000
+#: ... and at most this many draws held in memory for one view (K x draws).
+MAX_VIEW_TOTAL_DRAWS = 2_000_000
+#: Largest n of a threshold curve (the "Binning n" page).
+MAX_CURVE_N = 5000
+#: Largest ranking the ranking editor holds.
+MAX_RANKING_ITEMS = 1000
+
+# -- sampled metrics (Rendle) page and `apnull sampled` ------------------------------------------------
+#: Largest catalogue n and number of sampled irrelevant items s.
+SAMPLED_MAX_ITEMS, SAMPLED_MAX_SAMPLES = 10_000_000, 100_000
+#: Most evaluation instances (true ranks) per algorithm.
+SAMPLED_MAX_INSTANCES = 1000
+#: Largest total instances x (s + 1) for the tables (NDCG and the SD of AP sum over the law of the
+#: sampled rank, about 3 s at the limit).
+SAMPLED_MAX_TABLE_CELLS = 3_000_000
+#: Most simulated repetitions, and the largest repetitions x total instances (about 3 s at the limit).
+SAMPLED_MAX_REPETITIONS, SAMPLED_MAX_SIMULATED = 100_000, 2_500_000
 
 
 def as_int(value, name: str, minimum: int | None = None, maximum: int | None = None) -> int:
     """Return ``value`` as a Python int, or raise ValueError naming ``name`` and the allowed range.
 
-    Accepts ints, integral floats (``4.0``) and numpy integers; rejects bools, fractions, NaN and
-    strings.
+    Accepts ints, integral floats (``4.0``) and numpy integers; rejects bools, fractions, NaN,
+    infinities and strings.
     """
     if isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} must be a whole number, got {value!r}")
+        raise ValueError(f"{name} must be a whole number, got {str(value)[:40]!r}")
     if isinstance(value, numbers.Integral):
         out = int(value)
-    elif isinstance(value, numbers.Real) and float(value).is_integer():
+    elif isinstance(value, numbers.Real) and np.isfinite(float(value)) and float(value).is_integer():
         out = int(value)
     else:
-        raise ValueError(f"{name} must be a whole number, got {value!r}")
+        raise ValueError(f"{name} must be a whole number, got {str(value)[:40]!r}")
     if minimum is not None and out < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {out}")
+        raise ValueError(f"{name} must be at least {minimum:,}, got {out:,}")
     if maximum is not None and out > maximum:
         raise ValueError(f"{name} must be at most {maximum:,}, got {out:,}")
     return out
@@ -42,7 +80,7 @@ def as_probability(value, name: str, open_low: bool = False, open_high: bool = F
     try:
         out = float(value)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number between 0 and 1, got {value!r}") from None
+        raise ValueError(f"{name} must be a number between 0 and 1, got {str(value)[:40]!r}") from None
     if not np.isfinite(out):
         raise ValueError(f"{name} must be a number between 0 and 1, got {value!r}")
     low_bad = out <= 0 if open_low else out < 0
@@ -50,16 +88,27 @@ def as_probability(value, name: str, open_low: bool = False, open_high: bool = F
     if low_bad or high_bad:
         lo = "(0" if open_low else "[0"
         hi = "1)" if open_high else "1]"
-        raise ValueError(f"{name} must lie in {lo}, {hi}, got {out}")
+        raise ValueError(f"{name} must lie in {lo}, {hi}, got {out:g}")
     return out
 
 
-def check_sizes(m, n) -> tuple[int, int]:
-    """Validate the null's sizes: m >= 1 positives, n >= 0 negatives, m + n <= MAX_ITEMS."""
+def check_value(value) -> float:
+    """An observed AP or Precision@R as a float in [0, 1] (1e-12 of slack at the ends), else ValueError."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"value must be a number between 0 and 1, got {str(value)[:40]!r}") from None
+    if not (np.isfinite(v) and -1e-12 <= v <= 1 + 1e-12):
+        raise ValueError(f"value must be a number between 0 and 1, got {value!r}")
+    return v
+
+
+def check_sizes(m, n, max_items: int = MAX_ITEMS) -> tuple[int, int]:
+    """Validate the null's sizes: m >= 1 positives, n >= 0 negatives, m + n <= ``max_items``."""
     m = as_int(m, "m (number of positives)", minimum=1)
     n = as_int(n, "n (number of negatives)", minimum=0)
-    if m + n > MAX_ITEMS:
-        raise ValueError(f"m + n must be at most {MAX_ITEMS:,} items, got {m + n:,}; use fewer items")
+    if m + n > max_items:
+        raise ValueError(f"m + n must be at most {max_items:,} items, got {m + n:,}; use fewer items")
     return m, n
 
 
@@ -69,5 +118,53 @@ def check_metric(metric: str) -> str:
     aliases = {"ap": "ap", "average_precision": "ap", "pr": "pr", "precision@r": "pr",
                "r_precision": "pr", "r-precision": "pr"}
     if key not in aliases:
-        raise ValueError(f"metric must be 'ap' (Average Precision) or 'pr' (Precision@R), got {metric!r}")
+        raise ValueError(f"metric must be 'ap' (Average Precision) or 'pr' (Precision@R), got {str(metric)[:40]!r}")
     return aliases[key]
+
+
+def check_choice(value, options, name: str) -> str:
+    """``value`` if it is one of ``options``, else ValueError listing them."""
+    if value not in options:
+        raise ValueError(f"{name} must be one of {', '.join(map(str, options))}, got {str(value)[:40]!r}")
+    return value
+
+
+def check_seed(seed) -> int:
+    """A non-negative 63-bit seed; None draws a fresh one from the operating system's entropy."""
+    if seed is None:
+        return int(np.random.SeedSequence().entropy % (MAX_SEED + 1))
+    return as_int(seed, "seed", minimum=0, maximum=MAX_SEED)
+
+
+def check_draws(draws, minimum: int = 1, maximum: int = MAX_DRAWS) -> int:
+    """A number of Monte Carlo draws in [minimum, maximum]."""
+    return as_int(draws, "draws", minimum=minimum, maximum=maximum)
+
+
+def sampling_work(sizes, draws: int) -> int:
+    """Monte Carlo work of ``draws`` draws at every (m, n) of ``sizes``: ranks drawn, sum of
+    draws * (min(m, n) + 1)."""
+    return sum(int(draws) * (min(int(m), int(n)) + 1) for m, n in sizes)
+
+
+def check_sampling_work(sizes, draws: int) -> None:
+    """The one work check of Monte Carlo sampling: ValueError when :func:`sampling_work` exceeds
+    :data:`MAX_SAMPLING_WORK`, saying what to reduce."""
+    work = sampling_work(sizes, draws)
+    if work > MAX_SAMPLING_WORK:
+        most = max(1, MAX_SAMPLING_WORK * int(draws) // work)
+        raise ValueError(
+            f"{draws:,} draws at these sizes are too much work: {work:.2e} sampled ranks (limit "
+            f"{MAX_SAMPLING_WORK:.0e}); "
+            f"use at most {most:,} draws, or smaller or fewer sizes")
+
+
+def check_view(K, draws) -> tuple[int, int]:
+    """A dashboard view of K sizes x ``draws`` draws within the view limits (see the module constants)."""
+    K = as_int(K, "number of sizes K", minimum=1, maximum=MAX_SIZES)
+    draws = check_draws(draws, MIN_VIEW_DRAWS, MAX_VIEW_DRAWS)
+    if K * draws > MAX_VIEW_TOTAL_DRAWS:
+        raise ValueError(
+            f"K x draws = {K * draws:,} is more than the {MAX_VIEW_TOTAL_DRAWS:,} draws one view may hold; "
+            f"use at most {MAX_VIEW_TOTAL_DRAWS // K:,} draws for K = {K}, or fewer sizes")
+    return K, draws

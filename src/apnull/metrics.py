@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ._validate import as_int
+from .limits import as_int
 
 __all__ = [
     "as_relevance",

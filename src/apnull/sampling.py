@@ -1,16 +1,17 @@
-"""Monte Carlo draws of AP and Precision@R under the null.
+"""Monte Carlo draws of the null: the one sampler of the package, with one random stream.
 
 Only the ranks of the m positives are drawn, never whole permutations: each draw is a uniformly
 random m-subset of {1, ..., N}. The subset comes from Floyd's algorithm (for j = N-m..N-1 draw t
 uniform on 0..j and take t, or j if t is already taken), which yields every m-subset with equal
 probability from exactly m random integers. When n < m the n negatives' ranks are drawn instead and
-the positives are their complement. A compiled kernel (numba) turns the integers into AP and
-Precision@R; a plain-numpy implementation of the same steps gives the same numbers (tested) and is
-used when numba is missing.
+the positives are their complement. A compiled kernel (numba) turns the integers into AP,
+Precision@R and the number of positives in the top k; a plain-numpy implementation of the same steps
+gives the same numbers (tested) and serves as the reference.
 
 Reproducibility: the random stream of a size (m, n) is derived from (seed, m, n) and the block
-index only, so a seed gives the same numbers whatever the chunk size and whatever other sizes are
-sampled in the same call (copairs's nulls depend on list position; ours do not).
+index only, so a seed gives the same numbers whatever the chunk size, whatever other sizes are
+sampled in the same call, and whatever page asks (copairs's nulls depend on list position; ours do
+not). Precision@K for another k recounts the same rankings.
 """
 
 from __future__ import annotations
@@ -20,50 +21,57 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ._validate import MAX_DRAWS, as_int, check_sizes
+from .limits import (MAX_GRID_SIZES, as_int, check_draws, check_sampling_work, check_seed, check_sizes,
+                     sampling_work)
 
-__all__ = ["NullSample", "sample_null", "sample_grid", "iter_sample_grid", "grid_sizes",
-           "BLOCK_ELEMENTS", "MAX_GRID_WORK"]
+__all__ = ["NullSample", "sample_null", "sample_grid", "iter_sample_grid", "grid_sizes", "grid_work",
+           "iter_blocks", "block_layout", "draw_block", "BLOCK_ELEMENTS"]
 
 #: Ranks held in memory per block (draws per block = BLOCK_ELEMENTS // max(m, 1)); fixes the
 #: random stream and bounds memory at a few tens of MB whatever the number of draws.
 BLOCK_ELEMENTS = 1 << 19
-#: Largest total sum over sizes of draws * min(m, n) + draws that one grid call accepts
-#: (about 10 s of work on 2 cores).
-MAX_GRID_WORK = 2 * 10**9
 
 
 @dataclass
 class NullSample:
-    """Draws of AP and Precision@R for one (m, n), taken from the same placements."""
+    """Draws for one (m, n), all taken from the same random rankings.
+
+    ``ap`` and ``pr`` (Precision@R); with ``top = k``, ``top_hits`` counts the positives in the top
+    k (Precision@K = ``top_hits / k``, see :attr:`precision_at_top`).
+    """
 
     m: int
     n: int
     ap: np.ndarray
     pr: np.ndarray
     seed: int
+    top: int | None = None
+    top_hits: np.ndarray | None = None
 
     @property
     def draws(self) -> int:
         return int(self.ap.size)
+
+    @property
+    def precision_at_top(self) -> np.ndarray | None:
+        """Precision@K with K = ``top`` (None when no ``top`` was asked for)."""
+        return None if self.top_hits is None else self.top_hits / self.top
 
     def to_frame(self) -> pd.DataFrame:
         """Long table with columns m, n, ap, pr (one row per draw)."""
         return pd.DataFrame({"m": self.m, "n": self.n, "ap": self.ap, "pr": self.pr})
 
 
-def _fresh_seed() -> int:
-    return int(np.random.SeedSequence().entropy % (2**63))
-
-
-def _check_seed(seed) -> int:
-    if seed is None:
-        return _fresh_seed()
-    return as_int(seed, "seed", minimum=0, maximum=2**63 - 1)
-
-
 def _block_draws(m: int) -> int:
     return max(1, BLOCK_ELEMENTS // max(m, 1))
+
+
+def block_layout(m: int, draws: int) -> list[tuple[int, int]]:
+    """The blocks (index, rows) that make up ``draws`` draws with m positives: every block but the
+    last has ``BLOCK_ELEMENTS // m`` rows. Block b's draws depend only on (seed, m, n, b), so a caller
+    can compute (and cache) them one at a time with :func:`draw_block`."""
+    per = _block_draws(m)
+    return [(b, min(per, draws - b * per)) for b in range(-(-int(draws) // per))]
 
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -86,8 +94,8 @@ def _uniforms(key: np.uint64, rows: int, k: int) -> np.ndarray:
     return (z >> np.uint64(11)).astype(np.float64) * (1.0 / 9007199254740992.0)
 
 
-def _metrics_numpy(key: np.uint64, rows: int, k: int, N: int, m: int, complement: bool):
-    """AP and Precision@R of ``rows`` null draws (reference implementation in plain numpy).
+def _metrics_numpy(key: np.uint64, rows: int, k: int, N: int, m: int, complement: bool, top: int):
+    """AP, Precision@R and hits in the top ``top`` of ``rows`` null draws (plain-numpy reference).
 
     Floyd's algorithm: for c = 0..k-1 with j = N - k + c, t = floor(u * (j + 1)) for the next
     uniform u; take t, or j when t is already taken. The chosen k ranks are the positives (or, if
@@ -95,6 +103,7 @@ def _metrics_numpy(key: np.uint64, rows: int, k: int, N: int, m: int, complement
     """
     ap = np.empty(rows)
     pr = np.empty(rows)
+    hits = np.empty(rows, dtype=np.int64)
     step = max(1, (1 << 24) // N)  # rows per mask: at most 16 MB of marks
     i = np.arange(1, m + 1, dtype=float)
     highs = np.arange(N - k + 1, N + 1)
@@ -118,123 +127,107 @@ def _metrics_numpy(key: np.uint64, rows: int, k: int, N: int, m: int, complement
             s += i[c] / ranks[:, c]
         ap[r0:r0 + rr] = s / m
         pr[r0:r0 + rr] = (ranks <= m).sum(axis=1) / m
-    return ap, pr
+        hits[r0:r0 + rr] = (ranks <= top).sum(axis=1)
+    return ap, pr, hits
 
 
-_KERNEL = None
+def draw_block(m: int, n: int, seed: int, block: int, rows: int, engine: str = "numba", top: int | None = None):
+    """(ap, pr, top_hits) of ``rows`` null draws: block ``block`` of size (m, n) under ``seed``.
 
-
-def _numba_kernel():
-    """The compiled kernel, or None when numba is not installed (then plain numpy is used)."""
-    global _KERNEL
-    if _KERNEL is None:
-        try:
-            from ._kernels import floyd_ap_pr
-            _KERNEL = floyd_ap_pr
-        except ImportError:  # pragma: no cover - numba is a declared dependency
-            _KERNEL = False
-    return _KERNEL or None
-
-
-def _block(m: int, n: int, seed: int, block: int, rows: int, engine: str = "auto"):
-    """AP and Precision@R of ``rows`` null draws: block ``block`` of size (m, n) under ``seed``."""
+    Unchecked (see :func:`block_layout`). ``engine`` is "numba" (the compiled kernel) or "numpy" (the
+    reference); both give the same numbers. ``top`` defaults to m (then top_hits / m is Precision@R).
+    """
+    top = m if top is None else top
     if n == 0:
-        return np.ones(rows), np.ones(rows)
+        return np.ones(rows), np.ones(rows), np.full(rows, min(top, m), dtype=np.int64)
     key = np.random.SeedSequence([seed, m, n, block]).generate_state(1, dtype=np.uint64)[0]
     N = m + n
     complement = n < m  # draw the smaller set's ranks
     k = n if complement else m
-    kernel = _numba_kernel() if engine in ("auto", "numba") else None
-    if kernel is None:
-        if engine == "numba":
-            raise ImportError("numba is not installed")
-        return _metrics_numpy(key, rows, k, N, m, complement)
-    ap = np.empty(rows)
-    pr = np.empty(rows)
-    kernel(key, rows, k, N, m, complement, ap, pr)
-    return ap, pr
+    if engine == "numpy":
+        return _metrics_numpy(key, rows, k, N, m, complement, top)
+    from ._kernels import floyd_ap_pr  # imported on first use: loading numba takes most of a second
+
+    ap, pr, hits = np.empty(rows), np.empty(rows), np.empty(rows, dtype=np.int64)
+    floyd_ap_pr(key, rows, k, N, m, complement, top, ap, pr, hits)
+    return ap, pr, hits
 
 
-def iter_blocks(m: int, n: int, draws: int, seed: int, chunk: int | None = None):
-    """Yield (ap, pr) arrays covering ``draws`` draws, ``chunk`` draws at a time (rounded to blocks).
+def iter_blocks(m: int, n: int, draws: int, seed: int, chunk: int | None = None, top: int | None = None):
+    """Yield (ap, pr, top_hits) arrays covering ``draws`` draws, ``chunk`` draws at a time.
 
-    The values do not depend on ``chunk``: the random stream is fixed per block of
+    Unchecked (call :func:`sample_null` unless you loop yourself, e.g. for a progress bar). The
+    values do not depend on ``chunk``: the random stream is fixed per block of
     ``BLOCK_ELEMENTS // m`` draws.
     """
-    per = _block_draws(m)
-    nblocks = -(-draws // per)
-    step = max(1, (chunk or per) // per)
-    for b0 in range(0, nblocks, step):
-        aps, prs = [], []
-        for b in range(b0, min(nblocks, b0 + step)):
-            rows = min(per, draws - b * per)
-            ap, pr = _block(m, n, seed, b, rows)
-            aps.append(ap)
-            prs.append(pr)
-        yield np.concatenate(aps), np.concatenate(prs)
+    layout = block_layout(m, draws)
+    step = max(1, (chunk or 1) // _block_draws(m))
+    for i in range(0, len(layout), step):
+        parts = [draw_block(m, n, seed, b, rows, top=top) for b, rows in layout[i:i + step]]
+        yield tuple(np.concatenate(col) for col in zip(*parts))
 
 
-def sample_null(m, n, draws=10_000, seed=None, chunk: int | None = None) -> NullSample:
+def sample_null(m, n, draws=10_000, seed=None, chunk: int | None = None, top: int | None = None) -> NullSample:
     """Monte Carlo draws of AP and Precision@R for m positives and n negatives.
 
     Parameters
     ----------
     m, n : int
-        Positives (>= 1) and negatives (>= 0).
+        Positives (>= 1) and negatives (>= 0), m + n <= 10^6.
     draws : int
-        Number of random rankings, 1 to MAX_DRAWS (10^7).
+        Number of random rankings, 1 to 10^7, and draws * (min(m, n) + 1) within
+        ``limits.MAX_SAMPLING_WORK``.
     seed : int, optional
         Non-negative seed. None draws a fresh one, recorded in the result's ``seed``.
     chunk : int, optional
         Draws generated at a time; changes memory use, never the numbers.
+    top : int, optional
+        Also count the positives in the top ``top`` ranks (1 <= top <= m + n), for Precision@K.
 
     Returns
     -------
     NullSample
         ``.ap`` and ``.pr`` arrays of length ``draws``, computed from the same placements;
-        ``AP = (1/m) sum_i i / r_i`` and ``Pr@R = #{r_i <= m} / m``.
+        ``AP = (1/m) sum_i i / r_i`` and ``Pr@R = #{r_i <= m} / m``; ``.top_hits = #{r_i <= top}``.
     """
     m, n = check_sizes(m, n)
-    draws = as_int(draws, "draws", minimum=1, maximum=MAX_DRAWS)
-    seed = _check_seed(seed)
-    parts = list(iter_blocks(m, n, draws, seed, chunk))
-    ap = np.concatenate([p[0] for p in parts])
-    pr = np.concatenate([p[1] for p in parts])
-    return NullSample(m=m, n=n, ap=ap, pr=pr, seed=seed)
+    draws = check_draws(draws)
+    check_sampling_work([(m, n)], draws)
+    seed = check_seed(seed)
+    if top is not None:
+        top = as_int(top, "k (top positions counted)", minimum=1, maximum=m + n)
+    ap, pr, hits = (np.concatenate(c) for c in zip(*iter_blocks(m, n, draws, seed, chunk, top)))
+    return NullSample(m=m, n=n, ap=ap, pr=pr, seed=seed, top=top, top_hits=None if top is None else hits)
 
 
 def grid_sizes(M, N, sizes) -> list[tuple[int, int]]:
-    """The sizes (M*i, N*i), i = 1..sizes, of seed 000's experiment."""
+    """The sizes (M*i, N*i), i = 1..sizes, of seed 000's experiment (at most ``limits.MAX_GRID_SIZES``)."""
     M = as_int(M, "M (positives of the first size)", minimum=1)
     N = as_int(N, "N (negatives of the first size)", minimum=0)
-    K = as_int(sizes, "sizes (number of multiples K)", minimum=1, maximum=1000)
+    K = as_int(sizes, "number of sizes K", minimum=1, maximum=MAX_GRID_SIZES)
     out = [(M * i, N * i) for i in range(1, K + 1)]
     check_sizes(*out[-1])
     return out
 
 
 def grid_work(M, N, sizes, draws) -> int:
-    """Work estimate (ranks drawn) of :func:`sample_grid`, compared with MAX_GRID_WORK."""
-    return sum(draws * (min(m, n) + 1) for m, n in grid_sizes(M, N, sizes))
+    """Work estimate (ranks drawn) of :func:`sample_grid`; see ``limits.sampling_work``."""
+    return sampling_work(grid_sizes(M, N, sizes), draws)
 
 
 def iter_sample_grid(M, N, sizes=50, draws=10_000, seed=None):
     """Yield one :class:`NullSample` per size (M*i, N*i), i = 1..sizes, in order.
 
     For progress bars: the caller sees each size as soon as it is done. Raises ValueError when the
-    total work exceeds MAX_GRID_WORK (fewer sizes or draws then).
+    total work exceeds ``limits.MAX_SAMPLING_WORK`` (fewer sizes or draws then).
     """
     pairs = grid_sizes(M, N, sizes)
-    draws = as_int(draws, "draws", minimum=1, maximum=MAX_DRAWS)
-    work = grid_work(M, N, sizes, draws)
-    if work > MAX_GRID_WORK:
-        raise ValueError(
-            f"sizes x draws is too much work ({work:.2e} ranks, limit {MAX_GRID_WORK:.0e}); "
-            "use fewer sizes K or fewer draws"
-        )
-    seed = _check_seed(seed)
+    draws = check_draws(draws)
+    check_sampling_work(pairs, draws)
+    seed = check_seed(seed)
     for m, n in pairs:
-        yield sample_null(m, n, draws, seed)
+        ap, pr, _ = (np.concatenate(c) for c in zip(*iter_blocks(m, n, draws, seed)))
+        yield NullSample(m=m, n=n, ap=ap, pr=pr, seed=seed)
 
 
 def sample_grid(M, N, sizes=50, draws=10_000, seed=None) -> pd.DataFrame:

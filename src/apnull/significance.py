@@ -15,17 +15,20 @@ Methods
 from __future__ import annotations
 
 import math
+import threading
 from collections import OrderedDict
+from typing import NamedTuple
 
 import numpy as np
 
-from ._validate import MAX_DRAWS, as_int, as_probability, check_metric, check_sizes
-from .exact import EXACT_MAX_PLACEMENTS, ap_law_exact, ap_law_grid, grid_size_for, pr_law
-from .law import NullDistribution
+from .exact import ap_law_exact, ap_law_grid, grid_size_for, pr_law
+from .law import VALUE_TOL, NullDistribution
+from .limits import (EXACT_MAX_PLACEMENTS, as_probability, check_choice, check_draws, check_metric, check_sizes,
+                     check_value)
 from .sampling import sample_null
 
-__all__ = ["null_distribution", "threshold", "p_value", "choose_method", "METHODS",
-           "AUTO_EXACT_WORK", "AUTO_GRID_WORK", "DEFAULT_DRAWS"]
+__all__ = ["null_distribution", "threshold", "p_value", "choose_method", "null_position", "NullPosition",
+           "METHODS", "AUTO_EXACT_WORK", "AUTO_GRID_WORK", "DEFAULT_DRAWS", "CACHE_SIZE"]
 
 METHODS = ("auto", "exact", "grid", "mc")
 #: "auto" counts placements exactly while (m+n) * C(m+n, m) is at most this (about 0.1 s).
@@ -35,16 +38,21 @@ AUTO_GRID_WORK = 6 * 10**8
 #: Draws used by "mc" when none are given.
 DEFAULT_DRAWS = 100_000
 
+#: Laws kept by :func:`null_distribution` (least recently used dropped first). Laws are read-only,
+#: so callers in different threads or sessions share them safely.
+CACHE_SIZE = 64
 _CACHE: OrderedDict = OrderedDict()
-_CACHE_SIZE = 64
+_CACHE_LOCK = threading.Lock()
 
 
 def choose_method(m, n, metric="ap", method="auto", tol=1e-3) -> str:
     """The method "auto" resolves to for (m, n, metric); other methods are returned unchanged."""
     m, n = check_sizes(m, n)
     metric = check_metric(metric)
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+    return _choose(m, n, metric, check_choice(method, METHODS, "method"), tol)
+
+
+def _choose(m: int, n: int, metric: str, method: str, tol: float) -> str:
     if method != "auto":
         return method
     if metric == "pr":
@@ -90,17 +98,19 @@ def null_distribution(m, n, metric="ap", method="auto", draws=None, seed=None, t
     m, n = check_sizes(m, n)
     metric = check_metric(metric)
     tol = as_probability(tol, "tol", open_low=True)
-    chosen = choose_method(m, n, metric, method, tol)
+    chosen = _choose(m, n, metric, check_choice(method, METHODS, "method"), tol)
     if metric == "pr" and chosen == "grid":
         chosen = "exact"
     if chosen == "mc":
-        draws = as_int(DEFAULT_DRAWS if draws is None else draws, "draws", minimum=1, maximum=MAX_DRAWS)
+        draws = check_draws(DEFAULT_DRAWS if draws is None else draws)
     key = (m, n, metric, chosen, draws if chosen == "mc" else None, seed if chosen == "mc" else None,
            tol if chosen == "grid" else None, grid_size if chosen == "grid" else None)
     cacheable = not (chosen == "mc" and seed is None)
-    if cacheable and key in _CACHE:
-        _CACHE.move_to_end(key)
-        return _CACHE[key]
+    if cacheable:
+        with _CACHE_LOCK:
+            if key in _CACHE:
+                _CACHE.move_to_end(key)
+                return _CACHE[key]
     if chosen == "exact":
         law = pr_law(m, n) if metric == "pr" else ap_law_exact(m, n, max_placements=EXACT_MAX_PLACEMENTS)
     elif chosen == "grid":
@@ -109,9 +119,11 @@ def null_distribution(m, n, metric="ap", method="auto", draws=None, seed=None, t
         sample = sample_null(m, n, draws, seed)
         law = NullDistribution.from_draws(metric, m, n, getattr(sample, metric), seed=sample.seed)
     if cacheable:
-        _CACHE[key] = law
-        while len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
+        with _CACHE_LOCK:
+            law = _CACHE.setdefault(key, law)  # a law another thread stored first wins: one object per key
+            _CACHE.move_to_end(key)
+            while len(_CACHE) > CACHE_SIZE:
+                _CACHE.popitem(last=False)
     return law
 
 
@@ -131,18 +143,54 @@ def p_value(value, m, n, metric="ap", method="auto", **kwargs) -> float:
     """P(X >= value) under the null: the chance that a random ranking scores at least ``value``.
 
     Monte Carlo p-values are (1 + #{draws >= value}) / (1 + draws), never zero. Values are compared
-    with a relative tolerance of 1e-12 so that an AP computed in another order matches its null value.
+    with an absolute tolerance of ``VALUE_TOL`` (1e-12) so that an AP computed in another order
+    matches its null value.
     """
     v = check_value(value)
-    return float(null_distribution(m, n, metric, method, **kwargs).sf(v))
+    return float(null_distribution(m, n, metric, method, **kwargs).pvalue(v))
 
 
-def check_value(value) -> float:
-    """An observed AP or Precision@R as a float in [0, 1], else ValueError."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"value must be a number between 0 and 1, got {value!r}") from None
-    if not (np.isfinite(v) and -1e-12 <= v <= 1 + 1e-12):
-        raise ValueError(f"value must be a number between 0 and 1, got {value!r}")
-    return v
+class NullPosition(NamedTuple):
+    """Where an observed AP falls in the null law of its (m, n).
+
+    p : P(AP_null >= ap), the p-value (Monte Carlo: (1 + #{draws >= ap}) / (1 + draws)).
+    percentile : the null percentile, 100 * P(AP_null < ap): the share of random orderings scoring
+        strictly lower (Monte Carlo: the share of draws below ap). For exact and grid laws
+        ``percentile + 100 p = 100``. The command line and the ranking editor both report this one.
+    p_low, p_high : guaranteed bounds on the exact p for the grid law; a 95% Wilson interval for
+        Monte Carlo; both equal ``p`` for the exact law.
+    at_floor : True when no Monte Carlo draw reached ap (p is then 1 / (1 + draws)).
+    method, mean : the law's method ("exact", "grid", "mc") and mean.
+    placements_at_least, placements : for the exact law, how many of the C(m+n, m) placements score
+        >= ap, and C(m+n, m); None otherwise.
+    """
+
+    p: float
+    percentile: float
+    p_low: float
+    p_high: float
+    at_floor: bool
+    method: str
+    mean: float
+    placements_at_least: int | None
+    placements: int | None
+
+
+def null_position(ap, law: NullDistribution) -> NullPosition:
+    """p-value and null percentile of an observed AP under ``law`` (see :class:`NullPosition`)."""
+    ap = check_value(ap)
+    p = float(law.pvalue(ap))
+    if law.draws is not None:
+        below = float(np.searchsorted(law.draws, ap - VALUE_TOL, side="left") / law.draws.size)
+        at_floor = bool(law.draws[-1] < ap - VALUE_TOL)
+    else:
+        below = float(max(0.0, 1.0 - p))
+        at_floor = False
+    lo, hi = (float(x) for x in law.pvalue_bounds(ap))
+    count = total = None
+    if law.method == "exact" and law.total is not None and law.counts is not None:
+        total = int(law.total)
+        idx = np.searchsorted(law.values, ap - VALUE_TOL, side="left")
+        count = int(np.sum(law.counts[idx:]))
+    return NullPosition(p=p, percentile=100.0 * below, p_low=min(lo, hi), p_high=max(lo, hi), at_floor=at_floor,
+                        method=law.method, mean=float(law.mean), placements_at_least=count, placements=total)

@@ -2,38 +2,37 @@
 
 Usage::
 
-    apnull sampled --ranks 100,100,100,100,100 --ranks B=40,40,8437,9266,4482 --n 10000 --samples 99
+    apnull sampled --ranks 100,100,100,100,100 --ranks B=40,40,8437,9266,4482 --items 10000 --samples 99
     apnull sampled --paper-example --json
 
 Each ``--ranks`` gives one algorithm: the true rank of the single relevant item in each evaluation
 instance, as a comma list of positive integers, optionally prefixed by ``NAME=``. Unnamed
 algorithms are called A, B, C, ... by their position on the command line.
 
-The main CLI (apnull.cli) calls :func:`register` on its subparsers and turns a ValueError raised by
-:func:`run` into one ``apnull: error: ...`` line on stderr with exit status 2.
+``--items`` is the catalogue size (``--n`` means the number of negatives in every other subcommand).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import string
-import sys
 
-from . import sampled
+from .. import rendle as sampled
+from ..limits import SAMPLED_MAX_ITEMS, SAMPLED_MAX_SAMPLES
+from ._common import add_json, emit, int_arg
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.\- ]+$")
 
 
-def register(subparsers) -> argparse.ArgumentParser:
+def add_parser(subparsers) -> argparse.ArgumentParser:
     """Add the ``sampled`` subcommand to an argparse subparsers object and return its parser."""
     parser = subparsers.add_parser(
         "sampled",
         help="exact vs sampled metrics (AUC, AP, NDCG, Recall@k) of algorithms given true ranks",
         description=(
             "For each algorithm, given the true rank of the one relevant item in each evaluation "
-            "instance among N items, print the exact AUC, AP, NDCG and Recall@K and the mean +- SD "
+            "instance among ITEMS items, print the exact AUC, AP, NDCG and Recall@K and the mean +- SD "
             "that an evaluation ranking the relevant item among SAMPLES random irrelevant items "
             "would report (exact expectation, no simulation)."
         ),
@@ -49,36 +48,21 @@ def register(subparsers) -> argparse.ArgumentParser:
     parser.add_argument(
         "--paper-example",
         action="store_true",
-        help="add the paper's algorithms A, B, C (use with --n 10000, the default)",
+        help="add the paper's algorithms A, B, C (use with --items 10000, the default)",
     )
-    parser.add_argument("--n", default="10000", metavar="N", help="number of items ranked (default 10000)")
-    parser.add_argument(
-        "--samples",
-        default="99",
-        metavar="S",
-        help="number of sampled irrelevant items (default 99)",
-    )
-    parser.add_argument("--k", default="10", metavar="K", help="cut-off of Recall@K (default 10)")
+    parser.add_argument("--items", type=int_arg("--items", 2, SAMPLED_MAX_ITEMS), default=10_000, metavar="ITEMS",
+                        help="number of items ranked, the catalogue (default 10000)")
+    parser.add_argument("--samples", type=int_arg("--samples", 1, SAMPLED_MAX_SAMPLES), default=99, metavar="S",
+                        help="number of sampled irrelevant items (default 99)")
+    parser.add_argument("--k", type=int_arg("--k", 1), default=10, metavar="K", help="cut-off of Recall@K (default 10)")
     parser.add_argument(
         "--without-replacement",
         action="store_true",
         help="sample the irrelevant items without replacement (then SAMPLES <= N - 1)",
     )
-    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    parser.set_defaults(func=run)
+    add_json(parser)
+    parser.set_defaults(run=run)
     return parser
-
-
-def _parse_int(text, option: str, minimum: int) -> int:
-    """Parse a command-line integer; raise ValueError naming the option on bad input."""
-    raw = str(text).strip()
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ValueError(f"{option} must be a whole number >= {minimum}, got {raw!r}") from None
-    if value < minimum:
-        raise ValueError(f"{option} must be a whole number >= {minimum}, got {value}")
-    return value
 
 
 def default_name(index: int) -> str:
@@ -145,20 +129,18 @@ def collect_rankings(args) -> dict[str, list[int]]:
 def build(args):
     """Validate the arguments and return (settings dict, long DataFrame from sampled_metrics_table)."""
     rankings = collect_rankings(args)
-    n = _parse_int(args.n, "--n", 2)
-    samples = _parse_int(args.samples, "--samples", 1)
-    k = _parse_int(args.k, "--k", 1)
+    n, samples, k = args.items, args.samples, args.k
     replace = not args.without_replacement
     largest = max(max(r) for r in rankings.values())
     if largest > n:
-        raise ValueError(f"a rank ({largest}) exceeds --n {n}; ranks must lie between 1 and n")
+        raise ValueError(f"a rank ({largest}) exceeds --items {n}; ranks must lie between 1 and n")
     if not replace and samples > n - 1:
         raise ValueError(
             f"--samples {samples} is too large without replacement: at most n - 1 = {n - 1} "
             "irrelevant items exist"
         )
     table = sampled.sampled_metrics_table(rankings, n, samples, k=k, replace=replace)
-    settings = {"n": n, "samples": samples, "k": k, "replace": replace}
+    settings = {"items": n, "samples": samples, "k": k, "replace": replace}
     return settings, table
 
 
@@ -166,7 +148,7 @@ def format_table(settings: dict, table) -> str:
     """Readable text: one line per (algorithm, metric) with exact and sampled mean +- SD."""
     how = "with" if settings["replace"] else "without"
     lines = [
-        f"n = {settings['n']} items, {settings['samples']} sampled irrelevant items "
+        f"{settings['items']} items, {settings['samples']} sampled irrelevant items "
         f"({how} replacement), k = {settings['k']}",
         "sampled = exact expectation over the random sample; +- = SD of one evaluation run",
         "",
@@ -182,16 +164,7 @@ def format_table(settings: dict, table) -> str:
     return "\n".join(lines)
 
 
-def run(args, out=None) -> int:
-    """Run ``apnull sampled``: print the table (or JSON) to ``out`` (stdout) and return 0.
-
-    Raises ValueError with a message for the user on bad input; the caller reports it.
-    """
-    out = sys.stdout if out is None else out
+def run(args, out, err) -> int:
+    """Run ``apnull sampled``: the table (or JSON) on ``out``. Raises ValueError on bad input."""
     settings, table = build(args)
-    if args.json:
-        payload = dict(settings, rows=table.to_dict(orient="records"))
-        print(json.dumps(payload, indent=2), file=out)
-    else:
-        print(format_table(settings, table), file=out)
-    return 0
+    return emit(args, out, dict(settings, rows=table.to_dict(orient="records")), text=format_table(settings, table))

@@ -86,7 +86,7 @@ def law_figure(law, threshold: float, value: float | None = None, mean: float | 
     """
     metric, m, n = law.metric, law.m, law.n
     short = SHORT[metric]
-    values, probs = (np.asarray(a, dtype=float) for a in law.support())
+    values, probs = law.values, law.probs
     ratio = m / (m + n)
     own_mean = mean is None
     mean = float(law.mean) if own_mean else float(mean)

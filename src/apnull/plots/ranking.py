@@ -57,7 +57,7 @@ def pr_curve_figure(curve, k: int | None = None, height: int = 480) -> go.Figure
 
     Parameters
     ----------
-    curve : apnull.ranking.PRCurve
+    curve : apnull.views.ranking.PRCurve
         Arrays per rank (``rank``, ``item``, ``relevant``, ``hits``, ``precision``, ``recall``),
         ``m``, ``ap`` and the step outline ``step_x``, ``step_y`` (area = AP).
     k : int, optional
@@ -117,7 +117,7 @@ def null_position_figure(values, probs, ap: float, p: float, m: int, n: int, met
     Parameters
     ----------
     values, probs : arrays
-        The law's support and probabilities (``NullDistribution.support()``). Up to ``MAX_BARS``
+        The law's support and probabilities (``NullDistribution.values`` and ``.probs``). Up to ``MAX_BARS``
         values get one bar each; more are summed into ``BINS`` equal bins on [0, 1] (a bin is in the
         tail when its centre is at least ``ap``).
     ap, p : float

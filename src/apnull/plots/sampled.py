@@ -7,7 +7,7 @@ Figure builders (plain data in, ``go.Figure`` out):
 - :func:`metric_vs_samples_figure`: expected sampled metric versus s per algorithm, with the sample
   sizes at which the algorithms' order changes (Figure 2).
 
-The page's input checks and the data behind these figures are in :mod:`apnull.sampled_view`.
+The page's input checks and the data behind these figures are in :mod:`apnull.views.sampled`.
 """
 
 from __future__ import annotations
@@ -22,8 +22,6 @@ from plotly.subplots import make_subplots
 
 from ._style import FONT, PALETTE, TEMPLATE, base_layout
 
-#: Metrics offered by the page, in display order.
-PAGE_METRICS = ("auc", "ap", "ndcg", "recall", "precision")
 #: Line colour of each metric in Figure 1.
 METRIC_COLORS = {"auc": "#7f7f7f", "ap": PALETTE["ap"], "ndcg": "#2ca02c", "recall": PALETTE["pr"],
                  "precision": "#9467bd", "ap@k": "#8c564b", "ndcg@k": "#e377c2"}

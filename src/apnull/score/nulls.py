@@ -1,6 +1,6 @@
 """Null laws for per-query APs and the two approximate mAP nulls kept for comparison.
 
-- Per-query p-value: ``apnull.null_distribution(m, n).sf(ap)`` (exact, grid or Monte Carlo by the
+- Per-query p-value: ``apnull.null_distribution(m, n).pvalue(ap)`` (exact, grid or Monte Carlo by the
   library's auto rule), one law per (m, n), cached. A Monte Carlo law gets a seed derived from
   (seed, m, n), so p-values reproduce.
 - ``"independent"`` (approximate): the k query APs of a perturbation treated as independent draws of
@@ -55,7 +55,7 @@ class LawCache:
 
     def query_pvalues(self, ms, ns, aps) -> np.ndarray:
         """P(AP >= ap) under the exact (auto) law of each query's (m, n)."""
-        return np.array([float(self.law(m, n).sf(a)) for m, n, a in zip(ms, ns, aps)])
+        return np.array([float(self.law(m, n).pvalue(a)) for m, n, a in zip(ms, ns, aps)])
 
     # -- "independent" -------------------------------------------------------------------------
     def _grid(self, m, n):

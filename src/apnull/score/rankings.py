@@ -96,7 +96,7 @@ def score_rankings(table, query="query", item="item", score="score", relevant="r
             skipped.append((name, "no relevant item: AP is undefined"))
             continue
         ap, pr = _kernels.tie_aware_from_sorted(scores_s[a:b], rel_s[a:b])
-        out.append((codes_s[a], name, m, n, float(ap), float(pr), float(laws.law(m, n).sf(ap))))
+        out.append((codes_s[a], name, m, n, float(ap), float(pr), float(laws.law(m, n).pvalue(ap))))
     if not out:
         raise ValueError(f"no query has a relevant item in column {rcol!r}; nothing to score")
     out.sort(key=lambda r: r[0])

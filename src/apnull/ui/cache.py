@@ -38,8 +38,8 @@ def moments(m: int, n: int) -> tuple[float, float]:
 
 @st.cache_data(max_entries=512, ttl=_TTL, show_spinner=False)
 def exact_size_summary(m: int, n: int, tol: float = 1e-3):
-    """Cached :func:`apnull.summaries.exact_size_summary`."""
-    from ..summaries import exact_size_summary as compute
+    """Cached :func:`apnull.views.null.exact_size_summary`."""
+    from ..views.null import exact_size_summary as compute
 
     return compute(m, n, tol)
 
@@ -48,7 +48,8 @@ def exact_size_summary(m: int, n: int, tol: float = 1e-3):
 def density_figures(M: int, N: int, K: int, draws: int, seed: int, show_exact: bool):
     """The two density figures of the "Null densities" page and, per metric, how many sizes have the
     exact overlay. Cached whole, so a rerun with the same inputs rebuilds nothing."""
-    from .. import plots, summaries
+    from .. import plots
+    from ..views import null as summaries
 
     samples = [(m, n, *null_draws(m, n, draws, seed)) for m, n in summaries.check_grid_request(M, N, K, draws)]
     out = []

@@ -9,45 +9,31 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ._validate import as_int
-from .density import bw_nrd0, smooth_pmf
-from .exact import expected_ap
-from .sampling import grid_sizes, grid_work, MAX_GRID_WORK
-from .significance import choose_method, null_distribution
+from ..density import bw_nrd0, smooth_pmf
+from ..exact import expected_ap
+from ..limits import check_sampling_work, check_view
+from ..sampling import grid_sizes
+from ..significance import choose_method, null_distribution
 
 __all__ = ["QUANTILES", "check_grid_request", "density_curves", "exact_density_curves", "summarise_draws",
-           "exact_size_summary", "exact_summary", "wide_summary", "exact_mean_curve", "DENSITY_GRID",
-           "MAX_TOTAL_DRAWS", "MAX_DRAWS_PER_SIZE", "MAX_SIZES"]
+           "exact_size_summary", "exact_summary", "wide_summary", "exact_mean_curve", "DENSITY_GRID"]
 
 #: The statistics of seed 000: quantiles of type 7 and the mean.
 QUANTILES = {"q75": 0.75, "q90": 0.90, "q95": 0.95}
 #: Common x grid of every density curve (AP and Precision@R live in [0, 1]).
 DENSITY_GRID = np.linspace(0.0, 1.0, 401)
-#: Dashboard limits: draws kept in memory for one view (K x draws), draws per size, number of sizes.
-MAX_TOTAL_DRAWS = 2_000_000
-MAX_DRAWS_PER_SIZE = 1_000_000
-MAX_SIZES = 200
 
 
 def check_grid_request(M, N, K, draws) -> list[tuple[int, int]]:
-    """Validate a dashboard request for K sizes x draws; returns the sizes.
+    """Validate a dashboard request for K sizes (M*i, N*i) x draws; returns the sizes.
 
-    Limits (each message says what to change): M >= 1, N >= 0, 1 <= K <= 200,
-    100 <= draws <= 10^6, K * draws <= 2,000,000 (memory), and the sampling work within
-    ``sampling.MAX_GRID_WORK``.
+    The view limits of :func:`apnull.limits.check_view` (1 <= K <= 200, 100 <= draws <= 10^6,
+    K * draws <= 2,000,000) and the sampling work check of
+    :func:`apnull.limits.check_sampling_work`; each message says what to change.
     """
-    K = as_int(K, "number of sizes K", minimum=1, maximum=MAX_SIZES)
-    draws = as_int(draws, "draws", minimum=100, maximum=MAX_DRAWS_PER_SIZE)
+    K, draws = check_view(K, draws)
     sizes = grid_sizes(M, N, K)
-    if K * draws > MAX_TOTAL_DRAWS:
-        raise ValueError(
-            f"K x draws = {K * draws:,} is more than the {MAX_TOTAL_DRAWS:,} draws one view may hold; "
-            f"use at most {MAX_TOTAL_DRAWS // K:,} draws for K = {K}, or fewer sizes"
-        )
-    work = grid_work(M, N, K, draws)
-    if work > MAX_GRID_WORK:
-        raise ValueError(f"these sizes need {work:.2e} sampled ranks (limit {MAX_GRID_WORK:.0e}); "
-                         "use smaller M, N, fewer sizes or fewer draws")
+    check_sampling_work(sizes, draws)
     return sizes
 
 

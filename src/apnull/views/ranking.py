@@ -15,12 +15,11 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from . import metrics
-from .law import VALUE_TOL, NullDistribution
+from .. import metrics
+from ..limits import MAX_RANKING_ITEMS
 
 __all__ = [
     "Row",
-    "MAX_ITEMS",
     "EXAMPLE_001",
     "SEED002_MODELS",
     "SEED002_RELEVANT",
@@ -41,14 +40,9 @@ __all__ = [
     "METRICS",
     "metric_cards",
     "metric_values",
-    "NullPosition",
-    "null_position",
 ]
 
 Row = tuple[str, bool]
-
-#: Most items the editor takes (a ranking for reading, and a link that stays a few kB long).
-MAX_ITEMS = 1000
 
 #: Seed 001's example: premises ranked x, a, y, b, c, z; a, b and c are the useful ones.
 EXAMPLE_001: tuple[Row, ...] = (("x", False), ("a", True), ("y", False), ("b", True), ("c", True), ("z", False))
@@ -91,10 +85,10 @@ def as_rows(rows) -> list[Row]:
 
 
 def check_rows(rows) -> list[Row]:
-    """:func:`as_rows` plus the editor's limit: at most ``MAX_ITEMS`` rows (an empty list is allowed)."""
+    """:func:`as_rows` plus the editor's limit: at most ``MAX_RANKING_ITEMS`` rows (an empty list is allowed)."""
     rows = as_rows(rows)
-    if len(rows) > MAX_ITEMS:
-        raise ValueError(f"the ranking has {len(rows):,} items; the editor takes at most {MAX_ITEMS:,}: "
+    if len(rows) > MAX_RANKING_ITEMS:
+        raise ValueError(f"the ranking has {len(rows):,} items; the editor takes at most {MAX_RANKING_ITEMS:,}: "
                          "remove some items")
     return rows
 
@@ -134,7 +128,7 @@ def from_text(text: str) -> list[Row]:
     ------
     ValueError
         Naming the first entry that is not ``name:0`` or ``name:1``, or when there are more than
-        ``MAX_ITEMS`` entries.
+        ``MAX_RANKING_ITEMS`` entries.
     """
     entries = [e.strip() for e in str(text).split(",")]
     entries = [e for e in entries if e]
@@ -398,51 +392,3 @@ def metric_cards(relevant, k) -> list[MetricCard]:
 def metric_values(relevant, k) -> dict[str, float | None]:
     """``{key: value}`` of :func:`metric_cards` (None where undefined)."""
     return {c.key: c.value for c in metric_cards(relevant, k)}
-
-
-# --- the ranking against its null -----------------------------------------------------------
-class NullPosition(NamedTuple):
-    """Where an AP falls in the null law of its (m, n).
-
-    p : P(AP_null >= ap), the p-value (Monte Carlo: (1 + #{draws >= ap}) / (1 + draws)).
-    percentile : 100 * P(AP_null < ap), the share of random orderings scoring strictly lower
-        (Monte Carlo: the share of draws below ap). For exact laws ``percentile + 100 p = 100``.
-    p_low, p_high : guaranteed bounds on the exact p for the grid law; a 95% Wilson interval for
-        Monte Carlo; both equal ``p`` for the exact law.
-    at_floor : True when no Monte Carlo draw reached ap, so p is only an upper bound-like value
-        1 / (1 + draws).
-    method, mean : the law's method ("exact", "grid", "mc") and mean.
-    placements_at_least : for the exact law, how many of the C(m+n, m) placements score >= ap.
-    """
-
-    p: float
-    percentile: float
-    p_low: float
-    p_high: float
-    at_floor: bool
-    method: str
-    mean: float
-    placements_at_least: int | None
-    placements: int | None
-
-
-def null_position(ap: float, law: NullDistribution) -> NullPosition:
-    """p-value and null percentile of an observed AP under ``law`` (see :class:`NullPosition`)."""
-    ap = float(ap)
-    p = float(law.sf(ap))
-    if law.draws is not None:
-        below = float(np.searchsorted(law.draws, ap - VALUE_TOL, side="left") / law.draws.size)
-        at_floor = bool(law.draws[-1] < ap - VALUE_TOL)
-    else:
-        below = float(max(0.0, 1.0 - p))
-        at_floor = False
-    lo, hi = law.sf_bounds(ap)
-    lo, hi = float(lo), float(hi)
-    count = total = None
-    if law.method == "exact" and law.total is not None and law.counts is not None:
-        total = int(law.total)
-        idx = np.searchsorted(law.values, ap - VALUE_TOL, side="left")
-        count = int(np.sum(law.counts[idx:]))
-    return NullPosition(p=p, percentile=100.0 * below, p_low=min(lo, hi), p_high=max(lo, hi), at_floor=at_floor,
-                        method=law.method, mean=float(law.mean), placements_at_least=count, placements=total)
-

@@ -1,7 +1,7 @@
 """The data behind the "Sampled metrics" page (Rendle, seed 003): input checks, limits, grids,
 exact order changes, the simulation table and the comparison with the paper's printed tables.
 
-Thin layers over :mod:`apnull.sampled`; no streamlit, no plotting (figures: :mod:`apnull.plots.sampled`).
+Thin layers over :mod:`apnull.rendle`; no streamlit, no plotting (figures: :mod:`apnull.plots.sampled`).
 """
 
 from __future__ import annotations
@@ -13,26 +13,22 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from . import sampled as sm
-from .plots.sampled import PAGE_METRICS
+from .. import rendle as sm
+from ..limits import SAMPLED_MAX_INSTANCES as MAX_INSTANCES
+from ..limits import SAMPLED_MAX_ITEMS as MAX_N
+from ..limits import SAMPLED_MAX_REPETITIONS as MAX_REPETITIONS
+from ..limits import SAMPLED_MAX_SAMPLES as MAX_S
+from ..limits import SAMPLED_MAX_SIMULATED as MAX_SIMULATED
+from ..limits import SAMPLED_MAX_TABLE_CELLS as MAX_TABLE_CELLS
+from ..limits import as_int
+
+#: Metrics drawn in the page's figures, in legend order.
+PAGE_METRICS = ("auc", "ap", "ndcg", "recall", "precision")
 
 # ----------------------------------------------------------------------------------------------
 # page inputs and limits
 # ----------------------------------------------------------------------------------------------
 
-#: Largest number of items n.
-MAX_N = 10_000_000
-#: Largest number of sampled irrelevant items s.
-MAX_S = 100_000
-#: Most evaluation instances (true ranks) per algorithm.
-MAX_INSTANCES = 1000
-#: Largest total instances x (s + 1) for the tables. NDCG and the SD of AP sum over the law of the
-#: sampled rank, 2 x instances x (s + 1) pmf cells at 0.25-0.5 us each: at most about 3 s.
-MAX_TABLE_CELLS = 3_000_000
-#: Most simulated repetitions, and the largest repetitions x total instances (four metrics are
-#: simulated, so 4 x this many binomial draws: about 3 s at the limit).
-MAX_REPETITIONS = 100_000
-MAX_SIMULATED = 2_500_000
 #: Work (cells) budgets of Figure 3 (ranks x sum of s) and Figure 2 (instances x sum of s).
 FIG3_CELLS = 3_000_000
 FIG2_CELLS = 4_000_000
@@ -70,12 +66,12 @@ def parse_ranks(text, name: str = "ranks") -> list[int]:
 def check_settings(n, s, k, replace: bool) -> tuple[int, int, int]:
     """Validate n, s and k for the page: 2 <= n <= 10^7, 1 <= s <= 10^5 (and s <= n - 1 without
     replacement), k >= 1. Returns them as ints; a ValueError says what to change."""
-    n = sm._check_int(n, "n (number of items)", 2, MAX_N)
-    s = sm._check_int(s, "s (sampled irrelevant items)", 1, MAX_S)
+    n = as_int(n, "n (number of items)", 2, MAX_N)
+    s = as_int(s, "s (sampled irrelevant items)", 1, MAX_S)
     if not replace and s > n - 1:
         raise ValueError(f"s = {s:,} is too large without replacement: only n - 1 = {n - 1:,} irrelevant "
                          "items exist; lower s or sample with replacement")
-    k = sm._check_int(k, "k (cut-off of Recall@k and Precision@k)", 1, n)
+    k = as_int(k, "k (cut-off of Recall@k and Precision@k)", 1, n)
     return n, s, k
 
 
@@ -95,7 +91,7 @@ def check_rankings(texts: Mapping[str, str], n: int, s: int) -> dict[str, list[i
 
 def check_repetitions(repetitions, rankings: Mapping[str, Sequence[int]]) -> int:
     """Simulation repetitions: 1..10^5 and repetitions x total instances <= 10^7."""
-    reps = sm._check_int(repetitions, "repetitions", 1, MAX_REPETITIONS)
+    reps = as_int(repetitions, "repetitions", 1, MAX_REPETITIONS)
     total = sum(len(r) for r in rankings.values())
     if reps * total > MAX_SIMULATED:
         raise ValueError(f"repetitions x instances = {reps * total:,} exceeds {MAX_SIMULATED:,}; "
@@ -174,7 +170,7 @@ def _order_at(rankings, n, s, metric, k, replace) -> str:
 
 def exact_order_changes(rankings: Mapping[str, Sequence[int]], n: int, sizes, metric: str, k: int = 10,
                         replace: bool = True, curves: Mapping[str, Sequence[float]] | None = None) -> list[dict]:
-    """Order changes on the grid ``sizes`` (as :func:`apnull.sampled.order_changes`), each moved to
+    """Order changes on the grid ``sizes`` (as :func:`apnull.rendle.order_changes`), each moved to
     the exact sample size at which it happens.
 
     A change is first seen at the first grid point whose order differs from the point before.
@@ -183,7 +179,7 @@ def exact_order_changes(rankings: Mapping[str, Sequence[int]], n: int, sizes, me
     ``samples`` value is an s whose order differs from that at s - 1. Orders that appear and vanish
     again between two grid points can be missed: refine the grid for those.
 
-    ``curves`` (the output of :func:`apnull.sampled.expected_metric_curve` on ``sizes``, sorted and
+    ``curves`` (the output of :func:`apnull.rendle.expected_metric_curve` on ``sizes``, sorted and
     without duplicates) saves recomputing the grid; only the bisection steps are then computed.
 
     Returns entries ``{"samples", "previous", "order", "grid_samples"}`` (``grid_samples``: the
@@ -261,12 +257,12 @@ def sampled_table(long: pd.DataFrame, digits: int = 4) -> pd.DataFrame:
 def simulation_table(rankings: Mapping[str, Sequence[int]], n: int, s: int, repetitions: int, seed: int,
                      k: int = 10, replace: bool = True, metrics: Sequence[str] = sm.TABLE_METRICS,
                      expected: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Simulated sampled evaluations (:func:`apnull.sampled.simulate_sampled_metric`), long table.
+    """Simulated sampled evaluations (:func:`apnull.rendle.simulate_sampled_metric`), long table.
 
     Algorithm i uses the seed ``[seed, i]`` for every metric, so all metrics of one algorithm come
     from the same simulated sampled ranks (as in the paper). Columns: algorithm, metric, label,
     repetitions, sim_mean, sim_sd and, when ``expected`` (the long
-    :func:`apnull.sampled.sampled_metrics_table`) is given, sampled_mean, sampled_sd and
+    :func:`apnull.rendle.sampled_metrics_table`) is given, sampled_mean, sampled_sd and
     ``deviation_se`` = (sim_mean - sampled_mean) / (sampled_sd / sqrt(repetitions)) (NaN when the
     SD is below 1e-9: nothing random to compare).
     """
@@ -300,7 +296,7 @@ def simulation_wide(sim: pd.DataFrame, digits: int = 4) -> pd.DataFrame:
 def paper_comparison() -> pd.DataFrame:
     """The paper's printed tables beside our exact numbers, for the paper's setting.
 
-    Setting: :data:`apnull.sampled.PAPER_EXAMPLE`, n = 10,000, s = 99 with replacement, k = 10.
+    Setting: :data:`apnull.rendle.PAPER_EXAMPLE`, n = 10,000, s = 99 with replacement, k = 10.
     The printed sampled table is a simulation of 1,000 repetitions; its means have standard error
     SD / sqrt(1000). Columns: algorithm, metric, label, paper_exact, exact (ours),
     exact_digits_agree (ours rounded to 3 decimals equals the print), paper_mean, paper_sd,
