@@ -5,6 +5,7 @@ from pathlib import Path
 import streamlit as st
 
 from apnull.ui import warmup
+from apnull.ui.state import keep_page_params
 
 warmup.start()  # numba import + kernel load in a background thread, once per process (issue 9, item 4)
 
@@ -36,6 +37,7 @@ pages = {
 }
 
 nav = st.navigation(pages)
+keep_page_params(nav.url_path)  # a page opens with its own URL parameters only (issue 9, item 1)
 
 with st.sidebar:
     st.caption(

@@ -26,19 +26,19 @@ intro(
 )
 
 c1, c2, c3 = st.columns(3)
-power = bound_float("power", "power", 1.3, step=0.05, format="%.3g", container=c1,
+power = bound_float("power", "bn_power", 1.3, step=0.05, format="%.3g", container=c1,
                     help="Breakpoints are i^power: 1 gives one bin per n; larger values give wider bins. Between 1 and 5.")
-max_value = bound_int("max (largest n)", "max", 300, step=10, container=c2,
+max_value = bound_int("max (largest n)", "bn_max", 300, step=10, container=c2,
                       help="Breakpoints up to this value; the threshold curve runs over n = 0..max (at most 5,000).")
 with c3:
-    representative = bound_select("representative n of a bin", "rep", list(REPRESENTATIVES), "lower",
+    representative = bound_select("representative n of a bin", "bn_rep", list(REPRESENTATIVES), "lower",
                                   help="lower: the smallest n of the bin (conservative); upper: the largest; "
                                        "middle: the middle one. The open-ended last bin always uses its lower end.")
 c4, c5, c6 = st.columns(3)
-m = bound_int("m (positives)", "m", 4, container=c4, help="Number of positives, at least 1.")
-q = bound_float("quantile q", "q", 0.95, step=0.01, format="%.4g", container=c5,
+m = bound_int("m (positives)", "bn_m", 4, container=c4, help="Number of positives, at least 1.")
+q = bound_float("quantile q", "bn_q", 0.95, step=0.01, format="%.4g", container=c5,
                 help="The threshold is the q-quantile of the null: between 0 and 1.")
-metric = bound_select("metric", "metric", ["ap", "pr"], "ap", container=c6,
+metric = bound_select("metric", "bn_metric", ["ap", "pr"], "ap", container=c6,
                       help="ap: Average Precision; pr: Precision@R (hits in the top m, divided by m).")
 
 with guard():

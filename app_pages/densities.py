@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from apnull import summaries
+from apnull.views import null as summaries
 from apnull.ui import bound_int, bound_toggle, download_csv, guard, intro, show_figure
 from apnull.ui.cache import density_figures, null_draws
 
@@ -18,16 +18,16 @@ intro(
 )
 
 c1, c2, c3, c4, c5 = st.columns(5)
-M = bound_int("M (positives at i = 1)", "M", 4, min_value=0, container=c1,
+M = bound_int("M (positives at i = 1)", "dn_M", 4, min_value=0, container=c1,
               help="Positives of the smallest size; size i has M·i positives. At least 1.")
-N = bound_int("N (negatives at i = 1)", "N", 30, min_value=0, container=c2,
+N = bound_int("N (negatives at i = 1)", "dn_N", 30, min_value=0, container=c2,
               help="Negatives of the smallest size; size i has N·i negatives.")
-draws = bound_int("draws per size", "draws", 10_000, min_value=0, step=1000, container=c3,
+draws = bound_int("draws per size", "dn_draws", 10_000, min_value=0, step=1000, container=c3,
                   help="Random rankings per size: 100 to 1,000,000; K x draws at most 2,000,000.")
-K = bound_int("number of sizes K", "K", 50, min_value=0, container=c4, help="Sizes i = 1..K, at most 200.")
-seed = bound_int("seed", "seed", 2022, min_value=0, container=c5, help="Same seed, same draws: a link reproduces them.")
+K = bound_int("number of sizes K", "dn_K", 50, min_value=0, container=c4, help="Sizes i = 1..K, at most 200.")
+seed = bound_int("seed", "dn_seed", 2022, min_value=0, container=c5, help="Same seed, same draws: a link reproduces them.")
 show_exact = bound_toggle(
-    "Overlay the exact law where it is cheap", "exact", False,
+    "Overlay the exact law where it is cheap", "dn_exact", False,
     help="Dashed: the exact law (all placements, or the grid law within 0.001) smoothed with the same "
          "kernel as each sampled curve. Precision@R is always exact; AP only for the smaller sizes.",
 )

@@ -20,7 +20,7 @@ c1, c2, c3 = st.columns(3)
 c1.metric("m / (m + n) for m = 4, n = 30", f"{m / (m + n):.3f}")
 c2.metric("exact null mean of AP", f"{expected_ap(m, n):.3f}")
 c3.metric("95% null threshold of AP", f"{threshold(m, n, q=0.95):.3f}")
-beats = null_distribution(m, n).sf(m / (m + n) + 1e-12)
+beats = null_distribution(m, n).pvalue(m / (m + n) + 1e-12)
 st.caption(f"With 4 positives among 34 items, {beats:.0%} of random rankings score above the naive m/(m+n) "
            f"baseline, and 1 random ranking in 20 scores at least {threshold(m, n, q=0.95):.3f}.")
 

@@ -5,6 +5,8 @@ import pandas as pd
 import streamlit as st
 
 from apnull import hypergeom
+from apnull.limits import MAX_ITEMS, MAX_VIEW_DRAWS, MIN_VIEW_DRAWS
+from apnull.views import hypergeometric as hv
 from apnull.plots.hypergeom import ap_precision_scatter, precision_histograms
 from apnull.ui import bound_int, download_csv, guard, intro, show_figure
 
@@ -24,27 +26,27 @@ intro(
 )
 
 c1, c2, c3, c4, c5 = st.columns(5)
-m = bound_int("m (positives)", "m", 4, min_value=0, container=c1,
-              help="White balls in the urn (e.g. replicates). At least 1; m + n at most 100,000.")
-n = bound_int("n (negatives)", "n", 32, min_value=0, container=c2,
+m = bound_int("m (positives)", "hg_m", 4, min_value=0, container=c1,
+              help=f"White balls in the urn (e.g. replicates). At least 1; m + n at most {MAX_ITEMS:,}.")
+n = bound_int("n (negatives)", "hg_n", 32, min_value=0, container=c2,
               help="Black balls in the urn (e.g. negative controls).")
-k = bound_int("k (top positions)", "k", 4, min_value=0, container=c3,
+k = bound_int("k (top positions)", "hg_k", 4, min_value=0, container=c3,
               help="Balls drawn = top positions counted, between 1 and m + n. Seed 004 uses k = m "
                    "(Precision@R).")
-draws = bound_int("draws", "draws", 10_000, min_value=0, step=1000, container=c4,
+draws = bound_int("draws", "hg_draws", 10_000, min_value=0, step=1000, container=c4,
                   help="Shuffles and hypergeometric draws: 100 to 1,000,000 (fewer for large m + n).")
-seed = bound_int("seed", "seed", 2022, min_value=0, container=c5,
+seed = bound_int("seed", "hg_seed", 2022, min_value=0, container=c5,
                  help="Same seed, same draws: a link reproduces them. Changing k keeps the shuffles.")
 
-st.caption(f"Limits: m ≥ 1, n ≥ 0, m + n ≤ {hypergeom.MAX_ITEMS:,}; 1 ≤ k ≤ m + n; {hypergeom.MIN_DRAWS:,} to "
-           f"{hypergeom.MAX_DRAWS:,} draws, fewer for large m + n (a bad value shows an error saying what to change).")
+st.caption(f"Limits: m ≥ 1, n ≥ 0, m + n ≤ {MAX_ITEMS:,}; 1 ≤ k ≤ m + n; {MIN_VIEW_DRAWS:,} to "
+           f"{MAX_VIEW_DRAWS:,} draws, fewer for large m + n (a bad value shows an error saying what to change).")
 with guard():
-    m, n, k, draws = hypergeom.check_request(m, n, k, draws)
+    m, n, k, draws = hv.check_request(m, n, k, draws)
 
 
 @st.cache_data(max_entries=512, ttl=_TTL, show_spinner=False)
 def shuffled_block(m, n, k, seed, block, rows):
-    return hypergeom.shuffled_block(m, n, k, seed, block, rows)
+    return hv.shuffled_block(m, n, k, seed, block, rows)
 
 
 @st.cache_data(max_entries=32, ttl=_TTL, show_spinner=False)
@@ -54,17 +56,17 @@ def hyper_draws(m, n, k, draws, seed):
 
 @st.cache_data(max_entries=64, ttl=_TTL, show_spinner=False)
 def tables(m, n, k, draws, seed):
-    layout = hypergeom.block_layout(m, n, draws)
+    layout = hv.block_layout(m, n, draws)
     parts = [shuffled_block(m, n, k, seed, b, rows) for b, rows in layout]
-    sample = hypergeom.ShuffledSample(np.concatenate([p.precision for p in parts]),
+    sample = hv.ShuffledSample(np.concatenate([p.precision for p in parts]),
                                       np.concatenate([p.ap for p in parts]))
     hyper = hyper_draws(m, n, k, draws, seed)
-    return (sample, hyper, hypergeom.thresholds_table(m, n, k, sample.precision),
-            hypergeom.summary_table(m, n, k, sample, hyper, seed=seed),
-            hypergeom.fit_table(m, n, k, {"shuffled labels": sample.precision, "hypergeometric draws": hyper}))
+    return (sample, hyper, hv.thresholds_table(m, n, k, sample.precision),
+            hv.summary_table(m, n, k, sample, hyper, seed=seed),
+            hv.fit_table(m, n, k, {"shuffled labels": sample.precision, "hypergeometric draws": hyper}))
 
 
-layout = hypergeom.block_layout(m, n, draws)
+layout = hv.block_layout(m, n, draws)
 if len(layout) > 1:  # fill the block cache with a progress bar; small requests skip the bar
     progress = st.progress(0.0, text="Shuffling labels...")
     for i, (b, rows) in enumerate(layout, start=1):

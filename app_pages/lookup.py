@@ -3,9 +3,8 @@
 import pandas as pd
 import streamlit as st
 
-from apnull._validate import as_probability, check_sizes
+from apnull.limits import as_probability, check_draws, check_sampling_work, check_sizes
 from apnull.plots.lookup import law_figure
-from apnull.sampling import MAX_GRID_WORK, grid_work
 from apnull.significance import METHODS, choose_method
 from apnull.ui import bound_float, bound_int, bound_select, download_csv, guard, intro, show_figure
 from apnull.ui.cache import moments, null_law
@@ -25,33 +24,33 @@ intro(
 )
 
 c1, c2, c3, c4 = st.columns(4)
-m = bound_int("m (positives)", "m", 4, container=c1, help="Number of relevant items (e.g. replicates - 1). At least 1.")
-n = bound_int("n (negatives)", "n", 30, container=c2, help="Number of irrelevant items (e.g. controls). At least 0.")
+m = bound_int("m (positives)", "lk_m", 4, container=c1, help="Number of relevant items (e.g. replicates - 1). At least 1.")
+n = bound_int("n (negatives)", "lk_n", 30, container=c2, help="Number of irrelevant items (e.g. controls). At least 0.")
 with c3:
     # no format_func on URL-bound radios: the URL holds the shown label (?level=alpha, ?method=mc)
-    level_kind = bound_select("Level given as", "level", ["q", "alpha"], "q",
+    level_kind = bound_select("Level given as", "lk_level", ["q", "alpha"], "q",
                               help="Either the quantile q of the null (e.g. 0.95) or the false positive rate "
                                    "alpha = 1 - q (e.g. 0.05).")
     if level_kind == "q":
-        level = bound_float("quantile q", "q", 0.95, step=0.01, format="%.4g",
+        level = bound_float("quantile q", "lk_q", 0.95, step=0.01, format="%.4g",
                             help="The threshold is the q-quantile of the null: between 0 and 1.")
     else:
-        level = bound_float("α (false positive rate)", "alpha", 0.05, step=0.01, format="%.4g",
+        level = bound_float("α (false positive rate)", "lk_alpha", 0.05, step=0.01, format="%.4g",
                             help="The threshold is the (1 − α)-quantile: strictly between 0 and 1.")
-method = bound_select("Method", "method", list(METHODS), "auto", container=c4,
+method = bound_select("Method", "lk_method", list(METHODS), "auto", container=c4,
                       help="auto: exact when all placements are few, else the grid law (quantiles within 0.001), "
                            "else Monte Carlo. exact: count every placement (up to 2,000,000). grid: AP on a "
                            "fine grid with a guaranteed error. mc: Monte Carlo with the draws and seed below. "
                            "Precision@R is always exact unless you pick mc.")
 c5, c6, c7, c8 = st.columns(4)
-value_ap = bound_float("your AP", "ap", 0.41, step=0.01, format="%.4g", container=c5,
+value_ap = bound_float("your AP", "lk_ap", 0.41, step=0.01, format="%.4g", container=c5,
                        help="An observed Average Precision to test, between 0 and 1.")
-value_pr = bound_float("your Precision@R", "pr", 0.5, step=0.05, format="%.4g", container=c6,
+value_pr = bound_float("your Precision@R", "lk_pr", 0.5, step=0.05, format="%.4g", container=c6,
                        help="An observed Precision@R (hits in the top m, divided by m), between 0 and 1.")
-draws = bound_int("Monte Carlo draws", "draws", 100_000, step=10_000, container=c7,
+draws = bound_int("Monte Carlo draws", "lk_draws", 100_000, step=10_000, container=c7,
                   help="Random rankings drawn when the method is Monte Carlo (or auto falls back to it): "
                        "1 to 10,000,000.")
-seed = bound_int("seed", "seed", 0, container=c8,
+seed = bound_int("seed", "lk_seed", 0, container=c8,
                  help="Seed of the Monte Carlo draws (same seed, same draws).")
 
 with guard():
@@ -62,10 +61,8 @@ with guard():
         q = 1.0 - as_probability(level, "alpha", open_low=True, open_high=True)
     observed = {"ap": as_probability(value_ap, "your AP"), "pr": as_probability(value_pr, "your Precision@R")}
     chosen = {metric: choose_method(m, n, metric, method) for metric in ("ap", "pr")}
-    if "mc" in chosen.values() and grid_work(m, n, 1, draws) > MAX_GRID_WORK:
-        raise ValueError(f"Monte Carlo with {draws:,} draws for m={m}, n={n} needs about "
-                         f"{grid_work(m, n, 1, draws):.1e} sampled ranks (limit {MAX_GRID_WORK:.0e}); "
-                         "use fewer draws or smaller sizes")
+    if "mc" in chosen.values():
+        check_sampling_work([(m, n)], check_draws(draws))
     laws = {}
     with st.spinner("Computing the null laws..."):
         for metric in ("ap", "pr"):
@@ -99,7 +96,7 @@ cols = st.columns(2)
 for col, metric in zip(cols, ("ap", "pr")):
     law, t, v = laws[metric], thresholds[metric], observed[metric]
     short = SHORT[metric]
-    p = float(law.sf(v))
+    p = float(law.pvalue(v))
     with col:
         st.subheader(short)
         a, b = st.columns(2)
@@ -109,10 +106,10 @@ for col, metric in zip(cols, ("ap", "pr")):
         b.metric(f"p-value of {short} = {v:g}", p_text(p), border=True,
                  help=f"P(random {short} ≥ {v:g}) under the null.")
         if law.method == "grid":
-            lo, hi = (float(x) for x in law.sf_bounds(v))
+            lo, hi = (float(x) for x in law.pvalue_bounds(v))
             b.caption(f"guaranteed interval [{bound_text(lo)}, {bound_text(hi)}] (the grid law's error bound)")
         elif law.method == "mc":
-            lo, hi = (float(x) for x in law.sf_bounds(v))
+            lo, hi = (float(x) for x in law.pvalue_bounds(v))
             b.caption(f"95% interval [{bound_text(lo)}, {bound_text(hi)}] ({law.draws.size:,} draws)")
         else:
             b.caption("exact")

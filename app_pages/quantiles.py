@@ -3,7 +3,8 @@
 import pandas as pd
 import streamlit as st
 
-from apnull import plots, summaries
+from apnull import plots
+from apnull.views import null as summaries
 from apnull.ui import bound_int, bound_select, download_csv, guard, intro, show_figure
 from apnull.ui.cache import exact_size_summary, null_draws
 
@@ -18,14 +19,14 @@ intro(
 )
 
 c1, c2, c3, c4, c5, c6 = st.columns([1, 1, 1, 1, 1, 1.4])
-M = bound_int("M (positives at i = 1)", "M", 4, min_value=0, container=c1, help="Size i has M·i positives.")
-N = bound_int("N (negatives at i = 1)", "N", 30, min_value=0, container=c2, help="Size i has N·i negatives.")
-K = bound_int("number of sizes K", "K", 50, min_value=0, container=c3, help="Sizes i = 1..K, at most 200.")
-draws = bound_int("draws per size", "draws", 10_000, min_value=0, step=1000, container=c4,
+M = bound_int("M (positives at i = 1)", "qt_M", 4, min_value=0, container=c1, help="Size i has M·i positives.")
+N = bound_int("N (negatives at i = 1)", "qt_N", 30, min_value=0, container=c2, help="Size i has N·i negatives.")
+K = bound_int("number of sizes K", "qt_K", 50, min_value=0, container=c3, help="Sizes i = 1..K, at most 200.")
+draws = bound_int("draws per size", "qt_draws", 10_000, min_value=0, step=1000, container=c4,
                   help="Monte Carlo only: 100 to 1,000,000 per size, K x draws at most 2,000,000.")
-seed = bound_int("seed", "seed", 2022, min_value=0, container=c5, help="Monte Carlo only.")
+seed = bound_int("seed", "qt_seed", 2022, min_value=0, container=c5, help="Monte Carlo only.")
 method = bound_select(
-    "computed by", "method", ["mc", "exact"], default="mc", container=c6,
+    "computed by", "qt_method", ["mc", "exact"], default="mc", container=c6,
     format_func=lambda x: {"mc": "Monte Carlo", "exact": "exact law"}[x],
     help="Monte Carlo: quantiles of the draws (type 7, as in R). Exact law: Precision@R from the "
          "hypergeometric law at every size; AP from all placements or the grid law (within 0.001) "

@@ -6,9 +6,9 @@ import pandas as pd
 import streamlit as st
 
 from apnull import metrics
-from apnull import ranking as rk
+from apnull.views import ranking as rk
 from apnull.plots.ranking import null_position_figure, pr_curve_figure
-from apnull.significance import choose_method
+from apnull.significance import choose_method, null_position
 from apnull.ui import bound_int, bound_select, download_csv, guard, intro, show_figure
 from apnull.ui.cache import moments, null_law
 
@@ -79,7 +79,7 @@ cards_box = st.container()
 curve_box = st.container()
 
 with right:
-    k = bound_int("k, the cut-off of the @k metrics", "k", 3, min_value=1,
+    k = bound_int("k, the cut-off of the @k metrics", "rk_k", 3, min_value=1,
                   help="P@k, R@k, F1@k, AP@k and NDCG@k look at the top k items only; k runs from 1 to the "
                        "number of items.")
 
@@ -87,14 +87,14 @@ with right:
 with left:
     st.subheader("The ranking")
     preset = bound_select(
-        "Preset", "preset", rk.PRESETS, default=rk.PRESETS[0],
+        "Preset", "rk_preset", rk.PRESETS, default=rk.PRESETS[0],
         help="Seed 001's example and seed 002's models replace the ranking; Perfect, Worst and Random "
              "reorder the current items. Choosing a preset applies it; 'Apply again' re-applies it "
              "after edits.",
     )
     choice = (preset,)
     if preset == "Seed 002 models":
-        model = bound_select("Model", "model", list(rk.SEED002_MODELS), default="model 1",
+        model = bound_select("Model", "rk_model", list(rk.SEED002_MODELS), default="model 1",
                              help="The model rankings of query q1 in seed 002.")
         choice += (model,)
         st.caption(
@@ -105,7 +105,7 @@ with left:
             "AP does. (The seed's model 0 never retrieves document 1, so it is left out.)"
         )
     elif preset == "Random":
-        seed = bound_int("Shuffle seed", "seed", 0, min_value=0,
+        seed = bound_int("Shuffle seed", "rk_seed", 0, min_value=0,
                          help="A uniformly random order of the current items, drawn with this seed: one "
                               "draw from the null law of the last section.")
         choice += (seed,)
@@ -115,7 +115,7 @@ with left:
 
     def apply_again(random_preset: bool) -> None:
         if random_preset:
-            ss["seed"] = int(ss.get("seed", 0)) + 1
+            ss["rk_seed"] = int(ss.get("rk_seed", 0)) + 1
         else:
             ss[APPLIED] = None
 
@@ -256,7 +256,7 @@ with guard():
     else:
         with st.spinner(f"Computing the null law of AP for m = {m}, n = {n}..."):
             law = null_law(m, n, "ap", "auto", draws=DRAWS, seed=0)
-pos = rk.null_position(curve.ap, law)
+pos = null_position(curve.ap, law)
 mean, sd = moments(m, n)
 if pos.at_floor:
     p_text = f"p ≤ {pos.p:.2g} (none of the {DRAWS:,} random orderings reached it)"
@@ -282,5 +282,5 @@ st.markdown(
 st.caption("p = P(AP of a random ordering ≥ this AP); percentile = 100 · P(AP of a random ordering < this "
            "AP). With the exact law the two add up to 100; each placement of the m relevant items among "
            "the m + n ranks is equally likely.")
-values, probs = law.support()
+values, probs = law.values, law.probs
 show_figure(null_position_figure(values, probs, curve.ap, pos.p, m, n, law.method), key="null_law")

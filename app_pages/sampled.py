@@ -5,8 +5,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from apnull import sampled as sm
-from apnull import sampled_view as sv
+from apnull import rendle as sm
+from apnull.views import sampled as sv
 from apnull.plots import sampled as ps
 from apnull.ui import bound_int, bound_select, bound_toggle, download_csv, guard, intro, show_figure
 
@@ -29,21 +29,21 @@ intro(
 
 # ------------------------------------------------------------------------------------ settings
 c1, c2, c3, c4 = st.columns([1, 1, 1, 2])
-n = bound_int("n (items in the catalogue)", "n", sm.PAPER_N, min_value=0, step=1000, container=c1,
+n = bound_int("n (items in the catalogue)", "sm_n", sm.PAPER_N, min_value=0, step=1000, container=c1,
               help="Items ranked by the recommender: 2 to 10,000,000. The paper uses 10,000.")
-s = bound_int("s (sampled irrelevant items)", "s", sm.PAPER_SAMPLES, min_value=0, step=10, container=c2,
+s = bound_int("s (sampled irrelevant items)", "sm_s", sm.PAPER_SAMPLES, min_value=0, step=10, container=c2,
               help="Irrelevant items drawn for each evaluation: 1 to 100,000 (at most n - 1 without "
                    "replacement). The paper uses 99.")
-k = bound_int("k (cut-off)", "k", 10, min_value=0, container=c3,
+k = bound_int("k (cut-off)", "sm_k", 10, min_value=0, container=c3,
               help="Cut-off of Recall@k and Precision@k, 1 to n.")
-sampling = bound_select("Sampling of the irrelevant items", "sampling", ["with replacement", "without replacement"],
+sampling = bound_select("Sampling of the irrelevant items", "sm_sampling", ["with replacement", "without replacement"],
                         container=c4, help="With replacement the sampled rank is 1 + Binomial(s, (r - 1)/(n - 1)); "
                                            "without, the hypergeometric analogue (the paper's table: with).")
 replace = sampling == "with replacement"
 c5, c6 = st.columns([3, 2])
-metric = bound_select("Metric for the figures", "metric", list(ps.PAGE_METRICS), default="ap", container=c5,
+metric = bound_select("Metric for the figures", "sm_metric", list(sv.PAGE_METRICS), default="ap", container=c5,
                       format_func=lambda key: sm.METRIC_LABELS[key].format(k="k"))  # stable labels: they go in the URL
-fig3_range = bound_select("Ranks in the second chart", "ranks_range", ["top 1,000", "all n"], container=c6,
+fig3_range = bound_select("Ranks in the second chart", "sm_ranks_range", ["top 1,000", "all n"], container=c6,
                           help="The paper zooms into the top 1,000 ranks; 'all n' shows the whole catalogue.")
 
 with st.expander("Limits of this page"):
@@ -136,7 +136,7 @@ cols = st.columns(3)
 texts = {}
 for col, name in zip(cols, sm.PAPER_EXAMPLE):
     default = ", ".join(map(str, sm.PAPER_EXAMPLE[name]))
-    texts[name] = col.text_input(f"Algorithm {name}: true ranks", value=default, key=f"ranks_{name}", bind=BIND,
+    texts[name] = col.text_input(f"Algorithm {name}: true ranks", value=default, key=f"sm_ranks_{name}", bind=BIND,
                                  help="Whole numbers between 1 and n, separated by commas.")
 with guard():
     rankings = sv.check_rankings(texts, n, s)
@@ -150,14 +150,14 @@ st.dataframe(exact_wide, hide_index=True, key="exact_table",
 
 how = "with" if replace else "without"
 st.subheader(f"Sampled metrics, s = {s:,} ({how} replacement): exact expectation ± SD")
-simulate = bound_toggle("Also simulate sampled evaluations", "simulate", False,
+simulate = bound_toggle("Also simulate sampled evaluations", "sm_simulate", False,
                         help="Repeat the sampled evaluation many times with random samples, as the paper did.")
 if simulate:
     d1, d2, _ = st.columns([1, 1, 2])
-    reps = bound_int("repetitions", "reps", sm.PAPER_REPETITIONS, min_value=0, step=100, container=d1,
+    reps = bound_int("repetitions", "sm_reps", sm.PAPER_REPETITIONS, min_value=0, step=100, container=d1,
                      help=f"Simulated evaluation runs: 1 to {sv.MAX_REPETITIONS:,}; repetitions x instances at most "
                           f"{sv.MAX_SIMULATED:,}.")
-    sim_seed = bound_int("simulation seed", "sim_seed", 2019, min_value=0, container=d2,
+    sim_seed = bound_int("simulation seed", "sm_sim_seed", 2019, min_value=0, container=d2,
                          help="Same seed, same simulated runs.")
     with guard():
         reps = sv.check_repetitions(reps, rankings)

@@ -1,35 +1,20 @@
 """app_pages/binning.py with AppTest: breakpoints, bins and the cost of binning come from the library."""
 
-from pathlib import Path
-
 import numpy as np
 import pytest
-from streamlit.testing.v1 import AppTest
 
 import apnull
 import apnull.significance as sg
 from apnull.binning import bin_table
 from apnull.binning_cost import binning_cost, binning_summary
-from plotly_json import decode, figures, trace
-
-PAGE = str(Path(__file__).resolve().parents[1] / "app_pages" / "binning.py")
+from apptest import decode, figures, metrics, run_page, trace
 
 
 def _run(**widgets):
-    at = AppTest.from_file(PAGE, default_timeout=120)
-    at.run()
-    for key, value in widgets.items():
-        if key in ("rep", "metric"):
-            at.radio(key=key).set_value(value)
-        else:
-            at.number_input(key=key).set_value(value)
-    if widgets:
-        at.run()
-    return at
+    return run_page("binning", timeout=120, **widgets)
 
 
-def _metrics(at):
-    return {m.label: m.value for m in at.metric}
+_metrics = metrics
 
 
 def test_defaults_show_seed000_breakpoints_and_bins():

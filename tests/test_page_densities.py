@@ -1,24 +1,13 @@
-from pathlib import Path
-
 import numpy as np
 import pytest
-from streamlit.testing.v1 import AppTest
 
-from apnull import summaries
+from apnull.views import null as summaries
 from apnull.sampling import sample_null
-from plotly_json import decode, figures
-
-PAGE = str(Path(__file__).resolve().parents[1] / "app_pages" / "densities.py")
+from apptest import decode, figures, run_page
 
 
 def _run(**widgets):
-    at = AppTest.from_file(PAGE, default_timeout=120)
-    at.run()
-    for key, value in widgets.items():
-        (at.toggle(key=key) if isinstance(value, bool) else at.number_input(key=key)).set_value(value)
-    if widgets:
-        at.run()
-    return at
+    return run_page("densities", **widgets)
 
 
 _figures = figures

@@ -1,36 +1,17 @@
 """app_pages/lookup.py with AppTest: the numbers on the page are the library's."""
 
-from pathlib import Path
-
 import numpy as np
 import pytest
-from streamlit.testing.v1 import AppTest
 
 import apnull
-from plotly_json import decode, figures
-
-PAGE = str(Path(__file__).resolve().parents[1] / "app_pages" / "lookup.py")
+from apptest import decode, figures, metrics, run_page
 
 
 def _run(**widgets):
-    at = AppTest.from_file(PAGE, default_timeout=120)
-    at.run()
-    if widgets:
-        # the level input depends on the radio: set the radio first, rerun, then the rest
-        if "level" in widgets:
-            at.radio(key="level").set_value(widgets.pop("level"))
-            at.run()
-        for key, value in widgets.items():
-            if key in ("method",):
-                at.radio(key=key).set_value(value)
-            else:
-                at.number_input(key=key).set_value(value)
-        at.run()
-    return at
+    return run_page("lookup", **widgets)  # level before alpha: the helper reruns in between
 
 
-def _metrics(at):
-    return {m.label: m.value for m in at.metric}
+_metrics = metrics
 
 
 def _line_x(fig, prefix):
@@ -95,9 +76,9 @@ def test_grid_law_shows_guaranteed_interval():
     assert _metrics(at)["AP threshold (95%)"] == f"{law.quantile(0.95):.5g}"
     captions = [c.value for c in at.caption]
     assert f"method: {law.describe()}" in captions
-    lo, hi = law.sf_bounds(0.2)
+    lo, hi = law.pvalue_bounds(0.2)
     assert f"guaranteed interval [{lo:.4g}, {hi:.4g}] (the grid law's error bound)" in captions
-    assert _metrics(at)["p-value of AP = 0.2"] == f"{law.sf(0.2):.3f}"
+    assert _metrics(at)["p-value of AP = 0.2"] == f"{law.pvalue(0.2):.3f}"
 
 
 def test_small_p_value_keeps_three_significant_digits():
@@ -132,8 +113,8 @@ def test_threshold_table():
     (dict(m=0), "m (number of positives) must be at least 1, got 0"),
     (dict(n=-1), "n (number of negatives) must be at least 0, got -1"),
     (dict(q=1.2), "q must lie in [0, 1], got 1.2"),
-    (dict(level="alpha", alpha=0.0), "alpha must lie in (0, 1), got 0.0"),
-    (dict(level="alpha", alpha=1.0), "alpha must lie in (0, 1), got 1.0"),
+    (dict(level="alpha", alpha=0.0), "alpha must lie in (0, 1), got 0"),
+    (dict(level="alpha", alpha=1.0), "alpha must lie in (0, 1), got 1"),
     (dict(ap=1.3), "your AP must lie in [0, 1], got 1.3"),
     (dict(pr=-0.2), "your Precision@R must lie in [0, 1], got -0.2"),
     (dict(m=40, n=300, method="exact"), "exact AP law for m=40, n=300 has"),

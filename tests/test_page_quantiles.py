@@ -1,25 +1,12 @@
-from pathlib import Path
-
 import numpy as np
 import pytest
-from streamlit.testing.v1 import AppTest
 
 import apnull
-from plotly_json import decode, figures, trace
-
-PAGE = str(Path(__file__).resolve().parents[1] / "app_pages" / "quantiles.py")
+from apptest import decode, figures, run_page, trace
 
 
 def _run(method=None, **numbers):
-    at = AppTest.from_file(PAGE, default_timeout=180)
-    at.run()
-    for key, value in numbers.items():
-        at.number_input(key=key).set_value(value)
-    if method:
-        at.radio(key="method").set_value(method)
-    if numbers or method:
-        at.run()
-    return at
+    return run_page("quantiles", **({"method": method} if method else {}), **numbers)
 
 
 def _trace(at, name):

@@ -11,19 +11,17 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+import apptest
 from apnull import metrics as mt
-from apnull import ranking as rk
+from apnull.views import ranking as rk
 
-PAGE = Path(__file__).resolve().parents[1] / "app_pages" / "ranking.py"
 LABELS = {"ap": "AP", "r_precision": "R-precision", "auc": "AUC", "rr": "RR", "precision_at_k": "P@{k}",
           "recall_at_k": "R@{k}", "f1_at_k": "F1@{k}", "ap_at_k": "AP@{k}", "ndcg_at_k": "NDCG@{k}"}
 
 
 def open_page(**query) -> AppTest:
-    at = AppTest.from_file(str(PAGE), default_timeout=60)
-    for key, value in query.items():
-        at.query_params[key] = value
-    return at.run()
+    """The ranking page through app.py with ``query`` in the URL (k, preset, seed get the rk_ prefix)."""
+    return apptest.open_page("ranking", {k if k == "r" else "rk_" + k: v for k, v in query.items()}, timeout=60)
 
 
 def ok(at: AppTest) -> None:
@@ -126,37 +124,37 @@ def test_default_figures_and_p_value_line():
 def test_each_preset_changes_the_table():
     at = open_page()
     seen = {tuple(ranking_shown(at))}
-    at.radio(key="preset").set_value("Perfect").run()
+    at.radio(key="rk_preset").set_value("Perfect").run()
     ok(at)
     assert ranking_shown(at) == rk.perfect(rk.EXAMPLE_001)
     assert cards(at)["AP"] == "1.0000"
     assert at.query_params["r"] == "a:1,b:1,c:1,x:0,y:0,z:0"
     seen.add(tuple(ranking_shown(at)))
 
-    at.radio(key="preset").set_value("Worst").run()
+    at.radio(key="rk_preset").set_value("Worst").run()
     ok(at)
     assert ranking_shown(at) == rk.worst(rk.EXAMPLE_001)
     assert cards(at)["AP"] == f"{(1 / 4 + 2 / 5 + 3 / 6) / 3:.4f}"
     seen.add(tuple(ranking_shown(at)))
 
-    at.radio(key="preset").set_value("Random").run()
+    at.radio(key="rk_preset").set_value("Random").run()
     ok(at)
     shuffled = rk.shuffled(rk.worst(rk.EXAMPLE_001), 0)
     assert ranking_shown(at) == shuffled
     seen.add(tuple(ranking_shown(at)))
 
-    at.radio(key="preset").set_value("Seed 002 models").run()
+    at.radio(key="rk_preset").set_value("Seed 002 models").run()
     ok(at)
     assert ranking_shown(at) == rk.seed002_ranking("model 1")
     assert cards(at)["AP"] == "0.5000"
     seen.add(tuple(ranking_shown(at)))
-    at.radio(key="model").set_value("model 3").run()
+    at.radio(key="rk_model").set_value("model 3").run()
     assert cards(at)["AP"] == f"{(1 / 9 + 2 / 10) / 2:.4f}"
-    at.radio(key="model").set_value("model 2").run()
+    at.radio(key="rk_model").set_value("model 2").run()
     assert cards(at)["AP"] == "1.0000"
     assert cards(at)["R@3"] == "1.0000"
 
-    at.radio(key="preset").set_value("Seed 001 example").run()
+    at.radio(key="rk_preset").set_value("Seed 001 example").run()
     ok(at)
     assert ranking_shown(at) == list(rk.EXAMPLE_001)
     assert len(seen) == 5
@@ -164,12 +162,12 @@ def test_each_preset_changes_the_table():
 
 def test_random_preset_is_seeded_and_shuffles_again():
     at = open_page()
-    at.radio(key="preset").set_value("Random").run()
+    at.radio(key="rk_preset").set_value("Random").run()
     first = ranking_shown(at)
     assert first == rk.shuffled(rk.EXAMPLE_001, 0)
     at.button(key="apply_again").click().run()
     ok(at)
-    assert at.number_input(key="seed").value == 1
+    assert at.number_input(key="rk_seed").value == 1
     assert ranking_shown(at) == rk.shuffled(first, 1)
     # a link with the preset alone reproduces the shuffle of the example
     again = open_page(preset="Random", seed="1")
@@ -179,7 +177,7 @@ def test_random_preset_is_seeded_and_shuffles_again():
 
 def test_apply_again_restores_a_preset_after_edits():
     at = open_page()
-    at.radio(key="preset").set_value("Perfect").run()
+    at.radio(key="rk_preset").set_value("Perfect").run()
     edit(at, edited_rows={0: {"relevant": False}})  # a is no longer relevant
     assert cards(at)["AP"] != "1.0000"
     edit(at, edited_rows={4: {"position": 1}})  # move y to the top
@@ -246,7 +244,7 @@ def test_url_reproduces_ranking_and_k():
     at = open_page(r="p:1,q:0,r%2Cs:1,t:0", k="2")
     ok(at)
     assert ranking_shown(at) == [("p", True), ("q", False), ("r,s", True), ("t", False)]
-    assert at.number_input(key="k").value == 2
+    assert at.number_input(key="rk_k").value == 2
     assert cards(at)["P@2"] == "0.5000"
     assert cards(at) == expected_cards([1, 0, 1, 0], 2)
 
@@ -300,10 +298,10 @@ def test_no_relevant_item_shows_an_error_and_the_precision():
 
 def test_k_is_bound_and_checked():
     at = open_page()
-    at.number_input(key="k").set_value(5).run()
+    at.number_input(key="rk_k").set_value(5).run()
     ok(at)
     assert cards(at) == expected_cards(rk.relevance(rk.EXAMPLE_001), 5)
-    at.number_input(key="k").set_value(7).run()
+    at.number_input(key="rk_k").set_value(7).run()
     ok(at)
     assert any("choose k between 1 and 6" in e for e in errors(at))
     c = cards(at)
@@ -330,7 +328,7 @@ def test_larger_ranking_uses_the_grid_or_monte_carlo():
 
 def test_too_many_rows_show_an_error_and_keep_the_ranking():
     at = open_page()
-    edit(at, added_rows=[{"item": f"w{i}"} for i in range(rk.MAX_ITEMS)])
+    edit(at, added_rows=[{"item": f"w{i}"} for i in range(rk.MAX_RANKING_ITEMS)])
     ok(at)
     assert any("at most 1,000" in e and "remove some items" in e for e in errors(at))
     assert at.session_state["ranking"] == list(rk.EXAMPLE_001)

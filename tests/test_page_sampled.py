@@ -3,18 +3,13 @@ the output, bad input shows st.error without an exception."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
-from streamlit.testing.v1 import AppTest
+from apptest import assert_clean, decode, figures, run_page, trace
 
-from plotly_json import decode, figures, trace
+from apnull import rendle as sm
+from apnull.views import sampled as sv
 
-from apnull import sampled as sm
-from apnull import sampled_view as sv
-
-PAGE = str(Path(__file__).resolve().parents[1] / "app_pages" / "sampled.py")
 PAPER = sm.PAPER_EXAMPLE
 N = sm.PAPER_N
 # st.dataframe elements in page order (default view, simulation off)
@@ -24,25 +19,8 @@ EXACT, SAMPLED, CHANGES, PAPER_TABLE = range(4)
 
 
 def run(numbers=None, texts=None, radios=None, toggles=None):
-    at = AppTest.from_file(PAGE, default_timeout=180).run()
-    for key, value in (toggles or {}).items():
-        at.toggle(key=key).set_value(value)
-    if toggles:
-        at.run()
-    for key, value in (numbers or {}).items():
-        at.number_input(key=key).set_value(value)
-    for key, value in (texts or {}).items():
-        at.text_input(key=key).input(value)
-    for key, value in (radios or {}).items():
-        at.radio(key=key).set_value(value)
-    if numbers or texts or radios:
-        at.run()
-    return at
-
-
-def assert_clean(at):
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
+    # toggles first: the simulation inputs appear once simulate is on (the helper reruns in between)
+    return run_page("sampled", **(toggles or {}), **(numbers or {}), **(texts or {}), **(radios or {}))
 
 
 @pytest.fixture(scope="module")
@@ -54,10 +32,10 @@ def test_default_inputs(default_app):
     at = default_app
     assert_clean(at)
     assert at.title[0].value == "Sampled metrics"
-    assert [at.number_input(key=k).value for k in ("n", "s", "k")] == [10_000, 99, 10]
-    assert at.radio(key="sampling").value == "with replacement" and at.radio(key="metric").value == "ap"
-    assert at.text_input(key="ranks_B").value == "40, 40, 8437, 9266, 4482"
-    assert at.toggle(key="simulate").value is False
+    assert [at.number_input(key="sm_" + k).value for k in ("n", "s", "k")] == [10_000, 99, 10]
+    assert at.radio(key="sm_sampling").value == "with replacement" and at.radio(key="sm_metric").value == "ap"
+    assert at.text_input(key="sm_ranks_B").value == "40, 40, 8437, 9266, 4482"
+    assert at.toggle(key="sm_simulate").value is False
     assert len(at.get("plotly_chart")) == 3
 
 
@@ -159,16 +137,16 @@ def test_simulation_beside_the_expectation():
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        (dict(numbers={"k": 0}), "k (cut-off of Recall@k and Precision@k) must be an integer >= 1"),
-        (dict(numbers={"s": 0}), "s (sampled irrelevant items) must be an integer >= 1"),
+        (dict(numbers={"k": 0}), "k (cut-off of Recall@k and Precision@k) must be at least 1"),
+        (dict(numbers={"s": 0}), "s (sampled irrelevant items) must be at least 1"),
         (dict(numbers={"n": 5000}), "ranks of B: rank 9,266 is larger than n = 5,000"),
-        (dict(numbers={"n": 1}), "n (number of items) must be an integer >= 2"),
+        (dict(numbers={"n": 1}), "n (number of items) must be at least 2"),
         (dict(texts={"ranks_A": "0,5"}), "ranks of A: ranks start at 1"),
         (dict(texts={"ranks_C": "a,b"}), "ranks of C: 'a' is not a whole number"),
         (dict(texts={"ranks_B": ""}), "ranks of B: give at least one true rank"),
         (dict(numbers={"s": 10_000}, radios={"sampling": "without replacement"}), "too large without replacement"),
-        (dict(numbers={"s": 200_000}), "must be an integer >= 1 and <= 100000"),
-        (dict(toggles={"simulate": True}, numbers={"reps": 0}), "repetitions must be an integer >= 1"),
+        (dict(numbers={"s": 200_000}), "must be at most 100,000"),
+        (dict(toggles={"simulate": True}, numbers={"reps": 0}), "repetitions must be at least 1"),
     ],
 )
 def test_bad_input_shows_an_error(kwargs, message):

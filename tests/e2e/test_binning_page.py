@@ -53,17 +53,17 @@ def test_binning_interaction_changes_the_output(app_url, page):
     assert trace(page, 1, "threshold at the bin's representative (middle)")
     lenient = trace(page, 2, "more lenient (binned < exact)")
     assert len(as_array(lenient["x"])) == s["n_below"]
-    assert query_params(page).get("rep") == "middle"
+    assert query_params(page).get("bn_rep") == "middle"
     screenshot(page, "binning_middle")
     set_number_input(page, "m (positives)", 8)
     assert_no_exception(page)
     s8 = binning_summary(binning_cost(8, 0.95, 300, 1.3, "middle", "ap"))
     assert metric_value(page, "largest |threshold error|") == f"{s8['max_abs_error']:.4f}"
-    assert query_params(page).get("m") == "8"
+    assert query_params(page).get("bn_m") == "8"
 
 
 def test_binning_url_reproduces_inputs_and_outputs(app_url, page):
-    goto(page, app_url, "binning", power=1.5, max=200, m=6, q=0.9, metric="pr")
+    goto(page, app_url, "binning", bn_power=1.5, bn_max=200, bn_m=6, bn_q=0.9, bn_metric="pr")
     assert_no_exception(page)
     assert_charts_rendered(page, 3)
     assert number_input(page, "power").input_value() == "1.5"
@@ -80,7 +80,7 @@ def test_binning_url_reproduces_inputs_and_outputs(app_url, page):
 
 
 def test_binning_bad_input_shows_error(app_url, page):
-    goto(page, app_url, "binning", power=0.5)
+    goto(page, app_url, "binning", bn_power=0.5)
     assert_no_exception(page)
     alert = page.locator('[data-testid="stAlertContentError"]')
     assert alert.count() == 1 and "power must lie in [1, 5]" in alert.inner_text()

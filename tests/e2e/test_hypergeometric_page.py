@@ -7,6 +7,7 @@ from harness import (assert_charts_rendered, assert_no_exception, chart_data, go
                      screenshot, set_number_input)
 
 from apnull import hypergeom as hg
+from apnull.views import hypergeometric as hv
 
 
 def _array(value):
@@ -33,7 +34,7 @@ def test_default_view(app_url, page):
     assert_charts_rendered(page, 2)
     names = _names(page, 0)
     assert "m / (m + n) = 0.1111" in names and "hyper 95pct = 0.5000" in names
-    sample = hg.shuffled_precision_at_k(4, 32, 4, 10_000, seed=2022)
+    sample = hv.shuffled_precision_at_k(4, 32, 4, 10_000, seed=2022)
     assert f"empirical mean = {sample.precision.mean():.4f}" in names
     shares = _array(_bars(page, "shuffled")["y"])
     assert abs(sum(shares) - 1) < 1e-9 and len(shares) >= 4
@@ -54,18 +55,18 @@ def test_changing_k_changes_the_output(app_url, page):
     assert after != before
     assert f"hyper 95pct = {hg.hypergeom_ppf(4, 32, 9):.4f}" in after
     assert len(_array(next(t for t in chart_data(page, 0) if t.get("name") == "exact hypergeometric pmf")["x"])) == 5
-    assert query_params(page).get("k") == "9"
+    assert query_params(page).get("hg_k") == "9"
     screenshot(page, "hypergeometric_k9")
 
 
 def test_url_reproduces_the_inputs(app_url, page):
-    goto(page, app_url, "hypergeometric", m=6, n=20, k=3, draws=2000, seed=7)
+    goto(page, app_url, "hypergeometric", hg_m=6, hg_n=20, hg_k=3, hg_draws=2000, hg_seed=7)
     assert_no_exception(page)
     assert_charts_rendered(page, 2)
     for label, value in (("m (positives)", "6"), ("n (negatives)", "20"), ("k (top positions)", "3"),
                          ("draws", "2000"), ("seed", "7")):
         assert number_input(page, label).input_value().replace(",", "") == value
-    sample = hg.shuffled_precision_at_k(6, 20, 3, 2000, seed=7)
+    sample = hv.shuffled_precision_at_k(6, 20, 3, 2000, seed=7)
     names = _names(page, 0)
     assert f"empirical mean = {sample.precision.mean():.4f}" in names
     assert f"hyper 95pct = {hg.hypergeom_ppf(6, 20, 3):.4f}" in names
@@ -75,7 +76,7 @@ def test_url_reproduces_the_inputs(app_url, page):
 
 
 def test_bad_input_shows_an_error(app_url, page):
-    goto(page, app_url, "hypergeometric", k=40)
+    goto(page, app_url, "hypergeometric", hg_k=40)
     assert_no_exception(page)
     alert = page.locator('[data-testid="stAlertContentError"]')
     assert alert.count() == 1

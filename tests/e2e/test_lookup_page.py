@@ -41,7 +41,7 @@ def test_lookup_interaction_changes_the_output(app_url, page):
     assert page.get_by_text(f"method: {law.describe()}").count() == 1
     assert page.get_by_text("guaranteed interval").count() == 1
     assert line_x(page, 0, "threshold") == law.quantile(0.95)
-    assert query_params(page).get("n") == "300"
+    assert query_params(page).get("lk_n") == "300"
     screenshot(page, "lookup_grid_n300")
     # switch the method to Monte Carlo with its radio
     with expect_rerun(page):
@@ -49,12 +49,12 @@ def test_lookup_interaction_changes_the_output(app_url, page):
     assert_no_exception(page)
     assert_charts_rendered(page, 2)
     assert page.get_by_text("method: Monte Carlo, 100,000 draws, seed 0").count() == 2
-    assert query_params(page).get("method") == "mc"
+    assert query_params(page).get("lk_method") == "mc"
     screenshot(page, "lookup_mc")
 
 
 def test_lookup_url_reproduces_inputs_and_outputs(app_url, page):
-    goto(page, app_url, "lookup", m=6, n=40, level="alpha", alpha=0.01, ap=0.5)
+    goto(page, app_url, "lookup", lk_m=6, lk_n=40, lk_level="alpha", lk_alpha=0.01, lk_ap=0.5)
     assert_no_exception(page)
     assert_charts_rendered(page, 2)
     assert number_input(page, "m (positives)").input_value() == "6"
@@ -65,12 +65,12 @@ def test_lookup_url_reproduces_inputs_and_outputs(app_url, page):
     p = apnull.p_value(0.5, 6, 40)
     assert metric_value(page, "p-value of AP = 0.5") == (f"{p:.3f}" if p >= 0.01 else f"{p:.3g}")
     assert line_x(page, 0, "threshold") == t
-    assert query_params(page) == {"m": "6", "n": "40", "level": "alpha", "alpha": "0.01", "ap": "0.5"}
+    assert query_params(page) == {"lk_m": "6", "lk_n": "40", "lk_level": "alpha", "lk_alpha": "0.01", "lk_ap": "0.5"}
     screenshot(page, "lookup_url_m6_n40_alpha001")
 
 
 def test_lookup_bad_input_shows_error(app_url, page):
-    goto(page, app_url, "lookup", m=40, n=300, method="exact")
+    goto(page, app_url, "lookup", lk_m=40, lk_n=300, lk_method="exact")
     assert_no_exception(page)
     alert = page.locator('[data-testid="stAlertContentError"]')
     assert alert.count() == 1
@@ -80,5 +80,5 @@ def test_lookup_bad_input_shows_error(app_url, page):
     assert_no_exception(page)
     assert "m (number of positives) must be at least 1" in page.locator('[data-testid="stAlertContentError"]').inner_text()
     # the server keeps running: a good URL works again
-    goto(page, app_url, "lookup", m=3, n=10)
+    goto(page, app_url, "lookup", lk_m=3, lk_n=10)
     assert_charts_rendered(page, 2)

@@ -19,7 +19,7 @@ def test_densities_default_view(app_url, page):
 
 
 def test_densities_interaction_and_url(app_url, page):
-    goto(page, app_url, "densities", K=5, draws=2000)
+    goto(page, app_url, "densities", dn_K=5, dn_draws=2000)
     assert_no_exception(page)
     assert_charts_rendered(page, 2)
     assert len(_line_names(page, 0)) == 5
@@ -27,12 +27,12 @@ def test_densities_interaction_and_url(app_url, page):
     assert_no_exception(page)
     assert_charts_rendered(page, 2)
     assert _line_names(page, 0) == ["m=4, n=30", "m=8, n=60", "m=12, n=90"]
-    assert query_params(page).get("K") == "3"
+    assert query_params(page).get("dn_K") == "3"
     screenshot(page, "densities_k3")
 
 
 def test_densities_url_reproduces_inputs(app_url, page):
-    goto(page, app_url, "densities", M=3, N=12, K=4, draws=1000, seed=7, exact="true")
+    goto(page, app_url, "densities", dn_M=3, dn_N=12, dn_K=4, dn_draws=1000, dn_seed=7, dn_exact="true")
     assert_no_exception(page)
     assert_charts_rendered(page, 2)
     assert _line_names(page, 0)[:4] == ["m=3, n=12", "m=6, n=24", "m=9, n=36", "m=12, n=48"]
@@ -42,19 +42,19 @@ def test_densities_url_reproduces_inputs(app_url, page):
 
 
 def test_densities_bad_input_shows_error(app_url, page):
-    goto(page, app_url, "densities", K=100, draws=100000)
+    goto(page, app_url, "densities", dn_K=100, dn_draws=100000)
     assert_no_exception(page)
     alert = page.locator('[data-testid="stAlertContentError"]')
     assert alert.count() == 1
     assert "K x draws" in alert.inner_text()
     screenshot(page, "densities_error")
     # the server keeps running: a good URL works again
-    goto(page, app_url, "densities", K=2, draws=500)
+    goto(page, app_url, "densities", dn_K=2, dn_draws=500)
     assert_charts_rendered(page, 2)
 
 
 def test_quantiles_page(app_url, page):
-    goto(page, app_url, "quantiles", K=10)
+    goto(page, app_url, "quantiles", qt_K=10)
     assert_no_exception(page)
     assert_charts_rendered(page, 1)
     traces = chart_data(page, 0)
@@ -67,12 +67,12 @@ def test_quantiles_page(app_url, page):
     wait_idle(page)
     assert_no_exception(page)
     assert_charts_rendered(page, 1)
-    assert query_params(page).get("method") == "exact law"  # a bound radio puts its label in the URL
+    assert query_params(page).get("qt_method") == "exact law"  # a bound radio puts its label in the URL
     screenshot(page, "quantiles_exact")
 
 
 def test_quantiles_url_reproduces_exact_method(app_url, page):
-    goto(page, app_url, "quantiles", M=2, N=10, K=4, method="exact law")
+    goto(page, app_url, "quantiles", qt_M=2, qt_N=10, qt_K=4, qt_method="exact law")
     assert_no_exception(page)
     assert_charts_rendered(page, 1)
     checked = page.locator('[data-testid="stRadio"] input[type="radio"]:checked')

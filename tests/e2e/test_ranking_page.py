@@ -187,7 +187,7 @@ def test_a_preset_changes_the_metrics_and_the_link(page, app_url):
     shown = metrics(page)
     assert shown["AP"] == f"{(1 / 4 + 2 / 5 + 3 / 6) / 3:.4f}"
     params = query_params(page)
-    assert params["preset"] == "Worst" and params["r"] == "x:0,y:0,z:0,a:1,b:1,c:1"
+    assert params["rk_preset"] == "Worst" and params["r"] == "x:0,y:0,z:0,a:1,b:1,c:1"
     with expect_rerun(page):
         radio.get_by_text("Seed 002 models", exact=True).click()
     assert metrics(page)["AP"] == "0.5000"
@@ -197,7 +197,7 @@ def test_a_preset_changes_the_metrics_and_the_link(page, app_url):
 
 def test_link_reproduces_ranking_and_k(page, app_url):
     r = "p:1,q:0,r%2Cs:1,t:0"  # item "r,s" written with its comma escaped
-    goto(page, app_url, "ranking", r=r, k=2)
+    goto(page, app_url, "ranking", r=r, rk_k=2)
     assert_no_exception(page)
     expect(number_input(page, K_LABEL)).to_have_value("2", timeout=15_000)
     shown = metrics(page)
@@ -205,7 +205,7 @@ def test_link_reproduces_ranking_and_k(page, app_url):
     assert shown["P@2"] == "0.5000" and shown["R@2"] == "0.5000"
     assert area_under_pr_curve(page) == pytest.approx((1 + 2 / 3) / 2)
     params = query_params(page)
-    assert params["k"] == "2" and urllib.parse.unquote(str(params["r"])) == urllib.parse.unquote(r)
+    assert params["rk_k"] == "2" and urllib.parse.unquote(str(params["r"])) == urllib.parse.unquote(r)
     table = page.locator(EDITOR).nth(1)
     assert "r,s" in table.locator("table").inner_text()
     screenshot(page, "ranking_from_link")
@@ -220,7 +220,7 @@ def test_bad_input_shows_errors_not_exceptions(page, app_url):
     assert_no_exception(page)
     assert page.get_by_text("No item is marked relevant").is_visible()
     assert metrics(page)["AP"] == "—"
-    goto(page, app_url, "ranking", k=9)
+    goto(page, app_url, "ranking", rk_k=9)
     assert page.get_by_text("choose k between 1 and 6").is_visible()
     goto(page, app_url, "ranking", r="x:0,a:maybe")
     assert page.get_by_text("could not be read").is_visible()

@@ -3,7 +3,7 @@
 from harness import (assert_charts_rendered, assert_no_exception, chart_data, expect_rerun, goto, number_input,
                      query_params, screenshot, set_number_input)
 
-from apnull import sampled as sm
+from apnull import rendle as sm
 
 
 def _names(page, index):
@@ -39,7 +39,7 @@ def test_changing_s_and_metric_changes_the_output(app_url, page):
     assert_no_exception(page)
     assert_charts_rendered(page, 3)
     assert "sampled, s = 50" in _names(page, 1) and "sampled, s = 99" not in _names(page, 1)
-    assert query_params(page).get("s") == "50"
+    assert query_params(page).get("sm_s") == "50"
     mean, sd = sm.algorithm_sampled_metric(sm.PAPER_EXAMPLE["B"], sm.PAPER_N, 50, "ap")
     assert page.get_by_text(f"{mean:.4f} ± {sd:.4f}").count() >= 1
     with expect_rerun(page):
@@ -48,13 +48,13 @@ def test_changing_s_and_metric_changes_the_output(app_url, page):
     assert_no_exception(page)
     assert_charts_rendered(page, 3)
     assert _flips(page) == [692]
-    assert query_params(page).get("metric") == "NDCG"
+    assert query_params(page).get("sm_metric") == "NDCG"
     screenshot(page, "sampled_s50_ndcg")
 
 
 def test_url_reproduces_the_inputs(app_url, page):
-    goto(page, app_url, "sampled", n=20000, s=200, k=5, metric="Recall@k", ranks_A="1, 2, 3",
-         sampling="without replacement")
+    goto(page, app_url, "sampled", sm_n=20000, sm_s=200, sm_k=5, sm_metric="Recall@k", sm_ranks_A="1, 2, 3",
+         sm_sampling="without replacement")
     assert_no_exception(page)
     assert_charts_rendered(page, 3)
     for label, value in (("n (items in the catalogue)", "20000"), ("s (sampled irrelevant items)", "200"),
@@ -79,7 +79,7 @@ def test_typed_ranks_and_bad_ranks(app_url, page):
     assert_no_exception(page)
     alert = page.locator('[data-testid="stAlertContentError"]')
     assert alert.count() == 1 and "ranks of C: 'a' is not a whole number" in alert.inner_text()
-    assert query_params(page).get("ranks_C") == "a,b"
+    assert query_params(page).get("sm_ranks_C") == "a,b"
     screenshot(page, "sampled_error")
     with expect_rerun(page):
         box.fill("2, 2, 2")

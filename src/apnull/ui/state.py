@@ -1,0 +1,81 @@
+"""Page-local state: which URL parameters belong to which page, and dropping the others on page entry.
+
+Each page's widget keys (= URL parameter names) carry a short page prefix (``lk_m`` on the lookup page,
+``qt_draws`` on the quantiles page, ...), so a value typed on one page never reaches a widget of another
+page. Streamlit keeps the query string across ``st.navigation`` page switches; ``keep_page_params`` runs
+in app.py right after ``st.navigation`` and removes every parameter the page does not own (foreign
+pages' parameters and unknown ones), so a page never opens with another page's inputs and a copied
+link holds only the inputs of the page it shows. The table is documented in docs/PAGES.md.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+from streamlit.errors import StreamlitAPIException
+
+#: url path of the page -> the URL parameters it owns (its widget keys)
+PAGE_PARAMS: dict[str, frozenset[str]] = {
+    "": frozenset(),  # home
+    "densities": frozenset({"dn_M", "dn_N", "dn_draws", "dn_K", "dn_seed", "dn_exact"}),
+    "quantiles": frozenset({"qt_M", "qt_N", "qt_K", "qt_draws", "qt_seed", "qt_method"}),
+    "lookup": frozenset({"lk_m", "lk_n", "lk_level", "lk_q", "lk_alpha", "lk_method", "lk_ap", "lk_pr",
+                         "lk_draws", "lk_seed"}),
+    "binning": frozenset({"bn_power", "bn_max", "bn_rep", "bn_m", "bn_q", "bn_metric"}),
+    "hypergeometric": frozenset({"hg_m", "hg_n", "hg_k", "hg_draws", "hg_seed"}),
+    "ranking": frozenset({"r", "rk_k", "rk_preset", "rk_model", "rk_seed"}),
+    "sampled": frozenset({"sm_n", "sm_s", "sm_k", "sm_sampling", "sm_metric", "sm_ranks_range", "sm_ranks_A",
+                          "sm_ranks_B", "sm_ranks_C", "sm_simulate", "sm_reps", "sm_sim_seed"}),
+    # owned by the scoring page's engineer (app_pages/score.py); its names collide with no other page
+    "score": frozenset({"data", "pert", "control", "stratum", "features", "similarity", "null", "perms", "seed",
+                        "fdr", "inspect"}),
+}
+
+#: parameters Streamlit itself reads; never dropped
+STREAMLIT_PARAMS = frozenset({"embed", "embed_options"})
+
+
+def page_params(url_path: str) -> frozenset[str]:
+    """The URL parameters owned by the page at ``url_path`` (empty for an unknown page)."""
+    return PAGE_PARAMS.get(url_path, frozenset())
+
+
+def foreign_params(url_path: str, keys) -> list[str]:
+    """The keys among ``keys`` that the page at ``url_path`` does not own."""
+    own = page_params(url_path)
+    return [key for key in keys if key not in own and key.lower() not in STREAMLIT_PARAMS]
+
+
+def keep_page_params(url_path: str) -> list[str]:
+    """Remove from ``st.query_params`` every parameter the page at ``url_path`` does not own.
+
+    Returns the removed keys. In the browser Streamlit already drops, on a page switch, parameters bound
+    to a widget of another page it has seen in this session; this also drops parameters of pages not
+    seen yet (a pasted link), unknown ones, and, in AppTest (which skips that step), bound ones: a
+    parameter still bound to a widget of the page left behind is unbound first (that widget is not on
+    this page, so Streamlit would unbind it at the end of the run anyway).
+    """
+    removed = []
+    for key in foreign_params(url_path, list(st.query_params.keys())):
+        try:
+            del st.query_params[key]
+        except KeyError:
+            continue
+        except StreamlitAPIException:  # bound to a widget of another page
+            if not _unbind_and_remove(key):
+                continue
+        removed.append(key)
+    return removed
+
+
+def _unbind_and_remove(key: str) -> bool:
+    """Drop a parameter bound to a widget that is not on this page (Streamlit internals, pinned 1.67)."""
+    try:
+        from streamlit.runtime.state.session_state_proxy import get_session_state
+
+        with get_session_state().query_params() as qp:
+            binding = qp.get_binding_for_param(key)
+            if binding is not None:
+                qp.unbind_widget(binding.widget_id)
+            return bool(qp.remove_param(key))
+    except Exception:  # noqa: BLE001 - an internal API moved: leave the parameter, Streamlit drops it later
+        return False
