@@ -64,20 +64,29 @@ class Component:
     csize: np.ndarray
     sorted_buf: np.ndarray
     soff: np.ndarray
+    greater_buf: np.ndarray
+    goff: np.ndarray
 
 
 def prepare_component(strata, Xc_list, kind) -> Component:
-    """Concatenate the controls of ``strata`` and sort each control's similarities once."""
+    """Concatenate the controls of ``strata``; sort each control's similarities once and rank them.
+
+    Memory: 12 bytes per ordered pair of controls in a stratum (sorted float64 row + int32 rank).
+    """
     csize = np.array([x.shape[0] for x in Xc_list], dtype=np.int64)
     cstart = np.concatenate([[0], np.cumsum(csize)[:-1]]).astype(np.int64)
     lens = csize * np.maximum(csize - 1, 0)
     soff = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
+    glens = csize * csize
+    goff = np.concatenate([[0], np.cumsum(glens)[:-1]]).astype(np.int64)
     buf = np.empty(int(lens.sum()))
+    gbuf = np.empty(int(glens.sum()), dtype=np.int32)
     for j, x in enumerate(Xc_list):
-        if lens[j]:
-            buf[soff[j]:soff[j] + lens[j]] = _kernels.sorted_control_rows(x, kind).ravel()
+        rows, greater = _kernels.sorted_control_rows(x, kind)
+        buf[soff[j]:soff[j] + lens[j]] = rows.ravel()
+        gbuf[goff[j]:goff[j] + glens[j]] = greater.ravel()
     Xc = np.ascontiguousarray(np.concatenate(Xc_list)) if Xc_list else np.empty((0, 0))
-    return Component(list(strata), Xc, cstart, csize, buf, soff)
+    return Component(list(strata), Xc, cstart, csize, buf, soff, gbuf, goff)
 
 
 def pert_spec(screen, i, comp_strata, seed):
@@ -122,7 +131,7 @@ def run_batch(comp: Component, specs, kind, B, exact, keep_null=False):
             draws = all_assignments(sp["sizes"])
         ap, pr, m_obs, null = _kernels.perturbation_scores(
             sp["Xr"], sp["rep_str"], sp["t_strata"], comp.Xc, comp.cstart, comp.csize,
-            comp.sorted_buf, comp.soff, kind, 0 if exact else int(B), sp["keys"], draws)
+            comp.sorted_buf, comp.soff, comp.greater_buf, comp.goff, kind, 0 if exact else int(B), sp["keys"], draws)
         p = np.nan
         if null.size:
             hits = int(np.sum(null >= m_obs - VALUE_TOL))

@@ -50,17 +50,34 @@ def sim(X, i, Y, j, kind):  # pragma: no cover - compiled
 
 @numba.njit(cache=True)
 def sorted_control_rows(Xc, kind):  # pragma: no cover - compiled
-    """Row a: the similarities of control a to the other n - 1 controls, ascending (n x (n-1))."""
+    """Sorted similarity rows of the controls and the rank of every control in every row.
+
+    Returns (rows, greater): rows[a] = similarities of control a to the other n - 1 controls,
+    ascending; greater[a, b] = how many of them exceed sim(a, b) (-1 on the diagonal), so that
+    sim(a, b) = rows[a, n - 2 - greater[a, b]] and counts need no search.
+    """
     n = Xc.shape[0]
     out = np.empty((n, max(n - 1, 0)))
+    greater = np.full((n, n), -1, dtype=np.int32)
     for a in range(n):
         for b in range(a + 1, n):
             v = sim(Xc, a, Xc, b, kind)
             out[a, b - 1] = v
             out[b, a] = v
     for a in range(n):
-        out[a, :] = np.sort(out[a, :])
-    return out
+        order = np.argsort(out[a, :], kind="mergesort")
+        row = out[a, :][order]
+        hi = n - 1
+        while hi > 0:
+            lo = hi - 1
+            while lo > 0 and row[lo - 1] == row[hi - 1]:
+                lo -= 1
+            for t in range(lo, hi):
+                col = order[t]
+                greater[a, col if col < a else col + 1] = n - 1 - hi
+            hi = lo
+        out[a, :] = row
+    return out, greater
 
 
 @numba.njit(cache=True)
@@ -135,28 +152,31 @@ def tie_aware_from_sorted(scores, rel):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def _count(row, extra, n_extra, v):  # pragma: no cover - compiled
-    """(#items > v, #items == v) over a sorted row plus ``extra[:n_extra]`` (unsorted)."""
+def _count_sorted(row, v):  # pragma: no cover - compiled
+    """(#row > v, #row == v) in an ascending row, by binary search."""
     right = np.searchsorted(row, v, side="right")
     left = np.searchsorted(row, v, side="left")
-    gt = row.size - right
-    eq = right - left
-    for t in range(n_extra):
-        if extra[t] > v:
-            gt += 1
-        elif extra[t] == v:
-            eq += 1
-    return gt, eq
+    return row.size - right, right - left
 
 
 @numba.njit(cache=True)
-def _query(vals, same, row, extra, n_extra, m, R):  # pragma: no cover - compiled
+def _equal_below(row, pos, v):  # pragma: no cover - compiled
+    """How many entries equal v end at index pos of an ascending row (ties are rare: a short scan)."""
+    e = 0
+    while pos >= 0 and row[pos] == v:
+        e += 1
+        pos -= 1
+    return e
+
+
+@numba.njit(cache=True)
+def _query(vals, same, base_gt, base_eq, m, R):  # pragma: no cover - compiled
     """Tie-aware AP and Precision@R of one query from its m positive similarities ``vals``.
 
-    The query's stratum pool without the query itself is ``row`` (sorted) plus ``extra``; the
-    positives that lie in that pool (``same``) are taken back out, so what is left are the negatives.
-    A block of a tied positives with value v starts after (#negatives > v) + (#positives > v) items
-    and holds the a positives and the #negatives == v (see ``block_sum``).
+    base_gt/base_eq[i]: pool members of the query's stratum (query excluded) with similarity > and
+    == vals[i]; the positives that lie in that pool (``same``) are taken back out, so what is left
+    are the negatives. A block of a tied positives with value v starts after (#negatives > v) +
+    (#positives > v) items and holds the a positives and the #negatives == v (see ``block_sum``).
     """
     order = np.argsort(-vals, kind="mergesort")
     before = 0
@@ -164,11 +184,13 @@ def _query(vals, same, row, extra, n_extra, m, R):  # pragma: no cover - compile
     hits = 0.0
     i = 0
     while i < m:
-        v = vals[order[i]]
+        first = order[i]
+        v = vals[first]
         a = 1
         while i + a < m and vals[order[i + a]] == v:
             a += 1
-        gt, eq = _count(row, extra, n_extra, v)
+        gt = base_gt[first]
+        eq = base_eq[first]
         for y in range(m):
             if same[y]:
                 if vals[y] > v:
@@ -185,49 +207,69 @@ def _query(vals, same, row, extra, n_extra, m, R):  # pragma: no cover - compile
 
 
 @numba.njit(cache=True)
-def evaluate(D, want, ap_out, pr_out, Xc, kind, simRP, sortedRC, sorted_buf, soff,
-             g_str, g_rep, g_row, g_ctl, s_n, s_stratum, s_rep_lo, s_rep_hi):  # pragma: no cover
+def evaluate(D, want, ap_out, pr_out, Xc, kind, simRP, gtR, eqR, sortedRC, sorted_buf, soff,
+             greater_buf, goff, g_str, g_rep, g_row, g_ctl, s_n, s_stratum, s_rep_lo,
+             s_rep_hi):  # pragma: no cover - compiled
     """Mean AP of assignment D (k pool indices); per-query AP and P@R into ap_out/pr_out if ``want``.
 
     Query u (stratum s) ranks the other members of D (positives, any stratum) and the members of
-    pool_s outside D (negatives). Counts over pool_s come from a sorted row (control rows sorted once
-    per stratum; replicate rows once per perturbation) plus the k_s replicates' similarities.
+    pool_s outside D (negatives). Counts over pool_s: for a control query and a control positive of
+    the same stratum, an O(1) lookup in the ranks of u's sorted row; for a replicate query, the
+    ranks computed once per perturbation (gtR, eqR); across strata, a binary search in u's sorted
+    row. The k_s replicates of t in pool_s are compared one by one.
     """
     k = D.size
     m = k - 1
     vals = np.empty(m)
     same = np.empty(m, dtype=np.bool_)
-    extra = np.empty(k)
+    base_gt = np.empty(m, dtype=np.int64)
+    base_eq = np.empty(m, dtype=np.int64)
     total = 0.0
     for qi in range(k):
         u = D[qi]
         su = g_str[u]
         ru = g_rep[u]
+        n = s_n[su]
+        j = s_stratum[su]
+        cu = g_ctl[u]
+        rs = soff[j] + cu * (n - 1)
         cnt = 0
         for yi in range(k):
             if yi == qi:
                 continue
             y = D[yi]
+            insame = g_str[y] == su
             if ru >= 0:
                 v = simRP[ru, y]
+                if insame:
+                    gt = gtR[ru, y]
+                    eq = eqR[ru, y]
+                else:
+                    gt, eq = _count_sorted(sortedRC[ru, :n], v)
             elif g_rep[y] >= 0:
                 v = simRP[g_rep[y], u]
+                gt, eq = _count_sorted(sorted_buf[rs:rs + n - 1], v)
+            elif insame:
+                gt = greater_buf[goff[j] + cu * n + g_ctl[y]]
+                pos = rs + n - 2 - gt
+                v = sorted_buf[pos]
+                eq = _equal_below(sorted_buf[rs:rs + n - 1], n - 2 - gt, v)
             else:
                 v = sim(Xc, g_row[u], Xc, g_row[y], kind)
+                gt, eq = _count_sorted(sorted_buf[rs:rs + n - 1], v)
+            for r2 in range(s_rep_lo[su], s_rep_hi[su]):
+                if r2 != ru:
+                    w = simRP[r2, u]
+                    if w > v:
+                        gt += 1
+                    elif w == v:
+                        eq += 1
             vals[cnt] = v
-            same[cnt] = g_str[y] == su
+            same[cnt] = insame
+            base_gt[cnt] = gt
+            base_eq[cnt] = eq
             cnt += 1
-        n = s_n[su]
-        n_extra = 0
-        for r2 in range(s_rep_lo[su], s_rep_hi[su]):
-            if r2 != ru:
-                extra[n_extra] = simRP[r2, u]
-                n_extra += 1
-        if ru >= 0:
-            ap, pr = _query(vals, same, sortedRC[ru, :n], extra, n_extra, m, m)
-        else:
-            start = soff[s_stratum[su]] + g_ctl[u] * (n - 1)
-            ap, pr = _query(vals, same, sorted_buf[start:start + n - 1], extra, n_extra, m, m)
+        ap, pr = _query(vals, same, base_gt, base_eq, m, m)
         total += ap
         if want:
             ap_out[qi] = ap
@@ -285,16 +327,22 @@ def _layout(Xr, rep_str, t_strata, Xc, cstart, csize, kind):  # pragma: no cover
         s = rep_str[r]
         lo = poff[s] + s_hi[s] - s_lo[s]
         sortedRC[r, :s_n[s]] = np.sort(simRP[r, lo:lo + s_n[s]])
+    gtR = np.zeros((k, P), dtype=np.int64)
+    eqR = np.zeros((k, P), dtype=np.int64)
+    for r in range(k):
+        s = rep_str[r]
+        for g in range(poff[s], poff[s] + (s_hi[s] - s_lo[s]) + s_n[s]):
+            gtR[r, g], eqR[r, g] = _count_sorted(sortedRC[r, :s_n[s]], simRP[r, g])
     D0 = np.empty(k, dtype=np.int64)
     for r in range(k):
         s = rep_str[r]
         D0[r] = poff[s] + r - s_lo[s]
-    return s_n, s_lo, s_hi, poff, g_str, g_rep, g_row, g_ctl, simRP, sortedRC, D0
+    return s_n, s_lo, s_hi, poff, g_str, g_rep, g_row, g_ctl, simRP, sortedRC, gtR, eqR, D0
 
 
 @numba.njit(cache=True)
-def perturbation_scores(Xr, rep_str, t_strata, Xc, cstart, csize, sorted_buf, soff, kind,
-                        B, keys, draws):  # pragma: no cover - compiled
+def perturbation_scores(Xr, rep_str, t_strata, Xc, cstart, csize, sorted_buf, soff, greater_buf,
+                        goff, kind, B, keys, draws):  # pragma: no cover - compiled
     """Observed per-query AP, Precision@R and mAP of t, and the mAP of each null assignment.
 
     Parameters
@@ -304,6 +352,7 @@ def perturbation_scores(Xr, rep_str, t_strata, Xc, cstart, csize, sorted_buf, so
     t_strata : (J,) the strata of t, as indices into the component arrays cstart/csize/soff.
     Xc, cstart, csize : the component's control rows, stratum j at rows cstart[j]..+csize[j].
     sorted_buf, soff : sorted control rows, stratum j row c at soff[j] + c*(csize[j]-1).
+    greater_buf, goff : their ranks (``sorted_control_rows``), stratum j row c at goff[j] + c*csize[j].
     B, keys : if draws is empty, B random assignments; stratum s uses the SplitMix64 stream keys[s]
         (draw k_s distinct members of pool_s by rejection, uniforms taken in order).
     draws : (T, k) explicit assignments (pool indices), e.g. all of them; used when T > 0.
@@ -314,12 +363,12 @@ def perturbation_scores(Xr, rep_str, t_strata, Xc, cstart, csize, sorted_buf, so
     null : (B,) or (T,) null mAP values.
     """
     k = Xr.shape[0]
-    (s_n, s_lo, s_hi, poff, g_str, g_rep, g_row, g_ctl, simRP, sortedRC, D0) = _layout(
+    (s_n, s_lo, s_hi, poff, g_str, g_rep, g_row, g_ctl, simRP, sortedRC, gtR, eqR, D0) = _layout(
         Xr, rep_str, t_strata, Xc, cstart, csize, kind)
     ap = np.empty(k)
     pr = np.empty(k)
-    args = (Xc, kind, simRP, sortedRC, sorted_buf, soff, g_str, g_rep, g_row, g_ctl, s_n,
-            t_strata, s_lo, s_hi)
+    args = (Xc, kind, simRP, gtR, eqR, sortedRC, sorted_buf, soff, greater_buf, goff, g_str, g_rep,
+            g_row, g_ctl, s_n, t_strata, s_lo, s_hi)
     map_obs = evaluate(D0, True, ap, pr, *args)
     T = draws.shape[0]
     if T > 0:

@@ -12,7 +12,8 @@ import pandas as pd
 __all__ = ["Screen", "prepare_screen", "check_column", "SIMILARITIES", "MAX_STRATUM_CONTROLS"]
 
 SIMILARITIES = ("cosine", "correlation", "euclidean")
-#: Most control rows one stratum may hold: its sorted similarity rows take n^2 * 8 bytes (800 MB).
+#: Most control rows one stratum may hold: its sorted similarity rows and their ranks take 12 * n^2
+#: bytes (1.2 GB at the limit).
 MAX_STRATUM_CONTROLS = 10_000
 NO_STRATUM = ""
 

@@ -187,7 +187,8 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
         close()
     laws = LawCache(seed)
     pcol = perturbation
-    g_rows, q_parts = [], []
+    g_rows = []
+    q_rows, q_names, q_ms, q_ns, q_ap, q_pr = [], [], [], [], [], []
     label = NULL_LABELS["all" if exact else null]
     for i, p in enumerate(screen.perts):
         _, ap, pr, m_obs, p_perm, _ = results[i]
@@ -201,14 +202,20 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
         else:
             pval = laws.copairs_pvalue(ms, ns, m_obs, B)
         g_rows.append((p.name, k, m_obs, pval, label))
-        rows = screen.rows[np.concatenate(p.reps)]
-        q_parts.append(pd.DataFrame({"row": rows, pcol: [p.name] * k, "m": ms, "n": ns, "ap": ap,
-                                     "precision_at_r": pr, "p_value": laws.query_pvalues(ms, ns, ap)}))
+        q_rows.append(screen.rows[np.concatenate(p.reps)])
+        q_names += [p.name] * k
+        q_ms.append(ms)
+        q_ns.append(ns)
+        q_ap.append(ap)
+        q_pr.append(pr)
+    ms, ns, aps = np.concatenate(q_ms), np.concatenate(q_ns), np.concatenate(q_ap)
+    queries = pd.DataFrame({"row": np.concatenate(q_rows), pcol: q_names, "m": ms, "n": ns, "ap": aps,
+                            "precision_at_r": np.concatenate(q_pr), "p_value": laws.query_pvalues(ms, ns, aps)})
     groups = pd.DataFrame(g_rows, columns=[pcol, "n_replicates", "mAP", "p_value", "null"])
     groups.insert(4, "q_value", benjamini_hochberg(groups["p_value"].to_numpy()))
     order = sorted(range(len(groups)), key=lambda r: (groups["p_value"].iat[r], str(groups[pcol].iat[r])))
     groups = groups.iloc[order].reset_index(drop=True)
-    queries = pd.concat(q_parts, ignore_index=True).sort_values("row", kind="mergesort").reset_index(drop=True)
+    queries = queries.sort_values("row", kind="mergesort").reset_index(drop=True)
     queries["q_value"] = benjamini_hochberg(queries["p_value"].to_numpy())
     queries = queries.astype({"row": "int64", "m": "int64", "n": "int64"})
     skipped = pd.DataFrame(screen.skipped, columns=[pcol, "reason"])

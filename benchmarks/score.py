@@ -1,0 +1,108 @@
+"""Benchmark ``apnull.score.score_profiles`` against copairs 0.5.5 on the same synthetic screen.
+
+300 perturbations x 4 replicates x 1,000 controls, 999 permutations (copairs: null_size 999), cosine,
+one stratum, end to end (similarities, APs, p-values). Prints time and peak memory (tracemalloc) of
+each, the ratio, and checks that without ties mAP and per-query AP equal copairs's values.
+copairs is imported here only (pip install copairs==0.5.5); the library never imports it.
+
+    python benchmarks/score.py [--perturbations 300] [--controls 1000] [--features 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+import tracemalloc
+
+import numpy as np
+import pandas as pd
+
+
+def make_screen(perts, reps, controls, features, seed=0):
+    rng = np.random.default_rng(seed)
+    names = ["DMSO"] * controls + [f"t{i:04d}" for i in range(perts) for _ in range(reps)]
+    X = rng.normal(size=(len(names), features))
+    shift = rng.normal(size=(perts, features)) * 0.15
+    X[controls:] += np.repeat(shift, reps, axis=0)
+    meta = pd.DataFrame({"Metadata_pert": names})
+    return pd.concat([meta, pd.DataFrame(X, columns=[f"f{i}" for i in range(features)])], axis=1)
+
+
+def measure(fn):
+    tracemalloc.start()
+    t0 = time.perf_counter()
+    out = fn()
+    elapsed = time.perf_counter() - t0
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return out, elapsed, peak
+
+
+def run_ours(table, B):
+    from apnull.score import score_profiles
+
+    return score_profiles(table, perturbation="Metadata_pert", control="DMSO", permutations=B)
+
+
+def run_copairs(table, B):
+    from copairs.map import average_precision, mean_average_precision
+
+    meta = table[["Metadata_pert"]].copy()
+    ctl = meta["Metadata_pert"] == "DMSO"
+    meta["Metadata_ref"] = np.where(ctl, np.arange(len(meta)), -1)
+    feats = table.filter(regex="^f").to_numpy()
+    ap = average_precision(meta, feats, pos_sameby=["Metadata_pert", "Metadata_ref"], pos_diffby=[],
+                           neg_sameby=[], neg_diffby=["Metadata_pert", "Metadata_ref"], progress_bar=False)
+    with tempfile.TemporaryDirectory() as cache:  # cold null cache, as on a first run
+        maps = mean_average_precision(ap, ["Metadata_pert"], null_size=B, threshold=0.05, seed=0,
+                                      progress_bar=False, cache_dir=cache)
+    return ap, maps
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--perturbations", type=int, default=300)
+    ap.add_argument("--replicates", type=int, default=4)
+    ap.add_argument("--controls", type=int, default=1000)
+    ap.add_argument("--features", type=int, default=100)
+    ap.add_argument("--permutations", type=int, default=999)
+    args = ap.parse_args(argv)
+    table = make_screen(args.perturbations, args.replicates, args.controls, args.features)
+    B = args.permutations
+    print(f"screen: {args.perturbations} perturbations x {args.replicates} replicates, {args.controls} controls, "
+          f"{args.features} features, cosine, {B} permutations (copairs null_size {B})")
+    run_ours(table.head(args.controls + 2 * args.replicates), 9)  # compile / load numba kernels once
+    ours, t_ours, m_ours = measure(lambda: run_ours(table, B))
+    print(f"apnull.score (permutation null): {t_ours:6.2f} s, peak {m_ours / 2**20:7.1f} MB")
+    ours_ind, t_ind, _ = measure(lambda: run_ours_null(table, B, "copairs"))
+    print(f"apnull.score (copairs-style null): {t_ind:6.2f} s")
+    try:
+        (cp_ap, cp_map), t_cp, m_cp = measure(lambda: run_copairs(table, B))
+    except ImportError:
+        print("copairs not installed: pip install copairs==0.5.5 for the comparison")
+        return 0
+    print(f"copairs 0.5.5 mean_average_precision: {t_cp:6.2f} s, peak {m_cp / 2**20:7.1f} MB")
+    print(f"speed-up (copairs time / apnull time): {t_cp / t_ours:.1f}x; memory ratio {m_cp / m_ours:.1f}x")
+    q = ours.queries.set_index("row")
+    cp = cp_ap.dropna(subset=["average_precision"])
+    cp = cp[cp["n_pos_pairs"] > 0]
+    d_ap = np.max(np.abs(q.loc[cp.index, "ap"].to_numpy() - cp["average_precision"].to_numpy()))
+    g = ours.groups.set_index("Metadata_pert")
+    cmap = cp_map.set_index("Metadata_pert")
+    d_map = np.max(np.abs(g.loc[cmap.index, "mAP"].to_numpy() - cmap["mean_average_precision"].to_numpy()))
+    print(f"max |AP - copairs AP| over {len(cp)} queries: {d_ap:.2e}; max |mAP - copairs mAP|: {d_map:.2e}")
+    same_n = (q.loc[cp.index, "n"].to_numpy() + q.loc[cp.index, "m"].to_numpy() == cp["n_total_pairs"].to_numpy())
+    print(f"(m, n) agree with copairs's (n_pos_pairs, n_total_pairs) for all queries: {bool(same_n.all())}")
+    assert d_ap < 1e-6 and d_map < 1e-6, "AP differs from copairs's"
+    return 0
+
+
+def run_ours_null(table, B, null):
+    from apnull.score import score_profiles
+
+    return score_profiles(table, perturbation="Metadata_pert", control="DMSO", permutations=B, null=null)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
