@@ -65,7 +65,8 @@ elif r_url != ss[URL_SEEN]:  # the link was changed from outside the page
     ss[RANKING] = from_url(r_url)
 ss[URL_SEEN] = r_url
 if url_problem is not None:
-    st.error(f"The ranking in the link (`r=...`) could not be read: {url_problem}. Showing seed 001's "
+    problem = str(url_problem) if len(str(url_problem)) <= 300 else f"{str(url_problem)[:300]}..."  # a 100 kB link
+    st.error(f"The ranking in the link (`r=...`) could not be read: {problem}. Showing seed 001's "
              "example instead.", icon=":material/link_off:")
 try:
     ss[RANKING] = rk.check_rows(ss[RANKING])

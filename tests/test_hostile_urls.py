@@ -1,0 +1,109 @@
+"""Hostile URLs (issue 9, item 2): every page, every parameter, every bad value, through app.py in AppTest.
+
+The table ``CASES`` lists, for every page and every URL parameter it owns (apnull.ui.state.PAGE_PARAMS),
+the values missing, empty, negative, huge (1e308), NaN, non-numeric, an unknown option, a 100 kB string
+and a repeated key. Each must give the page's defaults or an ``st.error`` that says what to change:
+never an exception, never a hang (every run has a timeout), and no parameter of another page left in
+the URL.
+
+Running all of them one at a time takes several minutes, so by default the test runs, per page, one run
+per bad value with *every* parameter of the page set to it at once (so every parameter's parsing meets
+every bad value), plus one run per parameter alone with a bad value that rotates through the list (so
+every parameter's own check is reached). ``APNULL_HOSTILE_FULL=1`` runs every (page, parameter, value)
+alone.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from apnull.ui.state import PAGE_PARAMS, foreign_params
+from apptest import errors, exceptions, open_page
+
+BIG = "9" * 100_000  # 100 kB: a number far too long to parse
+BIG_TEXT = "x" * 100_000
+#: name -> the URL value (a list is a repeated key: ?k=a&k=b)
+BAD = {
+    "empty": "",
+    "negative": "-1",
+    "huge": "1e308",
+    "nan": "nan",
+    "non-numeric": "abc",
+    "unknown option": "no such option",
+    "100 kB": BIG,
+    "100 kB text": BIG_TEXT,
+    "repeated": ["2", "3"],
+}
+PAGES = [p for p in PAGE_PARAMS if p]
+CASES = [(page, param, bad) for page in PAGES for param in sorted(PAGE_PARAMS[page]) for bad in BAD]
+FULL = os.environ.get("APNULL_HOSTILE_FULL") == "1"
+#: a run that takes longer than this counts as a hang
+SLOW = 60.0
+#: words an error uses to say what to change
+ADVICE = ("must", "at least", "at most", "between", "choose", "use ", "lie in", "larger", "smaller", "fewer",
+          "add ", "tick", "could not", "needs", "is more than", "should", "instead", "type", "enter", "pick",
+          "start at", "not found", "matches no", "the columns are", "values are")
+
+
+def _check(page: str, query: dict) -> None:
+    started = time.perf_counter()
+    at = open_page(page, query, timeout=SLOW)
+    took = time.perf_counter() - started
+    shown = {k: (v if len(str(v)) < 40 else f"{str(v)[:20]}...({len(str(v))} chars)") for k, v in query.items()}
+    assert not at.exception, (page, shown, exceptions(at))
+    assert took < SLOW, (page, shown, f"{took:.1f} s")
+    for text in errors(at):
+        assert text.strip(), (page, shown, "empty st.error")
+        assert len(text) < 2_000, (page, shown, "the error echoes the whole value")
+        assert any(word in text.lower() for word in ADVICE), (page, shown, text)
+    assert len(at.title) >= 1, (page, shown, "the page did not render its title")
+    at.run()  # AppTest reports the URL of the run before; one more run shows what the page left there
+    assert not foreign_params(page, at.query_params), (page, shown, dict(at.query_params))
+    assert not at.exception, (page, shown, exceptions(at))
+
+
+#: known open fault: a 100 kB run of digits in an int parameter raises "cannot convert float infinity to integer"
+#: inside Streamlit's bound number_input (float("99...9") is inf); to fix in apnull.ui.widgets (issue 9)
+OPEN = pytest.mark.xfail(reason="100 kB digits in an int URL parameter: OverflowError in st.number_input",
+                         strict=False)
+
+
+def _sampled_cases():
+    """Per page: every parameter at once with each bad value; then each parameter alone (rotating value)."""
+    names = list(BAD)
+    out = []
+    for page in PAGES:
+        params = sorted(PAGE_PARAMS[page])
+        out += [pytest.param(page, {p: BAD[bad] for p in params}, id=f"{page}-all-{bad}",
+                             marks=[OPEN] if bad == "100 kB" else []) for bad in names]
+        out += [pytest.param(page, {p: BAD[names[i % len(names)]]}, id=f"{page}-{p}-{names[i % len(names)]}",
+                             marks=[OPEN] if names[i % len(names)] == "100 kB" else [])
+                for i, p in enumerate(params)]
+    return out
+
+
+def test_the_table_covers_every_page_parameter_and_value():
+    assert {(p, q) for p, q, _ in CASES} == {(p, q) for p in PAGES for q in PAGE_PARAMS[p]}
+    assert len(CASES) == sum(len(PAGE_PARAMS[p]) for p in PAGES) * len(BAD)
+
+
+@pytest.mark.skipif(FULL, reason="the full table runs instead")
+@pytest.mark.parametrize("page, query", _sampled_cases())
+def test_hostile_url_sampled(page, query):
+    _check(page, query)
+
+
+@pytest.mark.skipif(not FULL, reason="set APNULL_HOSTILE_FULL=1 for every (page, parameter, value) alone")
+@pytest.mark.parametrize("page, param, bad", CASES)
+def test_hostile_url_full(page, param, bad):
+    _check(page, {param: BAD[bad]})
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_missing_parameters_give_the_defaults(page):
+    at = open_page(page, {}, timeout=SLOW)
+    assert not at.exception, exceptions(at)
+    assert not at.error, errors(at)
