@@ -170,7 +170,7 @@ def _equal_below(row, pos, v):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def _query(vals, same, base_gt, base_eq, m, R):  # pragma: no cover - compiled
+def _query(vals, same, base_gt, base_eq, order, m, R):  # pragma: no cover - compiled
     """Tie-aware AP and Precision@R of one query from its m positive similarities ``vals``.
 
     base_gt/base_eq[i]: pool members of the query's stratum (query excluded) with similarity > and
@@ -178,7 +178,13 @@ def _query(vals, same, base_gt, base_eq, m, R):  # pragma: no cover - compiled
     are the negatives. A block of a tied positives with value v starts after (#negatives > v) +
     (#positives > v) items and holds the a positives and the #negatives == v (see ``block_sum``).
     """
-    order = np.argsort(-vals, kind="mergesort")
+    for i in range(m):  # insertion sort by value, descending (m is small); no allocation
+        order[i] = i
+        j = i
+        while j > 0 and vals[order[j - 1]] < vals[i]:
+            order[j] = order[j - 1]
+            j -= 1
+        order[j] = i
     before = 0
     total = 0.0
     hits = 0.0
@@ -192,7 +198,7 @@ def _query(vals, same, base_gt, base_eq, m, R):  # pragma: no cover - compiled
         gt = base_gt[first]
         eq = base_eq[first]
         for y in range(m):
-            if same[y]:
+            if same[y] != 0:
                 if vals[y] > v:
                     gt -= 1
                 elif vals[y] == v:
@@ -207,7 +213,7 @@ def _query(vals, same, base_gt, base_eq, m, R):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def evaluate(D, want, ap_out, pr_out, Xc, kind, simRP, gtR, eqR, sortedRC, sorted_buf, soff,
+def evaluate(D, want, ap_out, pr_out, fwork, iwork, Xc, kind, simRP, gtR, eqR, sortedRC, sorted_buf, soff,
              greater_buf, goff, g_str, g_rep, g_row, g_ctl, s_n, s_stratum, s_rep_lo,
              s_rep_hi):  # pragma: no cover - compiled
     """Mean AP of assignment D (k pool indices); per-query AP and P@R into ap_out/pr_out if ``want``.
@@ -220,10 +226,11 @@ def evaluate(D, want, ap_out, pr_out, Xc, kind, simRP, gtR, eqR, sortedRC, sorte
     """
     k = D.size
     m = k - 1
-    vals = np.empty(m)
-    same = np.empty(m, dtype=np.bool_)
-    base_gt = np.empty(m, dtype=np.int64)
-    base_eq = np.empty(m, dtype=np.int64)
+    vals = fwork[0]
+    same = iwork[0]
+    base_gt = iwork[1]
+    base_eq = iwork[2]
+    order = iwork[3]
     total = 0.0
     for qi in range(k):
         u = D[qi]
@@ -265,11 +272,11 @@ def evaluate(D, want, ap_out, pr_out, Xc, kind, simRP, gtR, eqR, sortedRC, sorte
                     elif w == v:
                         eq += 1
             vals[cnt] = v
-            same[cnt] = insame
+            same[cnt] = 1 if insame else 0
             base_gt[cnt] = gt
             base_eq[cnt] = eq
             cnt += 1
-        ap, pr = _query(vals, same, base_gt, base_eq, m, m)
+        ap, pr = _query(vals, same, base_gt, base_eq, order, m, m)
         total += ap
         if want:
             ap_out[qi] = ap
@@ -369,12 +376,14 @@ def perturbation_scores(Xr, rep_str, t_strata, Xc, cstart, csize, sorted_buf, so
     pr = np.empty(k)
     args = (Xc, kind, simRP, gtR, eqR, sortedRC, sorted_buf, soff, greater_buf, goff, g_str, g_rep,
             g_row, g_ctl, s_n, t_strata, s_lo, s_hi)
-    map_obs = evaluate(D0, True, ap, pr, *args)
+    fwork = np.empty((1, k))  # workspaces reused by every assignment: no allocation per draw
+    iwork = np.empty((4, k), dtype=np.int64)
+    map_obs = evaluate(D0, True, ap, pr, fwork, iwork, *args)
     T = draws.shape[0]
     if T > 0:
         null = np.empty(T)
         for b in range(T):
-            null[b] = evaluate(draws[b], False, ap, pr, *args)
+            null[b] = evaluate(draws[b], False, ap, pr, fwork, iwork, *args)
         return ap, pr, map_obs, null
     null = np.empty(B)
     J = t_strata.size
@@ -400,7 +409,7 @@ def perturbation_scores(Xr, rep_str, t_strata, Xc, cstart, csize, sorted_buf, so
                 if fresh:
                     D[pos] = g
                     pos += 1
-        null[b] = evaluate(D, False, ap, pr, *args)
+        null[b] = evaluate(D, False, ap, pr, fwork, iwork, *args)
     return ap, pr, map_obs, null
 
 
