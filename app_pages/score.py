@@ -78,7 +78,9 @@ def score(digest, table, settings: view.Settings, run: bool):
         now = time.monotonic()
         if total and (now - last[0] > 0.2 or done >= total):
             last[0] = now
-            bar.progress(min(1.0, done / total), text=f"Scoring: {done:,} of {total:,}")
+            text = (f"Scoring: {done:,} of {total:,} perturbations" if done < total
+                    else "Per-query p-values and the tables...")
+            bar.progress(min(1.0, done / total), text=text)
 
     try:
         result = score_profiles(table, **settings.kwargs(), progress=progress)
@@ -96,7 +98,7 @@ if source == EXAMPLE:
     st.caption(f"Bundled example: {len(table):,} profiles, {table.shape[1]:,} columns "
                "(scikit-learn's digits; see `apnull.score.digits_screen`).")
 else:
-    upload = st.file_uploader("CSV or Parquet file of profiles", type=["csv", "parquet", "pq"], key="upload",
+    upload = st.file_uploader("CSV or Parquet file of profiles", type=["csv", "tsv", "parquet", "pq"], key="upload",
                               max_upload_size=max(1, MAX_FILE_BYTES // 2**20),
                               help=f"Up to {MAX_FILE_BYTES / 2**20:,.0f} MB. Label columns Metadata_* (or text); "
                                    "numeric columns are features.")
@@ -141,10 +143,10 @@ null = bound_select("Null of the mAP", "null", NULLS, "permutation", container=c
                     help="permutation: label permutation within strata (calibrated). independent and copairs are "
                          "approximations, for comparison only (see the calibration table below).")
 permutations = 0
-if null == "permutation":
+if null in view.USES_B:
     permutations = bound_int("Permutations B", "perms", 999, step=1000, container=c7,
-                             help=f"Label permutations per perturbation: 1 to {view.MAX_PERMUTATIONS:,}. "
-                                  "The smallest possible p is 1/(1 + B).")
+                             help=f"Label permutations per perturbation (copairs: random AP draws per size), "
+                                  f"1 to {view.MAX_PERMUTATIONS:,}. The smallest possible p is 1/(1 + B).")
 seed = bound_int("Seed", "seed", 0, container=c8, help="Seed of the permutations (same seed, same p-values).")
 fdr = bound_float("FDR level q", "fdr", 0.05, step=0.01, format="%.3g", container=c9,
                   help="Perturbations with q-value at most this are called hits (coloured in the volcano plot).")
@@ -181,8 +183,9 @@ k1.metric("Perturbations scored", f"{len(groups):,}", border=True)
 k2.metric(f"Hits at q ≤ {fdr:g}", f"{int(groups['significant'].sum()):,}", border=True,
           help="Perturbations whose Benjamini-Hochberg q-value is at most the FDR level.")
 k3.metric("Queries (replicates)", f"{len(result.queries):,}", border=True)
-k4.metric(f"{null.capitalize()} null", f"B = {settings.permutations:,}" if null == "permutation" else "approximate",
-          border=True, help="How the p-value of each mAP was computed (B: label permutations per perturbation).")
+k4.metric(f"{null.capitalize()} null" + ("" if null == "permutation" else " (approximate)"),
+          f"B = {settings.permutations:,}" if null in view.USES_B else "formula", border=True,
+          help="How the p-value of each mAP was computed (B: draws of the null per perturbation).")
 
 st.subheader("Perturbations")
 fmt = {"mAP": st.column_config.NumberColumn(format="%.4f"),
@@ -209,7 +212,7 @@ with right:
     chosen = st.selectbox("Perturbation to inspect", names, key=INSPECT, bind=BIND,
                           help="Or click its point in the volcano plot. Ordered by p-value.")
 with left:
-    p_floor = 1.0 / (1 + settings.permutations) if null == "permutation" else None
+    p_floor = 1.0 / (1 + settings.permutations) if null in view.USES_B else None
     fig = volcano_figure(points, fdr, cutoff=view.p_cutoff(points), p_floor=p_floor, highlight=chosen, method=null)
     st.plotly_chart(fig, key="volcano", on_select=pick_from_chart, selection_mode="points",
                     config={"displaylogo": False, "toImageButtonOptions": {"format": "png"}})
@@ -229,8 +232,8 @@ with right:
                    f"The null's 95th percentile is {summary['q95']:.4f}.")
     else:
         st.metric(f"{chosen}: mAP", f"{row['mAP']:.4f}", border=True)
-        st.info(f"The {null} null is a formula, not a set of shuffles, so there is no histogram to show; "
-                "choose **permutation** to see one.", icon=":material/info:")
+        st.info(f"The {null} null does not shuffle this perturbation's labels, so there is no null of its own "
+                "to show; choose **permutation** to see one.", icon=":material/info:")
 
 st.subheader(f"Queries of {chosen}")
 st.caption("One row per replicate: it ranks the other replicates (m positives) among its stratum's controls "

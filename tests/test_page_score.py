@@ -120,12 +120,16 @@ def test_upload_is_scored_when_the_button_is_pressed(example, expected):
     assert not at.error and len(figures(at)) == 2
 
 
-def test_approximate_null_has_no_histogram():
-    at = _run(null="independent")
+@pytest.mark.parametrize("null, b_shown", [("independent", "formula"), ("copairs", f"B = {B}")])
+def test_approximate_null_has_no_histogram(null, b_shown):
+    at = _run(null=null)
     assert not at.exception and not at.error
     (volcano,) = figures(at)
-    assert "independent null" in volcano["layout"]["title"]["text"]
-    assert any("no histogram" in i.value for i in at.info)
+    assert f"{null} null" in volcano["layout"]["title"]["text"]
+    assert bool(_trace(volcano, "smallest p")) == (null == "copairs")
+    assert any("no null of its own" in i.value for i in at.info)
+    assert {m.label: m.value for m in at.metric}[f"{null.capitalize()} null (approximate)"] == b_shown
+    assert set(_groups(at)["null"]) == {f"{null} (approximate)"}
 
 
 def test_calibration_note_is_shown():

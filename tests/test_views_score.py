@@ -59,11 +59,16 @@ def test_make_settings_checks_and_keys():
                               similarity="cosine", null="permutation", permutations=999, seed=3)
     assert hash(s.key()) == hash(view.make_settings(t, PERT, "DMSO", "Metadata_plate", "^f", "cosine",
                                                     "permutation", 999, 3).key())
-    s2 = view.make_settings(t, PERT, "DMSO, b", view.NO_STRATUM, "", "euclidean", "copairs", 999, 0)
+    s2 = view.make_settings(t, PERT, "DMSO, b", view.NO_STRATUM, "", "euclidean", "independent", 999, 0)
     assert s2.stratum is None and s2.features is None and s2.permutations == 0
     assert s2.kwargs()["control"] == ["DMSO", "b"] and "permutations" not in s2.kwargs()
-    # B does not matter for the approximate nulls: it stays out of the key
-    assert s2.key() == view.make_settings(t, PERT, "DMSO, b", None, None, "euclidean", "copairs", 5, 0).key()
+    # B does not matter for the independent null (a convolution): it stays out of the key
+    assert s2.key() == view.make_settings(t, PERT, "DMSO, b", None, None, "euclidean", "independent", 5, 0).key()
+    # copairs draws B random AP rows per size: B matters
+    s3 = view.make_settings(t, PERT, "DMSO", None, None, "cosine", "copairs", 99, 0)
+    assert s3.kwargs()["permutations"] == 99
+    with pytest.raises(ValueError, match="permutations must be between"):
+        view.make_settings(t, PERT, "DMSO", None, None, "cosine", "copairs", 0, 0)
     with pytest.raises(ValueError, match="permutations must be between 1 and 100,000"):
         view.make_settings(t, PERT, "DMSO", None, None, "cosine", "permutation", 0, 0)
     with pytest.raises(ValueError, match="not a valid regular expression"):

@@ -25,6 +25,8 @@ CONTROL_NAMES = ("dmso", "control", "ctrl", "negcon", "neg_control", "negative_c
 PERTURBATION_HINTS = ("pert", "treatment", "compound", "gene", "broad_sample", "label")
 STRATUM_HINTS = ("plate", "batch")
 NO_STRATUM = "(none)"
+#: The nulls that draw B times (label permutations; copairs's random AP rows): p >= 1 / (1 + B).
+USES_B = ("permutation", "copairs")
 
 #: The calibration note. Measured in issue 8 (single-cell profiles and scikit-learn's digits; true-null
 #: screens built from one class, 4 replicates per fake perturbation, cosine similarity, thousands of
@@ -145,7 +147,7 @@ class Settings:
         control = list(self.control) if len(self.control) > 1 else self.control[0]
         out = dict(perturbation=self.perturbation, control=control, stratum=self.stratum,
                    features=self.features, similarity=self.similarity, null=self.null, seed=self.seed)
-        if self.null == "permutation":
+        if self.null in USES_B:
             out["permutations"] = self.permutations
         return out
 
@@ -171,12 +173,12 @@ def make_settings(table: pd.DataFrame, perturbation: str, control_text: str, str
         except re.error as exc:
             raise ValueError(f"features: {features!r} is not a valid regular expression ({exc})") from None
     permutations, seed = int(permutations), int(seed)
-    if null == "permutation" and not 1 <= permutations <= MAX_PERMUTATIONS:
+    if null in USES_B and not 1 <= permutations <= MAX_PERMUTATIONS:
         raise ValueError(f"permutations must be between 1 and {MAX_PERMUTATIONS:,} on this page, "
                          f"got {permutations:,}")
     if seed < 0:
         raise ValueError(f"seed must be at least 0, got {seed}")
-    if null != "permutation":
+    if null not in USES_B:
         permutations = 0  # not used: keep it out of the cache key
     return Settings(str(perturbation), tuple(control), stratum, features, similarity, null, permutations, seed)
 
