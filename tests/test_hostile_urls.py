@@ -65,22 +65,14 @@ def _check(page: str, query: dict) -> None:
     assert not at.exception, (page, shown, exceptions(at))
 
 
-#: known open fault: a 100 kB run of digits in an int parameter raises "cannot convert float infinity to integer"
-#: inside Streamlit's bound number_input (float("99...9") is inf); to fix in apnull.ui.widgets (issue 9)
-OPEN = pytest.mark.xfail(reason="100 kB digits in an int URL parameter: OverflowError in st.number_input",
-                         strict=False)
-
-
 def _sampled_cases():
     """Per page: every parameter at once with each bad value; then each parameter alone (rotating value)."""
     names = list(BAD)
     out = []
     for page in PAGES:
         params = sorted(PAGE_PARAMS[page])
-        out += [pytest.param(page, {p: BAD[bad] for p in params}, id=f"{page}-all-{bad}",
-                             marks=[OPEN] if bad == "100 kB" else []) for bad in names]
-        out += [pytest.param(page, {p: BAD[names[i % len(names)]]}, id=f"{page}-{p}-{names[i % len(names)]}",
-                             marks=[OPEN] if names[i % len(names)] == "100 kB" else [])
+        out += [pytest.param(page, {p: BAD[bad] for p in params}, id=f"{page}-all-{bad}") for bad in names]
+        out += [pytest.param(page, {p: BAD[names[i % len(names)]]}, id=f"{page}-{p}-{names[i % len(names)]}")
                 for i, p in enumerate(params)]
     return out
 

@@ -10,6 +10,8 @@ link holds only the inputs of the page it shows. The table is documented in docs
 
 from __future__ import annotations
 
+import math
+
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
@@ -79,3 +81,41 @@ def _unbind_and_remove(key: str) -> bool:
             return bool(qp.remove_param(key))
     except Exception:  # noqa: BLE001 - an internal API moved: leave the parameter, Streamlit drops it later
         return False
+
+
+#: Longest number text a numeric URL parameter may hold (longer ones are dropped, not parsed).
+MAX_NUMBER_TEXT = 64
+
+
+def drop_unreadable_number(key: str) -> bool:
+    """Remove the URL parameter ``key`` when it is no finite number of at most ``MAX_NUMBER_TEXT``
+    characters (e.g. 100 kB of digits, which Streamlit's number_input would turn into infinity and
+    fail on). Streamlit ignores other unreadable values itself; the widget then keeps its default.
+    Returns True when something was removed."""
+    raw = st.query_params.get(key)
+    if raw is None:
+        return False
+    try:
+        readable = len(raw) <= MAX_NUMBER_TEXT and math.isfinite(float(raw))
+    except (TypeError, ValueError):
+        return False  # not a number at all: Streamlit ignores it
+    if readable:
+        return False
+    try:
+        del st.query_params[key]
+    except StreamlitAPIException:  # already bound to this widget from an earlier run
+        _unbind_and_remove(key)
+    _forget_initial_value(key)
+    return True
+
+
+def _forget_initial_value(key: str) -> None:
+    """Streamlit seeds a bound widget from the URL as it was when the page loaded, not from the current
+    query parameters: drop ``key`` from that snapshot too (internals, pinned 1.67)."""
+    try:
+        from streamlit.runtime.state.session_state_proxy import get_session_state
+
+        with get_session_state().query_params() as qp:
+            qp._initial_query_params.pop(key, None)
+    except Exception:  # noqa: BLE001 - an internal API moved: the hostile-URL tests will say so
+        pass

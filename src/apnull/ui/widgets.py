@@ -13,12 +13,16 @@ from __future__ import annotations
 
 import streamlit as st
 
+from .state import drop_unreadable_number
+
 BIND = "query-params"
 
 
 def bound_int(label: str, key: str, default: int, min_value: int | None = None, max_value: int | None = None,
               step: int = 1, help: str | None = None, container=None) -> int:
-    """An integer ``st.number_input`` bound to the URL parameter ``key``."""
+    """An integer ``st.number_input`` bound to the URL parameter ``key`` (an overlong or infinite URL
+    value is dropped first: the widget keeps its default)."""
+    drop_unreadable_number(key)
     box = container or st
     return box.number_input(label, min_value=min_value, max_value=max_value, value=int(default), step=int(step),
                             key=key, help=help, bind=BIND)
@@ -27,7 +31,8 @@ def bound_int(label: str, key: str, default: int, min_value: int | None = None, 
 def bound_float(label: str, key: str, default: float, min_value: float | None = None,
                 max_value: float | None = None, step: float = 0.01, format: str | None = None,
                 help: str | None = None, container=None) -> float:
-    """A float ``st.number_input`` bound to the URL parameter ``key``."""
+    """A float ``st.number_input`` bound to the URL parameter ``key`` (see :func:`bound_int`)."""
+    drop_unreadable_number(key)
     box = container or st
     return box.number_input(label, min_value=min_value, max_value=max_value, value=float(default), step=step,
                             format=format, key=key, help=help, bind=BIND)
