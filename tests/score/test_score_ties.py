@@ -14,7 +14,7 @@ from apnull.score.ties import tie_aware_precision_at_r
 
 
 @given(st.lists(st.tuples(st.integers(0, 2), st.booleans()), min_size=1, max_size=7))
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=60, deadline=None)
 def test_tie_aware_ap_is_mean_over_tie_orders(items):
     scores = [s for s, _ in items]
     rel = [r for _, r in items]

@@ -18,7 +18,7 @@ import numpy as np
 
 from apnull.law import VALUE_TOL
 
-from . import _kernels
+from . import _kernels, _permute
 
 __all__ = ["stream_key", "components", "prepare_component", "run_batch", "run_screen", "pert_spec",
            "MAX_EXACT_ASSIGNMENTS", "BATCH"]
@@ -129,7 +129,7 @@ def run_batch(comp: Component, specs, kind, B, exact, keep_null=False):
         draws = np.empty((0, k), dtype=np.int64)
         if exact:
             draws = all_assignments(sp["sizes"])
-        ap, pr, m_obs, null = _kernels.perturbation_scores(
+        ap, pr, m_obs, null = _permute.perturbation_scores(
             sp["Xr"], sp["rep_str"], sp["t_strata"], comp.Xc, comp.cstart, comp.csize,
             comp.sorted_buf, comp.soff, comp.greater_buf, comp.goff, kind, 0 if exact else int(B), sp["keys"], draws)
         p = np.nan

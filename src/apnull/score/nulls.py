@@ -23,7 +23,7 @@ import numpy as np
 import apnull
 from apnull.law import VALUE_TOL
 
-from . import _kernels
+from . import _permute
 
 __all__ = ["LawCache", "INDEPENDENT_GRID"]
 
@@ -86,7 +86,7 @@ class LawCache:
     def copairs_row(self, m: int, n: int, B: int) -> np.ndarray:
         key = (int(m), int(n), int(B))
         if key not in self._rows:
-            self._rows[key] = _kernels.random_ap_rows(key[0], key[1], key[2],
+            self._rows[key] = _permute.random_ap_rows(key[0], key[1], key[2],
                                                       np.uint64(_derived(self.seed, "copairs", m, n)))
         return self._rows[key]
 

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from . import _engine
-from ._prepare import SIMILARITIES, prepare_screen
+from ._prepare import prepare_screen
 from .fdr import benjamini_hochberg
 from .nulls import LawCache
 

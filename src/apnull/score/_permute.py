@@ -1,0 +1,171 @@
+"""Compiled label-permutation kernels (numba): one perturbation's pool, its null mAPs, copairs rows.
+
+Split from :mod:`._kernels` (similarities, tie-aware AP, one assignment's evaluation), which holds the
+layout conventions. Deterministic scalar code: identical bits in any process.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from ._kernels import _count_sorted, evaluate, sim, uniform
+
+
+@numba.njit(cache=True)
+def _layout(Xr, rep_str, t_strata, Xc, cstart, csize, kind):  # pragma: no cover - compiled
+    """Pool layout, replicate-to-pool similarities and sorted replicate-to-control rows of t."""
+    k = Xr.shape[0]
+    J = t_strata.size
+    s_n = np.empty(J, dtype=np.int64)
+    s_lo = np.zeros(J, dtype=np.int64)
+    s_hi = np.zeros(J, dtype=np.int64)
+    poff = np.empty(J, dtype=np.int64)
+    for s in range(J):
+        s_n[s] = csize[t_strata[s]]
+        s_lo[s] = k
+    for r in range(k):
+        s = rep_str[r]
+        s_lo[s] = min(s_lo[s], r)
+        s_hi[s] = max(s_hi[s], r + 1)
+    P = 0
+    for s in range(J):
+        poff[s] = P
+        P += (s_hi[s] - s_lo[s]) + s_n[s]
+    g_str = np.empty(P, dtype=np.int64)
+    g_rep = np.full(P, -1, dtype=np.int64)
+    g_row = np.full(P, -1, dtype=np.int64)
+    g_ctl = np.full(P, -1, dtype=np.int64)
+    for s in range(J):
+        g = poff[s]
+        for r in range(s_lo[s], s_hi[s]):
+            g_str[g] = s
+            g_rep[g] = r
+            g += 1
+        for c in range(s_n[s]):
+            g_str[g] = s
+            g_row[g] = cstart[t_strata[s]] + c
+            g_ctl[g] = c
+            g += 1
+    simRP = np.empty((k, P))
+    for r in range(k):
+        for g in range(P):
+            if g_rep[g] >= 0:
+                simRP[r, g] = sim(Xr, r, Xr, g_rep[g], kind)
+            else:
+                simRP[r, g] = sim(Xr, r, Xc, g_row[g], kind)
+    nmax = 0
+    for s in range(J):
+        nmax = max(nmax, s_n[s])
+    sortedRC = np.empty((k, nmax))
+    for r in range(k):
+        s = rep_str[r]
+        lo = poff[s] + s_hi[s] - s_lo[s]
+        sortedRC[r, :s_n[s]] = np.sort(simRP[r, lo:lo + s_n[s]])
+    gtR = np.zeros((k, P), dtype=np.int64)
+    eqR = np.zeros((k, P), dtype=np.int64)
+    for r in range(k):
+        s = rep_str[r]
+        for g in range(poff[s], poff[s] + (s_hi[s] - s_lo[s]) + s_n[s]):
+            gtR[r, g], eqR[r, g] = _count_sorted(sortedRC[r, :s_n[s]], simRP[r, g])
+    D0 = np.empty(k, dtype=np.int64)
+    for r in range(k):
+        s = rep_str[r]
+        D0[r] = poff[s] + r - s_lo[s]
+    return s_n, s_lo, s_hi, poff, g_str, g_rep, g_row, g_ctl, simRP, sortedRC, gtR, eqR, D0
+
+
+@numba.njit(cache=True)
+def perturbation_scores(Xr, rep_str, t_strata, Xc, cstart, csize, sorted_buf, soff, greater_buf,
+                        goff, kind, B, keys, draws):  # pragma: no cover - compiled
+    """Observed per-query AP, Precision@R and mAP of t, and the mAP of each null assignment.
+
+    Parameters
+    ----------
+    Xr : (k, d) prepared replicate rows of t, grouped by stratum (rep_str non-decreasing).
+    rep_str : (k,) position of each replicate's stratum in ``t_strata``.
+    t_strata : (J,) the strata of t, as indices into the component arrays cstart/csize/soff.
+    Xc, cstart, csize : the component's control rows, stratum j at rows cstart[j]..+csize[j].
+    sorted_buf, soff : sorted control rows, stratum j row c at soff[j] + c*(csize[j]-1).
+    greater_buf, goff : their ranks (``sorted_control_rows``), stratum j row c at goff[j] + c*csize[j].
+    B, keys : if draws is empty, B random assignments; stratum s uses the SplitMix64 stream keys[s]
+        (draw k_s distinct members of pool_s by rejection, uniforms taken in order).
+    draws : (T, k) explicit assignments (pool indices), e.g. all of them; used when T > 0.
+
+    Returns
+    -------
+    ap, pr : (k,) observed per-query tie-aware AP and Precision@R; map_obs : float;
+    null : (B,) or (T,) null mAP values.
+    """
+    k = Xr.shape[0]
+    (s_n, s_lo, s_hi, poff, g_str, g_rep, g_row, g_ctl, simRP, sortedRC, gtR, eqR, D0) = _layout(
+        Xr, rep_str, t_strata, Xc, cstart, csize, kind)
+    ap = np.empty(k)
+    pr = np.empty(k)
+    args = (Xc, kind, simRP, gtR, eqR, sortedRC, sorted_buf, soff, greater_buf, goff, g_str, g_rep,
+            g_row, g_ctl, s_n, t_strata, s_lo, s_hi)
+    fwork = np.empty((1, k))  # workspaces reused by every assignment: no allocation per draw
+    iwork = np.empty((4, k), dtype=np.int64)
+    map_obs = evaluate(D0, True, ap, pr, fwork, iwork, *args)
+    T = draws.shape[0]
+    if T > 0:
+        null = np.empty(T)
+        for b in range(T):
+            null[b] = evaluate(draws[b], False, ap, pr, fwork, iwork, *args)
+        return ap, pr, map_obs, null
+    null = np.empty(B)
+    J = t_strata.size
+    counters = np.zeros(J, dtype=np.uint64)
+    D = np.empty(k, dtype=np.int64)
+    for b in range(B):
+        pos = 0
+        for s in range(J):
+            ks = s_hi[s] - s_lo[s]
+            size = ks + s_n[s]
+            first = pos
+            while pos < first + ks:
+                idx = np.int64(uniform(keys[s], counters[s]) * size)
+                counters[s] += np.uint64(1)
+                if idx >= size:
+                    idx = size - 1
+                g = poff[s] + idx
+                fresh = True
+                for t in range(first, pos):
+                    if D[t] == g:
+                        fresh = False
+                        break
+                if fresh:
+                    D[pos] = g
+                    pos += 1
+        null[b] = evaluate(D, False, ap, pr, fwork, iwork, *args)
+    return ap, pr, map_obs, null
+
+
+@numba.njit(cache=True)
+def random_ap_rows(m, n, B, key):  # pragma: no cover - compiled
+    """B null APs of m positives placed uniformly among m + n ranks (the copairs-style null row)."""
+    N = m + n
+    out = np.empty(B)
+    pos = np.empty(m, dtype=np.int64)
+    counter = np.uint64(0)
+    for b in range(B):
+        got = 0
+        while got < m:
+            r = np.int64(uniform(key, counter) * N)
+            counter += np.uint64(1)
+            if r >= N:
+                r = N - 1
+            fresh = True
+            for t in range(got):
+                if pos[t] == r:
+                    fresh = False
+                    break
+            if fresh:
+                pos[got] = r
+                got += 1
+        srt = np.sort(pos)
+        s = 0.0
+        for i in range(m):
+            s += (i + 1.0) / (srt[i] + 1.0)
+        out[b] = s / m
+    return out
