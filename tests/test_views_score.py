@@ -46,6 +46,9 @@ def test_resolve_controls_matches_as_text_and_names_the_problem():
     with pytest.raises(ValueError, match=r"control value\(s\) 'dmso' not found in column 'Metadata_pert'; "
                                          r"its most frequent values are: 'DMSO', 'a', 'b'"):
         view.resolve_controls(t, PERT, "dmso")
+    with pytest.raises(ValueError, match=r"'9999999999.*\.\.\.\(100,000 characters\) not found") as err:
+        view.resolve_controls(t, PERT, "9" * 100_000)  # a pasted link: the message stays short
+    assert len(str(err.value)) < 300
     with pytest.raises(ValueError, match="give the control value"):
         view.resolve_controls(t, PERT, " , ")
     with pytest.raises(ValueError, match="column 'Metadata_nope' is not in the table; its columns are: "):
@@ -71,6 +74,8 @@ def test_make_settings_checks_and_keys():
         view.make_settings(t, PERT, "DMSO", None, None, "cosine", "copairs", 0, 0)
     with pytest.raises(ValueError, match="permutations must be between 1 and 100,000"):
         view.make_settings(t, PERT, "DMSO", None, None, "cosine", "permutation", 0, 0)
+    with pytest.raises(ValueError, match="the regular expression has 100,000 characters; use at most 2,000"):
+        view.make_settings(t, PERT, "DMSO", None, "x" * 100_000, "cosine", "permutation", 99, 0)
     with pytest.raises(ValueError, match="not a valid regular expression"):
         view.make_settings(t, PERT, "DMSO", None, "([", "cosine", "permutation", 99, 0)
     with pytest.raises(ValueError, match="stratum column 'Metadata_well' is not in the table"):

@@ -16,6 +16,8 @@ import pandas as pd
 
 #: Most label permutations per perturbation on the page (the CLI has no such limit).
 MAX_PERMUTATIONS = 100_000
+#: Longest features regular expression (a link can hold 100 kB; a column list rarely needs more).
+MAX_FEATURES_TEXT = 2000
 #: Floor for p-values on the -log10 axis (an approximate null can give p = 0).
 P_FLOOR = 1e-300
 #: Values of the perturbation column that look like controls, in order of preference (lower case).
@@ -110,7 +112,7 @@ def resolve_controls(table: pd.DataFrame, column: str, text: str) -> list[str]:
     the column (with the column's most frequent values as a hint).
     """
     if column not in table.columns:
-        raise ValueError(f"column {column!r} is not in the table; its columns are: {_names(table.columns)}")
+        raise ValueError(f"column {_short(column)} is not in the table; its columns are: {_names(table.columns)}")
     wanted = [v.strip() for v in str(text or "").split(",") if v.strip()]
     if not wanted:
         raise ValueError(f"give the control value(s) of {column!r}, e.g. {guess_control(table[column])}")
@@ -118,9 +120,16 @@ def resolve_controls(table: pd.DataFrame, column: str, text: str) -> list[str]:
     missing = [v for v in wanted if v not in present]
     if missing:
         common = table[column].dropna().astype(str).value_counts().index[:5]
-        raise ValueError(f"control value(s) {', '.join(map(repr, missing))} not found in column {column!r}; "
+        shown = ", ".join(map(_short, missing[:5])) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        raise ValueError(f"control value(s) {shown} not found in column {column!r}; "
                          f"its most frequent values are: {', '.join(map(repr, common))}")
     return list(dict.fromkeys(wanted))
+
+
+def _short(value, limit: int = 40) -> str:
+    """repr of a value for a message, cut to ``limit`` characters (a pasted link can hold 100 kB)."""
+    text = str(value)
+    return repr(text) if len(text) <= limit else f"{text[:limit]!r}...({len(text):,} characters)"
 
 
 def _names(columns, limit: int = 12) -> str:
@@ -162,16 +171,19 @@ def make_settings(table: pd.DataFrame, perturbation: str, control_text: str, str
     if stratum in (None, "", NO_STRATUM):
         stratum = None
     elif stratum not in table.columns:
-        raise ValueError(f"stratum column {stratum!r} is not in the table; pick one of: "
+        raise ValueError(f"stratum column {_short(stratum)} is not in the table; pick one of: "
                          f"{_names(label_columns(table))} or {NO_STRATUM}")
     elif stratum == perturbation:
         raise ValueError("the stratum column must differ from the perturbation column")
     features = (features or "").strip() or None
     if features is not None:
+        if len(features) > MAX_FEATURES_TEXT:
+            raise ValueError(f"features: the regular expression has {len(features):,} characters; use at most "
+                             f"{MAX_FEATURES_TEXT:,} (e.g. a prefix such as ^Cells_)")
         try:
             re.compile(features)
         except re.error as exc:
-            raise ValueError(f"features: {features!r} is not a valid regular expression ({exc})") from None
+            raise ValueError(f"features: {_short(features)} is not a valid regular expression ({exc})") from None
     permutations, seed = int(permutations), int(seed)
     if null in USES_B and not 1 <= permutations <= MAX_PERMUTATIONS:
         raise ValueError(f"permutations must be between 1 and {MAX_PERMUTATIONS:,} on this page, "
