@@ -469,14 +469,14 @@ def browser_user(uid: int, base: str, args, stats: Stats, start_at: float) -> No
                 check(path)
 
             def preset() -> None:
-                group = page.get_by_role("radiogroup", name=LABELS["preset"])
-                options = [t.strip() for t in group.get_by_role("radio").all_inner_texts()] or \
-                    [t.strip() for t in group.locator("label").all_inner_texts()]
-                checked = group.locator("input:checked").first
-                current = checked.get_attribute("value") if checked.count() else None
+                radio = page.locator('[data-testid="stRadio"]').filter(has_text=LABELS["preset"]).first
+                labels = radio.locator('[role="radiogroup"] label')
+                options = [t.strip() for t in labels.all_inner_texts()]
+                checked = radio.locator('[role="radiogroup"] label:has(input:checked)')
+                current = checked.first.inner_text().strip() if checked.count() else None
                 choice = pick(rng, [o for o in options if o and o != "Random"], current)
                 with harness.expect_rerun(page, timeout=timeout_ms):
-                    group.get_by_text(choice, exact=True).click(timeout=timeout_ms)
+                    labels.nth(options.index(choice)).click(timeout=timeout_ms)
                 check("ranking")
 
             for rnd in range(args.rounds):
