@@ -2,15 +2,15 @@
 
 import math
 
-import pandas as pd
 import streamlit as st
 
 from apnull import metrics
 from apnull.views import ranking as rk
 from apnull.plots.ranking import null_position_figure, pr_curve_figure
 from apnull.significance import choose_method, null_position
-from apnull.ui import bound_int, bound_select, download_csv, guard, intro, show_figure
+from apnull.ui import bound_int, download_csv, guard, intro, show_figure
 from apnull.ui.cache import moments, null_law
+from apnull.ui.ranking_editor import load_ranking, preset_controls, ranking_editor
 
 #: Monte Carlo draws when the null law of the ranking's (m, n) is too large to count exactly.
 DRAWS = 20_000
@@ -29,50 +29,7 @@ intro(
     "the AP is better than chance: how often does a random ordering of the same items score as high?",
 )
 
-ss = st.session_state
-RANKING = "ranking"           # the canonical ranking: list of (item, relevant) in rank order
-URL_SEEN = "_ranking_url"     # the r parameter as this page last read or wrote it
-BASE = "_ranking_base"        # the ranking the current editor was built from
-SHOWN = "_ranking_shown"      # the ranking the editor showed at the end of the last run
-VERSION = "_ranking_version"  # editor key suffix; a new one rebuilds the editor
-APPLIED = "_ranking_applied"  # the preset choice last applied
-REBUILDS = "_ranking_rebuilds"  # editor rebuilds in a row (st.rerun after a reorder)
-DEFAULT = list(rk.EXAMPLE_001)
-DEFAULT_CHOICE = (rk.PRESETS[0],)
-
-# --- the canonical ranking and the URL (?r=x:0,a:1,...) -------------------------------------
-url_problem = None
-
-
-def from_url(text):
-    """The ranking in the link, or seed 001's example when there is none or it cannot be read."""
-    global url_problem
-    if text is None:
-        return list(DEFAULT)
-    try:
-        return rk.from_text(text)
-    except ValueError as exc:
-        url_problem = exc
-        return list(DEFAULT)
-
-
-r_url = st.query_params.get("r")
-first_run = URL_SEEN not in ss
-if first_run:
-    if RANKING not in ss or r_url is not None:
-        ss[RANKING] = from_url(r_url)
-elif r_url != ss[URL_SEEN]:  # the link was changed from outside the page
-    ss[RANKING] = from_url(r_url)
-ss[URL_SEEN] = r_url
-if url_problem is not None:
-    problem = str(url_problem) if len(str(url_problem)) <= 300 else f"{str(url_problem)[:300]}..."  # a 100 kB link
-    st.error(f"The ranking in the link (`r=...`) could not be read: {problem}. Showing seed 001's "
-             "example instead.", icon=":material/link_off:")
-try:
-    ss[RANKING] = rk.check_rows(ss[RANKING])
-except ValueError as exc:
-    st.error(f"{exc}. Showing seed 001's example instead.", icon=":material/error:")
-    ss[RANKING] = list(DEFAULT)
+first_run, r_url = load_ranking()
 
 left, right = st.columns(2, gap="large")
 # below both columns, but filled right after the editor: the cards and the curve update first
@@ -83,111 +40,9 @@ with right:
     k = bound_int("k, the cut-off of the @k metrics", "rk_k", 3, min_value=1,
                   help="P@k, R@k, F1@k, AP@k and NDCG@k look at the top k items only; k runs from 1 to the "
                        "number of items.")
-
-# --- presets ----------------------------------------------------------------------------------
 with left:
     st.subheader("The ranking")
-    preset = bound_select(
-        "Preset", "rk_preset", rk.PRESETS, default=rk.PRESETS[0],
-        help="Seed 001's example and seed 002's models replace the ranking; Perfect, Worst and Random "
-             "reorder the current items. Choosing a preset applies it; 'Apply again' re-applies it "
-             "after edits.",
-    )
-    choice = (preset,)
-    if preset == "Seed 002 models":
-        model = bound_select("Model", "rk_model", list(rk.SEED002_MODELS), default="model 1",
-                             help="The model rankings of query q1 in seed 002.")
-        choice += (model,)
-        st.caption(
-            "Seed 002: query q1 has two relevant documents, **1** and **2**; n1 ... n8 are the other "
-            "eight documents each model retrieved. All three models find both relevant documents "
-            "(recall@10 = 1), but AP tells them apart: 1 with both on top (model 2), 0.5 at ranks 2 and 4 "
-            "(model 1), 0.156 at ranks 9 and 10 (model 3). Recall does not look at where the hits are; "
-            "AP does. (The seed's model 0 never retrieves document 1, so it is left out.)"
-        )
-    elif preset == "Random":
-        seed = bound_int("Shuffle seed", "rk_seed", 0, min_value=0,
-                         help="A uniformly random order of the current items, drawn with this seed: one "
-                              "draw from the null law of the last section.")
-        choice += (seed,)
-    elif preset in ("Perfect", "Worst"):
-        st.caption("Perfect puts every relevant item above every other one (AP = 1); Worst puts them all "
-                   "at the bottom, the lowest AP these items allow.")
-
-    def apply_again(random_preset: bool) -> None:
-        if random_preset:
-            ss["rk_seed"] = int(ss.get("rk_seed", 0)) + 1
-        else:
-            ss[APPLIED] = None
-
-    st.button("Shuffle again (seed + 1)" if preset == "Random" else "Apply again",
-              on_click=apply_again, args=(preset == "Random",), key="apply_again",
-              icon=":material/refresh:")
-
-    # a ranking in the link wins over the preset on arrival; a preset alone in the link is applied
-    if (ss.get(APPLIED) != choice and not first_run) or (first_run and r_url is None and choice != DEFAULT_CHOICE):
-        ss[RANKING] = rk.apply_preset(preset, ss[RANKING],
-                                      model=choice[1] if preset == "Seed 002 models" else "model 1",
-                                      seed=choice[1] if preset == "Random" else 0)
-    ss[APPLIED] = choice
-
-# --- the editor -------------------------------------------------------------------------------
-with left:
-    editor_key = f"ranking_editor_{ss.get(VERSION, 0)}"
-    if ss.get(SHOWN) != ss[RANKING] or BASE not in ss or editor_key not in ss:
-        # changed by a preset, the link or a test, or the editor's state is gone (page switch): rebuild
-        ss[BASE] = list(ss[RANKING])
-        ss[VERSION] = ss.get(VERSION, 0) + 1
-    base = ss[BASE]
-    frame = pd.DataFrame({
-        "position": pd.Series(range(1, len(base) + 1), dtype="Int64"),
-        "item": pd.Series([item for item, _ in base], dtype="object"),
-        "relevant": pd.Series([rel for _, rel in base], dtype="boolean"),
-        "base": pd.Series(range(1, len(base) + 1), dtype="Int64"),
-    })
-    edited = st.data_editor(
-        frame, key=f"ranking_editor_{ss[VERSION]}", num_rows="dynamic", hide_index=True,
-        column_order=("position", "item", "relevant"),
-        column_config={
-            "position": st.column_config.NumberColumn(
-                "position", min_value=1, step=1, format="%d", width=80,
-                help="Rank of the item, 1 = top. Type another number to move the row there; the other "
-                     "rows shift to make room."),
-            "item": st.column_config.TextColumn("item", help="Name of the item (any text)."),
-            "relevant": st.column_config.CheckboxColumn("relevant", default=False, width=85,
-                                                        help="Tick the items that are relevant."),
-        },
-    )
-    st.caption("Type a number in **position** to move a row there; click the empty row at the bottom to add "
-               "an item; select rows by the box at their left edge and press Delete to remove them.")
-    new = rk.apply_positions(edited["item"].tolist(), edited["relevant"].tolist(), edited["position"].tolist(),
-                             edited["base"].tolist())
-    with guard():  # too many rows (e.g. a big paste): say so and keep the last good ranking
-        rk.check_rows(new)
-    shown_now = [(None if pd.isna(p) else int(p), None if pd.isna(i) else i, None if pd.isna(r) else bool(r))
-                 for p, i, r in zip(edited["position"], edited["item"], edited["relevant"])]
-    stale = shown_now != [(pos, item, rel) for pos, (item, rel) in enumerate(new, start=1)]
-    if stale and ss.get(REBUILDS, 0) < 2:  # (the bound only guards against a rerun loop)
-        # reordered, renumbered or filled in: rebuild the editor on the ranking as it now stands
-        ss[RANKING] = new
-        ss[SHOWN] = None
-        ss[REBUILDS] = ss.get(REBUILDS, 0) + 1
-        st.rerun()
-    ss[REBUILDS] = 0
-    ss[RANKING] = ss[SHOWN] = new
-
-    # keep the link in step with the ranking
-    as_text = rk.to_text(new)
-    text = None if (new == DEFAULT and choice == DEFAULT_CHOICE) else as_text  # the default stays out
-    if st.query_params.get("r") != text:
-        if text is None:
-            del st.query_params["r"]
-        else:
-            st.query_params["r"] = text
-    ss[URL_SEEN] = text
-    if new and len(as_text) <= 600:
-        st.caption("The ranking as text (the r parameter of the link):")
-        st.code(as_text, language=None, wrap_lines=True)
+    new = ranking_editor(preset_controls(first_run, r_url))
 
 # --- metric cards, table ------------------------------------------------------------------------
 items = [item for item, _ in new]

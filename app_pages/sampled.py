@@ -8,10 +8,9 @@ import streamlit as st
 from apnull import rendle as sm
 from apnull.views import sampled as sv
 from apnull.plots import sampled as ps
-from apnull.ui import bound_int, bound_select, bound_toggle, download_csv, guard, intro, show_figure
-
-_TTL = 3600
-BIND = "query-params"
+from apnull.ui import bound_int, bound_select, bound_text, bound_toggle, download_csv, guard, intro, show_figure
+from apnull.ui.sampled_cache import (curve_chunk, figure1_data, order_changes, paper_comparison, sampled_curve,
+                                     simulation, table_long)
 
 intro(
     "Sampled metrics",
@@ -60,44 +59,6 @@ with guard():
 label = sm.metric_label(metric, k)
 
 
-# ----------------------------------------------------------------------------- cached pieces
-@st.cache_data(max_entries=64, ttl=_TTL, show_spinner=False)
-def figure1_data(n, k):
-    return sv.figure1_curves(n, k)
-
-
-@st.cache_data(max_entries=256, ttl=_TTL, show_spinner=False)
-def sampled_curve(metric, size, n, sizes, k, replace, whole):
-    """(ranks, (mean, sd)) of one curve of Figure 3; the ranks depend on all the curves' sizes."""
-    ranks = sv.figure3_ranks(n, sizes, k, whole=whole)
-    return ranks, sm.expected_sampled_metric(metric, ranks, n, size, k=k, replace=replace)
-
-
-@st.cache_data(max_entries=64, ttl=_TTL, show_spinner=False)
-def table_long(rankings_items, n, s, k, replace):
-    return sm.sampled_metrics_table(dict(rankings_items), n, s, k=k, replace=replace)
-
-
-@st.cache_data(max_entries=256, ttl=_TTL, show_spinner=False)
-def curve_chunk(rankings_items, n, sizes, metric, k, replace):
-    return sm.expected_metric_curve(dict(rankings_items), n, list(sizes), metric, k=k, replace=replace)
-
-
-@st.cache_data(max_entries=64, ttl=_TTL, show_spinner=False)
-def order_changes(rankings_items, n, sizes, metric, k, replace, curves):
-    return sv.exact_order_changes(dict(rankings_items), n, list(sizes), metric, k=k, replace=replace, curves=curves)
-
-
-@st.cache_data(max_entries=32, ttl=_TTL, show_spinner=False)
-def simulation(rankings_items, n, s, reps, seed, k, replace, expected):
-    return sv.simulation_table(dict(rankings_items), n, s, reps, seed, k=k, replace=replace, expected=expected)
-
-
-@st.cache_data(max_entries=1, ttl=_TTL, show_spinner=False)
-def paper_comparison():
-    return sv.paper_comparison()
-
-
 # ------------------------------------------------------------------- Figure 1: metric vs rank
 st.header("1. Metrics of the true rank")
 full, top = figure1_data(n, k)
@@ -136,8 +97,8 @@ cols = st.columns(3)
 texts = {}
 for col, name in zip(cols, sm.PAPER_EXAMPLE):
     default = ", ".join(map(str, sm.PAPER_EXAMPLE[name]))
-    texts[name] = col.text_input(f"Algorithm {name}: true ranks", value=default, key=f"sm_ranks_{name}", bind=BIND,
-                                 help="Whole numbers between 1 and n, separated by commas.")
+    texts[name] = bound_text(f"Algorithm {name}: true ranks", f"sm_ranks_{name}", default, container=col,
+                             help="Whole numbers between 1 and n, separated by commas.")
 with guard():
     rankings = sv.check_rankings(texts, n, s)
 items = tuple((name, tuple(r)) for name, r in rankings.items())
@@ -194,16 +155,9 @@ for i, chunk in enumerate(chunks, start=1):
 progress.empty()
 base = {name: np.concatenate([p[name] for p in parts]) for name in rankings}
 changes = order_changes(items, n, tuple(sizes2.tolist()), metric, k, replace, base)
-flips = [c["samples"] for c in changes[1:]]
-extra = np.setdiff1d(np.array(flips + [f - 1 for f in flips if f > 1], dtype=np.int64), sizes2)
-grid2 = np.concatenate([sizes2, extra])
-curves2 = base
-if extra.size:  # the exact flip points (and the s just before) join the plotted grid
-    more = curve_chunk(items, n, tuple(extra.tolist()), metric, k, replace)
-    curves2 = {name: np.concatenate([base[name], more[name]]) for name in rankings}
-idx = np.argsort(grid2)
-grid2 = grid2[idx]
-curves2 = {name: values[idx] for name, values in curves2.items()}
+extra = sv.flip_sizes(sizes2, changes)  # the exact flip points (and the s just before) join the plotted grid
+more = curve_chunk(items, n, tuple(extra.tolist()), metric, k, replace) if extra.size else None
+grid2, curves2 = sv.merge_curves(sizes2, base, extra, more)
 exact2 = {name: sm.algorithm_exact_metric(r, n, metric, k=k) for name, r in rankings.items()}
 show_figure(ps.metric_vs_samples_figure(grid2, curves2, label, n, changes=changes, exact=exact2, replace=replace),
             key="fig_metric_samples")

@@ -52,3 +52,9 @@ def bound_toggle(label: str, key: str, default: bool = False, help: str | None =
     """A toggle bound to the URL parameter ``key``."""
     box = container or st
     return box.toggle(label, value=bool(default), key=key, help=help, bind=BIND)
+
+
+def bound_text(label: str, key: str, default: str, help: str | None = None, container=None) -> str:
+    """A ``st.text_input`` bound to the URL parameter ``key``."""
+    box = container or st
+    return box.text_input(label, value=default, key=key, help=help, bind=BIND)

@@ -219,6 +219,21 @@ def exact_order_changes(rankings: Mapping[str, Sequence[int]], n: int, sizes, me
     return out
 
 
+def flip_sizes(sizes, changes: Sequence[dict]) -> np.ndarray:
+    """Sample sizes at which the order changes (and the size just before each), not already in ``sizes``."""
+    flips = [c["samples"] for c in changes[1:]]
+    return np.setdiff1d(np.array(flips + [f - 1 for f in flips if f > 1], dtype=np.int64), sizes)
+
+
+def merge_curves(sizes, curves: Mapping[str, np.ndarray], extra, extra_curves: Mapping[str, np.ndarray] | None):
+    """The grid ``sizes`` joined with ``extra`` and sorted, each algorithm's values moved alike."""
+    grid = np.concatenate([np.asarray(sizes), np.asarray(extra, dtype=np.int64)])
+    if extra_curves is not None and len(extra):
+        curves = {name: np.concatenate([curves[name], extra_curves[name]]) for name in curves}
+    order = np.argsort(grid)
+    return grid[order], {name: np.asarray(values)[order] for name, values in curves.items()}
+
+
 def changes_table(changes: Sequence[dict], label: str) -> pd.DataFrame:
     """Order changes as a table: s, order before, order from s on."""
     rows = [{"s": c["samples"], "order below s": c["previous"] or "—", f"order by sampled {label} from s on": c["order"]}
