@@ -21,8 +21,9 @@ _MIX2 = np.uint64(0x94D049BB133111EB)
 
 
 @numba.njit(cache=True, inline="always")
-def _uniform(key, index):  # pragma: no cover - compiled
-    """The index-th 53-bit uniform of the SplitMix64 stream with seed ``key``."""
+def uniform(key, index):  # pragma: no cover - compiled
+    """The index-th 53-bit uniform in [0, 1) of the SplitMix64 stream with seed ``key``: the package's
+    one random stream (the null sampler here, the permutations of :mod:`apnull.score`)."""
     z = key + (index + np.uint64(1)) * _GOLDEN
     z = (z ^ (z >> np.uint64(30))) * _MIX1
     z = (z ^ (z >> np.uint64(27))) * _MIX2
@@ -47,7 +48,7 @@ def floyd_ap_pr(key, rows, k, N, m, complement, top, ap_out, pr_out, top_out):  
         base = np.uint64(r) * uk
         for c in range(k):
             j = N - k + c
-            t = min(np.int64(_uniform(key, base + np.uint64(c)) * (j + 1)), j)
+            t = min(np.int64(uniform(key, base + np.uint64(c)) * (j + 1)), j)
             if (bits[t >> 6] >> np.uint64(t & 63)) & one:
                 t = j
             bits[t >> 6] |= one << np.uint64(t & 63)

@@ -89,7 +89,7 @@ def test_ranking_form(tmp_path):
 
 
 @pytest.mark.parametrize("extra, msg", [
-    (["--permutations", "0"], "--permutations must be a whole number between 1"),
+    (["--permutations", "0"], "--permutations must be at least 1"),
     (["--seed", "x"], "--seed must be a whole number"),
     (["--workers", "2", "--scheduler", "tcp://h:1"], "not allowed with argument"),
     (["--similarity", "jaccard"], "invalid choice"),

@@ -23,44 +23,20 @@ import json
 import math
 import os
 import re
-import time
 
 import numpy as np
 
-# absolute imports only: this module may be loaded before the cli package is wired in
-from apnull.score import MAX_FILE_BYTES, NULLS, SIMILARITIES, read_table, score_profiles, score_rankings
-from apnull.score.profiles import MAX_PERMUTATIONS
-from apnull.score.rankings import RANKING_COLUMNS
+from ..score import MAX_FILE_BYTES, NULLS, SIMILARITIES, read_table, score_profiles, score_rankings
+from ..score.profiles import MAX_PERMUTATIONS
+from ..score.rankings import RANKING_COLUMNS
+from ._common import Progress, add_json, int_arg, writable_path
 
 __all__ = ["add_parser", "run"]
-
-PROGRESS_AFTER = 3.0  # seconds before the first progress report
-PROGRESS_EVERY = 5.0  # seconds between reports when stderr is not a terminal
-
-
-def _whole(text, name, minimum, maximum=None):
-    allowed = f"between {minimum} and {maximum:,}" if maximum is not None else f"at least {minimum}"
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not value.is_integer() or value < minimum or (maximum is not None and value > maximum):
-        raise argparse.ArgumentTypeError(f"{name} must be a whole number {allowed}, got {text!r}")
-    return int(value)
-
 
 def _permutations(text):
     if text.strip().lower() == "all":
         return "all"
-    return _whole(text, "--permutations", 1, MAX_PERMUTATIONS)
-
-
-def _seed(text):
-    return _whole(text, "--seed", 0)
-
-
-def _workers(text):
-    return _whole(text, "--workers", 1, 256)
+    return int_arg("--permutations", 1, MAX_PERMUTATIONS)(text)
 
 
 def _regex(text):
@@ -78,18 +54,6 @@ def _input_file(text):
     if size > MAX_FILE_BYTES:
         raise argparse.ArgumentTypeError(f"FILE {text!r} is {size / 2**20:.0f} MB; the limit is "
                                          f"{MAX_FILE_BYTES / 2**20:.0f} MB")
-    return text
-
-
-def _writable(text):
-    path = os.path.abspath(text)
-    if os.path.isdir(path):
-        raise argparse.ArgumentTypeError(f"{text!r} is a folder; give a file name")
-    folder = os.path.dirname(path)
-    if not os.path.isdir(folder):
-        raise argparse.ArgumentTypeError(f"cannot write {text!r}: folder {folder!r} does not exist")
-    if (os.path.exists(path) and not os.access(path, os.W_OK)) or not os.access(folder, os.W_OK):
-        raise argparse.ArgumentTypeError(f"cannot write {text!r}: permission denied")
     return text
 
 
@@ -112,13 +76,13 @@ def add_parser(subparsers):
                    help="mAP null: permutation (exact, default); independent, copairs (approximate)")
     p.add_argument("--permutations", metavar="B", type=_permutations, default=999,
                    help=f"permutations per perturbation, 1..{MAX_PERMUTATIONS:,}, or 'all' (default 999)")
-    p.add_argument("--seed", metavar="S", type=_seed, default=0, help="seed (default 0)")
+    p.add_argument("--seed", metavar="S", type=int_arg("--seed", 0), default=0, help="seed (default 0)")
     where = p.add_mutually_exclusive_group()
-    where.add_argument("--workers", metavar="N", type=_workers, help="start a local dask cluster of N workers")
+    where.add_argument("--workers", metavar="N", type=int_arg("--workers", 1, 256), help="start a local dask cluster of N workers")
     where.add_argument("--scheduler", metavar="ADDRESS", help="dask scheduler address, e.g. tcp://host:8786")
-    p.add_argument("--out-queries", metavar="F", type=_writable, help="write the per-query table (CSV/.parquet)")
-    p.add_argument("--out-groups", metavar="F", type=_writable, help="write the per-perturbation table")
-    p.add_argument("--json", action="store_true", help="print one JSON document")
+    p.add_argument("--out-queries", metavar="F", type=writable_path("--out-queries"), help="write the per-query table (CSV/.parquet)")
+    p.add_argument("--out-groups", metavar="F", type=writable_path("--out-groups"), help="write the per-perturbation table")
+    add_json(p)
     p.set_defaults(run=run)
     return p
 
@@ -156,26 +120,6 @@ def _fmt(df):
     return shown.to_string(index=False)
 
 
-class _Progress:
-    def __init__(self, err):
-        self.err, self.start, self.last, self.shown = err, time.monotonic(), None, False
-        self.tty = hasattr(err, "isatty") and err.isatty()
-
-    def __call__(self, done, total):
-        now = time.monotonic()
-        elapsed = now - self.start
-        if elapsed < PROGRESS_AFTER:
-            return
-        if not self.tty and self.last is not None and now - self.last < PROGRESS_EVERY and done < total:
-            return
-        self.last = now
-        self.shown = True
-        end = "\n" if not self.tty or done >= total else ""
-        self.err.write(f"{chr(13) if self.tty else ''}apnull score: {done:,}/{total:,} perturbations, "
-                       f"{elapsed:.0f} s{end}")
-        self.err.flush()
-
-
 def run(args, out, err) -> int:
     """Run ``apnull score`` with parsed ``args``; writes to ``out``/``err``; returns 0."""
     table = read_table(args.file)
@@ -195,7 +139,8 @@ def run(args, out, err) -> int:
         res = score_profiles(table, perturbation=args.perturbation, control=args.control or ["DMSO"],
                              stratum=args.stratum, features=args.features, similarity=args.similarity,
                              null=args.null, permutations=args.permutations, seed=args.seed,
-                             scheduler=args.scheduler, workers=args.workers, progress=_Progress(err))
+                             scheduler=args.scheduler, workers=args.workers,
+                             progress=Progress(err, "apnull score: perturbations", after=3.0))
         groups, queries, warnings = res.groups, res.queries, res.warnings
         settings = dict(res.settings, form="profiles", file=args.file)
         skipped_rows = _records(res.skipped)
@@ -206,7 +151,7 @@ def run(args, out, err) -> int:
     if args.json:
         doc = {"settings": settings, "groups": _records(groups) if groups is not None else [],
                "queries": _records(queries), "skipped": skipped_rows, "warnings": list(warnings)}
-        out.write(json.dumps(doc, indent=1) + "\n")
+        out.write(json.dumps(doc) + "\n")
         return 0
     out.write("settings: " + ", ".join(f"{k}={v}" for k, v in settings.items() if k != "file") + "\n")
     if groups is not None:

@@ -18,20 +18,7 @@ import math
 import numba
 import numpy as np
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
 _EULER = 0.5772156649015329
-
-
-@numba.njit(cache=True, inline="always")
-def uniform(key, index):  # pragma: no cover - compiled
-    """The index-th 53-bit uniform in [0, 1) of the counter-based SplitMix64 stream ``key``."""
-    z = key + (index + np.uint64(1)) * _GOLDEN
-    z = (z ^ (z >> np.uint64(30))) * _MIX1
-    z = (z ^ (z >> np.uint64(27))) * _MIX2
-    z = z ^ (z >> np.uint64(31))
-    return np.float64(z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
 
 
 @numba.njit(cache=True, inline="always")

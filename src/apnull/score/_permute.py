@@ -9,7 +9,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ._kernels import _count_sorted, evaluate, sim, uniform
+from .._kernels import uniform
+from ._kernels import _count_sorted, evaluate, sim
 
 
 @numba.njit(cache=True)
