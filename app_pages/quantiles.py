@@ -39,14 +39,10 @@ with guard():
 progress = st.progress(0.0, text="Computing...")
 parts = []
 for i, (m, n) in enumerate(sizes, start=1):
-    if method == "mc":
-        ap, pr = null_draws(m, n, draws, seed)
-        parts.append(summaries.summarise_draws([(m, n, ap, pr)]))
-    else:
-        parts.append(exact_size_summary(m, n))
+    parts.append((m, n, *null_draws(m, n, draws, seed)) if method == "mc" else exact_size_summary(m, n))
     progress.progress(i / len(sizes), text=f"Size {i} of {len(sizes)} (m = {m}, n = {n})")
 progress.empty()
-summary = pd.concat(parts, ignore_index=True)
+summary = summaries.summarise_draws(parts) if method == "mc" else pd.concat(parts, ignore_index=True)
 
 fig = plots.quantile_figure(summary, M, N, exact_mean=summaries.exact_mean_curve(M, N, K))
 show_figure(fig, key="quantiles")

@@ -107,14 +107,15 @@ def test_law_does_not_alias_the_callers_arrays():
     assert law.probs.tolist() == [0.5, 0.25, 0.25]
 
 
-def test_ui_cached_draws_are_private_copies():
-    """st.cache_data hands every caller its own copy of the cached draws and laws (no runtime needed)."""
+def test_ui_cached_draws_are_read_only():
+    """The shared draws cannot be changed by one caller: writing raises, the next caller sees the same."""
     from apnull.ui import cache
 
     ap, pr = cache.null_draws(6, 41, 500, 12345)
     ap_expected, pr_expected = ap.copy(), pr.copy()
-    ap[:] = -1.0
-    pr[:] = -1.0
+    for arr in (ap, pr):
+        with pytest.raises(ValueError):
+            arr[:] = -1.0
     ap2, pr2 = cache.null_draws(6, 41, 500, 12345)
     assert np.array_equal(ap2, ap_expected) and np.array_equal(pr2, pr_expected)
 

@@ -327,3 +327,18 @@ def test_exact_sf_does_not_merge_distinct_close_support_values():
 @pytest.mark.parametrize("m, n", [(1, 99_999), (1, 50_000)])
 def test_auto_does_not_pick_a_slow_exact_law(m, n):
     assert sg.choose_method(m, n, "ap") != "exact"
+
+
+def test_cache_is_bounded_in_bytes(monkeypatch):
+    """Monte Carlo laws are big: the cache drops the oldest until its arrays fit CACHE_BYTES (newest kept)."""
+    from collections import OrderedDict
+
+    monkeypatch.setattr(sg, "_CACHE", OrderedDict())
+    monkeypatch.setattr(sg, "CACHE_BYTES", 3 * 10**6)
+    laws = [apnull.null_distribution(30, 300 + i, method="mc", draws=50_000, seed=1) for i in range(4)]
+    assert all(sg._nbytes(law) > 10**6 for law in laws)
+    assert sg._cache_bytes() <= 3 * 10**6 and len(sg._CACHE) < 4
+    assert next(reversed(sg._CACHE.values())) is laws[-1]
+    monkeypatch.setattr(sg, "CACHE_BYTES", 1)
+    apnull.null_distribution(30, 400, method="mc", draws=1000, seed=1)
+    assert len(sg._CACHE) == 1

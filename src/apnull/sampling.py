@@ -110,7 +110,9 @@ def _metrics_numpy(key: np.uint64, rows: int, k: int, N: int, m: int, complement
     for r0 in range(0, rows, step):
         rr = min(step, rows - r0)
         # the uniforms of rows r0..r0+rr-1 are the stream's numbers r0*k .. (r0+rr)*k - 1
-        U = _uniforms(key + np.uint64(r0 * k) * _GOLDEN, rr, k)
+        with np.errstate(over="ignore"):  # the stream's offset wraps around 2^64 on purpose
+            start = key + np.uint64(r0 * k) * _GOLDEN
+        U = _uniforms(start, rr, k)
         T = np.minimum((U * highs).astype(np.int64), highs - 1)
         mark = np.zeros(rr * N, dtype=bool)
         base = np.arange(rr) * N

@@ -28,7 +28,7 @@ from .limits import (EXACT_MAX_PLACEMENTS, as_probability, check_choice, check_d
 from .sampling import sample_null
 
 __all__ = ["null_distribution", "threshold", "p_value", "choose_method", "null_position", "NullPosition",
-           "METHODS", "AUTO_EXACT_WORK", "AUTO_GRID_WORK", "DEFAULT_DRAWS", "CACHE_SIZE"]
+           "METHODS", "AUTO_EXACT_WORK", "AUTO_GRID_WORK", "DEFAULT_DRAWS", "CACHE_SIZE", "CACHE_BYTES"]
 
 METHODS = ("auto", "exact", "grid", "mc")
 #: "auto" counts placements exactly while (m+n) * C(m+n, m) is at most this (about 0.1 s).
@@ -38,9 +38,12 @@ AUTO_GRID_WORK = 6 * 10**8
 #: Draws used by "mc" when none are given.
 DEFAULT_DRAWS = 100_000
 
-#: Laws kept by :func:`null_distribution` (least recently used dropped first). Laws are read-only,
-#: so callers in different threads or sessions share them safely.
+#: Laws kept by :func:`null_distribution` (least recently used dropped first): at most this many, and
+#: at most CACHE_BYTES of arrays (the newest law is always kept, so a single Monte Carlo law of 10^7
+#: draws, about 320 MB, may exceed it alone). Laws are read-only, so callers in different threads or
+#: sessions share them safely.
 CACHE_SIZE = 64
+CACHE_BYTES = 256 * 2**20
 _CACHE: OrderedDict = OrderedDict()
 _CACHE_LOCK = threading.Lock()
 
@@ -122,9 +125,18 @@ def null_distribution(m, n, metric="ap", method="auto", draws=None, seed=None, t
         with _CACHE_LOCK:
             law = _CACHE.setdefault(key, law)  # a law another thread stored first wins: one object per key
             _CACHE.move_to_end(key)
-            while len(_CACHE) > CACHE_SIZE:
+            while len(_CACHE) > 1 and (len(_CACHE) > CACHE_SIZE or _cache_bytes() > CACHE_BYTES):
                 _CACHE.popitem(last=False)
     return law
+
+
+def _nbytes(law: NullDistribution) -> int:
+    return sum(a.nbytes for a in (law.values, law.probs, law.draws, law.counts) if a is not None) * 5 // 4
+
+
+def _cache_bytes() -> int:
+    """Bytes held by the cached laws (arrays, plus a quarter for the cumulative sums)."""
+    return sum(_nbytes(law) for law in _CACHE.values())
 
 
 def threshold(m, n, metric="ap", q=0.95, method="auto", **kwargs) -> float:

@@ -35,29 +35,26 @@ def density_figure(curves: list[dict], metric: str, M: int, N: int, exact: list[
     exact : list of dict, optional
         The exact law smoothed with the same kernel (same keys), drawn dashed in black.
     """
-    fig = go.Figure()
     totals = [c["m"] + c["n"] for c in curves]
     colors = size_colors(totals)
-    for c, color in zip(curves, colors):
-        fig.add_trace(go.Scatter(
-            x=c["x"], y=c["y"], mode="lines", line=dict(color=color, width=1.4),
-            name=f"m={c['m']}, n={c['n']}", showlegend=False,
-            hovertemplate=(f"m = {c['m']}, n = {c['n']}<br>{metric.upper()} = %{{x:.4f}}"
-                           "<br>density = %{y:.3f}<extra></extra>"),
-        ))
-    for i, c in enumerate(exact or []):
-        fig.add_trace(go.Scatter(
-            x=c["x"], y=c["y"], mode="lines", line=dict(color=PALETTE["exact"], width=1.2, dash="dash"),
-            name=f"exact law ({c.get('method', 'exact')}, same kernel)", legendgroup="exact", showlegend=i == 0,
-            hovertemplate=(f"exact law, m = {c['m']}, n = {c['n']}<br>{metric.upper()} = %{{x:.4f}}"
-                           "<br>density = %{y:.3f}<extra></extra>"),
-        ))
+    # traces as plain dicts, validated once by go.Figure (100 add_trace calls cost about 0.2 s)
+    traces = [dict(type="scatter", x=c["x"], y=c["y"], mode="lines", line=dict(color=color, width=1.4),
+                   name=f"m={c['m']}, n={c['n']}", showlegend=False,
+                   hovertemplate=(f"m = {c['m']}, n = {c['n']}<br>{metric.upper()} = %{{x:.4f}}"
+                                  "<br>density = %{y:.3f}<extra></extra>"))
+              for c, color in zip(curves, colors)]
+    traces += [dict(type="scatter", x=c["x"], y=c["y"], mode="lines",
+                    line=dict(color=PALETTE["exact"], width=1.2, dash="dash"),
+                    name=f"exact law ({c.get('method', 'exact')}, same kernel)", legendgroup="exact",
+                    showlegend=i == 0,
+                    hovertemplate=(f"exact law, m = {c['m']}, n = {c['n']}<br>{metric.upper()} = %{{x:.4f}}"
+                                   "<br>density = %{y:.3f}<extra></extra>"))
+               for i, c in enumerate(exact or [])]
     # an invisible trace carries the colour bar for m + n
-    fig.add_trace(go.Scatter(
-        x=[None], y=[None], mode="markers", showlegend=False, hoverinfo="skip",
-        marker=dict(colorscale=COLORSCALE, cmin=min(totals), cmax=max(totals), color=[min(totals)],
-                    showscale=True, colorbar=dict(title="m + n", thickness=14)),
-    ))
+    traces.append(dict(type="scatter", x=[None], y=[None], mode="markers", showlegend=False, hoverinfo="skip",
+                       marker=dict(colorscale=COLORSCALE, cmin=min(totals), cmax=max(totals), color=[min(totals)],
+                                   showscale=True, colorbar=dict(title="m + n", thickness=14))))
+    fig = go.Figure(data=traces)
     sub = f"M = {M}, N = {N}, sizes (M·i, N·i)" + (f", {draws:,} draws each" if draws else "")
     base_layout(fig, f"{METRIC_NAMES[metric]} under the null<br><sup>{sub}</sup>", METRIC_NAMES[metric], "density")
     fig.update_xaxes(range=[0, _visible_end(curves)])

@@ -1,7 +1,17 @@
-"""Cached wrappers around the library for the dashboard. Caches are bounded (entries and age).
+"""Cached wrappers around the library for the dashboard, shared by every session.
 
-Per-size Monte Carlo draws are cached one size at a time, so a page can loop over sizes with a
-progress bar and a rerun with one more size only computes that size.
+Caches are bounded by entries and age (one hour), and so in memory:
+
+- ``null_draws``: 128 sizes x at most 1,000,000 draws x 2 arrays x 8 bytes: at most 2 GB, in practice
+  a few MB (the default view is 50 sizes x 10,000 draws = 8 MB);
+- ``density_figures``: 16 pairs of figures of at most 200 curves x 401 points: under 0.2 GB;
+- null laws: the library's own cache (:data:`apnull.significance.CACHE_BYTES`, 256 MB);
+- ``moments``, ``exact_size_summary``: small.
+
+Shared objects are handed out as they are (``st.cache_resource``: no pickling on every hit) and
+are read-only: draws are read-only arrays, laws have read-only arrays, and figures are only read
+(``st.plotly_chart`` serialises a copy). Per-size draws are cached one size at a time, so a page
+can loop over sizes with a progress bar and a rerun with one more size only computes that size.
 """
 
 from __future__ import annotations
@@ -16,17 +26,19 @@ from ..sampling import sample_null
 _TTL = 3600
 
 
-@st.cache_data(max_entries=256, ttl=_TTL, show_spinner=False)
+@st.cache_resource(max_entries=128, ttl=_TTL, show_spinner=False)
 def null_draws(m: int, n: int, draws: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """(ap, pr) Monte Carlo draws for one size; identical for a (m, n, draws, seed) on any page."""
+    """(ap, pr) Monte Carlo draws for one size, read-only; identical for a (m, n, draws, seed) on any page."""
     s = sample_null(m, n, draws, seed)
+    for arr in (s.ap, s.pr):
+        arr.setflags(write=False)
     return s.ap, s.pr
 
 
-@st.cache_data(max_entries=128, ttl=_TTL, show_spinner=False)
 def null_law(m: int, n: int, metric: str = "ap", method: str = "auto", draws: int | None = None,
              seed: int | None = 0, tol: float = 1e-3):
-    """The null law (see apnull.null_distribution); seed defaults to 0 so Monte Carlo is reproducible."""
+    """The null law (see apnull.null_distribution, whose bounded, thread-safe cache holds it); seed
+    defaults to 0 so Monte Carlo is reproducible."""
     return significance.null_distribution(m, n, metric, method, draws=draws, seed=seed, tol=tol)
 
 
@@ -44,7 +56,7 @@ def exact_size_summary(m: int, n: int, tol: float = 1e-3):
     return compute(m, n, tol)
 
 
-@st.cache_data(max_entries=32, ttl=_TTL, show_spinner=False)
+@st.cache_resource(max_entries=16, ttl=_TTL, show_spinner=False)
 def density_figures(M: int, N: int, K: int, draws: int, seed: int, show_exact: bool):
     """The two density figures of the "Null densities" page and, per metric, how many sizes have the
     exact overlay. Cached whole, so a rerun with the same inputs rebuilds nothing."""
