@@ -1,4 +1,7 @@
-"""AP Null Explorer: the Streamlit entry point (page registry and shared sidebar only)."""
+"""AP Null Explorer: the dashboard script (page registry and shared sidebar only), served by app.py.
+
+AppTest runs this file; ``streamlit run app.py`` serves it with the kernel warmed at server start.
+"""
 
 from pathlib import Path
 
@@ -7,7 +10,7 @@ import streamlit as st
 from apnull.ui import warmup
 from apnull.ui.state import keep_page_params
 
-warmup.start()  # numba import + kernel load in a background thread, once per process (issue 9, item 4)
+warmup.start()  # no-op under app.py (already warm); run alone, it warms in a background thread
 
 HERE = Path(__file__).parent
 PAGES = HERE / "app_pages"  # not "pages/": that name switches on Streamlit's automatic multipage mode

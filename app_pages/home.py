@@ -33,6 +33,7 @@ links = [
     ("hypergeometric", "Hypergeometric check", "Precision@K of shuffled labels against its exact law."),
     ("ranking", "Ranking editor", "Edit a ranking and watch precision, recall, the PR curve and AP move."),
     ("sampled", "Sampled metrics", "What AP, NDCG and Recall@k measure when items are sampled (Rendle)."),
+    ("score", "Score your data", "Upload your profiles: which perturbations beat chance (calibrated mAP p-values)."),
 ]
 for path, title, text in links:
     st.page_link(f"app_pages/{path}.py", label=f"**{title}**: {text}")

@@ -1,6 +1,6 @@
-"""Shared AppTest helpers for the page tests: open a page through app.py, set widgets, read the output.
+"""Shared AppTest helpers for the page tests: open a page through dashboard.py, set widgets, read the output.
 
-Import as ``from apptest import ...`` (pytest puts tests/ on sys.path). A page runs through app.py
+Import as ``from apptest import ...`` (pytest puts tests/ on sys.path). A page runs through dashboard.py
 (``st.navigation``), so the test sees what a user sees: page-local URL parameters (each page's keys carry
 its prefix, see ``apnull.ui.state.PAGE_PARAMS`` and docs/PAGES.md), foreign parameters dropped.
 """
@@ -15,7 +15,7 @@ from apnull.ui.state import PAGE_PARAMS
 from plotly_json import decode, figures, trace  # noqa: F401  (re-exported)
 
 ROOT = Path(__file__).resolve().parents[1]
-APP = str(ROOT / "app.py")
+APP = str(ROOT / "dashboard.py")
 #: url path -> the widget-key prefix of the page (the score page has none)
 PREFIX = {"densities": "dn_", "quantiles": "qt_", "lookup": "lk_", "binning": "bn_", "hypergeometric": "hg_",
           "ranking": "rk_", "sampled": "sm_", "score": ""}
@@ -33,7 +33,7 @@ def app(timeout: float = 180) -> AppTest:
 
 
 def open_page(page: str, query: dict | None = None, timeout: float = 180, at: AppTest | None = None) -> AppTest:
-    """Run ``page`` through app.py, the URL holding ``query`` (keys as in the URL), like a pasted link."""
+    """Run ``page`` through dashboard.py, the URL holding ``query`` (keys as in the URL), like a pasted link."""
     if at is None:
         at = app(timeout)
         at.run()
@@ -80,7 +80,7 @@ def set_widgets(at: AppTest, widgets: dict, prefix: str = "") -> AppTest:
 
 
 def run_page(page: str, timeout: float = 180, **widgets) -> AppTest:
-    """Open ``page`` through app.py with default inputs, then set ``widgets`` (keys without the page prefix)."""
+    """Open ``page`` through dashboard.py with default inputs, then set ``widgets`` (keys without the page prefix)."""
     at = open_page(page, timeout=timeout)
     return set_widgets(at, widgets, PREFIX[page])
 

@@ -6,8 +6,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[1]
-APP = str(ROOT / "app.py")
-PAGES = ["densities", "quantiles", "lookup", "binning", "hypergeometric", "ranking", "sampled"]
+APP = str(ROOT / "dashboard.py")
+PAGES = ["densities", "quantiles", "lookup", "binning", "hypergeometric", "ranking", "sampled", "score"]
 
 
 def test_app_runs_default_page():

@@ -20,7 +20,7 @@ LABELS = {"ap": "AP", "r_precision": "R-precision", "auc": "AUC", "rr": "RR", "p
 
 
 def open_page(**query) -> AppTest:
-    """The ranking page through app.py with ``query`` in the URL (k, preset, seed get the rk_ prefix)."""
+    """The ranking page through dashboard.py with ``query`` in the URL (k, preset, seed get the rk_ prefix)."""
     return apptest.open_page("ranking", {k if k == "r" else "rk_" + k: v for k, v in query.items()}, timeout=60)
 
 

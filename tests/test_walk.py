@@ -1,7 +1,7 @@
 """Walk every page in one session (issue 9, items 1 and 3): change every input of every page, then visit
 every page again; no page may show a new error, an exception or another page's URL parameter.
 
-One AppTest session goes through app.py like a student clicking through the sidebar: on each page it
+One AppTest session goes through dashboard.py like a student clicking through the sidebar: on each page it
 sets every input to a non-default value (``CHANGES``, keys without the page prefix), then it walks all
 pages once more. Each page must look as it does when opened alone (no st.error that the clean page does
 not show), and the URL must hold only parameters the page owns (``apnull.ui.state.PAGE_PARAMS``).

@@ -3,7 +3,7 @@
 Each page's widget keys (= URL parameter names) carry a short page prefix (``lk_m`` on the lookup page,
 ``qt_draws`` on the quantiles page, ...), so a value typed on one page never reaches a widget of another
 page. Streamlit keeps the query string across ``st.navigation`` page switches; ``keep_page_params`` runs
-in app.py right after ``st.navigation`` and removes every parameter the page does not own (foreign
+in dashboard.py right after ``st.navigation`` and removes every parameter the page does not own (foreign
 pages' parameters and unknown ones), so a page never opens with another page's inputs and a copied
 link holds only the inputs of the page it shows. The table is documented in docs/PAGES.md.
 """

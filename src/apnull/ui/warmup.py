@@ -3,10 +3,11 @@
 A fresh dashboard process pays about 1.5 s before its first Monte Carlo draw: ``import numba``
 (0.3-0.9 s) and loading the cached machine code of ``apnull._kernels.floyd_ap_pr`` (about 0.6 s,
 including the start of numba's thread pool). ``start()`` does that work in a daemon thread as
-soon as app.py first runs, while the first page is still importing pandas and plotly and drawing
-its widgets, so by the time the page asks for draws the kernel is (mostly) ready. The first page
-is never delayed: nothing waits for the thread, and a page that needs the kernel earlier simply
-blocks on Python's import lock until the thread's import is done (no work is done twice).
+soon as the server starts: app.py's ``st.App`` lifespan starts it and waits for it (at most 60 s)
+before the server accepts visitors, so the first page finds the kernel loaded and plotly's
+validators imported. Run without app.py (AppTest, ``streamlit run dashboard.py``), dashboard.py
+starts it in the background on its first run and nothing waits for it: a page that needs the kernel
+earlier blocks on Python's import lock until the thread's import is done (no work is done twice).
 
 It also sets ``OMP_WAIT_POLICY=PASSIVE`` (unless the environment already sets it) before numba's
 OpenMP thread pool starts. By default OpenMP's idle workers spin on a barrier; a server runs many
@@ -19,7 +20,7 @@ the argument types the pages use (no second compilation, nothing written to numb
 Failures are logged, never raised: the pages then do the same work themselves, as before.
 
     from apnull.ui import warmup
-    warmup.start()          # in app.py; returns at once, runs once per process
+    warmup.start()          # app.py's lifespan, dashboard.py; returns at once, runs once per process
     warmup.wait(5)          # tests/benchmarks: block until done (True if finished)
 """
 
@@ -39,7 +40,7 @@ _done = threading.Event()
 _status: dict[str, object] = {"state": "not started"}
 
 #: Modules the pages import; imported after the kernel (which is what the first page waits for).
-MODULES = ("apnull.sampling", "apnull.views.null", "apnull.plots", "plotly.graph_objects")
+MODULES = ("apnull.sampling", "apnull.views.null", "apnull.plots", "plotly.graph_objects", "pandas")
 
 
 def _warm() -> None:
@@ -55,12 +56,26 @@ def _warm() -> None:
         for name in MODULES:
             importlib.import_module(name)
         steps["modules"] = time.perf_counter() - t0
+        _first_figure()
+        steps["figure"] = time.perf_counter() - t0
         _status.update(state="done", seconds=steps)
     except Exception as exc:  # noqa: BLE001 - a warm-up must never break the app
         _status.update(state="failed", error=f"{type(exc).__name__}: {exc}", seconds=steps)
         _LOG.warning("apnull warm-up failed (the pages will load the kernel themselves): %s", exc)
     finally:
         _done.set()
+
+
+def _first_figure() -> None:
+    """Build and serialise one small density figure as st.plotly_chart does: plotly loads its
+    validators and JSON engine on first use (about 0.2 s)."""
+    import numpy as np
+    import plotly.io as pio
+
+    from apnull.plots import density_figure
+
+    grid = np.linspace(0.0, 1.0, 5)
+    pio.to_json(density_figure([dict(m=1, n=1, x=grid, y=grid)], "ap", 1, 1))
 
 
 def start() -> threading.Thread | None:

@@ -1,0 +1,24 @@
+"""AP Null Explorer: the server entry point. ``streamlit run app.py`` serves the dashboard (dashboard.py).
+
+Streamlit runs an ``st.App`` found here as an ASGI app. Its lifespan warms the Monte Carlo kernel
+(numba's import and cached machine code, about 1.5 s) and the figure modules once, when the server
+starts and before it accepts the first visitor, so the first page does not pay for them
+(see apnull.ui.warmup). The dashboard itself, the page registry and the sidebar, is dashboard.py.
+"""
+
+import asyncio
+from contextlib import asynccontextmanager
+
+import streamlit as st
+
+
+@asynccontextmanager
+async def lifespan(_app):
+    from apnull.ui import warmup
+
+    warmup.start()
+    await asyncio.to_thread(warmup.wait, 60)  # bounded: a failed warm-up only means a slower first page
+    yield
+
+
+app = st.App("dashboard.py", lifespan=lifespan)
