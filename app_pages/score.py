@@ -253,7 +253,7 @@ calibration = view.calibration_table()
 st.dataframe(calibration, hide_index=True, key="calibration_table",
              column_config={"fpr_05": st.column_config.TextColumn("false-positive rate at α = 0.05"),
                             "fpr_01": st.column_config.TextColumn("at α = 0.01")})
-st.caption(f"{view.CALIBRATION_SOURCE.capitalize()}: true-null screens, 4 replicates per perturbation, "
-           f"cosine similarity, thousands of tests. {view.CALIBRATION_FDR}")
+st.caption(f"Each cell: {view.CALIBRATION_LAYOUTS}. Measured by {view.CALIBRATION_SOURCE[len('measured by '):]}. "
+           f"{view.CALIBRATION_FDR}")
 download_csv(calibration, "calibration.csv", label="Download the calibration table (CSV)",
              key="download_calibration")

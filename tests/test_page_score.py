@@ -136,7 +136,7 @@ def test_calibration_note_is_shown():
     at = _run()
     cal = next(d.value for d in at.dataframe if "verdict" in d.value.columns)
     pd.testing.assert_frame_equal(cal, view.calibration_table())
-    assert any(view.CALIBRATION_SOURCE in c.value.lower() for c in at.caption)
+    assert any(view.CALIBRATION_SOURCE[len("measured by "):] in c.value for c in at.caption)
 
 
 @pytest.mark.parametrize("params, message", [

@@ -139,6 +139,7 @@ def test_calibration_table_and_formatting():
     assert list(cal.columns) == ["method", "fpr_05", "fpr_01", "verdict"]
     verdicts = dict(zip(cal["method"].str.split(" ").str[0], cal["verdict"]))
     assert verdicts["label"] == "calibrated" and "over-rejects" in verdicts["the"]
-    assert "issue 8" in view.CALIBRATION_SOURCE
+    assert "benchmarks/calibration.py" in view.CALIBRATION_SOURCE
+    assert float(cal.loc[0, "fpr_05"].split(" / ")[0]) == pytest.approx(0.05, abs=0.01)
     assert view.p_text(0.06) == "0.060" and view.p_text(0.00297) == "0.00297" and view.p_text(np.nan) == "n/a"
     assert view.file_digest(b"abc") == view.file_digest(b"abc") != view.file_digest(b"abd")

@@ -1,4 +1,6 @@
-"""Compiled kernels (numba). Imported lazily: only Monte Carlo sampling needs them.
+"""Compiled kernels (numba) of the null sampler, and the package's one random stream (``uniform``).
+
+Imported lazily: only Monte Carlo sampling and the scoring permutations (apnull.score) need them.
 
 ``floyd_ap_pr`` performs exactly the steps of ``sampling._metrics_numpy`` (the plain-numpy reference)
 and gives the same numbers; tests hold the two together.

@@ -53,6 +53,18 @@ SAMPLED_MAX_TABLE_CELLS = 3_000_000
 #: Most simulated repetitions, and the largest repetitions x total instances (about 3 s at the limit).
 SAMPLED_MAX_REPETITIONS, SAMPLED_MAX_SIMULATED = 100_000, 2_500_000
 
+# -- scoring a screen (apnull.score, `apnull score`, the "Score your data" page) ---------------------------
+#: Largest input file (checked before reading): a table that size needs a few GB once parsed.
+SCORE_MAX_FILE_BYTES = 200 * 1024 * 1024
+#: Most control rows in one stratum: its sorted similarity rows and their ranks take 12 n^2 bytes
+#: (1.2 GB at the limit).
+SCORE_MAX_STRATUM_CONTROLS = 10_000
+#: Most label permutations per perturbation (library and CLI; B x 8 bytes per perturbation in flight),
+#: and on the dashboard page.
+SCORE_MAX_PERMUTATIONS, SCORE_PAGE_MAX_PERMUTATIONS = 1_000_000, 100_000
+#: ``permutations="all"`` enumerates at most this many label assignments per perturbation.
+SCORE_MAX_EXACT_ASSIGNMENTS = 200_000
+
 
 def as_int(value, name: str, minimum: int | None = None, maximum: int | None = None) -> int:
     """Return ``value`` as a Python int, or raise ValueError naming ``name`` and the allowed range.

@@ -63,9 +63,9 @@ def writable_path(name: str, suffixes: tuple[str, ...] | None = None):
             raise argparse.ArgumentTypeError(f"{name} must name a {' or '.join(suffixes)} file, got {text!r}")
         folder = os.path.dirname(os.path.abspath(text))
         if not os.path.isdir(folder):
-            raise argparse.ArgumentTypeError(f"cannot write {text}: folder {folder} does not exist")
+            raise argparse.ArgumentTypeError(f"cannot write {text}: folder {folder!r} does not exist")
         if os.path.isdir(text):
-            raise argparse.ArgumentTypeError(f"cannot write {text}: it is a folder")
+            raise argparse.ArgumentTypeError(f"cannot write {text}: it is a folder; give a file name")
         target = text if os.path.exists(text) else folder
         if not os.access(target, os.W_OK):
             raise argparse.ArgumentTypeError(f"cannot write {text}: permission denied")

@@ -27,7 +27,7 @@ import re
 import numpy as np
 
 from ..score import MAX_FILE_BYTES, NULLS, SIMILARITIES, read_table, score_profiles, score_rankings
-from ..score.profiles import MAX_PERMUTATIONS
+from ..limits import SCORE_MAX_PERMUTATIONS as MAX_PERMUTATIONS
 from ..score.rankings import RANKING_COLUMNS
 from ._common import Progress, add_json, int_arg, writable_path
 

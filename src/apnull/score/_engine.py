@@ -18,13 +18,12 @@ import numpy as np
 
 from apnull.law import VALUE_TOL
 
+from ..limits import SCORE_MAX_EXACT_ASSIGNMENTS as MAX_EXACT_ASSIGNMENTS
 from . import _kernels, _permute
 
 __all__ = ["stream_key", "components", "prepare_component", "run_batch", "run_screen", "pert_spec",
            "MAX_EXACT_ASSIGNMENTS", "BATCH"]
 
-#: ``permutations="all"`` enumerates at most this many label assignments per perturbation.
-MAX_EXACT_ASSIGNMENTS = 200_000
 #: Perturbations per batch (progress granularity; results do not depend on it).
 BATCH = 64
 

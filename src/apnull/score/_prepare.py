@@ -9,12 +9,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..limits import SCORE_MAX_STRATUM_CONTROLS as MAX_STRATUM_CONTROLS
+
 __all__ = ["Screen", "prepare_screen", "check_column", "SIMILARITIES", "MAX_STRATUM_CONTROLS"]
 
 SIMILARITIES = ("cosine", "correlation", "euclidean")
-#: Most control rows one stratum may hold: its sorted similarity rows and their ranks take 12 * n^2
-#: bytes (1.2 GB at the limit).
-MAX_STRATUM_CONTROLS = 10_000
 NO_STRATUM = ""
 
 

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..limits import SCORE_MAX_FILE_BYTES as MAX_FILE_BYTES
+
 __all__ = ["read_table", "MAX_FILE_BYTES"]
 
-#: Largest file :func:`read_table` accepts: 200 MB (209,715,200 bytes), checked before reading. A
-#: table that size already needs a few GB of memory once parsed; split larger screens by plate or
-#: batch, or call the scoring functions on a DataFrame you read yourself.
-MAX_FILE_BYTES = 200 * 1024 * 1024
+# MAX_FILE_BYTES: the largest file read_table accepts, 200 MB, checked before reading (see
+# apnull.limits). Split larger screens by plate or batch, or score a DataFrame you read yourself.
 
 _PARQUET = (".parquet", ".pq", ".parq")
 _TSV = (".tsv", ".tab")

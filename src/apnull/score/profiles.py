@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..limits import SCORE_MAX_PERMUTATIONS as MAX_PERMUTATIONS
 from . import _engine
 from ._prepare import prepare_screen
 from .fdr import benjamini_hochberg
@@ -16,8 +17,6 @@ from .nulls import LawCache
 __all__ = ["score_profiles", "ScoreResult", "NULLS", "MAX_PERMUTATIONS", "NULL_LABELS"]
 
 NULLS = ("permutation", "independent", "copairs")
-#: Most permutations per perturbation (memory B x 8 bytes per perturbation in flight).
-MAX_PERMUTATIONS = 1_000_000
 NULL_LABELS = {"permutation": "permutation", "all": "permutation (all assignments, exact)",
                "independent": "independent (approximate)", "copairs": "copairs (approximate)"}
 

@@ -14,8 +14,8 @@ from dataclasses import astuple, dataclass
 import numpy as np
 import pandas as pd
 
-#: Most label permutations per perturbation on the page (the CLI has no such limit).
-MAX_PERMUTATIONS = 100_000
+from ..limits import SCORE_PAGE_MAX_PERMUTATIONS as MAX_PERMUTATIONS
+
 #: Longest features regular expression (a link can hold 100 kB; a column list rarely needs more).
 MAX_FEATURES_TEXT = 2000
 #: Floor for p-values on the -log10 axis (an approximate null can give p = 0).
@@ -33,22 +33,26 @@ USES_B = ("permutation", "copairs")
 #: The calibration note. Measured in issue 8 (single-cell profiles and scikit-learn's digits; true-null
 #: screens built from one class, 4 replicates per fake perturbation, cosine similarity, thousands of
 #: tests). One constant, so our own measured table can replace it.
-CALIBRATION_SOURCE = "measured in issue 8 on single-cell profiles and digits"
+CALIBRATION_SOURCE = ("measured by benchmarks/calibration.py: true-null screens from scikit-learn's digits, "
+                      "4 replicates, cosine, B = 999; 735 tests per layout (2,940 per-query tests), 99.9% "
+                      "binomial band at 0.05: [0.026, 0.079]")
 CALIBRATION = (
     {"method": "label permutation within strata (null=permutation, this page's default)",
-     "fpr_05": "0.043-0.056", "fpr_01": "0.007-0.012", "verdict": "calibrated"},
+     "fpr_05": "0.048 / 0.053", "fpr_01": "0.016 / 0.014", "verdict": "calibrated"},
     {"method": "per-query AP p-value, exact law (the query table)",
-     "fpr_05": "0.045-0.051", "fpr_01": "", "verdict": "calibrated"},
+     "fpr_05": "0.054 / 0.054", "fpr_01": "0.010 / 0.011", "verdict": "calibrated"},
     {"method": "the k APs treated as independent (null=independent)",
-     "fpr_05": "0.077-0.100", "fpr_01": "0.028-0.045", "verdict": "over-rejects about 2x"},
-    {"method": "copairs 0.5.5, equal control counts per replicate (null=copairs)",
-     "fpr_05": "0.013-0.025", "fpr_01": "0.000-0.002", "verdict": "far too conservative: power lost"},
-    {"method": "copairs 0.5.5, control counts 18/19/21/22 per plate (null=copairs)",
-     "fpr_05": "0.085-0.089", "fpr_01": "0.035-0.038", "verdict": "over-rejects"},
+     "fpr_05": "0.099 / 0.102", "fpr_01": "0.037 / 0.044", "verdict": "over-rejects about 2x"},
+    {"method": "copairs 0.5.5 (null=copairs reproduces it)",
+     "fpr_05": "0.020 / 0.098", "fpr_01": "0.000 / 0.038",
+     "verdict": "too conservative with equal control counts, over-rejects with unequal ones"},
 )
-#: Benjamini-Hochberg at q = 0.05 on a mixed screen (same source): achieved FDR and power.
-CALIBRATION_FDR = "BH at q = 0.05 on a mixed screen: permutation FDR 0.025, power 0.53; copairs 0.002 / 0.17; " \
-                  "independent 0.065 (over the nominal 0.05) / 0.73."
+#: Benjamini-Hochberg at q = 0.05 on mixed screens (same source): achieved FDR and power.
+CALIBRATION_FDR = ("BH at q = 0.05 on mixed screens (digit 0 mixed 20% with digit 6): permutation 17 discoveries, "
+                   "FDR 0.18 (3 false: too few to judge), power 0.16; independent FDR 0.24, power 0.29; "
+                   "copairs 1 discovery, power 0.01.")
+#: Column headers of the calibration table: the two numbers are (equal, unequal) control counts per plate.
+CALIBRATION_LAYOUTS = "equal 20/20/20/20 / unequal 18/19/21/22 controls per plate"
 
 
 def calibration_table() -> pd.DataFrame:
