@@ -5,7 +5,7 @@ import streamlit as st
 
 from apnull.views import null as summaries
 from apnull.ui import bound_int, bound_toggle, download_csv, guard, intro, show_figure
-from apnull.ui.cache import density_figures, null_draws
+from apnull.ui.cache import density_figures, sizes_with_progress
 
 intro(
     "Null densities",
@@ -35,13 +35,7 @@ show_exact = bound_toggle(
 with guard():
     sizes = summaries.check_grid_request(M, N, K, draws)
 
-progress = st.progress(0.0, text="Sampling null rankings...")
-samples = []
-for i, (m, n) in enumerate(sizes, start=1):
-    ap, pr = null_draws(m, n, draws, seed)
-    samples.append((m, n, ap, pr))
-    progress.progress(i / len(sizes), text=f"Sampling null rankings: size {i} of {len(sizes)} (m = {m}, n = {n})")
-progress.empty()
+samples = sizes_with_progress(sizes, draws, seed)
 
 for metric, fig, exact_sizes in density_figures(M, N, K, draws, seed, show_exact):
     show_figure(fig, key=f"density_{metric}")

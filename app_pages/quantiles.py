@@ -6,7 +6,7 @@ import streamlit as st
 from apnull import plots
 from apnull.views import null as summaries
 from apnull.ui import bound_int, bound_select, download_csv, guard, intro, show_figure
-from apnull.ui.cache import exact_size_summary, null_draws
+from apnull.ui.cache import exact_size_summary, sizes_with_progress
 
 intro(
     "Quantiles versus size",
@@ -36,12 +36,8 @@ method = bound_select(
 with guard():
     sizes = summaries.check_grid_request(M, N, K, draws)
 
-progress = st.progress(0.0, text="Computing...")
-parts = []
-for i, (m, n) in enumerate(sizes, start=1):
-    parts.append((m, n, *null_draws(m, n, draws, seed)) if method == "mc" else exact_size_summary(m, n))
-    progress.progress(i / len(sizes), text=f"Size {i} of {len(sizes)} (m = {m}, n = {n})")
-progress.empty()
+parts = sizes_with_progress(sizes, draws, seed, fetch=None if method == "mc" else exact_size_summary,
+                            label="Sampling null rankings" if method == "mc" else "Exact laws")
 summary = summaries.summarise_draws(parts) if method == "mc" else pd.concat(parts, ignore_index=True)
 
 fig = plots.quantile_figure(summary, M, N, exact_mean=summaries.exact_mean_curve(M, N, K))

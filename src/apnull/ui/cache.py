@@ -42,6 +42,19 @@ def null_law(m: int, n: int, metric: str = "ap", method: str = "auto", draws: in
     return significance.null_distribution(m, n, metric, method, draws=draws, seed=seed, tol=tol)
 
 
+def sizes_with_progress(sizes, draws: int, seed: int, fetch=None, label: str = "Sampling null rankings"):
+    """Run ``fetch(m, n)`` (default: the cached :func:`null_draws`) for every size under one progress
+    bar (an uncached loop over cached pieces); returns the results in order."""
+    fetch = fetch or (lambda m, n: (m, n, *null_draws(m, n, draws, seed)))
+    progress = st.progress(0.0, text=f"{label}...")
+    out = []
+    for i, (m, n) in enumerate(sizes, start=1):
+        out.append(fetch(m, n))
+        progress.progress(i / len(sizes), text=f"{label}: size {i} of {len(sizes)} (m = {m}, n = {n})")
+    progress.empty()
+    return out
+
+
 @st.cache_data(max_entries=1024, ttl=_TTL, show_spinner=False)
 def moments(m: int, n: int) -> tuple[float, float]:
     """(E[AP], SD[AP]) in closed form."""

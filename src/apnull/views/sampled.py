@@ -259,14 +259,19 @@ def exact_table(long: pd.DataFrame, rankings: Mapping[str, Sequence[int]]) -> pd
     return out
 
 
-def sampled_table(long: pd.DataFrame, digits: int = 4) -> pd.DataFrame:
-    """Wide 'mean ± SD' table of the expected sampled metrics (paper Section 4.3 layout)."""
+def _wide_pm(long: pd.DataFrame, mean: str, sd: str, digits: int) -> pd.DataFrame:
+    """One row per algorithm, one 'mean ± SD' column per metric label."""
     names = list(dict.fromkeys(long["algorithm"]))
     out = pd.DataFrame({"algorithm": names})
     for label in dict.fromkeys(long["label"]):
         part = long[long["label"] == label].set_index("algorithm")
-        out[label] = [_pm(part.loc[a, "sampled_mean"], part.loc[a, "sampled_sd"], digits) for a in names]
+        out[label] = [_pm(part.loc[a, mean], part.loc[a, sd], digits) for a in names]
     return out
+
+
+def sampled_table(long: pd.DataFrame, digits: int = 4) -> pd.DataFrame:
+    """Wide 'mean ± SD' table of the expected sampled metrics (paper Section 4.3 layout)."""
+    return _wide_pm(long, "sampled_mean", "sampled_sd", digits)
 
 
 def simulation_table(rankings: Mapping[str, Sequence[int]], n: int, s: int, repetitions: int, seed: int,
@@ -300,12 +305,7 @@ def simulation_table(rankings: Mapping[str, Sequence[int]], n: int, s: int, repe
 
 def simulation_wide(sim: pd.DataFrame, digits: int = 4) -> pd.DataFrame:
     """Wide 'mean ± SD' table of :func:`simulation_table`."""
-    names = list(dict.fromkeys(sim["algorithm"]))
-    out = pd.DataFrame({"algorithm": names})
-    for label in dict.fromkeys(sim["label"]):
-        part = sim[sim["label"] == label].set_index("algorithm")
-        out[label] = [_pm(part.loc[a, "sim_mean"], part.loc[a, "sim_sd"], digits) for a in names]
-    return out
+    return _wide_pm(sim, "sim_mean", "sim_sd", digits)
 
 
 def paper_comparison() -> pd.DataFrame:
