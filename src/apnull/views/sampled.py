@@ -53,7 +53,8 @@ def parse_ranks(text, name: str = "ranks") -> list[int]:
         try:
             value = int(entry)
         except ValueError:
-            raise ValueError(f"{name}: {entry!r} is not a whole number; type the true ranks as "
+            shown = entry if len(entry) <= 40 else f"{entry[:40]}..."
+            raise ValueError(f"{name}: {shown!r} is not a whole number; type the true ranks as "
                              "comma-separated positive integers, e.g. 40, 40, 8437") from None
         if value < 1:
             raise ValueError(f"{name}: ranks start at 1 (the top of the list), got {value}")
