@@ -1,12 +1,10 @@
 """Null quantiles (q75, q90, q95) and mean of AP and Precision@R versus size."""
 
-import pandas as pd
 import streamlit as st
 
-from apnull import plots
 from apnull.views import null as summaries
 from apnull.ui import bound_int, bound_select, download_csv, guard, intro, show_figure
-from apnull.ui.cache import exact_size_summary, sizes_with_progress
+from apnull.ui.cache import exact_size_summary, quantile_view, sizes_with_progress
 
 intro(
     "Quantiles versus size",
@@ -36,11 +34,9 @@ method = bound_select(
 with guard():
     sizes = summaries.check_grid_request(M, N, K, draws)
 
-parts = sizes_with_progress(sizes, draws, seed, fetch=None if method == "mc" else exact_size_summary,
-                            label="Sampling null rankings" if method == "mc" else "Exact laws")
-summary = summaries.summarise_draws(parts) if method == "mc" else pd.concat(parts, ignore_index=True)
-
-fig = plots.quantile_figure(summary, M, N, exact_mean=summaries.exact_mean_curve(M, N, K))
+sizes_with_progress(sizes, draws, seed, fetch=None if method == "mc" else exact_size_summary,
+                    label="Sampling null rankings" if method == "mc" else "Exact laws")
+summary, wide, fig = quantile_view(M, N, K, draws, seed, method)
 show_figure(fig, key="quantiles")
 
 if method == "exact":
@@ -50,7 +46,6 @@ if method == "exact":
                 "would take more than a second per size. Switch to Monte Carlo to see all sizes.",
                 icon=":material/info:")
 
-wide = summaries.wide_summary(summary)
 st.subheader("Summary table")
 st.dataframe(wide, hide_index=True, column_config={
     c: st.column_config.NumberColumn(format="%.4f") for c in ("q75", "q90", "q95", "avg")

@@ -4,7 +4,8 @@ Caches are bounded by entries and age (one hour), and so in memory:
 
 - ``null_draws``: 128 sizes x at most 1,000,000 draws x 2 arrays x 8 bytes: at most 2 GB, in practice
   a few MB (the default view is 50 sizes x 10,000 draws = 8 MB);
-- ``density_figures``: 16 pairs of figures of at most 200 curves x 401 points: under 0.2 GB;
+- ``density_figures``, ``quantile_view``: 16 views each, figures of at most 200 curves x 401 points:
+  under 0.2 GB;
 - null laws: the library's own cache (:data:`apnull.significance.CACHE_BYTES`, 256 MB);
 - ``moments``, ``exact_size_summary``: small.
 
@@ -67,6 +68,24 @@ def exact_size_summary(m: int, n: int, tol: float = 1e-3):
     from ..views.null import exact_size_summary as compute
 
     return compute(m, n, tol)
+
+
+@st.cache_resource(max_entries=16, ttl=_TTL, show_spinner=False)
+def quantile_view(M: int, N: int, K: int, draws: int, seed: int, method: str):
+    """(summary, wide table, figure) of the "Quantiles vs size" page, built once per input set from the
+    per-size caches (fill them first, e.g. with :func:`sizes_with_progress`)."""
+    import pandas as pd
+
+    from .. import plots
+    from ..views import null as summaries
+
+    sizes = summaries.check_grid_request(M, N, K, draws)
+    if method == "mc":
+        summary = summaries.summarise_draws([(m, n, *null_draws(m, n, draws, seed)) for m, n in sizes])
+    else:
+        summary = pd.concat([exact_size_summary(m, n) for m, n in sizes], ignore_index=True)
+    fig = plots.quantile_figure(summary, M, N, exact_mean=summaries.exact_mean_curve(M, N, K))
+    return summary, summaries.wide_summary(summary), fig
 
 
 @st.cache_resource(max_entries=16, ttl=_TTL, show_spinner=False)
