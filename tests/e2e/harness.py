@@ -536,6 +536,13 @@ _CONTENT_HEIGHT_JS = """
 """
 
 
+def metric_value(page, label: str) -> str:
+    """The shown value of the st.metric whose label contains ``label``."""
+    card = page.locator('[data-testid="stMetric"]').filter(
+        has=page.locator('[data-testid="stMetricLabel"]', has_text=label))
+    return card.locator('[data-testid="stMetricValue"]').first.inner_text().strip()
+
+
 def screenshot(page, name: str, *, full_page: bool = True, max_height: int = 20_000) -> Path:
     """Save <repo>/artifacts/screenshots/<name>.png and return the path.
 

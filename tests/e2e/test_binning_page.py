@@ -5,14 +5,8 @@ import numpy as np
 import apnull
 from apnull.binning_cost import binning_cost, binning_summary
 from plotly_json import decode
-from harness import (assert_charts_rendered, assert_no_exception, chart_data, expect_rerun, goto, number_input,
-                     query_params, screenshot, set_number_input)
-
-
-def metric_value(page, label):
-    card = page.locator('[data-testid="stMetric"]').filter(
-        has=page.locator('[data-testid="stMetricLabel"]', has_text=label))
-    return card.locator('[data-testid="stMetricValue"]').first.inner_text().strip()
+from harness import (assert_charts_rendered, assert_no_exception, chart_data, expect_rerun, goto, metric_value,
+                     number_input, query_params, screenshot, set_number_input)
 
 
 def trace(page, index, name):

@@ -1,15 +1,8 @@
 """Browser tests of the "Threshold lookup" page (/lookup)."""
 
 import apnull
-from harness import (assert_charts_rendered, assert_no_exception, chart_data, expect_rerun, goto, number_input,
-                     query_params, screenshot, set_number_input)
-
-
-def metric_value(page, label):
-    """The shown value of the st.metric whose label is ``label``."""
-    card = page.locator('[data-testid="stMetric"]').filter(
-        has=page.locator('[data-testid="stMetricLabel"]', has_text=label))
-    return card.locator('[data-testid="stMetricValue"]').first.inner_text().strip()
+from harness import (assert_charts_rendered, assert_no_exception, chart_data, expect_rerun, goto, metric_value,
+                     number_input, query_params, screenshot, set_number_input)
 
 
 def line_x(page, index, prefix):
