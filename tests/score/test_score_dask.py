@@ -28,3 +28,21 @@ def test_local_cluster_equals_in_process():
 def test_worker_processes_equal_in_process():
     table = digits_screen(seed=4)
     _check_same(score_profiles(table, **KW), score_profiles(table, workers=2, **KW))
+
+
+def test_missing_dask_is_a_clear_error(monkeypatch):
+    """Without the optional extra, asking for workers says how to install it (no traceback)."""
+    import builtins
+
+    from apnull.score import digits_screen, score_profiles
+
+    real_import = builtins.__import__
+
+    def no_dask(name, *args, **kwargs):
+        if name.startswith("dask"):
+            raise ImportError("No module named 'dask'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_dask)
+    with pytest.raises(ValueError, match=r"pip install 'apnull\[dask\]'"):
+        score_profiles(digits_screen(), perturbation="Metadata_perturbation", control="DMSO", workers=2)

@@ -71,21 +71,30 @@ def _check_permutations(permutations, null):
     return B
 
 
+def _distributed():
+    """dask.distributed, or a ValueError saying how to install it (it is the optional 'dask' extra)."""
+    try:
+        import dask.distributed
+    except ImportError:
+        raise ValueError("scheduler=/workers= need dask.distributed, which is not installed: "
+                         "pip install 'apnull[dask]' (or run without them, in process)") from None
+    return dask.distributed
+
+
 def _client(scheduler, workers):
     if scheduler is not None and workers is not None:
         raise ValueError("give scheduler= or workers=, not both")
     if workers is not None:
         if isinstance(workers, bool) or not isinstance(workers, numbers.Integral) or workers < 1:
             raise ValueError(f"workers must be a whole number of at least 1, got {workers!r}")
-        from dask.distributed import Client, LocalCluster
-
+        dd = _distributed()
+        Client, LocalCluster = dd.Client, dd.LocalCluster
         cluster = LocalCluster(n_workers=int(workers), threads_per_worker=1, dashboard_address=None)
         client = Client(cluster)
         return client, lambda: (client.close(), cluster.close())
     if scheduler is None:
         return None, lambda: None
-    from dask.distributed import Client
-
+    Client = _distributed().Client
     if isinstance(scheduler, Client):
         return scheduler, lambda: None
     if not isinstance(scheduler, str) or not scheduler:
