@@ -10,7 +10,8 @@ import numpy as np
 
 from ..limits import as_int
 from .paper import METRIC_LABELS, METRICS, TABLE_METRICS
-from .ranks import _check_instances, _check_metric, _check_n, _check_s, _expected, _metric_values, _row_blocks
+from .ranks import (_check_instances, _check_metric, _check_n, _check_s, _check_settings, _expected, _metric_values,
+                    _row_blocks)
 
 
 def algorithm_exact_metric(ranks, n: int, metric: str, k: int = 10) -> float:
@@ -53,10 +54,7 @@ def algorithm_sampled_metric(
     -------
     (mean, sd) : tuple of float
     """
-    metric = _check_metric(metric)
-    n = _check_n(n)
-    s = _check_s(s, n, replace)
-    k = as_int(k, "k (cut-off)", 1)
+    metric, n, s, k = _check_settings(metric, n, s, k, replace)
     arr = _check_instances(ranks, n)
     mean, var = _expected(metric, arr, n, s, k, bool(replace), True)
     return float(mean.mean()), float(math.sqrt(max(float(var.sum()), 0.0)) / arr.size)
@@ -102,10 +100,7 @@ def simulate_sampled_metric(
         Mean sampled metric of each run; its mean and SD estimate the outputs of
         :func:`algorithm_sampled_metric`. Memory is bounded (runs are drawn in blocks).
     """
-    metric = _check_metric(metric)
-    n = _check_n(n)
-    s = _check_s(s, n, replace)
-    k = as_int(k, "k (cut-off)", 1)
+    metric, n, s, k = _check_settings(metric, n, s, k, replace)
     repetitions = as_int(repetitions, "repetitions", 1)
     arr = _check_instances(ranks, n)
     if not replace and n > 10**9:

@@ -57,6 +57,13 @@ def _check_ranks(r, n: int, name: str = "rank") -> np.ndarray:
     return arr.astype(np.int64)
 
 
+def _check_settings(metric, n, s, k, replace: bool) -> tuple[str, int, int, int]:
+    """The checks every public expectation shares: metric key, n >= 2, s (<= n - 1 without
+    replacement) and the cut-off k >= 1."""
+    n = _check_n(n)
+    return _check_metric(metric), n, _check_s(s, n, replace), as_int(k, "k (cut-off)", 1)
+
+
 def _check_instances(ranks, n: int) -> np.ndarray:
     """A non-empty 1-d array of true ranks (one per evaluation instance)."""
     arr = _check_ranks(np.asarray(ranks).reshape(-1) if np.ndim(ranks) else [ranks], n, "ranks")
@@ -346,10 +353,7 @@ def expected_sampled_metric(metric: str, r, n: int, s: int, k: int = 10, replace
         Python floats for a scalar ``r``, arrays shaped like ``r`` otherwise. Cost is
         ``O(r.size * s)`` when the sum over the law is needed, ``O(r.size)`` otherwise.
     """
-    metric = _check_metric(metric)
-    n = _check_n(n)
-    s = _check_s(s, n, replace)
-    k = as_int(k, "k (cut-off)", 1)
+    metric, n, s, k = _check_settings(metric, n, s, k, replace)
     ranks = _check_ranks(r, n)
     mean, var = _expected(metric, ranks, n, s, k, bool(replace), True)
     sd = np.sqrt(np.clip(var, 0.0, None))
