@@ -14,7 +14,7 @@ from apnull.views import score as view
 _TTL = 3600
 EXAMPLE = "example"
 UPLOAD = "upload"
-INSPECT = "inspect"
+INSPECT = "sc_inspect"
 
 intro(
     "Score your data",
@@ -89,7 +89,7 @@ def score(digest, table, settings: view.Settings, run: bool):
     return scored(digest, settings.key(), result)
 
 
-source = bound_select("Data", "data", [EXAMPLE, UPLOAD], EXAMPLE,
+source = bound_select("Data", "sc_data", [EXAMPLE, UPLOAD], EXAMPLE,
                       help="example: scikit-learn's handwritten digits made into a small screen (each digit a "
                            "perturbation with replicates, plus null perturbations drawn from the controls). "
                            "upload: your own CSV or Parquet file.")
@@ -119,36 +119,36 @@ labels = view.label_columns(table)
 columns = labels + [str(c) for c in table.columns if str(c) not in labels]
 c1, c2, c3, c4 = st.columns(4)
 guess = view.guess_perturbation(labels) or columns[0]
-perturbation = c1.selectbox("Perturbation column", columns, index=columns.index(guess), key="pert", bind=BIND,
+perturbation = c1.selectbox("Perturbation column", columns, index=columns.index(guess), key="sc_pert", bind=BIND,
                             help="The column naming each profile's perturbation (compound, gene, ...).")
 control_guess = view.guess_control(table[perturbation]) if perturbation in table.columns else None
-control_text = c2.text_input("Control value(s)", key="control", bind=BIND, placeholder=control_guess or "",
+control_text = c2.text_input("Control value(s)", key="sc_control", bind=BIND, placeholder=control_guess or "",
                              help="The value(s) of the perturbation column that mark controls; several are "
                                   "separated by commas. Empty: the value shown greyed out (a control-like name, "
                                   "else the most frequent value).")
 strata = [view.NO_STRATUM] + [c for c in labels if c != perturbation]
 stratum_guess = view.guess_stratum(strata[1:], perturbation)
-stratum = c3.selectbox("Stratum (plate or batch)", strata, index=strata.index(stratum_guess), key="stratum", bind=BIND,
+stratum = c3.selectbox("Stratum (plate or batch)", strata, index=strata.index(stratum_guess), key="sc_stratum", bind=BIND,
                        help="Optional. Replicates are compared with the controls of their own stratum, and labels "
                             "are shuffled within each stratum.")
-features = c4.text_input("Feature columns (regex)", key="features", bind=BIND,
+features = c4.text_input("Feature columns (regex)", key="sc_features", bind=BIND,
                          placeholder="all numeric non-Metadata columns",
                          help="A regular expression selecting the feature columns, e.g. ^Cells_|^Nuclei_. Empty: "
                               "every numeric column not named Metadata_*.")
 c5, c6, c7, c8, c9 = st.columns([1.3, 1.6, 1, 1, 1])
-similarity = bound_select("Similarity", "similarity", SIMILARITIES, "cosine", container=c5,
+similarity = bound_select("Similarity", "sc_similarity", SIMILARITIES, "cosine", container=c5,
                           help="How two profiles are compared: cosine, Pearson correlation, or minus the "
                                "euclidean distance.")
-null = bound_select("Null of the mAP", "null", NULLS, "permutation", container=c6,
+null = bound_select("Null of the mAP", "sc_null", NULLS, "permutation", container=c6,
                     help="permutation: label permutation within strata (calibrated). independent and copairs are "
                          "approximations, for comparison only (see the calibration table below).")
 permutations = 0
 if null in view.USES_B:
-    permutations = bound_int("Permutations B", "perms", 999, step=1000, container=c7,
+    permutations = bound_int("Permutations B", "sc_perms", 999, step=1000, container=c7,
                              help=f"Label permutations per perturbation (copairs: random AP draws per size), "
                                   f"1 to {view.MAX_PERMUTATIONS:,}. The smallest possible p is 1/(1 + B).")
-seed = bound_int("Seed", "seed", 0, container=c8, help="Seed of the permutations (same seed, same p-values).")
-fdr = bound_float("FDR level q", "fdr", 0.05, step=0.01, format="%.3g", container=c9,
+seed = bound_int("Seed", "sc_seed", 0, container=c8, help="Seed of the permutations (same seed, same p-values).")
+fdr = bound_float("FDR level q", "sc_fdr", 0.05, step=0.01, format="%.3g", container=c9,
                   help="Perturbations with q-value at most this are called hits (coloured in the volcano plot).")
 
 with guard():

@@ -35,7 +35,7 @@ def expected(example):
 def _run(upload=None, **params):
     at = AppTest.from_file(PAGE, default_timeout=300)
     for key, value in params.items():
-        at.query_params[key] = str(value)
+        at.query_params["sc_" + key] = str(value)  # the page's parameters carry its prefix
     at.run()
     if upload is not None:
         at.file_uploader(key="upload").set_value(upload).run()
@@ -88,7 +88,7 @@ def test_choosing_a_perturbation_shows_its_null(expected):
     at = _run()
     groups = view.group_table(expected.groups, 0.05)
     name = str(groups[PERT].iloc[-1])  # the least significant one
-    at.selectbox(key="inspect").set_value(name).run()
+    at.selectbox(key="sc_inspect").set_value(name).run()
     assert not at.exception and not at.error
     volcano, null = figures(at)
     assert _trace(volcano, f"selected: {name}")
@@ -116,7 +116,7 @@ def test_upload_is_scored_when_the_button_is_pressed(example, expected):
                                   check_dtype=False)
     assert len(figures(at)) == 2
     # a rerun (another FDR level) reuses the cached scoring: no button needed
-    at.number_input(key="fdr").set_value(0.2).run()
+    at.number_input(key="sc_fdr").set_value(0.2).run()
     assert not at.error and len(figures(at)) == 2
 
 

@@ -66,8 +66,8 @@ def baseline():
 def test_changes_cover_every_page_and_input():
     assert set(CHANGES) == {p for p in PAGE_PARAMS if p}
     for page, steps in CHANGES.items():
-        assert {PREFIX[page] + k for k, _ in steps} == PAGE_PARAMS[page] - {"r", "data", "pert", "control",
-                                                                           "stratum", "features", "inspect"}
+        assert {PREFIX[page] + k for k, _ in steps} == PAGE_PARAMS[page] - {"r", "sc_data", "sc_pert", "sc_control",
+                                                                           "sc_stratum", "sc_features", "sc_inspect"}
 
 
 def test_walk_all_pages_after_changing_every_input(baseline):

@@ -34,7 +34,7 @@ WALK = {
                                         sm_metric="NDCG", sm_ranks_A="1, 2, 3", sm_ranks_B="4, 5", sm_ranks_C="6",
                                         sm_simulate="true", sm_reps=200),
                 ("s (sampled irrelevant items)", 40)),
-    "score": ("Score your data", dict(similarity="correlation", seed=3, fdr=0.1), None),
+    "score": ("Score your data", dict(sc_similarity="correlation", sc_seed=3, sc_fdr=0.1), None),
 }
 ERROR = '[data-testid="stAlertContentError"]'
 

@@ -49,7 +49,7 @@ def test_score_example_volcano_and_click(app_url, page):
     assert_no_exception(page)
     assert_charts_rendered(page, 2)
     assert null_title(page).startswith(f"{name}: mAP = ")
-    assert query_params(page).get("inspect") == name
+    assert query_params(page).get("sc_inspect") == name
     assert any((t.get("name") or "") == f"selected: {name}" for t in chart_data(page, 0))
     assert not page.page_errors
     screenshot(page, "score_example_clicked")
@@ -58,7 +58,7 @@ def test_score_example_volcano_and_click(app_url, page):
 def test_score_upload_csv(app_url, page, tmp_path):
     csv = tmp_path / "my_screen.csv"
     digits_screen().to_csv(csv, index=False)
-    goto(page, app_url, "score", data="upload")
+    goto(page, app_url, "score", sc_data="upload")
     assert_no_exception(page)
     with expect_rerun(page):
         page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(csv))
@@ -81,12 +81,12 @@ def test_score_upload_csv(app_url, page, tmp_path):
         page.keyboard.press("Enter")
     assert_no_exception(page)
     assert_charts_rendered(page, 2)
-    assert query_params(page).get("inspect") == name
+    assert query_params(page).get("sc_inspect") == name
     assert null_title(page).startswith(f"{name}: mAP = ")
 
 
 def test_score_bad_input_shows_error(app_url, page):
-    goto(page, app_url, "score", control="nope")
+    goto(page, app_url, "score", sc_control="nope")
     assert_no_exception(page)
     alert = page.locator('[data-testid="stAlertContentError"]')
     assert alert.count() == 1 and "'nope' not found in column" in alert.inner_text()

@@ -27,9 +27,8 @@ PAGE_PARAMS: dict[str, frozenset[str]] = {
     "ranking": frozenset({"r", "rk_k", "rk_preset", "rk_model", "rk_seed"}),
     "sampled": frozenset({"sm_n", "sm_s", "sm_k", "sm_sampling", "sm_metric", "sm_ranks_range", "sm_ranks_A",
                           "sm_ranks_B", "sm_ranks_C", "sm_simulate", "sm_reps", "sm_sim_seed"}),
-    # owned by the scoring page's engineer (app_pages/score.py); its names collide with no other page
-    "score": frozenset({"data", "pert", "control", "stratum", "features", "similarity", "null", "perms", "seed",
-                        "fdr", "inspect"}),
+    "score": frozenset({"sc_data", "sc_pert", "sc_control", "sc_stratum", "sc_features", "sc_similarity",
+                        "sc_null", "sc_perms", "sc_seed", "sc_fdr", "sc_inspect"}),
 }
 
 #: parameters Streamlit itself reads; never dropped
