@@ -21,10 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .limits import (MAX_GRID_SIZES, as_int, check_draws, check_sampling_work, check_seed, check_sizes,
-                     sampling_work)
+from .limits import MAX_GRID_SIZES, as_int, check_draws, check_sampling_work, check_seed, check_sizes
 
-__all__ = ["NullSample", "sample_null", "sample_grid", "iter_sample_grid", "grid_sizes", "grid_work",
+__all__ = ["NullSample", "sample_null", "sample_grid", "iter_sample_grid", "grid_sizes",
            "iter_blocks", "block_layout", "draw_block", "BLOCK_ELEMENTS"]
 
 #: Ranks held in memory per block (draws per block = BLOCK_ELEMENTS // max(m, 1)); fixes the
@@ -198,6 +197,11 @@ def sample_null(m, n, draws=10_000, seed=None, chunk: int | None = None, top: in
     seed = check_seed(seed)
     if top is not None:
         top = as_int(top, "k (top positions counted)", minimum=1, maximum=m + n)
+    return _sample(m, n, draws, seed, chunk, top)
+
+
+def _sample(m: int, n: int, draws: int, seed: int, chunk: int | None = None, top: int | None = None) -> NullSample:
+    """:func:`sample_null` on checked arguments."""
     ap, pr, hits = (np.concatenate(c) for c in zip(*iter_blocks(m, n, draws, seed, chunk, top)))
     return NullSample(m=m, n=n, ap=ap, pr=pr, seed=seed, top=top, top_hits=None if top is None else hits)
 
@@ -212,11 +216,6 @@ def grid_sizes(M, N, sizes) -> list[tuple[int, int]]:
     return out
 
 
-def grid_work(M, N, sizes, draws) -> int:
-    """Work estimate (ranks drawn) of :func:`sample_grid`; see ``limits.sampling_work``."""
-    return sampling_work(grid_sizes(M, N, sizes), draws)
-
-
 def iter_sample_grid(M, N, sizes=50, draws=10_000, seed=None):
     """Yield one :class:`NullSample` per size (M*i, N*i), i = 1..sizes, in order.
 
@@ -228,8 +227,7 @@ def iter_sample_grid(M, N, sizes=50, draws=10_000, seed=None):
     check_sampling_work(pairs, draws)
     seed = check_seed(seed)
     for m, n in pairs:
-        ap, pr, _ = (np.concatenate(c) for c in zip(*iter_blocks(m, n, draws, seed)))
-        yield NullSample(m=m, n=n, ap=ap, pr=pr, seed=seed)
+        yield _sample(m, n, draws, seed)
 
 
 def sample_grid(M, N, sizes=50, draws=10_000, seed=None) -> pd.DataFrame:
