@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from apnull.limits import as_probability, check_draws, check_sampling_work, check_sizes
+from apnull.limits import as_probability, check_sizes
 from apnull.plots.lookup import law_figure
 from apnull.significance import METHODS, choose_method
 from apnull.ui import bound_float, bound_int, bound_select, download_csv, guard, intro, show_figure
@@ -61,8 +61,6 @@ with guard():
         q = 1.0 - as_probability(level, "alpha", open_low=True, open_high=True)
     observed = {"ap": as_probability(value_ap, "your AP"), "pr": as_probability(value_pr, "your Precision@R")}
     chosen = {metric: choose_method(m, n, metric, method) for metric in ("ap", "pr")}
-    if "mc" in chosen.values():
-        check_sampling_work([(m, n)], check_draws(draws))
     laws = {}
     with st.spinner("Computing the null laws..."):
         for metric in ("ap", "pr"):
@@ -88,7 +86,7 @@ def p_text(p: float) -> str:
     return f"{p:.3f}" if p >= 0.01 else f"{p:.3g}"
 
 
-def bound_text(x: float) -> str:
+def interval_text(x: float) -> str:
     return f"{x:.4g}"
 
 
@@ -107,10 +105,10 @@ for col, metric in zip(cols, ("ap", "pr")):
                  help=f"P(random {short} ≥ {v:g}) under the null.")
         if law.method == "grid":
             lo, hi = (float(x) for x in law.pvalue_bounds(v))
-            b.caption(f"guaranteed interval [{bound_text(lo)}, {bound_text(hi)}] (the grid law's error bound)")
+            b.caption(f"guaranteed interval [{interval_text(lo)}, {interval_text(hi)}] (the grid law's error bound)")
         elif law.method == "mc":
             lo, hi = (float(x) for x in law.pvalue_bounds(v))
-            b.caption(f"95% interval [{bound_text(lo)}, {bound_text(hi)}] ({law.draws.size:,} draws)")
+            b.caption(f"95% interval [{interval_text(lo)}, {interval_text(hi)}] ({law.draws.size:,} draws)")
         else:
             b.caption("exact")
         verdict = "yes" if v > t else "no"
