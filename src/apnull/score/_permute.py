@@ -77,6 +77,31 @@ def _layout(Xr, rep_str, t_strata, Xc, cstart, csize, kind):  # pragma: no cover
 
 
 @numba.njit(cache=True)
+def _draw_distinct(key, counter, size, offset, out, first, count):  # pragma: no cover - compiled
+    """Draw ``count`` distinct values of offset + [0, size) into out[first:first + count] by rejection.
+
+    Uniforms are taken in order from the stream ``key`` starting at index ``counter``; returns the next
+    unused index. (count is small against size here: a few replicates among a pool of controls.)
+    """
+    pos = first
+    while pos < first + count:
+        idx = np.int64(uniform(key, counter) * size)
+        counter += np.uint64(1)
+        if idx >= size:
+            idx = size - 1
+        g = offset + idx
+        fresh = True
+        for t in range(first, pos):
+            if out[t] == g:
+                fresh = False
+                break
+        if fresh:
+            out[pos] = g
+            pos += 1
+    return counter
+
+
+@numba.njit(cache=True)
 def perturbation_scores(Xr, rep_str, t_strata, Xc, cstart, csize, sorted_buf, soff, greater_buf,
                         goff, kind, B, keys, draws):  # pragma: no cover - compiled
     """Observed per-query AP, Precision@R and mAP of t, and the mAP of each null assignment.
@@ -123,21 +148,8 @@ def perturbation_scores(Xr, rep_str, t_strata, Xc, cstart, csize, sorted_buf, so
         for s in range(J):
             ks = s_hi[s] - s_lo[s]
             size = ks + s_n[s]
-            first = pos
-            while pos < first + ks:
-                idx = np.int64(uniform(keys[s], counters[s]) * size)
-                counters[s] += np.uint64(1)
-                if idx >= size:
-                    idx = size - 1
-                g = poff[s] + idx
-                fresh = True
-                for t in range(first, pos):
-                    if D[t] == g:
-                        fresh = False
-                        break
-                if fresh:
-                    D[pos] = g
-                    pos += 1
+            counters[s] = _draw_distinct(keys[s], counters[s], size, poff[s], D, pos, ks)
+            pos += ks
         null[b] = evaluate(D, False, ap, pr, fwork, iwork, *args)
     return ap, pr, map_obs, null
 
@@ -150,20 +162,7 @@ def random_ap_rows(m, n, B, key):  # pragma: no cover - compiled
     pos = np.empty(m, dtype=np.int64)
     counter = np.uint64(0)
     for b in range(B):
-        got = 0
-        while got < m:
-            r = np.int64(uniform(key, counter) * N)
-            counter += np.uint64(1)
-            if r >= N:
-                r = N - 1
-            fresh = True
-            for t in range(got):
-                if pos[t] == r:
-                    fresh = False
-                    break
-            if fresh:
-                pos[got] = r
-                got += 1
+        counter = _draw_distinct(key, counter, N, 0, pos, 0, m)
         srt = np.sort(pos)
         s = 0.0
         for i in range(m):
