@@ -18,7 +18,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from .limits import as_int
+from .limits import BINNING_MAX_VALUE, BINNING_POWER_RANGE, as_int, as_real, check_choice
 
 __all__ = ["breakpoints", "bin_index", "bin_members", "representative_n", "bin_table", "REPRESENTATIVES"]
 
@@ -26,16 +26,6 @@ __all__ = ["breakpoints", "bin_index", "bin_members", "representative_n", "bin_t
 #: the AP null threshold falls as n grows, so using the smallest n gives the highest threshold of the
 #: bin and never lets a ranking pass that its exact n would fail (conservative).
 REPRESENTATIVES = ("lower", "upper", "middle")
-
-
-def _check_power(power) -> float:
-    try:
-        p = float(power)
-    except (TypeError, ValueError):
-        raise ValueError(f"power must be a number >= 1, got {power!r}") from None
-    if not (math.isfinite(p) and 1.0 <= p <= 5.0):
-        raise ValueError(f"power must lie in [1, 5] (widths must be at least 1), got {power!r}")
-    return p
 
 
 def breakpoints(max_value=300, power=1.3) -> np.ndarray:
@@ -52,13 +42,8 @@ def breakpoints(max_value=300, power=1.3) -> np.ndarray:
     -------
     numpy.ndarray of float, increasing, starting at 1.
     """
-    try:
-        mx = float(max_value)
-    except (TypeError, ValueError):
-        raise ValueError(f"max_value must be a number >= 1, got {max_value!r}") from None
-    if not (math.isfinite(mx) and 1.0 <= mx <= 1e6):
-        raise ValueError(f"max_value must lie in [1, 1,000,000], got {max_value!r}")
-    p = _check_power(power)
+    mx = as_real(max_value, "max_value", 1.0, BINNING_MAX_VALUE)
+    p = as_real(power, "power", *BINNING_POWER_RANGE, why=" (widths must be at least 1)")
     # floor of max^(1/p), guarded against rounding (e.g. 8^(1/3) = 1.9999999999999998)
     top = math.floor(mx ** (1.0 / p) + 1e-9)
     while top > 1 and top**p > mx * (1 + 1e-12):
@@ -95,8 +80,7 @@ def representative_n(n, bps, how: str = "lower"):
 
     For the open-ended last bin "upper" and "middle" fall back to "lower". Vectorised over n.
     """
-    if how not in REPRESENTATIVES:
-        raise ValueError(f"representative must be one of {', '.join(REPRESENTATIVES)}, got {how!r}")
+    check_choice(how, REPRESENTATIVES, "representative")
     idx = np.atleast_1d(bin_index(n, bps))
     out = np.empty(idx.size, dtype=np.int64)
     for k, i in enumerate(idx):

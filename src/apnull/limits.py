@@ -39,6 +39,9 @@ MIN_VIEW_DRAWS, MAX_VIEW_DRAWS = 100, 1_000_000
 MAX_VIEW_TOTAL_DRAWS = 2_000_000
 #: Largest n of a threshold curve (the "Binning n" page).
 MAX_CURVE_N = 5000
+#: Binning n (seed 000): breakpoints up to this value, growth exponents in this range.
+BINNING_MAX_VALUE = 1_000_000
+BINNING_POWER_RANGE = (1.0, 5.0)
 #: Largest ranking the ranking editor holds.
 MAX_RANKING_ITEMS = 1000
 
@@ -85,6 +88,24 @@ def as_int(value, name: str, minimum: int | None = None, maximum: int | None = N
     if maximum is not None and out > maximum:
         raise ValueError(f"{name} must be at most {maximum:,}, got {out:,}")
     return out
+
+
+def as_real(value, name: str, low: float, high: float, why: str = "") -> float:
+    """Return ``value`` as a finite float in [low, high], else raise ValueError naming ``name``, the range
+    and, when given, ``why`` the range is what it is."""
+    rng = f"[{_number_text(low)}, {_number_text(high)}]"
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number in {rng}, got {str(value)[:40]!r}") from None
+    if not (np.isfinite(out) and low <= out <= high):
+        raise ValueError(f"{name} must lie in {rng}{why}, got {_number_text(out)}")
+    return out
+
+
+def _number_text(x: float) -> str:
+    """1000000 -> '1,000,000', 0.9 -> '0.9', 1e308 -> '1e+308', nan -> 'nan'."""
+    return f"{int(x):,}" if np.isfinite(x) and float(x).is_integer() and abs(x) < 1e15 else f"{x:g}"
 
 
 def as_probability(value, name: str, open_low: bool = False, open_high: bool = False) -> float:
