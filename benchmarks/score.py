@@ -18,6 +18,8 @@ import tracemalloc
 import numpy as np
 import pandas as pd
 
+from apnull.score._engine import default_threads
+
 
 def make_screen(perts, reps, controls, features, seed=0):
     rng = np.random.default_rng(seed)
@@ -44,10 +46,10 @@ def measure(fn):
     return out, elapsed, peak
 
 
-def run_ours(table, B):
+def run_ours(table, B, threads=None):
     from apnull.score import score_profiles
 
-    return score_profiles(table, perturbation="Metadata_pert", control="DMSO", permutations=B)
+    return score_profiles(table, perturbation="Metadata_pert", control="DMSO", permutations=B, threads=threads)
 
 
 def run_copairs(table, B):
@@ -79,7 +81,11 @@ def main(argv=None):
           f"{args.features} features, cosine, {B} permutations (copairs null_size {B})")
     run_ours(table.head(args.controls + 2 * args.replicates), 9)  # compile / load numba kernels once
     ours, t_ours, m_ours = measure(lambda: run_ours(table, B))
-    print(f"apnull.score (permutation null): {t_ours:6.2f} s, peak {m_ours / 2**20:7.1f} MB")
+    print(f"apnull.score (permutation null): {t_ours:6.2f} s, peak {m_ours / 2**20:7.1f} MB "
+          f"({default_threads()} threads)")
+    one, t_one, _ = measure(lambda: run_ours(table, B, threads=1))
+    assert one.groups.equals(ours.groups) and one.queries.equals(ours.queries), "threads changed the results"
+    print(f"apnull.score (permutation null, 1 thread): {t_one:6.2f} s")
     ours_ind, t_ind, _ = measure(lambda: run_ours_null(table, B, "copairs"))
     print(f"apnull.score (copairs-style null): {t_ind:6.2f} s")
     try:
@@ -88,7 +94,8 @@ def main(argv=None):
         print("copairs not installed: pip install copairs==0.5.5 for the comparison")
         return 0
     print(f"copairs 0.5.5 mean_average_precision: {t_cp:6.2f} s, peak {m_cp / 2**20:7.1f} MB")
-    print(f"speed-up (copairs time / apnull time): {t_cp / t_ours:.1f}x; memory ratio {m_cp / m_ours:.1f}x")
+    print(f"speed-up (copairs time / apnull time): {t_cp / t_ours:.1f}x ({t_cp / t_one:.1f}x on 1 thread); "
+          f"memory ratio {m_cp / m_ours:.1f}x")
     q = ours.queries.set_index("row")
     cp = cp_ap.dropna(subset=["average_precision"])
     cp = cp[cp["n_pos_pairs"] > 0]

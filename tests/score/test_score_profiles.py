@@ -106,6 +106,18 @@ def test_seed_invariance_to_row_order_and_other_perturbations():
     assert not np.array_equal(different["p_value"].loc[base.index], base["p_value"])
 
 
+@pytest.mark.parametrize("threads", [1, 3])
+def test_results_do_not_depend_on_threads(threads):
+    table = digits_screen(seed=1)
+    kw = dict(perturbation="Metadata_perturbation", stratum="Metadata_plate", permutations=299, seed=4)
+    base = score_profiles(table, **kw, threads=2)
+    other = score_profiles(table, **kw, threads=threads)
+    pd.testing.assert_frame_equal(other.groups, base.groups, check_exact=True)
+    pd.testing.assert_frame_equal(other.queries, base.queries, check_exact=True)
+    with pytest.raises(ValueError, match="threads must be"):
+        score_profiles(table, **kw, threads=0)
+
+
 @pytest.mark.parametrize("null, label", [("independent", "independent (approximate)"),
                                          ("copairs", "copairs (approximate)")])
 def test_approximate_nulls(null, label):

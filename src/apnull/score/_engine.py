@@ -3,15 +3,20 @@
 Strata that share a perturbation form a component; a component's control data (rows and sorted
 similarity rows, one stratum at a time) is prepared once and its perturbations are scored in batches.
 Only one component's data is held at a time in-process, so memory grows with the largest component,
-not with the number of perturbations. With dask each component is one task and each batch another;
-the same compiled code runs on the same numbers, so the results are identical bit for bit.
+not with the number of perturbations. In process, the perturbations of a batch are scored by one
+thread per core (the kernel releases the GIL); with dask each component is one task and each batch
+another, run single-threaded. Each perturbation's result depends on its own data and stream keys only,
+so the results are identical bit for bit whatever the threads, batches or workers.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,10 +27,19 @@ from ..limits import SCORE_MAX_EXACT_ASSIGNMENTS as MAX_EXACT_ASSIGNMENTS
 from . import _kernels, _permute
 
 __all__ = ["stream_key", "components", "prepare_component", "run_batch", "run_screen", "pert_spec",
-           "MAX_EXACT_ASSIGNMENTS", "BATCH"]
+           "default_threads", "MAX_EXACT_ASSIGNMENTS", "BATCH"]
 
 #: Perturbations per batch (progress granularity; results do not depend on it).
 BATCH = 64
+
+
+def default_threads() -> int:
+    """Threads for an in-process run: the cores this process may use (at most 32)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(32, cores))
 
 
 def stream_key(seed: int, name_key: str, stratum: str) -> np.uint64:
@@ -116,14 +130,14 @@ def all_assignments(sizes) -> np.ndarray:
     return np.array(rows, dtype=np.int64).reshape(len(rows), sum(k for k, _ in sizes))
 
 
-def run_batch(comp: Component, specs, kind, B, exact, keep_null=False):
+def run_batch(comp: Component, specs, kind, B, exact, keep_null=False, pool=None):
     """Score a batch: per spec (index, ap, pr, mAP, permutation p-value or NaN, null or None).
 
     ``B = 0`` computes the observed values only. ``exact`` enumerates every assignment:
     p = #{null >= mAP - tol} / T; otherwise p = (1 + #{null >= mAP - tol}) / (1 + B).
+    ``pool``: an executor whose threads score the specs concurrently (same results, in order).
     """
-    out = []
-    for sp in specs:
+    def one(sp):
         k = sp["Xr"].shape[0]
         draws = np.empty((0, k), dtype=np.int64)
         if exact:
@@ -135,8 +149,16 @@ def run_batch(comp: Component, specs, kind, B, exact, keep_null=False):
         if null.size:
             hits = int(np.sum(null >= m_obs - VALUE_TOL))
             p = hits / null.size if exact else (1 + hits) / (1 + null.size)
-        out.append((sp["index"], ap, pr, float(m_obs), p, null if keep_null else None))
-    return out
+        return sp["index"], ap, pr, float(m_obs), p, null if keep_null else None
+
+    if pool is None or len(specs) < 2:
+        return [one(sp) for sp in specs]
+    return list(pool.map(one, specs))
+
+
+@contextlib.contextmanager
+def _no_pool():
+    yield None
 
 
 def _plan(screen, seed, batch):
@@ -147,24 +169,29 @@ def _plan(screen, seed, batch):
         yield strata, Xc_list, batches
 
 
-def run_screen(screen, seed, B, exact, client=None, progress=None, batch=BATCH):
-    """Score every perturbation of the screen; returns {index: (ap, pr, mAP, p, None)} in any order."""
+def run_screen(screen, seed, B, exact, client=None, progress=None, batch=BATCH, threads=None):
+    """Score every perturbation of the screen; returns {index: (ap, pr, mAP, p, None)} in any order.
+
+    In process (``client`` None) ``threads`` threads score each batch (default: one per core).
+    """
     total = len(screen.perts)
     done = 0
     results = {}
     if progress:
         progress(0, total)
     if client is None:
-        for strata, Xc_list, batches in _plan(screen, seed, batch):
-            comp = prepare_component(strata, Xc_list, screen.kind)
-            for b in batches:
-                specs = [pert_spec(screen, i, strata, seed) for i in b]
-                for r in run_batch(comp, specs, screen.kind, B, exact):
-                    results[r[0]] = r
-                done += len(b)
-                if progress:
-                    progress(done, total)
-            del comp
+        threads = default_threads() if threads is None else threads
+        with ThreadPoolExecutor(threads, thread_name_prefix="apnull-score") if threads > 1 else _no_pool() as pool:
+            for strata, Xc_list, batches in _plan(screen, seed, batch):
+                comp = prepare_component(strata, Xc_list, screen.kind)
+                for b in batches:
+                    specs = [pert_spec(screen, i, strata, seed) for i in b]
+                    for r in run_batch(comp, specs, screen.kind, B, exact, pool=pool):
+                        results[r[0]] = r
+                    done += len(b)
+                    if progress:
+                        progress(done, total)
+                del comp
         return results
     from dask.distributed import as_completed
 

@@ -101,7 +101,7 @@ def _draw_distinct(key, counter, size, offset, out, first, count):  # pragma: no
     return counter
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def perturbation_scores(Xr, rep_str, t_strata, Xc, cstart, csize, sorted_buf, soff, greater_buf,
                         goff, kind, B, keys, draws):  # pragma: no cover - compiled
     """Observed per-query AP, Precision@R and mAP of t, and the mAP of each null assignment.

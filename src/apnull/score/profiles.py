@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..limits import SCORE_MAX_PERMUTATIONS as MAX_PERMUTATIONS
+from ..limits import as_int
 from . import _engine
 from ._prepare import prepare_screen
 from .fdr import benjamini_hochberg
@@ -109,7 +110,7 @@ def _client(scheduler, workers):
 
 def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=None, features=None,
                    similarity="cosine", null="permutation", permutations=999, seed=0,
-                   scheduler=None, workers=None, progress=None) -> ScoreResult:
+                   scheduler=None, workers=None, progress=None, threads=None) -> ScoreResult:
     """Per-query AP p-values and a calibrated mAP p-value per perturbation of a profiling screen.
 
     Queries (replicate retrieval): each replicate q of perturbation t (k replicates) ranks the other
@@ -151,6 +152,9 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
         Start a local dask cluster with this many single-thread worker processes.
     progress : callable(done, total), optional
         Called as batches of perturbations finish.
+    threads : int, optional
+        In-process runs score the perturbations of a batch on this many threads (default: one per core
+        this process may use). Results do not depend on it.
 
     Returns
     -------
@@ -178,6 +182,8 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
     seed = int(seed)
     if progress is not None and not callable(progress):
         raise ValueError("progress must be a function progress(done, total)")
+    if threads is not None:
+        threads = as_int(threads, "threads", 1, 256)
     screen = prepare_screen(table, perturbation, control, stratum, features, similarity)
     exact = B == "all"
     if exact:
@@ -190,7 +196,8 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
     run_B = B if null == "permutation" and not exact else 0
     client, close = _client(scheduler, workers)
     try:
-        results = _engine.run_screen(screen, seed, run_B, exact and null == "permutation", client, progress)
+        results = _engine.run_screen(screen, seed, run_B, exact and null == "permutation", client, progress,
+                                     threads=threads)
     finally:
         close()
     laws = LawCache(seed)
