@@ -4,7 +4,9 @@ import pandas as pd
 import streamlit as st
 
 from apnull.views import null as summaries
-from apnull.ui import bound_int, bound_toggle, download_csv, guard, intro, show_figure
+from apnull.plots import pending_figure
+from apnull.plots.null import METRIC_NAMES
+from apnull.ui import bound_int, bound_toggle, chart_slots, download_csv, guard, intro, show_figure
 from apnull.ui.cache import density_figures, sizes_with_progress
 
 intro(
@@ -35,13 +37,17 @@ show_exact = bound_toggle(
 with guard():
     sizes = summaries.check_grid_request(M, N, K, draws)
 
-samples = sizes_with_progress(sizes, draws, seed)
+bar = st.container()
+slots = chart_slots(pending_figure(f"{METRIC_NAMES[metric]} under the null", METRIC_NAMES[metric], "density",
+                                   note=f"sampling {K * draws:,} random rankings...") for metric in ("ap", "pr"))
+samples = sizes_with_progress(sizes, draws, seed, container=bar)
 
-for metric, fig, exact_sizes in density_figures(M, N, K, draws, seed, show_exact):
-    show_figure(fig, key=f"density_{metric}")
-    if exact_sizes is not None:
-        st.caption(f"Exact law drawn for {exact_sizes} of {K} sizes "
-                   f"({'all' if exact_sizes == K else 'the cheap ones'}).")
+for slot, (metric, fig, exact_sizes) in zip(slots, density_figures(M, N, K, draws, seed, show_exact)):
+    with slot.container():
+        show_figure(fig, key=f"density_{metric}")
+        if exact_sizes is not None:
+            st.caption(f"Exact law drawn for {exact_sizes} of {K} sizes "
+                       f"({'all' if exact_sizes == K else 'the cheap ones'}).")
 
 
 def draws_table() -> pd.DataFrame:

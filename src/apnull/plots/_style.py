@@ -22,3 +22,12 @@ def base_layout(fig: go.Figure, title: str, x_title: str, y_title: str, height: 
     fig.update_xaxes(title=x_title, showline=True, linecolor="#999", ticks="outside")
     fig.update_yaxes(title=y_title, showline=True, linecolor="#999", ticks="outside", rangemode="tozero")
     return fig
+
+
+def pending_figure(title: str, x_title: str, y_title: str, note: str = "computing...") -> go.Figure:
+    """An empty figure with the axes and title of one still being computed (the page's placeholder)."""
+    fig = go.Figure()
+    base_layout(fig, f"{title}<br><sup>{note}</sup>", x_title, y_title)
+    fig.update_xaxes(range=[0, 1])
+    fig.update_yaxes(range=[0, 1], showticklabels=False)
+    return fig

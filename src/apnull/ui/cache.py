@@ -43,11 +43,12 @@ def null_law(m: int, n: int, metric: str = "ap", method: str = "auto", draws: in
     return significance.null_distribution(m, n, metric, method, draws=draws, seed=seed, tol=tol)
 
 
-def sizes_with_progress(sizes, draws: int, seed: int, fetch=None, label: str = "Sampling null rankings"):
+def sizes_with_progress(sizes, draws: int, seed: int, fetch=None, label: str = "Sampling null rankings",
+                        container=None):
     """Run ``fetch(m, n)`` (default: the cached :func:`null_draws`) for every size under one progress
-    bar (an uncached loop over cached pieces); returns the results in order."""
+    bar (an uncached loop over cached pieces, in ``container`` if given); returns the results in order."""
     fetch = fetch or (lambda m, n: (m, n, *null_draws(m, n, draws, seed)))
-    progress = st.progress(0.0, text=f"{label}...")
+    progress = (container or st).progress(0.0, text=f"{label}...")
     out = []
     for i, (m, n) in enumerate(sizes, start=1):
         out.append(fetch(m, n))

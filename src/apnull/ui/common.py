@@ -40,6 +40,25 @@ def download_csv(frame: "pd.DataFrame | Callable[[], pd.DataFrame]", file_name: 
                        icon=":material/download:")
 
 
-def show_figure(fig, key: str | None = None) -> None:
-    """Plotly figure at full width with the project's chart config."""
-    st.plotly_chart(fig, key=key, config={"displaylogo": False, "toImageButtonOptions": {"format": "png"}})
+CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png"}}
+
+
+def show_figure(fig, key: str | None = None, slot=None) -> None:
+    """Plotly figure at full width with the project's chart config (into ``slot`` if given, see
+    :func:`chart_slots`)."""
+    (slot or st).plotly_chart(fig, key=key, config=CHART_CONFIG)
+
+
+def chart_slots(figures) -> list:
+    """One ``st.empty`` slot per chart to come, each showing its placeholder figure (e.g.
+    ``plots.pending_figure``) until the page puts the real figure there with ``show_figure(..., slot=)``.
+
+    The page's layout is there at once, and the browser loads its charting code while the page
+    computes instead of after (about 1 s on a first visit).
+    """
+    slots = []
+    for fig in figures:
+        slot = st.empty()
+        slot.plotly_chart(fig, config=CHART_CONFIG)
+        slots.append(slot)
+    return slots
