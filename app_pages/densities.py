@@ -38,8 +38,9 @@ with guard():
     sizes = summaries.check_grid_request(M, N, K, draws)
 
 bar = st.container()
-slots = chart_slots(pending_figure(f"{METRIC_NAMES[metric]} under the null", METRIC_NAMES[metric], "density",
-                                   note=f"sampling {K * draws:,} random rankings...") for metric in ("ap", "pr"))
+METRICS = ("ap", "pr")
+slots = chart_slots(2, lambda i: pending_figure(f"{METRIC_NAMES[METRICS[i]]} under the null", METRIC_NAMES[METRICS[i]],
+                                                "density", note=f"sampling {K * draws:,} random rankings..."))
 samples = sizes_with_progress(sizes, draws, seed, container=bar)
 
 for slot, (metric, fig, exact_sizes) in zip(slots, density_figures(M, N, K, draws, seed, show_exact)):

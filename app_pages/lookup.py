@@ -4,10 +4,9 @@ import pandas as pd
 import streamlit as st
 
 from apnull.limits import as_probability, check_sizes
-from apnull.plots.lookup import law_figure
 from apnull.significance import METHODS, choose_method
 from apnull.ui import bound_float, bound_int, bound_select, download_csv, guard, intro, show_figure
-from apnull.ui.cache import moments, null_law
+from apnull.ui.cache import law_figure, moments, null_law
 
 TABLE_LEVELS = (0.75, 0.90, 0.95, 0.99)
 SHORT = {"ap": "AP", "pr": "Precision@R"}
@@ -61,13 +60,12 @@ with guard():
         q = 1.0 - as_probability(level, "alpha", open_low=True, open_high=True)
     observed = {"ap": as_probability(value_ap, "your AP"), "pr": as_probability(value_pr, "your Precision@R")}
     chosen = {metric: choose_method(m, n, metric, method) for metric in ("ap", "pr")}
-    laws = {}
+    laws, mc_args = {}, {}
     with st.spinner("Computing the null laws..."):
         for metric in ("ap", "pr"):
-            if chosen[metric] == "mc":
-                laws[metric] = null_law(m, n, metric, method, draws=draws, seed=seed)
-            else:  # draws and seed do not matter: keep them out of the cache key
-                laws[metric] = null_law(m, n, metric, method)
+            # draws and seed matter to Monte Carlo only: keep them out of the other laws' cache keys
+            mc_args[metric] = (draws, seed) if chosen[metric] == "mc" else (None, 0)
+            laws[metric] = null_law(m, n, metric, method, *mc_args[metric])
     thresholds = {metric: float(laws[metric].quantile(q)) for metric in laws}
     mean_ap, sd_ap = moments(m, n)
 
@@ -115,7 +113,7 @@ for col, metric in zip(cols, ("ap", "pr")):
         st.markdown(f"**{short} = {v:g}** is above the {level_text} null threshold {t:.3f}? "
                     f"**{verdict}**: p = {p_text(p)}")
         mean = mean_ap if metric == "ap" else ratio
-        show_figure(law_figure(law, t, v, mean=mean, q=q), key=f"law_{metric}")
+        show_figure(law_figure(m, n, metric, method, *mc_args[metric], t, v, mean, q), key=f"law_{metric}")
 
 st.subheader("Thresholds at other levels")
 levels = sorted(set(TABLE_LEVELS) | {round(q, 12)})

@@ -82,14 +82,14 @@ with right:
         st.error(f"k = {k} is outside the ranking: choose k between 1 and {N} (the ranking has {N} "
                  f"item{'s' if N > 1 else ''}).", icon=":material/error:")
     table = metrics.ranking_table(rel, items).rename(columns={"precision": "precision@k", "recall": "recall@k"})
-    view = table
-    if k_ok and N <= 300:  # highlight the row of the cut-off k
-        view = table.style.apply(
-            lambda r: ["background-color: rgba(255, 127, 14, 0.18)" if r["rank"] == k else "" for _ in r], axis=1)
+    # which rows the @k metrics see (a column, not a pandas Styler: styling every cell cost more server
+    # time than the rest of the page under 30 users)
+    view = table.assign(**{"in top k": table["rank"] <= k}) if k_ok else table
     st.dataframe(
         view, hide_index=True, key="ranking_table",
         height=min(35 * (N + 1) + 3, 423),
         column_config={
+            "in top k": st.column_config.CheckboxColumn(f"in top {k}", help="the rows the @k metrics look at"),
             "rank": st.column_config.NumberColumn("rank", help="k, the cut-off of this row"),
             "relevant": st.column_config.CheckboxColumn("relevant"),
             "precision@k": st.column_config.NumberColumn("precision@k", format="%.4f",

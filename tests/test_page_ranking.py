@@ -90,8 +90,9 @@ def test_default_is_seed001_example():
     assert at.title[0].value == "Ranking editor"
     assert ranking_shown(at) == list(rk.EXAMPLE_001)
     t = table(at)
-    assert list(t.columns) == ["rank", "item", "relevant", "precision@k", "recall@k"]
+    assert list(t.columns) == ["rank", "item", "relevant", "precision@k", "recall@k", "in top k"]
     assert t["rank"].tolist() == [1, 2, 3, 4, 5, 6]
+    assert t["in top k"].tolist() == [True, True, True, False, False, False]  # k = 3
     assert np.allclose(t["precision@k"], [0, 1 / 2, 1 / 3, 2 / 4, 3 / 5, 3 / 6])
     assert np.allclose(t["recall@k"], [0, 1 / 3, 1 / 3, 2 / 3, 1, 1])
     # AP = (1/2 + 2/4 + 3/5) / 3 = 8/15

@@ -7,6 +7,7 @@ Caches are bounded by entries and age (one hour), and so in memory:
 - ``density_figures``, ``quantile_view``: 16 views each, figures of at most 200 curves x 401 points:
   under 0.2 GB;
 - null laws: the library's own cache (:data:`apnull.significance.CACHE_BYTES`, 256 MB);
+- ``law_figure`` (threshold lookup): 64 figures of at most a few hundred bars;
 - ``moments``, ``exact_size_summary``: small.
 
 Shared objects are handed out as they are (``st.cache_resource``: no pickling on every hit) and
@@ -17,6 +18,8 @@ can loop over sizes with a progress bar and a rerun with one more size only comp
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import streamlit as st
 
@@ -25,6 +28,8 @@ from ..exact import expected_ap, ap_variance
 from ..sampling import sample_null
 
 _TTL = 3600
+#: seconds between two updates of a progress bar
+PROGRESS_EVERY = 0.1
 
 
 @st.cache_resource(max_entries=128, ttl=_TTL, show_spinner=False)
@@ -43,6 +48,16 @@ def null_law(m: int, n: int, metric: str = "ap", method: str = "auto", draws: in
     return significance.null_distribution(m, n, metric, method, draws=draws, seed=seed, tol=tol)
 
 
+@st.cache_resource(max_entries=64, ttl=_TTL, show_spinner=False)
+def law_figure(m: int, n: int, metric: str, method: str, draws: int | None, seed: int | None, threshold: float,
+               value: float, mean: float, q: float):
+    """:func:`apnull.plots.lookup.law_figure` of the cached :func:`null_law`, built once per input set
+    (a wide exact law takes tens of milliseconds to bin and draw)."""
+    from ..plots.lookup import law_figure as build
+
+    return build(null_law(m, n, metric, method, draws=draws, seed=seed), threshold, value, mean=mean, q=q)
+
+
 def sizes_with_progress(sizes, draws: int, seed: int, fetch=None, label: str = "Sampling null rankings",
                         container=None):
     """Run ``fetch(m, n)`` (default: the cached :func:`null_draws`) for every size under one progress
@@ -50,9 +65,12 @@ def sizes_with_progress(sizes, draws: int, seed: int, fetch=None, label: str = "
     fetch = fetch or (lambda m, n: (m, n, *null_draws(m, n, draws, seed)))
     progress = (container or st).progress(0.0, text=f"{label}...")
     out = []
+    shown = time.monotonic()
     for i, (m, n) in enumerate(sizes, start=1):
         out.append(fetch(m, n))
-        progress.progress(i / len(sizes), text=f"{label}: size {i} of {len(sizes)} (m = {m}, n = {n})")
+        if time.monotonic() - shown >= PROGRESS_EVERY:  # cached sizes take microseconds: no message each
+            progress.progress(i / len(sizes), text=f"{label}: size {i} of {len(sizes)} (m = {m}, n = {n})")
+            shown = time.monotonic()
     progress.empty()
     return out
 

@@ -41,24 +41,28 @@ def download_csv(frame: "pd.DataFrame | Callable[[], pd.DataFrame]", file_name: 
 
 
 CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png"}}
+#: session-state flag: this browser session has been sent a chart (so it has the charting code)
+_CHARTS_SENT = "_apnull_charts_sent"
 
 
 def show_figure(fig, key: str | None = None, slot=None) -> None:
     """Plotly figure at full width with the project's chart config (into ``slot`` if given, see
     :func:`chart_slots`)."""
     (slot or st).plotly_chart(fig, key=key, config=CHART_CONFIG)
+    st.session_state[_CHARTS_SENT] = True
 
 
-def chart_slots(figures) -> list:
-    """One ``st.empty`` slot per chart to come, each showing its placeholder figure (e.g.
-    ``plots.pending_figure``) until the page puts the real figure there with ``show_figure(..., slot=)``.
+def chart_slots(count: int, placeholder: Callable[[int], object]) -> list:
+    """``count`` ``st.empty`` slots for the charts to come; the page puts each real figure there with
+    ``show_figure(..., slot=)`` (or ``with slot.container():``).
 
-    The page's layout is there at once, and the browser loads its charting code while the page
-    computes instead of after (about 1 s on a first visit).
+    On the first chart of a browser session slot i shows ``placeholder(i)`` (e.g. a
+    ``plots.pending_figure``) meanwhile: the layout is there at once, and the browser loads its
+    charting code while the page computes instead of after (about 1 s on a first visit). Later runs
+    neither build nor send placeholders (server time, and the browser has the code).
     """
-    slots = []
-    for fig in figures:
-        slot = st.empty()
-        slot.plotly_chart(fig, config=CHART_CONFIG)
-        slots.append(slot)
+    slots = [st.empty() for _ in range(count)]
+    if not st.session_state.get(_CHARTS_SENT):
+        for i, slot in enumerate(slots):
+            slot.plotly_chart(placeholder(i), config=CHART_CONFIG)
     return slots
