@@ -156,11 +156,6 @@ def run_batch(comp: Component, specs, kind, B, exact, keep_null=False, pool=None
     return list(pool.map(one, specs))
 
 
-@contextlib.contextmanager
-def _no_pool():
-    yield None
-
-
 def _plan(screen, seed, batch):
     for comp_idx in components(screen):
         strata = sorted({s for i in comp_idx for s in screen.perts[i].strata})
@@ -181,7 +176,8 @@ def run_screen(screen, seed, B, exact, client=None, progress=None, batch=BATCH, 
         progress(0, total)
     if client is None:
         threads = default_threads() if threads is None else threads
-        with ThreadPoolExecutor(threads, thread_name_prefix="apnull-score") if threads > 1 else _no_pool() as pool:
+        pool = ThreadPoolExecutor(threads, thread_name_prefix="apnull-score") if threads > 1 else None
+        with pool or contextlib.nullcontext():
             for strata, Xc_list, batches in _plan(screen, seed, batch):
                 comp = prepare_component(strata, Xc_list, screen.kind)
                 for b in batches:
