@@ -5,7 +5,7 @@ import pytest
 from scipy.stats import binom
 
 from apnull.score import score_profiles
-from apnull.score.example import digits_null_screen
+from apnull.score.example import digits_mixed_screen, digits_null_screen
 
 KW = dict(perturbation="Metadata_perturbation", stratum="Metadata_plate")
 
@@ -47,9 +47,7 @@ def test_bh_on_mixed_screens_controls_fdr_with_more_power_than_copairs_style():
     power = {"permutation": [], "copairs": []}
     for digit in range(10):
         for seed in range(2):
-            layout = (18, 19, 21, 22) if seed else (20, 20, 20, 20)
-            table = digits_null_screen(digit, seed=seed, controls_per_plate=layout, signal_digit=(digit + 5) % 10,
-                                       mix=0.5, n_signal=10)
+            table = digits_mixed_screen(digit, seed=seed)
             for null in fdp:
                 g = score_profiles(table, null=null, seed=seed, **KW).groups
                 hit = benjamini_hochberg(g["p_value"].to_numpy()) <= 0.05

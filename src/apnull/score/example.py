@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["digits_screen", "digits_null_screen", "load_digits_arrays"]
+__all__ = ["digits_screen", "digits_null_screen", "digits_mixed_screen", "load_digits_arrays"]
 
 
 def load_digits_arrays():
@@ -116,3 +116,13 @@ def digits_null_screen(digit, seed=0, controls_per_plate=(20, 20, 20, 20), repli
                           "Metadata_plate": [r[1] for r in rows], "Metadata_kind": [r[2] for r in rows]})
     feats = pd.DataFrame(np.array([r[3] for r in rows]), columns=[f"px_{i:02d}" for i in range(X.shape[1])])
     return pd.concat([table, feats], axis=1)
+
+
+def digits_mixed_screen(digit, seed=0, mix=0.5, n_signal=10) -> pd.DataFrame:
+    """A mixed screen for FDR and power (benchmarks/calibration.py and its test): :func:`digits_null_screen`
+    of ``digit`` whose first ``n_signal`` perturbations (``s001`` ...) mix each replicate with an image of
+    digit (digit + 5) mod 10; equal control counts per plate (20 each) for even seeds, unequal
+    (18/19/21/22) for odd ones."""
+    layout = (18, 19, 21, 22) if seed % 2 else (20, 20, 20, 20)
+    return digits_null_screen(digit, seed=seed, controls_per_plate=layout, signal_digit=(digit + 5) % 10, mix=mix,
+                              n_signal=n_signal)
