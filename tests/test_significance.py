@@ -330,15 +330,16 @@ def test_auto_does_not_pick_a_slow_exact_law(m, n):
 
 
 def test_cache_is_bounded_in_bytes(monkeypatch):
-    """Monte Carlo laws are big: the cache drops the oldest until its arrays fit CACHE_BYTES (newest kept)."""
-    from collections import OrderedDict
+    """Monte Carlo laws are big: the cache drops the oldest until its arrays fit its byte bound (newest kept)."""
+    from apnull.memo import Memo
 
-    monkeypatch.setattr(sg, "_CACHE", OrderedDict())
-    monkeypatch.setattr(sg, "CACHE_BYTES", 3 * 10**6)
+    monkeypatch.setattr(sg, "_CACHE", Memo(sg.CACHE_SIZE, 3 * 10**6, sizeof=sg._nbytes))
     laws = [apnull.null_distribution(30, 300 + i, method="mc", draws=50_000, seed=1) for i in range(4)]
     assert all(sg._nbytes(law) > 10**6 for law in laws)
-    assert sg._cache_bytes() <= 3 * 10**6 and len(sg._CACHE) < 4
-    assert next(reversed(sg._CACHE.values())) is laws[-1]
-    monkeypatch.setattr(sg, "CACHE_BYTES", 1)
+    assert sg._CACHE.nbytes <= 3 * 10**6 and len(sg._CACHE) < 4
+    assert sg._CACHE.values()[-1] is laws[-1]
+    assert sg._CACHE.nbytes == sum(sg._nbytes(law) for law in sg._CACHE.values())
+    monkeypatch.setattr(sg, "_CACHE", Memo(sg.CACHE_SIZE, 1, sizeof=sg._nbytes))
+    apnull.null_distribution(30, 300, method="mc", draws=50_000, seed=1)
     apnull.null_distribution(30, 400, method="mc", draws=1000, seed=1)
     assert len(sg._CACHE) == 1

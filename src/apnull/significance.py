@@ -15,8 +15,6 @@ Methods
 from __future__ import annotations
 
 import math
-import threading
-from collections import OrderedDict
 from typing import NamedTuple
 
 import numpy as np
@@ -25,6 +23,7 @@ from .exact import ap_law_exact, ap_law_grid, grid_size_for, pr_law
 from .law import VALUE_TOL, NullDistribution
 from .limits import (EXACT_MAX_PLACEMENTS, as_probability, check_choice, check_draws, check_metric, check_sizes,
                      check_value)
+from .memo import Memo
 from .sampling import sample_null
 
 __all__ = ["null_distribution", "threshold", "p_value", "choose_method", "null_position", "NullPosition",
@@ -41,11 +40,17 @@ DEFAULT_DRAWS = 100_000
 #: Laws kept by :func:`null_distribution` (least recently used dropped first): at most this many, and
 #: at most CACHE_BYTES of arrays (the newest law is always kept, so a single Monte Carlo law of 10^7
 #: draws, about 320 MB, may exceed it alone). Laws are read-only, so callers in different threads or
-#: sessions share them safely.
+#: sessions share them safely; a law asked for by several threads at once is computed once.
 CACHE_SIZE = 64
 CACHE_BYTES = 256 * 2**20
-_CACHE: OrderedDict = OrderedDict()
-_CACHE_LOCK = threading.Lock()
+
+
+def _nbytes(law: NullDistribution) -> int:
+    """Bytes held by a law's arrays, plus a quarter for its cumulative sums."""
+    return sum(a.nbytes for a in (law.values, law.probs, law.draws, law.counts) if a is not None) * 5 // 4
+
+
+_CACHE = Memo(CACHE_SIZE, CACHE_BYTES, sizeof=_nbytes)
 
 
 def choose_method(m, n, metric="ap", method="auto", tol=1e-3) -> str:
@@ -108,35 +113,18 @@ def null_distribution(m, n, metric="ap", method="auto", draws=None, seed=None, t
         draws = check_draws(DEFAULT_DRAWS if draws is None else draws)
     key = (m, n, metric, chosen, draws if chosen == "mc" else None, seed if chosen == "mc" else None,
            tol if chosen == "grid" else None, grid_size if chosen == "grid" else None)
-    cacheable = not (chosen == "mc" and seed is None)
-    if cacheable:
-        with _CACHE_LOCK:
-            if key in _CACHE:
-                _CACHE.move_to_end(key)
-                return _CACHE[key]
-    if chosen == "exact":
-        law = pr_law(m, n) if metric == "pr" else ap_law_exact(m, n, max_placements=EXACT_MAX_PLACEMENTS)
-    elif chosen == "grid":
-        law = ap_law_grid(m, n, grid_size=grid_size, tol=tol)
-    else:
+
+    def compute() -> NullDistribution:
+        if chosen == "exact":
+            return pr_law(m, n) if metric == "pr" else ap_law_exact(m, n, max_placements=EXACT_MAX_PLACEMENTS)
+        if chosen == "grid":
+            return ap_law_grid(m, n, grid_size=grid_size, tol=tol)
         sample = sample_null(m, n, draws, seed)
-        law = NullDistribution.from_draws(metric, m, n, getattr(sample, metric), seed=sample.seed)
-    if cacheable:
-        with _CACHE_LOCK:
-            law = _CACHE.setdefault(key, law)  # a law another thread stored first wins: one object per key
-            _CACHE.move_to_end(key)
-            while len(_CACHE) > 1 and (len(_CACHE) > CACHE_SIZE or _cache_bytes() > CACHE_BYTES):
-                _CACHE.popitem(last=False)
-    return law
+        return NullDistribution.from_draws(metric, m, n, getattr(sample, metric), seed=sample.seed)
 
-
-def _nbytes(law: NullDistribution) -> int:
-    return sum(a.nbytes for a in (law.values, law.probs, law.draws, law.counts) if a is not None) * 5 // 4
-
-
-def _cache_bytes() -> int:
-    """Bytes held by the cached laws (arrays, plus a quarter for the cumulative sums)."""
-    return sum(_nbytes(law) for law in _CACHE.values())
+    if chosen == "mc" and seed is None:  # a fresh seed every call: nothing to share
+        return compute()
+    return _CACHE.get_or_compute(key, compute)
 
 
 def threshold(m, n, metric="ap", q=0.95, method="auto", **kwargs) -> float:
