@@ -4,13 +4,11 @@ AP falls in the null law of its size. Plain data in, ``go.Figure`` out."""
 from __future__ import annotations
 
 import html
-from functools import lru_cache
 
 import numpy as np
 import plotly.graph_objects as go
-import plotly.io as pio
 
-from ._style import FONT, PALETTE
+from ._style import PALETTE, fast_figure, layout_dict
 
 AREA_FILL = "rgba(31, 119, 180, 0.22)"
 RELEVANT_COLOR = "#2ca02c"
@@ -25,31 +23,6 @@ BINS = 50
 
 def _fraction(num: int, den: int) -> str:
     return f"{num}/{den}"
-
-
-@lru_cache(maxsize=1)
-def _template() -> go.layout.Template:
-    """plotly_white's layout only: the same look as ``_style.base_layout`` without copying the
-    trace defaults of every plotly trace type into each figure (most of the cost of building a
-    small figure, which the ranking editor rebuilds on every edit)."""
-    return go.layout.Template(layout=pio.templates["plotly_white"].layout)
-
-
-def _layout(title: str, x_title: str, y_title: str, height: int, **extra) -> dict:
-    """The layout of ``_style.base_layout`` as one dict, so the figure is validated once."""
-    axis = dict(showline=True, linecolor="#999", ticks="outside")
-    layout = dict(
-        title=dict(text=title, x=0, xanchor="left"), height=height, font=FONT, template=_template(),
-        margin=dict(l=60, r=20, t=60, b=50), hovermode="closest",
-        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1),
-        xaxis=dict(title=dict(text=x_title), **axis), yaxis=dict(title=dict(text=y_title), rangemode="tozero", **axis),
-    )
-    for key, value in extra.items():
-        if isinstance(value, dict) and isinstance(layout.get(key), dict):
-            layout[key] = {**layout[key], **value}
-        else:
-            layout[key] = value
-    return layout
 
 
 def pr_curve_figure(curve, k: int | None = None, height: int = 480) -> go.Figure:
@@ -102,12 +75,12 @@ def pr_curve_figure(curve, k: int | None = None, height: int = 480) -> go.Figure
                  font=dict(size=16, color=PALETTE["ap"]), bgcolor="rgba(255,255,255,0.85)", borderpad=3)
     title = (f"Precision-recall curve: the shaded area is AP = {curve.ap:.4f}<br><sup>m = {m} relevant, "
              f"n = {int(curve.n)} not; each relevant item adds a step of width 1/m at its precision</sup>")
-    layout = _layout(title, "recall@k", "precision@k", height, annotations=[label],
+    layout = layout_dict(title, "recall@k", "precision@k", height, annotations=[label],
                      legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0),
                      margin=dict(l=60, r=20, t=70, b=100),
                      xaxis=dict(range=[-0.02, 1.04], tickformat=".2f"),
                      yaxis=dict(range=[0, 1.06], tickformat=".2f"))
-    return go.Figure(data=traces, layout=layout)
+    return fast_figure(traces, layout)
 
 
 def null_position_figure(values, probs, ap: float, p: float, m: int, n: int, method: str,
@@ -157,6 +130,6 @@ def null_position_figure(values, probs, ap: float, p: float, m: int, n: int, met
                  font=dict(color=PALETTE["value"]), bgcolor="rgba(255,255,255,0.85)")
     names = {"exact": "exact", "grid": "grid law", "mc": "Monte Carlo"}
     title = f"AP of a random ordering of these items (m = {m}, n = {n}; {names.get(method, method)})"
-    layout = _layout(title, "AP", ylabel, height, bargap=0, barmode="overlay", shapes=[marker_line],
+    layout = layout_dict(title, "AP", ylabel, height, bargap=0, barmode="overlay", shapes=[marker_line],
                      annotations=[label], xaxis=dict(range=[0, 1.02]))
-    return go.Figure(data=traces, layout=layout)
+    return fast_figure(traces, layout)

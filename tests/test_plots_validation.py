@@ -1,0 +1,68 @@
+"""Figures built without plotly's validation (``plots._style.fast_figure``) are what validation would give.
+
+The figures a page rebuilds on every rerun skip plotly's property validation (it costs more server time
+than the rest of the page). This checks every such builder against the validated construction of the
+same figure: plotly accepts every property, and the JSON sent to the browser is the same.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import plotly.graph_objects as go
+import plotly.io as pio
+import pytest
+
+import apnull
+from apnull import plots
+from apnull.plots import ranking as ranking_plots
+from apnull.views import null as summaries
+from apnull.views import ranking as ranking_view
+
+
+def _validated(fig: go.Figure) -> go.Figure:
+    """The same figure through plotly's validation (raises ValueError on any invalid property)."""
+    return go.Figure(json.loads(pio.to_json(fig, validate=False)))
+
+
+def _cases():
+    rel = [0, 1, 0, 1, 1, 0, 0, 1]
+    items = [f"item {i} <b>&</b>" for i in range(len(rel))]
+    curve = ranking_view.pr_curve_points(np.array(rel, bool), items)
+    small = apnull.null_distribution(4, 4)
+    wide = apnull.null_distribution(12, 80)
+    samples = [(m, n, *(lambda s: (s.ap, s.pr))(apnull.sample_null(m, n, 500, 3))) for m, n in [(4, 30), (8, 60)]]
+    curves = summaries.density_curves(samples, "ap")
+    exact = summaries.exact_density_curves(curves, "ap")
+    return {
+        "pr_curve": lambda: ranking_plots.pr_curve_figure(curve, 3),
+        "pr_curve_no_k": lambda: ranking_plots.pr_curve_figure(curve),
+        "null_position_bars": lambda: ranking_plots.null_position_figure(small.values, small.probs, 0.6, 0.2, 4, 4,
+                                                                         "exact"),
+        "null_position_bins": lambda: ranking_plots.null_position_figure(wide.values, wide.probs, 0.3, 0.1, 12, 80,
+                                                                         wide.method),
+        "density": lambda: plots.density_figure(curves, "ap", 4, 30, draws=500),
+        "density_exact": lambda: plots.density_figure(curves, "ap", 4, 30, exact=exact, draws=500),
+        "pending": lambda: plots.pending_figure("Average Precision under the null", "AP", "density", note="..."),
+    }
+
+
+CASES = _cases()
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_fast_figure_equals_validated_figure(name):
+    fig = CASES[name]()
+    checked = _validated(fig)
+    assert json.loads(pio.to_json(fig, validate=False)) == json.loads(pio.to_json(checked, validate=False))
+
+
+def test_a_typo_in_a_fast_figure_fails_validation():
+    """The check above can fail: an invalid property is caught by the validated construction."""
+    fig = plots.pending_figure("t", "x", "y")
+    fig.layout.template = None
+    bad = go.Figure(fig, _validate=False)
+    bad._layout["titel"] = "typo"
+    with pytest.raises(ValueError):
+        _validated(bad)
