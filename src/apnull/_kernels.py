@@ -8,14 +8,24 @@ and gives the same numbers; tests hold the two together.
 
 import numba
 import numpy as np
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.extending import intrinsic
 
-# de Bruijn sequence for finding the index of the lowest set bit of a 64-bit word
-_DEBRUIJN = np.uint64(0x03F79D71B4CB0A89)
-_DEBRUIJN_INDEX = np.array(
-    [0, 1, 48, 2, 57, 49, 28, 3, 61, 58, 50, 42, 38, 29, 17, 4,
-     62, 55, 59, 36, 53, 51, 43, 22, 45, 39, 33, 30, 24, 18, 12, 5,
-     63, 47, 56, 27, 60, 41, 37, 16, 54, 35, 52, 21, 44, 32, 23, 11,
-     46, 26, 40, 15, 34, 20, 31, 10, 25, 14, 19, 9, 13, 8, 7, 6], dtype=np.int64)
+
+@intrinsic
+def _trailing_zeros(typingctx, word):  # pragma: no cover - compiled
+    """Index of the lowest set bit of a non-zero uint64 (LLVM's cttz: one tzcnt instruction)."""
+    sig = types.uint64(types.uint64)
+
+    def codegen(context, builder, signature, args):
+        i64 = ir.IntType(64)
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i64, [i64, ir.IntType(1)]),
+                                            "llvm.cttz.i64")
+        return builder.call(fn, [args[0], ir.Constant(ir.IntType(1), 1)])
+
+    return sig, codegen
+
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -34,46 +44,58 @@ def uniform(key, index):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
-def floyd_ap_pr(key, rows, k, N, m, complement, top, ap_out, pr_out, top_out):  # pragma: no cover - compiled
-    """AP, Precision@R and the positives in the top ``top`` ranks of ``rows`` null draws, into
-    ap_out, pr_out and top_out.
+def floyd_ap_pr(key, row0, rows, k, N, m, complement, top, ap_out, pr_out, top_out):  # pragma: no cover - compiled
+    """AP, Precision@R and the positives in the top ``top`` ranks of null draws row0 .. row0+rows-1,
+    into ap_out, pr_out and top_out.
 
     Row r uses uniforms r*k .. r*k+k-1 of the stream ``key``. Floyd's algorithm marks k ranks in a
     bitset; the positives (the marked ranks, or the unmarked ones if ``complement``) are then
     visited in rank order one set bit at a time, so a row costs O(k + N/64), not O(N).
+
+    Speed (the same numbers as a plain loop): the rows are split into 64 chunks (the threads share them), each
+    with its own bitset and index buffer (no allocation per row); a row's k candidate indices
+    t_c = floor(u_c (j + 1)) are computed first, in a loop without dependencies that the compiler
+    vectorises, and only then marked one after another (40% less time than marking each index as
+    it is drawn, benchmarks/null_sampling.py).
     """
     nwords = (N + 63) // 64
     one = np.uint64(1)
     uk = np.uint64(k)
-    for r in numba.prange(rows):
+    tail = np.uint64(N % 64)
+    chunks = min(rows, 64)
+    for chunk in numba.prange(chunks):
         bits = np.zeros(nwords, dtype=np.uint64)
-        base = np.uint64(r) * uk
-        for c in range(k):
-            j = N - k + c
-            t = min(np.int64(uniform(key, base + np.uint64(c)) * (j + 1)), j)
-            if (bits[t >> 6] >> np.uint64(t & 63)) & one:
-                t = j
-            bits[t >> 6] |= one << np.uint64(t & 63)
-        i = 0
-        s = 0.0
-        hits = 0
-        top_hits = 0
-        for w in range(nwords):
-            word = bits[w]
-            if complement:
-                word = ~word
-                if w == nwords - 1 and N % 64 != 0:
-                    word &= (one << np.uint64(N % 64)) - one
-            while word != 0:
-                low = word & (~word + one)
-                pos = w * 64 + _DEBRUIJN_INDEX[np.int64((low * _DEBRUIJN) >> np.uint64(58))]
-                i += 1
-                s += i / (pos + 1.0)
-                if pos < m:
-                    hits += 1
-                if pos < top:
-                    top_hits += 1
-                word ^= low
-        ap_out[r] = s / m
-        pr_out[r] = hits / m
-        top_out[r] = top_hits
+        cand = np.empty(k, dtype=np.int64)
+        for r in range(chunk * rows // chunks, (chunk + 1) * rows // chunks):
+            base = np.uint64(row0 + r) * uk
+            for c in range(k):
+                j = N - k + c
+                cand[c] = min(np.int64(uniform(key, base + np.uint64(c)) * (j + 1)), j)
+            for c in range(k):
+                t = cand[c]
+                if (bits[t >> 6] >> np.uint64(t & 63)) & one:
+                    t = N - k + c
+                bits[t >> 6] |= one << np.uint64(t & 63)
+            i = 0
+            s = 0.0
+            hits = 0
+            top_hits = 0
+            for w in range(nwords):
+                word = bits[w]
+                bits[w] = 0  # the bitset is clean again for the next row
+                if complement:
+                    word = ~word
+                    if w == nwords - 1 and tail != 0:
+                        word &= (one << tail) - one
+                while word != 0:
+                    pos = w * 64 + np.int64(_trailing_zeros(word))
+                    i += 1
+                    s += i / (pos + 1.0)
+                    if pos < m:
+                        hits += 1
+                    if pos < top:
+                        top_hits += 1
+                    word &= word - one
+            ap_out[r] = s / m
+            pr_out[r] = hits / m
+            top_out[r] = top_hits

@@ -16,6 +16,7 @@ not). Precision@K for another k recounts the same rankings.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,7 +25,7 @@ import pandas as pd
 from .limits import MAX_GRID_SIZES, as_int, check_draws, check_sampling_work, check_seed, check_sizes
 
 __all__ = ["NullSample", "sample_null", "sample_grid", "iter_sample_grid", "grid_sizes",
-           "iter_blocks", "block_layout", "draw_block", "BLOCK_ELEMENTS"]
+           "iter_blocks", "block_layout", "draw_block", "draw_rows", "BLOCK_ELEMENTS"]
 
 #: Ranks held in memory per block (draws per block = BLOCK_ELEMENTS // max(m, 1)); fixes the
 #: random stream and bounds memory at a few tens of MB whatever the number of draws.
@@ -93,8 +94,9 @@ def _uniforms(key: np.uint64, rows: int, k: int) -> np.ndarray:
     return (z >> np.uint64(11)).astype(np.float64) * (1.0 / 9007199254740992.0)
 
 
-def _metrics_numpy(key: np.uint64, rows: int, k: int, N: int, m: int, complement: bool, top: int):
-    """AP, Precision@R and hits in the top ``top`` of ``rows`` null draws (plain-numpy reference).
+def _metrics_numpy(key: np.uint64, row0: int, rows: int, k: int, N: int, m: int, complement: bool, top: int):
+    """AP, Precision@R and hits in the top ``top`` of null draws row0 .. row0+rows-1 (plain-numpy
+    reference).
 
     Floyd's algorithm: for c = 0..k-1 with j = N - k + c, t = floor(u * (j + 1)) for the next
     uniform u; take t, or j when t is already taken. The chosen k ranks are the positives (or, if
@@ -108,9 +110,9 @@ def _metrics_numpy(key: np.uint64, rows: int, k: int, N: int, m: int, complement
     highs = np.arange(N - k + 1, N + 1)
     for r0 in range(0, rows, step):
         rr = min(step, rows - r0)
-        # the uniforms of rows r0..r0+rr-1 are the stream's numbers r0*k .. (r0+rr)*k - 1
+        # the uniforms of rows row0+r0 .. row0+r0+rr-1 are the stream's numbers (row0+r0)*k .. (row0+r0+rr)*k - 1
         with np.errstate(over="ignore"):  # the stream's offset wraps around 2^64 on purpose
-            start = key + np.uint64(r0 * k) * _GOLDEN
+            start = key + np.uint64((row0 + r0) * k) * _GOLDEN
         U = _uniforms(start, rr, k)
         T = np.minimum((U * highs).astype(np.int64), highs - 1)
         mark = np.zeros(rr * N, dtype=bool)
@@ -132,25 +134,34 @@ def _metrics_numpy(key: np.uint64, rows: int, k: int, N: int, m: int, complement
     return ap, pr, hits
 
 
-def draw_block(m: int, n: int, seed: int, block: int, rows: int, engine: str = "numba", top: int | None = None):
-    """(ap, pr, top_hits) of ``rows`` null draws: block ``block`` of size (m, n) under ``seed``.
+@functools.lru_cache(maxsize=65536)
+def _stream_key(seed: int, m: int, n: int, block: int) -> np.uint64:
+    """The SplitMix64 key of block ``block`` of size (m, n) under ``seed`` (numpy's SeedSequence mixes
+    the four numbers; kept, as it costs more than sampling a small block)."""
+    return np.random.SeedSequence([seed, m, n, block]).generate_state(1, dtype=np.uint64)[0]
+
+
+def draw_block(m: int, n: int, seed: int, block: int, rows: int, engine: str = "numba", top: int | None = None,
+               start: int = 0):
+    """(ap, pr, top_hits) of ``rows`` null draws: rows start .. start+rows-1 of block ``block`` of size
+    (m, n) under ``seed``.
 
     Unchecked (see :func:`block_layout`). ``engine`` is "numba" (the compiled kernel) or "numpy" (the
     reference); both give the same numbers. ``top`` defaults to m (then top_hits / m is Precision@R).
     """
     top = m if top is None else top
-    if n == 0:
+    if n == 0 or rows == 0:
         return np.ones(rows), np.ones(rows), np.full(rows, min(top, m), dtype=np.int64)
-    key = np.random.SeedSequence([seed, m, n, block]).generate_state(1, dtype=np.uint64)[0]
+    key = _stream_key(seed, m, n, block)
     N = m + n
     complement = n < m  # draw the smaller set's ranks
     k = n if complement else m
     if engine == "numpy":
-        return _metrics_numpy(key, rows, k, N, m, complement, top)
+        return _metrics_numpy(key, start, rows, k, N, m, complement, top)
     from ._kernels import floyd_ap_pr  # imported on first use: loading numba takes most of a second
 
     ap, pr, hits = np.empty(rows), np.empty(rows), np.empty(rows, dtype=np.int64)
-    floyd_ap_pr(key, rows, k, N, m, complement, top, ap, pr, hits)
+    floyd_ap_pr(key, start, rows, k, N, m, complement, top, ap, pr, hits)
     return ap, pr, hits
 
 
@@ -166,6 +177,23 @@ def iter_blocks(m: int, n: int, draws: int, seed: int, chunk: int | None = None,
     for i in range(0, len(layout), step):
         parts = [draw_block(m, n, seed, b, rows, top=top) for b, rows in layout[i:i + step]]
         yield tuple(np.concatenate(col) for col in zip(*parts))
+
+
+def draw_rows(m: int, n: int, seed: int, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
+    """(ap, pr) of draws start .. stop-1 of size (m, n) under ``seed``: unchecked.
+
+    Draw i is the same whatever else is drawn, so ``draw_rows(m, n, s, 0, d)`` is the first d draws
+    of :func:`sample_null` and a sample of d draws is extended to d2 > d by ``draw_rows(m, n, s, d, d2)``.
+    """
+    per = _block_draws(m)
+    parts = []
+    for b in range(start // per, -(-stop // per)):
+        lo, hi = max(start, b * per), min(stop, (b + 1) * per)
+        if hi > lo:
+            parts.append(draw_block(m, n, seed, b, hi - lo, start=lo - b * per)[:2])
+    if not parts:
+        return np.empty(0), np.empty(0)
+    return tuple(np.concatenate(col) for col in zip(*parts))
 
 
 def sample_null(m, n, draws=10_000, seed=None, chunk: int | None = None, top: int | None = None) -> NullSample:
