@@ -1,13 +1,15 @@
 """Null densities of AP and Precision@R for sizes (M*i, N*i), i = 1..K."""
 
-import pandas as pd
 import streamlit as st
 
+from apnull.sampling import sample_grid
 from apnull.views import null as summaries
 from apnull.plots import pending_figure
 from apnull.plots.null import METRIC_NAMES
 from apnull.ui import bound_int, bound_toggle, chart_slots, download_csv, guard, intro, show_figure
-from apnull.ui.cache import density_figures, sizes_with_progress
+from apnull.ui.cache import density_figures
+
+D = summaries.DEFAULT_VIEW  # seed 000's experiment: the view a visitor sees first (warmed at server start)
 
 intro(
     "Null densities",
@@ -20,14 +22,14 @@ intro(
 )
 
 c1, c2, c3, c4, c5 = st.columns(5)
-M = bound_int("M (positives at i = 1)", "dn_M", 4, min_value=0, container=c1,
+M = bound_int("M (positives at i = 1)", "dn_M", D["M"], min_value=0, container=c1,
               help="Positives of the smallest size; size i has M·i positives. At least 1.")
-N = bound_int("N (negatives at i = 1)", "dn_N", 30, min_value=0, container=c2,
+N = bound_int("N (negatives at i = 1)", "dn_N", D["N"], min_value=0, container=c2,
               help="Negatives of the smallest size; size i has N·i negatives.")
-draws = bound_int("draws per size", "dn_draws", 10_000, min_value=0, step=1000, container=c3,
+draws = bound_int("draws per size", "dn_draws", D["draws"], min_value=0, step=1000, container=c3,
                   help="Random rankings per size: 100 to 1,000,000; K x draws at most 2,000,000.")
-K = bound_int("number of sizes K", "dn_K", 50, min_value=0, container=c4, help="Sizes i = 1..K, at most 200.")
-seed = bound_int("seed", "dn_seed", 2022, min_value=0, container=c5, help="Same seed, same draws: a link reproduces them.")
+K = bound_int("number of sizes K", "dn_K", D["K"], min_value=0, container=c4, help="Sizes i = 1..K, at most 200.")
+seed = bound_int("seed", "dn_seed", D["seed"], min_value=0, container=c5, help="Same seed, same draws: a link reproduces them.")
 show_exact = bound_toggle(
     "Overlay the exact law where it is cheap", "dn_exact", False,
     help="Dashed: the exact law (all placements, or the grid law within 0.001) smoothed with the same "
@@ -35,26 +37,20 @@ show_exact = bound_toggle(
 )
 
 with guard():
-    sizes = summaries.check_grid_request(M, N, K, draws)
+    summaries.check_grid_request(M, N, K, draws)
 
 bar = st.container()
-METRICS = ("ap", "pr")
-slots = chart_slots(2, lambda i: pending_figure(f"{METRIC_NAMES[METRICS[i]]} under the null", METRIC_NAMES[METRICS[i]],
-                                                "density", note=f"sampling {K * draws:,} random rankings..."))
-samples = sizes_with_progress(sizes, draws, seed, container=bar)
+slots = chart_slots(2, lambda i: pending_figure(
+    f"{METRIC_NAMES[summaries.METRICS[i]]} under the null", METRIC_NAMES[summaries.METRICS[i]], "density",
+    note=f"sampling {K * draws:,} random rankings..."))
 
-for slot, (metric, fig, exact_sizes) in zip(slots, density_figures(M, N, K, draws, seed, show_exact)):
+for slot, (metric, fig, exact_sizes) in zip(slots, density_figures(M, N, K, draws, seed, show_exact, container=bar)):
     with slot.container():
         show_figure(fig, key=f"density_{metric}")
         if exact_sizes is not None:
             st.caption(f"Exact law drawn for {exact_sizes} of {K} sizes "
                        f"({'all' if exact_sizes == K else 'the cheap ones'}).")
 
-
-def draws_table() -> pd.DataFrame:
-    return pd.concat([pd.DataFrame({"m": m, "n": n, "ap": ap, "pr": pr}) for m, n, ap, pr in samples],
-                     ignore_index=True)
-
-
-download_csv(draws_table, f"null_draws_M{M}_N{N}_K{K}_draws{draws}_seed{seed}.csv",
+# the draws are not kept in memory: the same seed draws them again, identical, when the button is clicked
+download_csv(lambda: sample_grid(M, N, K, draws, seed), f"null_draws_M{M}_N{N}_K{K}_draws{draws}_seed{seed}.csv",
              label=f"Download the {K * draws:,} draws (CSV: m, n, ap, pr)", key="download_draws")

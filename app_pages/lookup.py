@@ -7,6 +7,7 @@ from apnull.limits import as_probability, check_sizes
 from apnull.significance import METHODS, choose_method
 from apnull.ui import bound_float, bound_int, bound_select, download_csv, guard, intro, show_figure
 from apnull.ui.cache import law_figure, moments, null_law
+from apnull.views.null import DEFAULT_VIEW
 
 TABLE_LEVELS = (0.75, 0.90, 0.95, 0.99)
 SHORT = {"ap": "AP", "pr": "Precision@R"}
@@ -23,8 +24,8 @@ intro(
 )
 
 c1, c2, c3, c4 = st.columns(4)
-m = bound_int("m (positives)", "lk_m", 4, container=c1, help="Number of relevant items (e.g. replicates - 1). At least 1.")
-n = bound_int("n (negatives)", "lk_n", 30, container=c2, help="Number of irrelevant items (e.g. controls). At least 0.")
+m = bound_int("m (positives)", "lk_m", DEFAULT_VIEW["M"], container=c1, help="Number of relevant items (e.g. replicates - 1). At least 1.")
+n = bound_int("n (negatives)", "lk_n", DEFAULT_VIEW["N"], container=c2, help="Number of irrelevant items (e.g. controls). At least 0.")
 with c3:
     # no format_func on URL-bound radios: the URL holds the shown label (?level=alpha, ?method=mc)
     level_kind = bound_select("Level given as", "lk_level", ["q", "alpha"], "q",

@@ -2,17 +2,17 @@
 
 The dashboard serves every browser session from one process, so a cache is shared by every user:
 
-- ``apnull.significance`` keeps the last laws in a module-level OrderedDict (``_CACHE``) and hands
-  out the cached object itself. Whoever gets it must not be able to change what the next caller
+- ``apnull.significance`` keeps the last laws in a module-level :class:`apnull.memo.Memo` (``_CACHE``)
+  and hands out the cached object itself. Whoever gets it must not be able to change what the next caller
   gets (a page that "normalises" ``law.probs`` in place would change every other user's law).
-- ``apnull.ui.cache`` wraps the library in ``st.cache_data``, which returns a fresh copy per call.
+- ``apnull.ui.cache`` keeps per-size summaries and figures in Memos too: read-only arrays, shared.
 - Sessions run their scripts in threads, so the caches are hit concurrently: no exception, and the
   same numbers as a serial run.
 
 The race test makes the race deterministic instead of hoping for an unlucky thread switch: it
-replaces ``_CACHE`` by an OrderedDict whose membership test yields the GIL for a moment, which is
-exactly the window between "key in _CACHE" and "_CACHE[key]" / "move_to_end(key)" in which another
-thread can evict the key. With a lock around lookup + insert + eviction the window is closed.
+gives the cache a store whose lookups yield the GIL for a moment, which is exactly the window between
+finding a key and moving it to the end in which another thread can evict the key. With a lock around
+lookup + insert + eviction the window is closed.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import pytest
 import apnull
 from apnull import significance
 from apnull.law import NullDistribution
+from apnull.memo import Memo
 from apnull.sampling import sample_null
 
 # (m, n, metric, method, draws, seed): cheap laws of every method that the cache stores
@@ -64,14 +65,19 @@ def _vandalise(law: NullDistribution) -> None:
             pass
 
 
-# the cache bound: ``CACHE_SIZE`` (public since the restructuring), ``_CACHE_SIZE`` before
-SIZE_ATTR = "CACHE_SIZE" if hasattr(significance, "CACHE_SIZE") else "_CACHE_SIZE"
+def _fresh(monkeypatch, entries: int = significance.CACHE_SIZE, store: OrderedDict | None = None) -> Memo:
+    """Give apnull.significance an empty law cache of ``entries`` laws for the test (restored afterwards)."""
+    memo = Memo(entries, significance.CACHE_BYTES, sizeof=significance._nbytes)
+    if store is not None:
+        memo._data = store
+    monkeypatch.setattr(significance, "_CACHE", memo)
+    return memo
 
 
 @pytest.fixture
 def fresh_cache(monkeypatch):
     """An empty significance cache for the test (the real one is restored afterwards)."""
-    monkeypatch.setattr(significance, "_CACHE", OrderedDict())
+    _fresh(monkeypatch)
     return significance
 
 
@@ -107,17 +113,22 @@ def test_law_does_not_alias_the_callers_arrays():
     assert law.probs.tolist() == [0.5, 0.25, 0.25]
 
 
-def test_ui_cached_draws_are_read_only():
-    """The shared draws cannot be changed by one caller: writing raises, the next caller sees the same."""
+def test_ui_cached_summaries_are_read_only():
+    """The shared per-size summaries cannot be changed by one caller: writing raises, the next caller
+    gets the same object with the same numbers."""
     from apnull.ui import cache
 
-    ap, pr = cache.null_draws(6, 41, 500, 12345)
-    ap_expected, pr_expected = ap.copy(), pr.copy()
-    for arr in (ap, pr):
-        with pytest.raises(ValueError):
-            arr[:] = -1.0
-    ap2, pr2 = cache.null_draws(6, 41, 500, 12345)
-    assert np.array_equal(ap2, ap_expected) and np.array_equal(pr2, pr_expected)
+    first = cache.size_summary(6, 41, 500, 12345)
+    expected = {metric: first.curves[metric]["y"].copy() for metric in first.curves}
+    for metric, curve in first.curves.items():
+        for name in ("x", "y"):
+            with pytest.raises(ValueError):
+                curve[name][:] = -1.0
+    with pytest.raises(AttributeError):  # a frozen dataclass
+        first.rows = ()
+    again = cache.size_summary(6, 41, 500, 12345)
+    assert again is first
+    assert all(np.array_equal(again.curves[m]["y"], expected[m]) for m in expected)
 
     law = cache.null_law(5, 23, "ap", "exact")
     expected = _snapshot(law)
@@ -148,10 +159,15 @@ def _summary(law: NullDistribution):
 
 
 class _SlowLookupDict(OrderedDict):
-    """OrderedDict whose membership test lets other threads run before the caller acts on the answer."""
+    """OrderedDict whose lookups let other threads run before the caller acts on the answer."""
 
     def __contains__(self, key):
         found = super().__contains__(key)
+        time.sleep(0.0005)
+        return found
+
+    def get(self, key, default=None):
+        found = super().get(key, default)
         time.sleep(0.0005)
         return found
 
@@ -181,30 +197,28 @@ def _serial(keys):
 @pytest.mark.timeout(120)
 def test_null_distribution_from_8_threads_matches_serial(monkeypatch):
     """8 threads asking for overlapping laws (with evictions) get no exception and the serial answers."""
-    monkeypatch.setattr(significance, "_CACHE", OrderedDict())
-    monkeypatch.setattr(significance, SIZE_ATTR, 8)
+    memo = _fresh(monkeypatch, entries=8)
     keys = _keys(40)
     serial = _serial(keys)
     significance._CACHE.clear()
     for result in _hammer(keys):
         for key, summary in result.items():
             assert summary == serial[key], f"thread result differs from the serial run for {key}"
-    assert len(significance._CACHE) <= 8
+    assert len(memo) <= 8
 
 
 @pytest.mark.timeout(120)
 def test_null_distribution_cache_has_no_lookup_race(monkeypatch):
     """Lookup-then-read is atomic: a key evicted by another thread between the membership test and the
     read must not raise KeyError (widened race window, see the module docstring)."""
-    monkeypatch.setattr(significance, "_CACHE", _SlowLookupDict())
-    monkeypatch.setattr(significance, SIZE_ATTR, 4)
+    memo = _fresh(monkeypatch, entries=4, store=_SlowLookupDict())
     keys = _keys(24)
     serial = _serial(keys)
     significance._CACHE.clear()
     for result in _hammer(keys, threads=8, rounds=2):
         for key, summary in result.items():
             assert summary == serial[key]
-    assert len(significance._CACHE) <= 4
+    assert len(memo) <= 4
 
 
 @pytest.mark.timeout(120)

@@ -13,14 +13,20 @@ import numpy as np
 __all__ = ["bw_nrd0", "kde", "smooth_pmf"]
 
 
-def bw_nrd0(x) -> float:
-    """R's ``bw.nrd0``: 0.9 * min(sd, IQR / 1.34) * len^(-1/5), with R's fallbacks for zero spread."""
+def bw_nrd0(x, sd: float | None = None, iqr: float | None = None) -> float:
+    """R's ``bw.nrd0``: 0.9 * min(sd, IQR / 1.34) * len^(-1/5), with R's fallbacks for zero spread.
+
+    ``sd`` (ddof = 1) and ``iqr`` (type-7 quartiles) may be passed when the caller has them already;
+    the result is the same.
+    """
     x = np.asarray(x, dtype=float)
     if x.size < 2:
         return 1e-3
-    sd = np.std(x, ddof=1)
-    q75, q25 = np.percentile(x, [75, 25])
-    lo = min(sd, (q75 - q25) / 1.34)
+    sd = np.std(x, ddof=1) if sd is None else sd
+    if iqr is None:
+        q75, q25 = np.percentile(x, [75, 25])
+        iqr = q75 - q25
+    lo = min(sd, iqr / 1.34)
     if lo <= 0:
         lo = sd or abs(x[0]) or 1.0
     return float(0.9 * lo * x.size ** (-0.2))

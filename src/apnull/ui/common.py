@@ -30,12 +30,13 @@ def guard():
 
 
 def download_csv(frame: "pd.DataFrame | Callable[[], pd.DataFrame]", file_name: str, label: str = "Download CSV", key: str | None = None):
-    """A download button for a table. ``frame`` may be a callable building it on click (big tables)."""
-    if callable(frame):
-        def data():
-            return frame().to_csv(index=False).encode()
-    else:
-        data = frame.to_csv(index=False).encode()
+    """A download button for a table (or a callable building it). The CSV is written when the button
+    is clicked, not on every run of the page (Streamlit calls ``data`` then, in another thread)."""
+    build = frame if callable(frame) else (lambda: frame)
+
+    def data():
+        return build().to_csv(index=False).encode()
+
     st.download_button(label, data=data, file_name=file_name, mime="text/csv", key=key, on_click="ignore",
                        icon=":material/download:")
 

@@ -9,6 +9,12 @@ validators imported. Run without app.py (AppTest, ``streamlit run dashboard.py``
 starts it in the background on its first run and nothing waits for it: a page that needs the kernel
 earlier blocks on Python's import lock until the thread's import is done (no work is done twice).
 
+After that (the server is answering by then) the same thread computes the default views of the
+first pages a visitor opens (:func:`apnull.ui.cache.warm_default_views`): the densities and quantiles
+pages' first view and the threshold lookup's laws (which import scipy.stats, half a second). A
+visitor who opens a page meanwhile joins the computation in progress (the caches compute each key
+once), so nobody waits longer than without it.
+
 It also sets ``OMP_WAIT_POLICY=PASSIVE`` (unless the environment already sets it) before numba's
 OpenMP thread pool starts. By default OpenMP's idle workers spin on a barrier; a server runs many
 sessions' kernels at once on few cores, and the spinning doubled the CPU time of the densities
@@ -22,6 +28,7 @@ Failures are logged, never raised: the pages then do the same work themselves, a
     from apnull.ui import warmup
     warmup.start()          # app.py's lifespan, dashboard.py; returns at once, runs once per process
     warmup.wait(5)          # tests/benchmarks: block until done (True if finished)
+    warmup.wait(30, views=True)   # ... and until the default views are cached
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ _LOG = logging.getLogger(__name__)
 _lock = threading.Lock()
 _thread: threading.Thread | None = None
 _done = threading.Event()
+_views_done = threading.Event()
 _status: dict[str, object] = {"state": "not started"}
 
 #: Modules the pages import; imported after the kernel (which is what the first page waits for).
@@ -64,6 +72,15 @@ def _warm() -> None:
         _LOG.warning("apnull warm-up failed (the pages will load the kernel themselves): %s", exc)
     finally:
         _done.set()
+    try:
+        from apnull.ui.cache import warm_default_views
+
+        warm_default_views()
+        steps["views"] = time.perf_counter() - t0
+    except Exception as exc:  # noqa: BLE001 - the pages compute their views themselves
+        _LOG.warning("apnull warm-up of the default views failed: %s", exc)
+    finally:
+        _views_done.set()
 
 
 def _first_figure() -> None:
@@ -94,11 +111,13 @@ def start() -> threading.Thread | None:
         return _thread
 
 
-def wait(timeout: float | None = None) -> bool:
-    """Block until the warm-up has finished (True) or timeout seconds passed (False)."""
-    return _done.wait(timeout)
+def wait(timeout: float | None = None, views: bool = False) -> bool:
+    """Block until the warm-up has finished (True) or timeout seconds passed (False); with ``views``,
+    until the default views are computed too."""
+    return (_views_done if views else _done).wait(timeout)
 
 
 def status() -> dict[str, object]:
-    """{"state": "not started" | "running" | "done" | "failed", "seconds": {...}, "error": ...}."""
+    """{"state": "not started" | "running" | "done" | "failed", "seconds": {...}, "error": ...}; "seconds"
+    gets a "views" entry when the default views are cached."""
     return dict(_status)

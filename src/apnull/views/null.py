@@ -6,6 +6,8 @@ be tested without a server.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -16,12 +18,17 @@ from ..sampling import grid_sizes
 from ..significance import choose_method, null_distribution
 
 __all__ = ["QUANTILES", "check_grid_request", "density_curves", "exact_density_curves", "summarise_draws",
-           "exact_size_summary", "exact_summary", "wide_summary", "exact_mean_curve", "DENSITY_GRID"]
+           "SizeSummary", "summarise_size", "exact_size_summary", "exact_summary", "wide_summary",
+           "exact_mean_curve", "DENSITY_GRID", "METRICS", "DEFAULT_VIEW"]
 
 #: The statistics of seed 000: quantiles of type 7 and the mean.
 QUANTILES = {"q75": 0.75, "q90": 0.90, "q95": 0.95}
 #: Common x grid of every density curve (AP and Precision@R live in [0, 1]).
 DENSITY_GRID = np.linspace(0.0, 1.0, 401)
+DENSITY_GRID.setflags(write=False)
+METRICS = ("ap", "pr")
+#: The view both pages open with: seed 000's experiment (M = 4, N = 30, 50 sizes, 10,000 draws, seed 2022).
+DEFAULT_VIEW = {"M": 4, "N": 30, "K": 50, "draws": 10_000, "seed": 2022}
 
 
 def check_grid_request(M, N, K, draws) -> list[tuple[int, int]]:
@@ -37,18 +44,50 @@ def check_grid_request(M, N, K, draws) -> list[tuple[int, int]]:
     return sizes
 
 
+def _metric_summary(m: int, n: int, metric: str, x, grid=DENSITY_GRID) -> tuple[dict, list[tuple]]:
+    """(curve, rows) of one metric's draws: the KDE curve (Gaussian, bw.nrd0) on ``grid`` and the rows
+    (m, n, metric, statistic, value) of q75, q90, q95 (type 7) and the mean, from one pass of quantiles."""
+    q25, q75, q90, q95 = np.quantile(x, [0.25, 0.75, 0.90, 0.95])
+    bw = bw_nrd0(x, sd=np.std(x, ddof=1) if x.size > 1 else None, iqr=q75 - q25)
+    y = smooth_pmf(x, np.full(x.size, 1.0 / x.size), bw, grid)
+    rows = [(m, n, metric, name, float(v)) for name, v in zip(QUANTILES, (q75, q90, q95))]
+    rows.append((m, n, metric, "avg", float(np.mean(x))))
+    return {"m": m, "n": n, "x": grid, "y": y, "bw": bw}, rows
+
+
 def density_curves(samples, metric: str, grid=DENSITY_GRID) -> list[dict]:
     """KDE curve (Gaussian, bw.nrd0) of each size's draws.
 
     ``samples`` is a sequence of (m, n, ap_draws, pr_draws). Returns dicts with m, n, x, y, bw.
     """
-    out = []
-    for m, n, ap, pr in samples:
-        x = ap if metric == "ap" else pr
-        bw = bw_nrd0(x)
-        y = smooth_pmf(x, np.full(x.size, 1.0 / x.size), bw, grid)
-        out.append({"m": m, "n": n, "x": grid, "y": y, "bw": bw})
-    return out
+    return [_metric_summary(m, n, metric, ap if metric == "ap" else pr, grid)[0] for m, n, ap, pr in samples]
+
+
+@dataclass(frozen=True)
+class SizeSummary:
+    """What the "Null densities" and "Quantiles vs size" pages show of one size's draws, in a few KB.
+
+    ``curves[metric]`` is that metric's :func:`density_curves` entry (read-only arrays) and ``rows``
+    its :func:`summarise_draws` rows (m, n, metric, statistic, value). The draws themselves are not
+    kept: they are a function of (m, n, draws, seed), so a download draws them again.
+    """
+
+    m: int
+    n: int
+    draws: int
+    curves: dict
+    rows: tuple
+
+
+def summarise_size(m: int, n: int, ap, pr) -> SizeSummary:
+    """:class:`SizeSummary` of one size's draws (``ap`` and ``pr`` arrays of equal length)."""
+    curves, rows = {}, []
+    for metric, x in zip(METRICS, (ap, pr)):
+        curve, metric_rows = _metric_summary(m, n, metric, x)
+        curve["y"].setflags(write=False)
+        curves[metric] = curve
+        rows.extend(metric_rows)
+    return SizeSummary(m=m, n=n, draws=int(np.size(ap)), curves=curves, rows=tuple(rows))
 
 
 def exact_density_curves(curves: list[dict], metric: str, max_method: str = "grid", tol: float = 1e-3) -> list[dict]:
@@ -70,14 +109,13 @@ def exact_density_curves(curves: list[dict], metric: str, max_method: str = "gri
 
 
 def summarise_draws(samples) -> pd.DataFrame:
-    """Long table (m, n, metric, statistic, value) of q75, q90, q95 (type 7) and the mean per size."""
+    """Long table (m, n, metric, statistic, value) of q75, q90, q95 (type 7) and the mean per size.
+
+    ``samples`` holds (m, n, ap_draws, pr_draws) tuples or :class:`SizeSummary` objects.
+    """
     rows = []
-    for m, n, ap, pr in samples:
-        for metric, x in (("ap", ap), ("pr", pr)):
-            qs = np.quantile(x, list(QUANTILES.values()))
-            for name, v in zip(QUANTILES, qs):
-                rows.append((m, n, metric, name, float(v)))
-            rows.append((m, n, metric, "avg", float(np.mean(x))))
+    for s in samples:
+        rows.extend(s.rows if isinstance(s, SizeSummary) else summarise_size(*s).rows)
     return pd.DataFrame(rows, columns=["m", "n", "metric", "statistic", "value"])
 
 
