@@ -136,6 +136,42 @@ def test_ui_cached_summaries_are_read_only():
     assert _same(_snapshot(cache.null_law(5, 23, "ap", "exact")), expected)
 
 
+def test_ui_draws_are_extended_not_drawn_again(monkeypatch):
+    """More draws of a cached size only draw the new ones; fewer are a slice; the numbers are
+    apnull.sample_null's either way, and the arrays handed out are read-only."""
+    from apnull import sampling
+    from apnull.memo import Memo
+    from apnull.ui import cache
+
+    monkeypatch.setattr(cache, "DRAWS", Memo(8, max_bytes=10**8, sizeof=cache._draws_bytes))
+    drawn = []
+    real = sampling.draw_rows
+
+    def counting(m, n, seed, start, stop):
+        drawn.append(stop - start)
+        return real(m, n, seed, start, stop)
+
+    monkeypatch.setattr(cache, "draw_rows", counting)
+    full = sample_null(9, 70, 3000, 5)
+    for draws in (1000, 3000, 500, 3000, 2000):
+        ap, pr = cache.size_draws(9, 70, draws, 5)
+        assert np.array_equal(ap, full.ap[:draws]) and np.array_equal(pr, full.pr[:draws])
+        with pytest.raises(ValueError):
+            ap[:] = 0.0
+    assert drawn == [1000, 2000]
+
+
+def test_warm_default_views_caches_what_a_first_visitor_sees():
+    from apnull.ui import cache
+    from apnull.views.null import DEFAULT_VIEW as D
+
+    cache.warm_default_views()
+    key = ("density", D["M"], D["N"], D["K"], D["draws"], D["seed"], False)
+    assert cache.VIEWS.get(key) is not None
+    assert cache.VIEWS.get(("quantiles", D["M"], D["N"], D["K"], D["draws"], D["seed"], "mc")) is not None
+    assert all((D["M"] * i, D["N"] * i, D["draws"], D["seed"]) in cache.SUMMARIES for i in range(1, D["K"] + 1))
+
+
 # --- threads ---------------------------------------------------------------------------------
 def _keys(count: int):
     """Overlapping, cheap request keys: more distinct keys than the cache holds, so threads evict

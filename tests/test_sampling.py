@@ -235,6 +235,35 @@ def test_engines_agree_property(m, n, seed, block, rows):
         np.testing.assert_array_equal(x, y)
 
 
+@settings(max_examples=30, deadline=None)
+@given(m=st.integers(1, 90), n=st.integers(0, 150), seed=st.integers(0, 2**63 - 1), start=st.integers(0, 300),
+       rows=st.integers(0, 40))
+def test_engines_agree_from_any_start_row(m, n, seed, start, rows):
+    """Rows start .. start+rows-1 of a block are the same in both engines and equal that slice of the block."""
+    a = sampling.draw_block(m, n, seed, 0, rows, engine="numba", start=start)
+    b = sampling.draw_block(m, n, seed, 0, rows, engine="numpy", start=start)
+    whole = sampling.draw_block(m, n, seed, 0, start + rows)
+    for x, y, w in zip(a, b, whole):
+        np.testing.assert_array_equal(x, y)
+        np.testing.assert_array_equal(x, w[start:])
+
+
+@pytest.mark.parametrize("m, n", [(4, 30), (300, 10), (2000, 3), (1, 0)])
+def test_draw_rows_extends_a_sample_across_blocks(m, n):
+    """draw_rows(start, stop) is the slice start:stop of sample_null, whatever the block boundaries (a
+    block holds BLOCK_ELEMENTS // m draws), so a cached sample can be extended instead of drawn again."""
+    draws = 3 * sampling.BLOCK_ELEMENTS // m + 17
+    s = sampling.sample_null(m, n, draws, 7)
+    per = sampling.BLOCK_ELEMENTS // m
+    for lo, hi in [(0, draws), (0, 1), (5, per), (per - 3, 2 * per + 4), (draws - 1, draws), (10, 10)]:
+        ap, pr = sampling.draw_rows(m, n, 7, lo, hi)
+        np.testing.assert_array_equal(ap, s.ap[lo:hi])
+        np.testing.assert_array_equal(pr, s.pr[lo:hi])
+    head = sampling.draw_rows(m, n, 7, 0, per + 1)
+    tail = sampling.draw_rows(m, n, 7, per + 1, draws)
+    np.testing.assert_array_equal(np.concatenate([head[0], tail[0]]), s.ap)
+
+
 def test_numpy_engine_ap_matches_metrics_module():
     """Rebuild each draw's ranking from its AP (m = 2: ranks are recoverable) and recompute AP."""
     m, n = 2, 10
