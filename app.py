@@ -1,9 +1,10 @@
 """AP Null Explorer: the server entry point. ``streamlit run app.py`` serves the dashboard (dashboard.py).
 
 Streamlit runs an ``st.App`` found here as an ASGI app. Its lifespan warms the Monte Carlo kernel
-(numba's import and cached machine code, about 1.5 s) and the figure modules once, when the server
-starts and before it accepts the first visitor, so the first page does not pay for them
-(see apnull.ui.warmup). The dashboard itself, the page registry and the sidebar, is dashboard.py.
+(numba's import and cached machine code), the figure modules and the views a visitor sees first, once,
+when the server starts and before it accepts the first visitor (about 1 s), so the first page does not
+pay for them (see apnull.ui.warmup). The dashboard itself, the page registry and the sidebar, is
+dashboard.py.
 """
 
 import asyncio

@@ -270,3 +270,41 @@ def test_monte_carlo_kernel_from_8_threads_matches_serial():
         for result in pool.map(worker, range(8)):
             for s, sample in result.items():
                 assert np.array_equal(sample.ap, serial[s].ap) and np.array_equal(sample.pr, serial[s].pr)
+
+
+def test_pages_leave_the_shared_figures_as_they_found_them():
+    """Cached views are shared by every session and handed out as they are: running the pages that show
+    them (twice, with changed inputs in between) must not change a cached figure or table."""
+    import json
+
+    import plotly.graph_objects as go
+    import plotly.io as pio
+    import pandas as pd
+
+    from apnull.ui import cache
+    from apptest import run_page, set_widgets
+
+    def snapshot():
+        out = {}
+        for key, value in zip(list(cache.VIEWS._data), cache.VIEWS.values()):
+            for i, item in enumerate(value if isinstance(value, tuple) else (value,)):
+                for j, part in enumerate(item if isinstance(item, tuple) else (item,)):
+                    if isinstance(part, go.Figure):
+                        out[(key, i, j)] = json.loads(pio.to_json(part, validate=False))
+                    elif isinstance(part, pd.DataFrame):
+                        out[(key, i, j)] = part.to_json()
+        return out
+
+    runs = [("densities", {"K": 6, "draws": 500}), ("quantiles", {"K": 6, "draws": 500}), ("lookup", {"m": 5})]
+    for page, widgets in runs:
+        at = run_page(page, **widgets)
+        assert not at.exception
+    before = snapshot()
+    assert any(key[0][0] == "density" for key in before) and any(key[0][0] == "law" for key in before)
+    for page, widgets in runs:
+        at = run_page(page, **widgets)
+        set_widgets(at, {"seed": 3} if page != "lookup" else {"m": 6}, {"densities": "dn_", "quantiles": "qt_",
+                                                                       "lookup": "lk_"}[page])
+        assert not at.exception
+    after = snapshot()
+    assert {k: v for k, v in after.items() if k in before} == before

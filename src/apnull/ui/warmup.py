@@ -1,19 +1,19 @@
-"""Warm the Monte Carlo kernel once per server process, in a background thread.
+"""Warm the dashboard once per server process, in a background thread: the Monte Carlo kernel and
+the views a visitor sees first.
 
 A fresh dashboard process pays about 1.5 s before its first Monte Carlo draw: ``import numba``
 (0.3-0.9 s) and loading the cached machine code of ``apnull._kernels.floyd_ap_pr`` (about 0.6 s,
-including the start of numba's thread pool). ``start()`` does that work in a daemon thread as
-soon as the server starts: app.py's ``st.App`` lifespan starts it and waits for it (at most 60 s)
-before the server accepts visitors, so the first page finds the kernel loaded and plotly's
-validators imported. Run without app.py (AppTest, ``streamlit run dashboard.py``), dashboard.py
-starts it in the background on its first run and nothing waits for it: a page that needs the kernel
-earlier blocks on Python's import lock until the thread's import is done (no work is done twice).
-
-After that (the server is answering by then) the same thread computes the default views of the
-first pages a visitor opens (:func:`apnull.ui.cache.warm_default_views`): the densities and quantiles
-pages' first view and the threshold lookup's laws (which import scipy.stats, half a second). A
-visitor who opens a page meanwhile joins the computation in progress (the caches compute each key
-once), so nobody waits longer than without it.
+including the start of numba's thread pool). Its first page then samples seed 000's 50 sizes. ``start()``
+does that work in a daemon thread as soon as the server starts: the kernel, the figure modules, and
+the default views of the first pages (:func:`apnull.ui.cache.warm_default_views`: the densities and
+quantiles pages' first view, the threshold lookup's laws; about 0.3 s more). app.py's ``st.App``
+lifespan starts it and waits for it (at most 60 s) before the server accepts visitors, so the first
+page finds its figures cached. Work left running in the background while the first visitor's
+browser loads the page slowed that page down (benchmarks/cold_start.py: 1.44x the one-chart baseline
+against 1.27x when the server waits for it). Run without app.py (AppTest, ``streamlit run
+dashboard.py``), dashboard.py starts it in the background on its first run and nothing waits for it:
+a page that needs the kernel earlier blocks on Python's import lock until the thread's import is done,
+and a view being warmed is joined, not computed twice (the caches compute each key once).
 
 It also sets ``OMP_WAIT_POLICY=PASSIVE`` (unless the environment already sets it) before numba's
 OpenMP thread pool starts. By default OpenMP's idle workers spin on a barrier; a server runs many
@@ -21,14 +21,13 @@ sessions' kernels at once on few cores, and the spinning doubled the CPU time of
 page's sampling on the 2-core machine (1.9 s -> 1.1 s CPU for 50 sizes under load, wall time
 4.2 s -> 2.9 s).
 
-The warm-up runs the public ``sample_null`` on a tiny size, so the kernel is called with exactly
+The warm-up runs the public ``sample_null`` on a tiny size first, so the kernel is called with exactly
 the argument types the pages use (no second compilation, nothing written to numba's cache).
 Failures are logged, never raised: the pages then do the same work themselves, as before.
 
     from apnull.ui import warmup
     warmup.start()          # app.py's lifespan, dashboard.py; returns at once, runs once per process
     warmup.wait(5)          # tests/benchmarks: block until done (True if finished)
-    warmup.wait(30, views=True)   # ... and until the default views are cached
 """
 
 from __future__ import annotations
@@ -44,7 +43,6 @@ _LOG = logging.getLogger(__name__)
 _lock = threading.Lock()
 _thread: threading.Thread | None = None
 _done = threading.Event()
-_views_done = threading.Event()
 _status: dict[str, object] = {"state": "not started"}
 
 #: Modules the pages import; imported after the kernel (which is what the first page waits for).
@@ -66,21 +64,16 @@ def _warm() -> None:
         steps["modules"] = time.perf_counter() - t0
         _first_figure()
         steps["figure"] = time.perf_counter() - t0
+        from apnull.ui.cache import warm_default_views
+
+        warm_default_views()
+        steps["views"] = time.perf_counter() - t0
         _status.update(state="done", seconds=steps)
     except Exception as exc:  # noqa: BLE001 - a warm-up must never break the app
         _status.update(state="failed", error=f"{type(exc).__name__}: {exc}", seconds=steps)
         _LOG.warning("apnull warm-up failed (the pages will load the kernel themselves): %s", exc)
     finally:
         _done.set()
-    try:
-        from apnull.ui.cache import warm_default_views
-
-        warm_default_views()
-        steps["views"] = time.perf_counter() - t0
-    except Exception as exc:  # noqa: BLE001 - the pages compute their views themselves
-        _LOG.warning("apnull warm-up of the default views failed: %s", exc)
-    finally:
-        _views_done.set()
 
 
 def _first_figure() -> None:
@@ -111,13 +104,11 @@ def start() -> threading.Thread | None:
         return _thread
 
 
-def wait(timeout: float | None = None, views: bool = False) -> bool:
-    """Block until the warm-up has finished (True) or timeout seconds passed (False); with ``views``,
-    until the default views are computed too."""
-    return (_views_done if views else _done).wait(timeout)
+def wait(timeout: float | None = None) -> bool:
+    """Block until the warm-up has finished (True) or timeout seconds passed (False)."""
+    return _done.wait(timeout)
 
 
 def status() -> dict[str, object]:
-    """{"state": "not started" | "running" | "done" | "failed", "seconds": {...}, "error": ...}; "seconds"
-    gets a "views" entry when the default views are cached."""
+    """{"state": "not started" | "running" | "done" | "failed", "seconds": {...}, "error": ...}."""
     return dict(_status)
