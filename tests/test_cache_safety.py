@@ -126,6 +126,10 @@ def test_ui_cached_summaries_are_read_only():
                 curve[name][:] = -1.0
     with pytest.raises(AttributeError):  # a frozen dataclass
         first.rows = ()
+    with pytest.raises(TypeError):  # read-only mappings
+        first.curves["ap"]["y"] = np.zeros(3)
+    with pytest.raises(TypeError):
+        first.curves["pr"] = {}
     again = cache.size_summary(6, 41, 500, 12345)
     assert again is first
     assert all(np.array_equal(again.curves[m]["y"], expected[m]) for m in expected)

@@ -11,6 +11,7 @@ from scipy import stats
 
 import apnull
 from apnull import exact
+from apnull.hypergeom import EXACT_INTEGER_MAX_DRAWS
 from apnull.law import VALUE_TOL, NullDistribution
 from reference import SMALL_SIZES, bestgen_expected_ap, enumerate_ap, ks_critical, ranking_from_placement
 
@@ -135,9 +136,9 @@ def test_pr_law_is_hypergeometric(m, n):
 
 
 @pytest.mark.parametrize("m, n", [(1, 0), (3, 1), (4, 30), (25, 7), (60, 5000), (300, 999_000),
-                                  (exact.PR_EXACT_INTEGER_MAX_M, 40)])
+                                  (EXACT_INTEGER_MAX_DRAWS, 40)])
 def test_pr_law_probabilities_are_the_correctly_rounded_fractions(m, n):
-    """Up to PR_EXACT_INTEGER_MAX_M positives each probability is the float nearest the exact fraction
+    """Up to EXACT_INTEGER_MAX_DRAWS positives each probability is the float nearest the exact fraction
     C(m, h) C(n, m - h) / C(m + n, m) (scipy's pmf is off by up to 2.5e-10 relative in far tails)."""
     law = exact.pr_law(m, n)
     total = math.comb(m + n, m)
@@ -147,7 +148,7 @@ def test_pr_law_probabilities_are_the_correctly_rounded_fractions(m, n):
 
 
 def test_pr_law_beyond_the_integer_bound_is_scipys_hypergeometric():
-    m, n = exact.PR_EXACT_INTEGER_MAX_M + 1, 500
+    m, n = EXACT_INTEGER_MAX_DRAWS + 1, 500
     law = exact.pr_law(m, n)
     hits = np.rint(law.values * m).astype(int)
     np.testing.assert_allclose(law.probs, stats.hypergeom(m + n, m, m).pmf(hits), rtol=1e-12)

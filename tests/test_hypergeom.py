@@ -70,7 +70,14 @@ def test_hypergeom_pmf_is_exact(m, n, k):
     hits, probs = hg.hypergeom_pmf(m, n, k)
     exact = exact_hit_probs(m, n, k)
     assert list(hits) == sorted(j for j, p in exact.items())
-    np.testing.assert_allclose(probs, [float(exact[j]) for j in hits], rtol=1e-10)
+    assert list(probs) == [float(exact[j]) for j in hits]  # each the float nearest the exact fraction
+    assert probs.sum() == pytest.approx(1.0)
+
+
+def test_hypergeom_pmf_beyond_the_integer_bound_is_scipys():
+    m, n, k = 3000, 7000, hg.EXACT_INTEGER_MAX_DRAWS + 1
+    hits, probs = hg.hypergeom_pmf(m, n, k)
+    np.testing.assert_allclose(probs, stats.hypergeom(m + n, m, k).pmf(hits), rtol=1e-9)
     assert probs.sum() == pytest.approx(1.0)
 
 

@@ -131,48 +131,18 @@ def ap_variance_fraction(m, n) -> Fraction:
     return (ew2 - ew * ew) / (m * m)
 
 
-#: Precision@R laws with m up to this are computed from exact integers (correctly rounded
-#: probabilities, a few milliseconds at the bound); larger ones by scipy.stats.hypergeom.
-PR_EXACT_INTEGER_MAX_M = 2000
-
-
-def _hypergeom_pmf_exact(m: int, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """(hits, pmf) of Hypergeometric(N = m + n, m successes, m draws) from exact integers.
-
-    P(h) = C(m, h) C(n, m - h) / C(m + n, m) for h = max(0, m - n) .. m, each the float nearest the
-    exact fraction. The numerators come from the recurrences C(m, h + 1) = C(m, h) (m - h) / (h + 1)
-    and C(n, k - 1) = C(n, k) k / (n - k + 1), in exact integer arithmetic.
-    """
-    lo = max(0, m - n)
-    hits = np.arange(lo, m + 1)
-    total = math.comb(m + n, m)
-    a, b = math.comb(m, lo), math.comb(n, m - lo)  # C(m, h), C(n, m - h) at h = lo
-    probs = np.empty(hits.size)
-    for i, h in enumerate(range(lo, m + 1)):
-        probs[i] = a * b / total  # int / int: Python rounds the exact quotient correctly
-        if h < m:
-            k = m - h
-            a = a * (m - h) // (h + 1)
-            b = b * k // (n - k + 1)
-    return hits, probs
-
-
 def pr_law(m, n) -> NullDistribution:
     """Exact null law of Precision@R.
 
     The number of positives in the top m is Hypergeometric(population N = m + n, successes m,
-    draws m); Precision@R = hits / m. Support: 0, 1/m, ..., 1 (values with zero probability are
-    dropped, e.g. hits < m - n). For m <= ``PR_EXACT_INTEGER_MAX_M`` the probabilities are the
-    correctly rounded exact fractions; beyond, scipy.stats.hypergeom's.
+    draws m) (:func:`apnull.hypergeom.hypergeom_pmf` with k = m: correctly rounded exact fractions for
+    m up to 2,000); Precision@R = hits / m. Support: 0, 1/m, ..., 1 (values with zero probability are
+    dropped, e.g. hits < m - n).
     """
-    m, n = check_sizes(m, n)
-    if m <= PR_EXACT_INTEGER_MAX_M:
-        hits, pmf = _hypergeom_pmf_exact(m, n)
-    else:
-        from scipy import stats  # imported here: scipy.stats takes more than half a second to import
+    from .hypergeom import _pmf
 
-        hits = np.arange(0, m + 1)
-        pmf = stats.hypergeom(m + n, m, m).pmf(hits)
+    m, n = check_sizes(m, n)
+    hits, pmf = _pmf(m, n, m)
     keep = pmf > 0
     return NullDistribution(
         metric="pr", m=m, n=n, method="exact", values=hits[keep] / m, probs=pmf[keep], error_bound=0.0

@@ -15,6 +15,7 @@ read: ``st.plotly_chart`` serialises a copy).
 - ``EXACT_SUMMARIES``: the exact-law rows of one size (quantiles page, "exact law"); 1,024 tables.
 - ``VIEWS``: whole views per input set (the density figure pair, the quantile summary and figure, the
   lookup figures); 96 entries and 128 MB (a density view of 200 sizes is about 1.7 MB).
+- ``MOMENTS``: closed-form (E[AP], SD[AP]) pairs; 1,024 entries.
 - null laws: the library's own cache (:data:`apnull.significance.CACHE_BYTES`, 256 MB, 64 laws).
 
 A view is looked up first; only when it is missing are its sizes fetched, under a progress bar
@@ -67,6 +68,7 @@ DRAWS = Memo(4096, max_bytes=256 * 2**20, sizeof=_draws_bytes)
 SUMMARIES = Memo(8192)
 EXACT_SUMMARIES = Memo(1024)
 VIEWS = Memo(96, max_bytes=128 * 2**20, sizeof=_view_bytes)
+MOMENTS = Memo(1024)
 
 
 def size_draws(m: int, n: int, draws: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -188,12 +190,9 @@ def law_figure(m: int, n: int, metric: str, method: str, draws: int | None, seed
                                                    threshold, value, mean=mean, q=q))
 
 
-_MOMENTS = Memo(1024)
-
-
 def moments(m: int, n: int) -> tuple[float, float]:
     """(E[AP], SD[AP]) in closed form."""
-    return _MOMENTS.get_or_compute((m, n), lambda: (expected_ap(m, n), float(np.sqrt(ap_variance(m, n)))))
+    return MOMENTS.get_or_compute((m, n), lambda: (expected_ap(m, n), float(np.sqrt(ap_variance(m, n)))))
 
 
 def warm_default_views() -> None:

@@ -7,6 +7,7 @@ be tested without a server.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 import pandas as pd
@@ -67,9 +68,9 @@ def density_curves(samples, metric: str, grid=DENSITY_GRID) -> list[dict]:
 class SizeSummary:
     """What the "Null densities" and "Quantiles vs size" pages show of one size's draws, in a few KB.
 
-    ``curves[metric]`` is that metric's :func:`density_curves` entry (read-only arrays) and ``rows``
-    its :func:`summarise_draws` rows (m, n, metric, statistic, value). The draws themselves are not
-    kept: they are a function of (m, n, draws, seed), so a download draws them again.
+    ``curves[metric]`` is that metric's :func:`density_curves` entry and ``rows`` its
+    :func:`summarise_draws` rows (m, n, metric, statistic, value). Read-only throughout (it is shared by
+    every session): frozen fields, read-only mappings and arrays.
     """
 
     m: int
@@ -85,9 +86,9 @@ def summarise_size(m: int, n: int, ap, pr) -> SizeSummary:
     for metric, x in zip(METRICS, (ap, pr)):
         curve, metric_rows = _metric_summary(m, n, metric, x)
         curve["y"].setflags(write=False)
-        curves[metric] = curve
+        curves[metric] = MappingProxyType(curve)
         rows.extend(metric_rows)
-    return SizeSummary(m=m, n=n, draws=int(np.size(ap)), curves=curves, rows=tuple(rows))
+    return SizeSummary(m=m, n=n, draws=int(np.size(ap)), curves=MappingProxyType(curves), rows=tuple(rows))
 
 
 def exact_density_curves(curves: list[dict], metric: str, max_method: str = "grid", tol: float = 1e-3) -> list[dict]:
