@@ -2,7 +2,7 @@
 
 Imported lazily: only Monte Carlo sampling and the scoring permutations (apnull.score) need them.
 
-``floyd_ap_pr`` performs exactly the steps of ``sampling._metrics_numpy`` (the plain-numpy reference)
+``floyd_pieces`` performs exactly the steps of ``sampling._metrics_numpy`` (the plain-numpy reference)
 and gives the same numbers; tests hold the two together.
 """
 
@@ -44,30 +44,36 @@ def uniform(key, index):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
-def floyd_ap_pr(key, row0, rows, k, N, m, complement, top, ap_out, pr_out, top_out):  # pragma: no cover - compiled
-    """AP, Precision@R and the positives in the top ``top`` ranks of null draws row0 .. row0+rows-1,
-    into ap_out, pr_out and top_out.
+def floyd_pieces(keys, row0s, ks, Ns, ms, complements, tops, offsets,
+                 item_piece, item_lo, item_hi, ap_out, pr_out, top_out):  # pragma: no cover - compiled
+    """AP, Precision@R and the positives in the top ranks of null draws, for many pieces in one call.
 
-    Row r uses uniforms r*k .. r*k+k-1 of the stream ``key``. Floyd's algorithm marks k ranks in a
-    bitset; the positives (the marked ranks, or the unmarked ones if ``complement``) are then
-    visited in rank order one set bit at a time, so a row costs O(k + N/64), not O(N).
+    Piece p is rows row0s[p] + r of the stream keys[p] for a ranking of Ns[p] items with ms[p] positives
+    (ks[p] ranks drawn: the positives, or the negatives if complements[p]); its row r goes to index
+    offsets[p] + r of ap_out, pr_out and top_out (positives in the top tops[p] ranks). The work items
+    (item_piece, item_lo, item_hi) split the pieces' rows into parts of similar cost, which the threads
+    share. One call for a whole view of sizes means one release of the GIL, not one per block: under
+    30 sessions, taking the GIL back costs up to 5 ms each time (Python's switch interval).
 
-    Speed (the same numbers as a plain loop): the rows are split into 64 chunks (the threads share them), each
-    with its own bitset and index buffer (no allocation per row); a row's k candidate indices
+    Row r uses uniforms r*k .. r*k+k-1 of its stream. Floyd's algorithm marks k ranks in a bitset;
+    the positives (the marked ranks, or the unmarked ones if ``complement``) are then visited in rank
+    order one set bit at a time, so a row costs O(k + N/64), not O(N). Speed (the same numbers as a
+    plain loop): each work item has its own bitset and index buffer; a row's k candidate indices
     t_c = floor(u_c (j + 1)) are computed first, in a loop without dependencies that the compiler
-    vectorises, and only then marked one after another (40% less time than marking each index as
-    it is drawn, benchmarks/null_sampling.py).
+    vectorises, and only then marked one after another (40% less time than marking each index as it
+    is drawn, benchmarks/null_sampling.py).
     """
-    nwords = (N + 63) // 64
     one = np.uint64(1)
-    uk = np.uint64(k)
-    tail = np.uint64(N % 64)
-    chunks = min(rows, 64)
-    for chunk in numba.prange(chunks):
+    for item in numba.prange(item_piece.size):
+        p = item_piece[item]
+        key, k, N, m, complement, top = keys[p], ks[p], Ns[p], ms[p], complements[p], tops[p]
+        nwords = (N + 63) // 64
+        tail = np.uint64(N % 64)
+        uk = np.uint64(k)
         bits = np.zeros(nwords, dtype=np.uint64)
         cand = np.empty(k, dtype=np.int64)
-        for r in range(chunk * rows // chunks, (chunk + 1) * rows // chunks):
-            base = np.uint64(row0 + r) * uk
+        for r in range(item_lo[item], item_hi[item]):
+            base = np.uint64(row0s[p] + r) * uk
             for c in range(k):
                 j = N - k + c
                 cand[c] = min(np.int64(uniform(key, base + np.uint64(c)) * (j + 1)), j)
@@ -96,6 +102,7 @@ def floyd_ap_pr(key, row0, rows, k, N, m, complement, top, ap_out, pr_out, top_o
                     if pos < top:
                         top_hits += 1
                     word &= word - one
-            ap_out[r] = s / m
-            pr_out[r] = hits / m
-            top_out[r] = top_hits
+            out = offsets[p] + r
+            ap_out[out] = s / m
+            pr_out[out] = hits / m
+            top_out[out] = top_hits

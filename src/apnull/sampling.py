@@ -25,7 +25,7 @@ import pandas as pd
 from .limits import MAX_GRID_SIZES, as_int, check_draws, check_sampling_work, check_seed, check_sizes
 
 __all__ = ["NullSample", "sample_null", "sample_grid", "iter_sample_grid", "grid_sizes",
-           "iter_blocks", "block_layout", "draw_block", "draw_rows", "BLOCK_ELEMENTS"]
+           "iter_blocks", "block_layout", "draw_block", "draw_rows", "draw_many", "BLOCK_ELEMENTS"]
 
 #: Ranks held in memory per block (draws per block = BLOCK_ELEMENTS // max(m, 1)); fixes the
 #: random stream and bounds memory at a few tens of MB whatever the number of draws.
@@ -141,6 +141,67 @@ def _stream_key(seed: int, m: int, n: int, block: int) -> np.uint64:
     return np.random.SeedSequence([seed, m, n, block]).generate_state(1, dtype=np.uint64)[0]
 
 
+#: Ranks a work item of the compiled kernel draws (its rows split so); the threads share the items.
+ITEM_RANKS = 1 << 16
+
+
+def _pieces(requests):
+    """The block pieces (m, n, seed, block, start in block, rows, top, out offset) of requests
+    (m, n, seed, start, stop, top): rows start .. stop-1 of each size, stream block by stream block."""
+    pieces, offset = [], 0
+    for m, n, seed, start, stop, top in requests:
+        per = _block_draws(m)
+        for b in range(start // per, -(-stop // per)):
+            lo, hi = max(start, b * per), min(stop, (b + 1) * per)
+            if hi > lo:
+                pieces.append((m, n, seed, b, lo - b * per, hi - lo, top, offset))
+                offset += hi - lo
+    return pieces, offset
+
+
+def _draw(requests, engine: str = "numba"):
+    """(ap, pr, top_hits) arrays holding every request's draws one after another, from ONE call of the
+    compiled kernel (``engine="numba"``) or the plain-numpy reference (``"numpy"``, same numbers).
+
+    ``requests`` are (m, n, seed, start, stop, top) tuples, unchecked; draws with n = 0 are 1, 1, min(top, m).
+    """
+    pieces, total = _pieces(requests)
+    ap, pr, hits = np.empty(total), np.empty(total), np.empty(total, dtype=np.int64)
+    drawn = []
+    for m, n, seed, block, start, rows, top, offset in pieces:
+        out = slice(offset, offset + rows)
+        if n == 0:
+            ap[out], pr[out], hits[out] = 1.0, 1.0, min(top, m)
+        elif engine == "numpy":
+            k, complement = (n, True) if n < m else (m, False)
+            ap[out], pr[out], hits[out] = _metrics_numpy(_stream_key(seed, m, n, block), start, rows, k, m + n, m,
+                                                         complement, top)
+        else:
+            drawn.append((m, n, seed, block, start, rows, top, offset))
+    if drawn:
+        _compiled(drawn, ap, pr, hits)
+    return ap, pr, hits
+
+
+def _compiled(pieces, ap, pr, hits) -> None:
+    from ._kernels import floyd_pieces  # imported on first use: loading numba takes most of a second
+
+    cols = list(zip(*pieces))
+    m, n = np.array(cols[0], dtype=np.int64), np.array(cols[1], dtype=np.int64)
+    complement = n < m  # draw the smaller set's ranks
+    k = np.where(complement, n, m)
+    keys = np.array([_stream_key(seed, m_, n_, block) for m_, n_, seed, block, *_ in pieces], dtype=np.uint64)
+    rows = np.array(cols[5], dtype=np.int64)
+    per_item = np.maximum(1, ITEM_RANKS // k)  # rows per work item
+    counts = -(-rows // per_item)
+    item_piece = np.repeat(np.arange(len(pieces)), counts)
+    first = np.repeat(np.cumsum(counts) - counts, counts)
+    item_lo = (np.arange(item_piece.size) - first) * per_item[item_piece]
+    item_hi = np.minimum(item_lo + per_item[item_piece], rows[item_piece])
+    floyd_pieces(keys, np.array(cols[4], dtype=np.int64), k, m + n, m, complement, np.array(cols[6], dtype=np.int64),
+                 np.array(cols[7], dtype=np.int64), item_piece, item_lo, item_hi, ap, pr, hits)
+
+
 def draw_block(m: int, n: int, seed: int, block: int, rows: int, engine: str = "numba", top: int | None = None,
                start: int = 0):
     """(ap, pr, top_hits) of ``rows`` null draws: rows start .. start+rows-1 of block ``block`` of size
@@ -149,34 +210,20 @@ def draw_block(m: int, n: int, seed: int, block: int, rows: int, engine: str = "
     Unchecked (see :func:`block_layout`). ``engine`` is "numba" (the compiled kernel) or "numpy" (the
     reference); both give the same numbers. ``top`` defaults to m (then top_hits / m is Precision@R).
     """
-    top = m if top is None else top
-    if n == 0 or rows == 0:
-        return np.ones(rows), np.ones(rows), np.full(rows, min(top, m), dtype=np.int64)
-    key = _stream_key(seed, m, n, block)
-    N = m + n
-    complement = n < m  # draw the smaller set's ranks
-    k = n if complement else m
-    if engine == "numpy":
-        return _metrics_numpy(key, start, rows, k, N, m, complement, top)
-    from ._kernels import floyd_ap_pr  # imported on first use: loading numba takes most of a second
-
-    ap, pr, hits = np.empty(rows), np.empty(rows), np.empty(rows, dtype=np.int64)
-    floyd_ap_pr(key, start, rows, k, N, m, complement, top, ap, pr, hits)
-    return ap, pr, hits
+    first = block * _block_draws(m) + start
+    return _draw([(m, n, seed, first, first + rows, m if top is None else top)], engine)
 
 
 def iter_blocks(m: int, n: int, draws: int, seed: int, chunk: int | None = None, top: int | None = None):
-    """Yield (ap, pr, top_hits) arrays covering ``draws`` draws, ``chunk`` draws at a time.
+    """Yield (ap, pr, top_hits) arrays covering ``draws`` draws, ``chunk`` draws at a time (default: all).
 
     Unchecked (call :func:`sample_null` unless you loop yourself, e.g. for a progress bar). The
     values do not depend on ``chunk``: the random stream is fixed per block of
     ``BLOCK_ELEMENTS // m`` draws.
     """
-    layout = block_layout(m, draws)
-    step = max(1, (chunk or 1) // _block_draws(m))
-    for i in range(0, len(layout), step):
-        parts = [draw_block(m, n, seed, b, rows, top=top) for b, rows in layout[i:i + step]]
-        yield tuple(np.concatenate(col) for col in zip(*parts))
+    step = max(1, int(chunk or draws))
+    for lo in range(0, draws, step):
+        yield _draw([(m, n, seed, lo, min(draws, lo + step), m if top is None else top)])
 
 
 def draw_rows(m: int, n: int, seed: int, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
@@ -185,15 +232,21 @@ def draw_rows(m: int, n: int, seed: int, start: int, stop: int) -> tuple[np.ndar
     Draw i is the same whatever else is drawn, so ``draw_rows(m, n, s, 0, d)`` is the first d draws
     of :func:`sample_null` and a sample of d draws is extended to d2 > d by ``draw_rows(m, n, s, d, d2)``.
     """
-    per = _block_draws(m)
-    parts = []
-    for b in range(start // per, -(-stop // per)):
-        lo, hi = max(start, b * per), min(stop, (b + 1) * per)
-        if hi > lo:
-            parts.append(draw_block(m, n, seed, b, hi - lo, start=lo - b * per)[:2])
-    if not parts:
-        return np.empty(0), np.empty(0)
-    return tuple(np.concatenate(col) for col in zip(*parts))
+    return draw_many([(m, n, seed, start, stop)])[0]
+
+
+def draw_many(requests) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(ap, pr) of draws start .. stop-1 for each request (m, n, seed, start, stop), unchecked, from one
+    call of the compiled kernel (a view of 50 sizes: one release of the GIL, see
+    :func:`apnull._kernels.floyd_pieces`)."""
+    requests = [(m, n, seed, start, stop, m) for m, n, seed, start, stop in requests]
+    ap, pr, _ = _draw(requests)
+    out, at = [], 0
+    for *_, start, stop, _top in requests:
+        rows = max(0, stop - start)
+        out.append((ap[at:at + rows], pr[at:at + rows]))
+        at += rows
+    return out
 
 
 def sample_null(m, n, draws=10_000, seed=None, chunk: int | None = None, top: int | None = None) -> NullSample:
@@ -230,7 +283,8 @@ def sample_null(m, n, draws=10_000, seed=None, chunk: int | None = None, top: in
 
 def _sample(m: int, n: int, draws: int, seed: int, chunk: int | None = None, top: int | None = None) -> NullSample:
     """:func:`sample_null` on checked arguments."""
-    ap, pr, hits = (np.concatenate(c) for c in zip(*iter_blocks(m, n, draws, seed, chunk, top)))
+    chunks = list(iter_blocks(m, n, draws, seed, chunk, top))
+    ap, pr, hits = chunks[0] if len(chunks) == 1 else (np.concatenate(c) for c in zip(*chunks))
     return NullSample(m=m, n=n, ap=ap, pr=pr, seed=seed, top=top, top_hits=None if top is None else hits)
 
 
