@@ -149,13 +149,13 @@ def test_ui_draws_are_extended_not_drawn_again(monkeypatch):
 
     monkeypatch.setattr(cache, "DRAWS", Memo(8, max_bytes=10**8, sizeof=cache._draws_bytes))
     drawn = []
-    real = sampling.draw_rows
+    real = sampling.draw_many
 
-    def counting(m, n, seed, start, stop):
-        drawn.append(stop - start)
-        return real(m, n, seed, start, stop)
+    def counting(requests):
+        drawn.extend(stop - start for *_, start, stop in requests)
+        return real(requests)
 
-    monkeypatch.setattr(cache, "draw_rows", counting)
+    monkeypatch.setattr(cache, "draw_many", counting)
     full = sample_null(9, 70, 3000, 5)
     for draws in (1000, 3000, 500, 3000, 2000):
         ap, pr = cache.size_draws(9, 70, draws, 5)
@@ -163,6 +163,27 @@ def test_ui_draws_are_extended_not_drawn_again(monkeypatch):
         with pytest.raises(ValueError):
             ap[:] = 0.0
     assert drawn == [1000, 2000]
+
+
+def test_ui_summaries_of_a_view_are_the_library_summaries(monkeypatch):
+    """Batches (small BATCH_RANKS: several per view), cached and new sizes mixed: each summary equals
+    views.null.summarise_size of sample_null's draws."""
+    from apnull.memo import Memo
+    from apnull.ui import cache
+    from apnull.views.null import summarise_size
+
+    monkeypatch.setattr(cache, "SUMMARIES", Memo(100))
+    monkeypatch.setattr(cache, "BATCH_RANKS", 20_000)
+    sizes = [(3 * i, 11 * i) for i in range(1, 9)]
+    cache.size_summaries(sizes[2:5], 700, 9)
+    calls = []
+    got = cache.size_summaries(sizes, 700, 9, progress=lambda *a: calls.append(a))
+    assert calls and calls[-1][:2] == (len(sizes), len(sizes))
+    for (m, n), summary in zip(sizes, got):
+        s = sample_null(m, n, 700, 9)
+        ref = summarise_size(m, n, s.ap, s.pr)
+        assert summary.rows == ref.rows
+        assert np.array_equal(summary.curves["ap"]["y"], ref.curves["ap"]["y"])
 
 
 def test_warm_default_views_caches_what_a_first_visitor_sees():

@@ -82,43 +82,52 @@ def test_a_failed_computation_is_not_stored_and_waiters_try_again():
     assert len(attempts) == 2 and memo.get("k") == "ok"
 
 
-def test_fits_grows_a_value_in_place_of_its_key():
-    memo = Memo(8, max_bytes=1000, sizeof=len)
-    grown = []
-
-    def grow(size):
-        def compute():
-            have = memo.get("draws") or ""
-            grown.append(size - len(have))  # only the missing part is made
-            return have + "x" * (size - len(have))
-        return memo.get_or_compute("draws", compute, fits=lambda v: len(v) >= size)
-
-    assert grow(10) == "x" * 10
-    assert grow(5) == "x" * 10  # enough already: nothing made
-    assert grow(25) == "x" * 25
-    assert grown == [10, 15] and memo.nbytes == 25 and len(memo) == 1
+def test_put_replaces_only_when_asked():
+    memo = Memo(4)
+    memo.put("draws", (1, 2))
+    assert memo.put("draws", (1,), replace=lambda old: len(old) < 1) == (1, 2)  # shorter: kept
+    assert memo.put("draws", (1, 2, 3), replace=lambda old: len(old) < 3) == (1, 2, 3)
+    assert memo.get("draws") == (1, 2, 3)
 
 
-def test_threads_growing_one_key_to_different_sizes_each_get_enough():
-    memo = Memo(8)
+def test_many_keys_missing_ones_in_one_call_in_order():
+    memo = Memo(16)
+    memo.put("b", "B")
+    calls = []
+
+    def compute_many(keys):
+        calls.append(list(keys))
+        return [k.upper() for k in keys]
+
+    assert memo.get_or_compute_many(["a", "b", "c", "a"], compute_many) == ["A", "B", "C", "A"]
+    assert calls == [["a", "c"]]
+    assert memo.get_or_compute_many(["c", "a"], compute_many) == ["C", "A"] and len(calls) == 1
+    with pytest.raises(ValueError, match="2 keys"):
+        memo.get_or_compute_many(["x", "y"], lambda keys: ["X"])
+    assert "x" not in memo  # nothing stored from a failed call
+
+
+def test_threads_with_overlapping_batches_compute_each_key_once():
+    """8 threads ask for overlapping key sets in different orders: every key is computed exactly once,
+    nobody deadlocks, and everybody gets every value."""
+    memo = Memo(1000)
     lock = threading.Lock()
     made = []
 
-    def ask(size):
-        def compute():
-            have = memo.get("k") or ()
-            with lock:
-                made.append(size - len(have))
-            time.sleep(0.01)
-            return have + tuple(range(len(have), size))
-        return memo.get_or_compute("k", compute, fits=lambda v: len(v) >= size)
+    def compute_many(keys):
+        with lock:
+            made.extend(keys)
+        time.sleep(0.01)
+        return [k * 10 for k in keys]
 
-    sizes = [5, 40, 10, 40, 25, 5, 40, 15] * 3
+    def ask(t):
+        keys = list(range(t * 5, t * 5 + 30))[:: 1 if t % 2 else -1]
+        return keys, memo.get_or_compute_many(keys, compute_many)
+
     with ThreadPoolExecutor(8) as pool:
-        results = list(pool.map(ask, sizes))
-    for size, value in zip(sizes, results):
-        assert len(value) >= size and value[:size] == tuple(range(size))
-    assert sum(made) == 40  # every element made exactly once
+        for keys, values in pool.map(ask, range(8)):
+            assert values == [k * 10 for k in keys]
+    assert sorted(made) == sorted(set(made)) == list(range(8 * 5 + 25))
 
 
 def test_rejects_an_empty_bound():

@@ -7,9 +7,10 @@ the byte bound still works, alone), so a server's memory stays bounded whatever 
 
 Each key is computed once at a time: when several threads (a class of browser sessions) ask for the
 same missing key together, one computes and the others wait for its result instead of repeating the
-work. A computation that raises is not stored; the waiting callers then try it themselves. A stored
-value can also be grown in place of its key (``fits``): e.g. 10,000 cached draws extended to 20,000
-by drawing only the 10,000 new ones.
+work. A computation that raises is not stored; the waiting callers then try it themselves. Many keys
+can be computed in one call (:meth:`Memo.get_or_compute_many`: one compiled call for a whole view), and
+a stored value can be replaced by a better one (``put(replace=...)``: e.g. 10,000 cached draws by
+20,000 that extend them).
 
 Entries are shared, not copied: store read-only values (frozen arrays, laws with read-only arrays,
 figures that callers only read).
@@ -82,45 +83,57 @@ class Memo:
             self._data.move_to_end(key)
             return item[0]
 
-    def get_or_compute(self, key: Hashable, compute: Callable[[], Any], fits: Callable[[Any], bool] | None = None):
-        """The value for ``key``, calling ``compute()`` if it is missing (once, whatever the threads).
+    def get_or_compute(self, key: Hashable, compute: Callable[[], Any]):
+        """The value for ``key``, calling ``compute()`` if it is missing (once, whatever the threads)."""
+        return self.get_or_compute_many([key], lambda keys: [compute()])[0]
 
-        With ``fits``, a stored value ``v`` for which ``fits(v)`` is false counts as missing too, and
-        the value ``compute()`` returns replaces it (``compute`` may read the old one with :meth:`get`
-        to extend it). ``fits`` runs under the memo's lock: keep it cheap.
+    def get_or_compute_many(self, keys, compute_many: Callable[[list], list]) -> list:
+        """The values for ``keys``; ``compute_many(missing)`` makes the missing ones in one call, a list in
+        the order of ``missing``. A key another thread is computing is waited for, not computed again; a
+        thread computes all its keys before it waits for others', so two threads never wait on each other.
         """
-        while True:
-            with self._lock:
+        found, waiting, owned = {}, {}, []
+        with self._lock:
+            for key in keys:
                 item = self._data.get(key)
-                if item is not None and (fits is None or fits(item[0])):
+                if item is not None:
                     self._data.move_to_end(key)
-                    return item[0]
-                flight = self._flights.get(key)
-                owner = flight is None
-                if owner:
-                    flight = self._flights[key] = _Flight()
-            if not owner:
-                flight.done.wait()
-                if flight.value is not _MISSING and (fits is None or fits(flight.value)):
-                    return flight.value
-                continue  # failed, or too small for this caller: look again (and compute here if need be)
+                    found[key] = item[0]
+                elif key in self._flights:
+                    waiting[key] = self._flights[key]
+                elif key not in found and key not in waiting and key not in owned:
+                    self._flights[key] = _Flight()
+                    owned.append(key)
+        if owned:
+            flights = [self._flights[key] for key in owned]
             try:
-                value = compute()
-                flight.value = self.put(key, value, replace=fits is not None)
-                return flight.value
+                values = compute_many(owned)
+                if len(values) != len(owned):
+                    raise ValueError(f"compute_many returned {len(values)} values for {len(owned)} keys")
+                for key, flight, value in zip(owned, flights, values):
+                    found[key] = flight.value = self.put(key, value)
             finally:
                 with self._lock:
-                    self._flights.pop(key, None)
-                flight.done.set()
+                    for key in owned:
+                        self._flights.pop(key, None)
+                for flight in flights:
+                    flight.done.set()
+        for key, flight in waiting.items():
+            flight.done.wait()
+            # the other thread's computation failed: try it here (and raise its error here)
+            found[key] = flight.value if flight.value is not _MISSING else self.get_or_compute_many(
+                [key], compute_many)[0]
+        return [found[key] for key in keys]
 
-    def put(self, key: Hashable, value, replace: bool = False):
+    def put(self, key: Hashable, value, replace: bool | Callable[[Any], bool] = False):
         """Store ``value`` for ``key`` and return the stored value. A value already stored is kept (one
-        object per key, so every caller shares it) unless ``replace``."""
+        object per key, so every caller shares it) unless ``replace`` is true or, if callable, returns
+        true for the stored value (e.g. ``lambda old: len(old) < len(value)``)."""
         size = int(self._sizeof(value))
         with self._lock:
             item = self._data.get(key)
             if item is not None:
-                if not replace:
+                if not (replace(item[0]) if callable(replace) else replace):
                     self._data.move_to_end(key)
                     return item[0]
                 self._bytes -= item[1]

@@ -18,8 +18,10 @@ read: ``st.plotly_chart`` serialises a copy).
 - ``MOMENTS``: closed-form (E[AP], SD[AP]) pairs; 1,024 entries.
 - null laws: the library's own cache (:data:`apnull.significance.CACHE_BYTES`, 256 MB, 64 laws).
 
-A view is looked up first; only when it is missing are its sizes fetched, under a progress bar
-(an uncached loop over cached sizes), so a rerun of a cached view costs microseconds of cache work.
+A view is looked up first; only when it is missing are its sizes fetched, under a progress bar, in
+batches: one compiled call draws a batch's missing rows and one summarises it (:mod:`apnull._kde`),
+so a view takes the GIL back a few times, not a thousand (under 30 sessions each time can cost up to
+5 ms). A rerun of a cached view costs microseconds of cache work.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ import streamlit as st
 from .. import significance
 from ..exact import ap_variance, expected_ap
 from ..memo import Memo
-from ..sampling import draw_rows
+from ..sampling import draw_many
 from ..views import null as summaries
 
 #: seconds between two updates of a progress bar
@@ -71,27 +73,65 @@ VIEWS = Memo(96, max_bytes=128 * 2**20, sizeof=_view_bytes)
 MOMENTS = Memo(1024)
 
 
+#: Ranks drawn per batch of sizes (one compiled call to sample them, one to summarise them): about
+#: 0.05 s on two cores, so the progress bar moves and the GIL is taken back a few times a view.
+BATCH_RANKS = 1 << 24
+
+
+def _draws(keys) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(ap, pr) of the first d draws of each (m, n, d, seed): cached draws are sliced or extended (only
+    the missing rows are drawn, all sizes in one call of the sampler), never drawn again."""
+    have, requests = [], []
+    for m, n, d, seed in keys:
+        cur = DRAWS.get((m, n, seed))
+        have.append(cur)
+        if cur is None or cur[0].size < d:
+            requests.append((m, n, seed, 0 if cur is None else cur[0].size, d))
+    new = iter(draw_many(requests))
+    out = []
+    for (m, n, d, seed), cur in zip(keys, have):
+        if cur is None or cur[0].size < d:
+            ap, pr = next(new)
+            if cur is not None:
+                ap, pr = np.concatenate([cur[0], ap]), np.concatenate([cur[1], pr])
+            for arr in (ap, pr):
+                arr.setflags(write=False)
+            cur = DRAWS.put((m, n, seed), (ap, pr), replace=lambda old, size=ap.size: old[0].size < size)
+        out.append((cur[0][:d], cur[1][:d]))
+    return out
+
+
 def size_draws(m: int, n: int, draws: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """(ap, pr): the first ``draws`` Monte Carlo draws of (m, n) under ``seed`` (read-only arrays, the
-    numbers of :func:`apnull.sample_null`); cached draws are extended or sliced, never drawn again."""
-    def extend():
-        have = DRAWS.get((m, n, seed))
-        start = 0 if have is None else have[0].size
-        new = draw_rows(m, n, seed, start, draws)
-        out = new if have is None else tuple(np.concatenate(pair) for pair in zip(have, new))
-        for arr in out:
-            arr.setflags(write=False)
-        return out
+    numbers of :func:`apnull.sample_null`)."""
+    return _draws([(m, n, draws, seed)])[0]
 
-    ap, pr = DRAWS.get_or_compute((m, n, seed), extend, fits=lambda have: have[0].size >= draws)
-    return ap[:draws], pr[:draws]
+
+def size_summaries(sizes: Sequence[tuple[int, int]], draws: int, seed: int, progress=None) -> list:
+    """The cached :class:`~apnull.views.null.SizeSummary` of each (m, n) from ``draws`` draws under
+    ``seed`` (the same numbers on every page: the draws depend only on (seed, m, n)). Missing ones are
+    made in batches of about ``BATCH_RANKS`` ranks, each batch one call to sample and one to summarise;
+    ``progress(done, total, m, n)`` is called after each batch."""
+    keys = [(m, n, draws, seed) for m, n in sizes]
+
+    def compute(batch):
+        return summaries.summarise_sizes([(m, n, *x) for (m, n, _, _), x in zip(batch, _draws(batch))])
+
+    out, batch, ranks = [], [], 0
+    for i, key in enumerate(keys, start=1):
+        batch.append(key)
+        ranks += (min(key[0], key[1]) + 1) * draws if key not in SUMMARIES else 0
+        if ranks >= BATCH_RANKS or i == len(keys):
+            out += SUMMARIES.get_or_compute_many(batch, compute)
+            if progress is not None:
+                progress(i, len(keys), *key[:2])
+            batch, ranks = [], 0
+    return out
 
 
 def size_summary(m: int, n: int, draws: int, seed: int) -> summaries.SizeSummary:
-    """The cached :class:`~apnull.views.null.SizeSummary` of (m, n) from ``draws`` draws under ``seed``;
-    the same numbers on every page that asks (the draws depend only on (seed, m, n))."""
-    return SUMMARIES.get_or_compute((m, n, draws, seed),
-                                    lambda: summaries.summarise_size(m, n, *size_draws(m, n, draws, seed)))
+    """:func:`size_summaries` of one size."""
+    return size_summaries([(m, n)], draws, seed)[0]
 
 
 def exact_size_summary(m: int, n: int, tol: float = 1e-3):
@@ -99,35 +139,46 @@ def exact_size_summary(m: int, n: int, tol: float = 1e-3):
     return EXACT_SUMMARIES.get_or_compute((m, n, tol), lambda: summaries.exact_size_summary(m, n, tol))
 
 
-def sizes_with_progress(sizes: Sequence[tuple[int, int]], fetch: Callable[[int, int], object],
-                        label: str = "Sampling null rankings", container=None) -> list:
-    """``fetch(m, n)`` for every size, in order, under one progress bar (in ``container`` if given).
+class ProgressBar:
+    """``st.progress`` for work over sizes: ``bar(done, total, m, n)`` moves it (at most every
+    ``PROGRESS_EVERY`` seconds: a message each time would cost more than cached sizes do), ``close()``
+    removes it."""
 
-    The bar shows while sizes are computed and is removed at the end; it is updated at most every
-    ``PROGRESS_EVERY`` seconds (cached sizes take microseconds, so a message each would cost more).
-    """
-    progress = (container or st).progress(0.0, text=f"{label}...")
-    out = []
-    shown = time.monotonic()
-    for i, (m, n) in enumerate(sizes, start=1):
-        out.append(fetch(m, n))
-        if time.monotonic() - shown >= PROGRESS_EVERY:
-            progress.progress(i / len(sizes), text=f"{label}: size {i} of {len(sizes)} (m = {m}, n = {n})")
-            shown = time.monotonic()
-    progress.empty()
-    return out
+    def __init__(self, label: str, container=None):
+        self.label = label
+        self.bar = (container or st).progress(0.0, text=f"{label}...")
+        self.shown = time.monotonic()
+
+    def __call__(self, done: int, total: int, m: int, n: int) -> None:
+        if time.monotonic() - self.shown >= PROGRESS_EVERY:
+            self.bar.progress(done / total, text=f"{self.label}: size {done} of {total} (m = {m}, n = {n})")
+            self.shown = time.monotonic()
+
+    def close(self) -> None:
+        self.bar.empty()
 
 
-def _view(key: Hashable, sizes, fetch, build: Callable[[list], object], label: str, container=None,
+def _view(key: Hashable, sizes, fetch: Callable, build: Callable[[list], object], label: str, container=None,
           progress: bool = True):
-    """The cached view ``key``; on a miss its sizes are fetched (under a progress bar unless not
-    ``progress``) and ``build(parts)`` makes it (once, whatever the sessions asking)."""
+    """The cached view ``key``. On a miss ``fetch(sizes, progress)`` gets its parts (under a progress
+    bar unless not ``progress``) and ``build(parts)`` makes it (once, whatever the sessions asking)."""
     view = VIEWS.get(key)
     if view is None:
-        parts = (sizes_with_progress(sizes, fetch, label, container) if progress
-                 else [fetch(m, n) for m, n in sizes])
+        bar = ProgressBar(label, container) if progress else None
+        parts = fetch(sizes, bar)
+        if bar is not None:
+            bar.close()
         view = VIEWS.get_or_compute(key, lambda: build(parts))
     return view
+
+
+def _exact_parts(sizes, progress=None) -> list:
+    out = []
+    for i, (m, n) in enumerate(sizes, start=1):
+        out.append(exact_size_summary(m, n))
+        if progress is not None:
+            progress(i, len(sizes), m, n)
+    return out
 
 
 def density_figures(M: int, N: int, K: int, draws: int, seed: int, show_exact: bool, container=None,
@@ -147,7 +198,8 @@ def density_figures(M: int, N: int, K: int, draws: int, seed: int, show_exact: b
         return tuple(out)
 
     return _view(("density", M, N, K, draws, seed, show_exact), sizes,
-                 lambda m, n: size_summary(m, n, draws, seed), build, "Sampling null rankings", container, progress)
+                 lambda sizes, bar: size_summaries(sizes, draws, seed, bar), build, "Sampling null rankings",
+                 container, progress)
 
 
 def quantile_view(M: int, N: int, K: int, draws: int, seed: int, method: str, container=None,
@@ -159,9 +211,9 @@ def quantile_view(M: int, N: int, K: int, draws: int, seed: int, method: str, co
 
     sizes = summaries.check_grid_request(M, N, K, draws)
     if method == "mc":
-        fetch, label = (lambda m, n: size_summary(m, n, draws, seed)), "Sampling null rankings"
+        fetch, label = (lambda sizes, bar: size_summaries(sizes, draws, seed, bar)), "Sampling null rankings"
     else:
-        fetch, label = exact_size_summary, "Exact laws"
+        fetch, label = _exact_parts, "Exact laws"
 
     def build(parts):
         summary = summaries.summarise_draws(parts) if method == "mc" else pd.concat(parts, ignore_index=True)

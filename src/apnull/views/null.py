@@ -12,14 +12,14 @@ from types import MappingProxyType
 import numpy as np
 import pandas as pd
 
-from ..density import bw_nrd0, smooth_pmf
+from ..density import STATS, sample_summaries, smooth_pmf
 from ..exact import expected_ap
 from ..limits import check_sampling_work, check_view
 from ..sampling import grid_sizes
 from ..significance import choose_method, null_distribution
 
 __all__ = ["QUANTILES", "check_grid_request", "density_curves", "exact_density_curves", "summarise_draws",
-           "SizeSummary", "summarise_size", "exact_size_summary", "exact_summary", "wide_summary",
+           "SizeSummary", "summarise_size", "summarise_sizes", "exact_size_summary", "exact_summary", "wide_summary",
            "exact_mean_curve", "DENSITY_GRID", "METRICS", "DEFAULT_VIEW"]
 
 #: The statistics of seed 000: quantiles of type 7 and the mean.
@@ -45,23 +45,12 @@ def check_grid_request(M, N, K, draws) -> list[tuple[int, int]]:
     return sizes
 
 
-def _metric_summary(m: int, n: int, metric: str, x, grid=DENSITY_GRID) -> tuple[dict, list[tuple]]:
-    """(curve, rows) of one metric's draws: the KDE curve (Gaussian, bw.nrd0) on ``grid`` and the rows
-    (m, n, metric, statistic, value) of q75, q90, q95 (type 7) and the mean, from one pass of quantiles."""
-    q25, q75, q90, q95 = np.quantile(x, [0.25, 0.75, 0.90, 0.95])
-    bw = bw_nrd0(x, sd=np.std(x, ddof=1) if x.size > 1 else None, iqr=q75 - q25)
-    y = smooth_pmf(x, np.full(x.size, 1.0 / x.size), bw, grid)
-    rows = [(m, n, metric, name, float(v)) for name, v in zip(QUANTILES, (q75, q90, q95))]
-    rows.append((m, n, metric, "avg", float(np.mean(x))))
-    return {"m": m, "n": n, "x": grid, "y": y, "bw": bw}, rows
-
-
 def density_curves(samples, metric: str, grid=DENSITY_GRID) -> list[dict]:
     """KDE curve (Gaussian, bw.nrd0) of each size's draws.
 
     ``samples`` is a sequence of (m, n, ap_draws, pr_draws). Returns dicts with m, n, x, y, bw.
     """
-    return [_metric_summary(m, n, metric, ap if metric == "ap" else pr, grid)[0] for m, n, ap, pr in samples]
+    return [dict(s.curves[metric]) for s in summarise_sizes(samples, grid)]
 
 
 @dataclass(frozen=True)
@@ -80,15 +69,30 @@ class SizeSummary:
     rows: tuple
 
 
+def summarise_sizes(samples, grid=DENSITY_GRID) -> list[SizeSummary]:
+    """:class:`SizeSummary` of each size's draws, (m, n, ap, pr) tuples, in one compiled call (see
+    :func:`apnull.density.sample_summaries`: KDE curves with bw.nrd0, type-7 quantiles, means)."""
+    samples = list(samples)
+    curves, stats = sample_summaries([x for _, _, ap, pr in samples for x in (ap, pr)], grid)
+    curves.setflags(write=False)
+    at = {name: STATS.index(name) for name in ("q75", "q90", "q95", "mean", "bw")}
+    out = []
+    for i, (m, n, ap, _) in enumerate(samples):
+        by_metric, rows = {}, []
+        for j, metric in enumerate(METRICS):
+            row = stats[2 * i + j]
+            by_metric[metric] = MappingProxyType({"m": m, "n": n, "x": grid, "y": curves[2 * i + j],
+                                                  "bw": float(row[at["bw"]])})
+            rows += [(m, n, metric, name, float(row[at[name]])) for name in QUANTILES]
+            rows.append((m, n, metric, "avg", float(row[at["mean"]])))
+        out.append(SizeSummary(m=m, n=n, draws=int(np.size(ap)), curves=MappingProxyType(by_metric),
+                               rows=tuple(rows)))
+    return out
+
+
 def summarise_size(m: int, n: int, ap, pr) -> SizeSummary:
     """:class:`SizeSummary` of one size's draws (``ap`` and ``pr`` arrays of equal length)."""
-    curves, rows = {}, []
-    for metric, x in zip(METRICS, (ap, pr)):
-        curve, metric_rows = _metric_summary(m, n, metric, x)
-        curve["y"].setflags(write=False)
-        curves[metric] = MappingProxyType(curve)
-        rows.extend(metric_rows)
-    return SizeSummary(m=m, n=n, draws=int(np.size(ap)), curves=MappingProxyType(curves), rows=tuple(rows))
+    return summarise_sizes([(m, n, ap, pr)])[0]
 
 
 def exact_density_curves(curves: list[dict], metric: str, max_method: str = "grid", tol: float = 1e-3) -> list[dict]:
@@ -114,9 +118,10 @@ def summarise_draws(samples) -> pd.DataFrame:
 
     ``samples`` holds (m, n, ap_draws, pr_draws) tuples or :class:`SizeSummary` objects.
     """
-    rows = []
-    for s in samples:
-        rows.extend(s.rows if isinstance(s, SizeSummary) else summarise_size(*s).rows)
+    samples = list(samples)
+    raw = [s for s in samples if not isinstance(s, SizeSummary)]
+    done = iter(summarise_sizes(raw)) if raw else iter(())
+    rows = [row for s in samples for row in (s if isinstance(s, SizeSummary) else next(done)).rows]
     return pd.DataFrame(rows, columns=["m", "n", "metric", "statistic", "value"])
 
 
