@@ -181,6 +181,15 @@ def _exact_parts(sizes, progress=None) -> list:
     return out
 
 
+def _density_key(M, N, K, draws, seed, show_exact) -> tuple:
+    return ("density", M, N, K, draws, seed, show_exact)
+
+
+def density_ready(M: int, N: int, K: int, draws: int, seed: int, show_exact: bool) -> bool:
+    """True when :func:`density_figures` has this view cached (it will answer at once)."""
+    return _density_key(M, N, K, draws, seed, show_exact) in VIEWS
+
+
 def density_figures(M: int, N: int, K: int, draws: int, seed: int, show_exact: bool, container=None,
                     progress: bool = True):
     """The "Null densities" view: per metric (metric, figure, sizes with the exact overlay or None)."""
@@ -197,7 +206,7 @@ def density_figures(M: int, N: int, K: int, draws: int, seed: int, show_exact: b
             out.append((metric, fig, None if exact is None else len(exact)))
         return tuple(out)
 
-    return _view(("density", M, N, K, draws, seed, show_exact), sizes,
+    return _view(_density_key(M, N, K, draws, seed, show_exact), sizes,
                  lambda sizes, bar: size_summaries(sizes, draws, seed, bar), build, "Sampling null rankings",
                  container, progress)
 

@@ -53,17 +53,18 @@ def show_figure(fig, key: str | None = None, slot=None) -> None:
     st.session_state[_CHARTS_SENT] = True
 
 
-def chart_slots(count: int, placeholder: Callable[[int], object]) -> list:
+def chart_slots(count: int, placeholder: Callable[[int], object], ready: bool = False) -> list:
     """``count`` ``st.empty`` slots for the charts to come; the page puts each real figure there with
     ``show_figure(..., slot=)`` (or ``with slot.container():``).
 
-    On the first chart of a browser session slot i shows ``placeholder(i)`` (e.g. a
-    ``plots.pending_figure``) meanwhile: the layout is there at once, and the browser loads its
-    charting code while the page computes instead of after (about 1 s on a first visit). Later runs
-    neither build nor send placeholders (server time, and the browser has the code).
+    On the first chart of a browser session, when the figures still have to be computed (not
+    ``ready``), slot i shows ``placeholder(i)`` (e.g. a ``plots.pending_figure``) meanwhile: the layout
+    is there at once, and the browser loads its charting code while the page computes instead of after
+    (about 1 s on a first visit). Later runs, and figures already cached, neither build nor send
+    placeholders (server time, and the browser would draw every chart twice).
     """
     slots = [st.empty() for _ in range(count)]
-    if not st.session_state.get(_CHARTS_SENT):
+    if not ready and not st.session_state.get(_CHARTS_SENT):
         for i, slot in enumerate(slots):
             slot.plotly_chart(placeholder(i), config=CHART_CONFIG)
     return slots
