@@ -17,7 +17,7 @@ seconds (uniform, seeded per user) between interactions:
 ``--values free`` (default): each user picks its own values from small sets (seeded per user), so
 users rarely share a cache entry: the hard case.  ``--values class``: everyone types the values the
 teacher dictates (the same sequence for all users), so after the first user the others mostly hit
-the shared caches (st.cache_data computes a value once even when many sessions ask at once).
+the shared caches (apnull.memo.Memo computes a value once even when many sessions ask at once).
 
 Latency of an interaction: from the action (the rerun request leaving the client) to the end of
 the resulting script run(s) with the new output delivered: the server reports the run finished
