@@ -54,10 +54,14 @@ def sample_summaries(samples, grid) -> tuple[np.ndarray, np.ndarray]:
 def bw_nrd0(x) -> float:
     """R's ``bw.nrd0``: 0.9 * min(sd, IQR / 1.34) * len^(-1/5), with R's fallbacks for zero spread
     (sd, then |x[1]|, then 1); 1e-3 for fewer than two values."""
-    x = np.asarray(x, dtype=float).ravel()
+    from . import _kde
+
+    x = np.ascontiguousarray(x, dtype=float).ravel()
     if x.size < 2:
         return 1e-3
-    return float(sample_summaries([x], [0.0, 1.0])[1][0, STATS.index("bw")])
+    ordered = np.sort(x)
+    _, sd = _kde.mean_sd(x)
+    return float(_kde.bandwidth(x[0], x.size, sd, _kde.quantile7(ordered, 0.25), _kde.quantile7(ordered, 0.75)))
 
 
 def _check_grid(grid) -> np.ndarray:

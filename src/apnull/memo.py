@@ -99,9 +99,9 @@ class Memo:
                 if item is not None:
                     self._data.move_to_end(key)
                     found[key] = item[0]
-                elif key in self._flights:
+                elif key in self._flights:  # another thread's, or this call's own (a repeated key)
                     waiting[key] = self._flights[key]
-                elif key not in found and key not in waiting and key not in owned:
+                else:
                     self._flights[key] = _Flight()
                     owned.append(key)
         if owned:
