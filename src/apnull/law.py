@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["NullDistribution", "VALUE_TOL"]
+__all__ = ["NullDistribution", "VALUE_TOL", "count_reached", "permutation_pvalue"]
 
 #: Two metric values closer than this are treated as equal: the same AP computed in another order
 #: differs only in the last bits (about 1e-16), while distinct values of a law differ by far more
@@ -202,3 +202,27 @@ def _wilson(k, n, z=1.959963984540054):
     centre = (p + z * z / (2 * n)) / denom
     half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
     return np.clip(centre - half, 0, 1), np.clip(centre + half, 0, 1)
+
+
+def count_reached(null, observed: float) -> int:
+    """How many null values reach the observed one: ``#{null >= observed - VALUE_TOL}``.
+
+    The tolerance lets a value computed in another order (the same mAP summed differently) count as
+    reached. ``null`` is any array of draws, in any order.
+    """
+    return int(np.sum(np.asarray(null) >= observed - VALUE_TOL))
+
+
+def permutation_pvalue(null, observed: float, exact: bool = False) -> float:
+    """Permutation p-value of ``observed`` against the null values ``null`` (B of them).
+
+    Random permutations (``exact`` False): ``p = (1 + #{null >= observed - tol}) / (1 + B)``, never
+    zero and valid at any B (the observed labelling counts as one of the permutations). Every
+    assignment enumerated (``exact`` True, the observed one among them): ``p = #{null >= observed -
+    tol} / B``, the exact tail probability. ``tol`` is :data:`VALUE_TOL`; NaN when ``null`` is empty.
+    """
+    null = np.asarray(null)
+    if null.size == 0:
+        return np.nan
+    hits = count_reached(null, observed)
+    return hits / null.size if exact else (1 + hits) / (1 + null.size)

@@ -8,7 +8,9 @@ show it in ``st.error``. The limits keep a server's memory and time bounded; the
 
 from __future__ import annotations
 
+import difflib
 import numbers
+import re
 
 import numpy as np
 
@@ -62,9 +64,12 @@ SCORE_MAX_FILE_BYTES = 200 * 1024 * 1024
 #: Most control rows in one stratum: its sorted similarity rows and their ranks take 12 n^2 bytes
 #: (1.2 GB at the limit).
 SCORE_MAX_STRATUM_CONTROLS = 10_000
-#: Most label permutations per perturbation (library and CLI; B x 8 bytes per perturbation in flight),
-#: and on the dashboard page.
-SCORE_MAX_PERMUTATIONS, SCORE_PAGE_MAX_PERMUTATIONS = 1_000_000, 100_000
+#: Most label permutations per perturbation (library and CLI; B x 8 bytes per perturbation in flight).
+SCORE_MAX_PERMUTATIONS = 1_000_000
+#: Most label permutations per perturbation on the "Score your data" page (a shared server).
+SCORE_PAGE_MAX_PERMUTATIONS = 100_000
+#: Most threads of an in-process scoring run.
+SCORE_MAX_THREADS = 256
 #: ``permutations="all"`` enumerates at most this many label assignments per perturbation.
 SCORE_MAX_EXACT_ASSIGNMENTS = 200_000
 
@@ -162,9 +167,10 @@ def check_choice(value, options, name: str) -> str:
     return value
 
 
-def check_seed(seed) -> int:
-    """A non-negative 63-bit seed; None draws a fresh one from the operating system's entropy."""
-    if seed is None:
+def check_seed(seed, allow_none: bool = True) -> int:
+    """A non-negative 63-bit seed; None draws a fresh one from the operating system's entropy
+    (when ``allow_none``; otherwise None is rejected like any other non-number)."""
+    if seed is None and allow_none:
         return int(np.random.SeedSequence().entropy % (MAX_SEED + 1))
     return as_int(seed, "seed", minimum=0, maximum=MAX_SEED)
 
@@ -201,3 +207,75 @@ def check_view(K, draws) -> tuple[int, int]:
             f"K x draws = {K * draws:,} is more than the {MAX_VIEW_TOTAL_DRAWS:,} draws one view may hold; "
             f"use at most {MAX_VIEW_TOTAL_DRAWS // K:,} draws for K = {K}, or fewer sizes")
     return K, draws
+
+
+# -- scoring a screen -------------------------------------------------------------------------------
+
+def check_column(table, name, what: str) -> str:
+    """``name`` if it is a column of ``table`` (a DataFrame), else ValueError suggesting close names
+    (or listing the first columns). ``what`` names the role, e.g. "perturbation"."""
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"{what} must be a column name, got {name!r}")
+    if name in table.columns:
+        return name
+    cols = [str(c) for c in table.columns]
+    close = difflib.get_close_matches(name, cols, n=3, cutoff=0.6)
+    if not close:
+        close = [c for c in cols if c.lower() == name.lower()]
+    hint = (f"did you mean {', '.join(repr(c) for c in close)}?" if close else
+            f"the columns are {', '.join(repr(c) for c in cols[:8])}{' ...' if len(cols) > 8 else ''}")
+    raise ValueError(f"{what} column {name!r} is not in the table; {hint}")
+
+
+def check_regex(text, name: str = "features", max_length: int | None = None) -> re.Pattern:
+    """``text`` compiled as a regular expression, else ValueError naming ``name`` (and, with
+    ``max_length``, refusing a longer text before compiling it)."""
+    text = str(text)
+    if max_length is not None and len(text) > max_length:
+        raise ValueError(f"{name}: the regular expression has {len(text):,} characters; use at most "
+                         f"{max_length:,} (e.g. a prefix such as ^Cells_)")
+    try:
+        return re.compile(text)
+    except re.error as exc:
+        shown = repr(text) if len(text) <= 40 else f"{text[:40]!r}...({len(text):,} characters)"
+        raise ValueError(f"{name} {shown} is not valid: it is not a valid regular expression ({exc})") from None
+
+
+def check_stratum(stratum, perturbation):
+    """The stratum column (or None), which must differ from the perturbation column."""
+    if stratum is not None and stratum == perturbation:
+        raise ValueError("the stratum column must differ from the perturbation column")
+    return stratum
+
+
+def check_permutations(permutations, null: str = "permutation", maximum: int = SCORE_MAX_PERMUTATIONS,
+                       where: str = ""):
+    """B label permutations, a whole number in [1, ``maximum``], or "all" (every assignment, for the
+    "permutation" null only). ``where`` ends the range message (e.g. " on this page")."""
+    if isinstance(permutations, str):
+        if permutations != "all":
+            raise ValueError(f"permutations must be a whole number or 'all', got {permutations!r}")
+        if null != "permutation":
+            raise ValueError("permutations='all' applies to null='permutation' only; give a number")
+        return "all"
+    if isinstance(permutations, (bool, np.bool_)) or not isinstance(permutations, numbers.Real) \
+            or not float(permutations).is_integer():
+        raise ValueError(f"permutations must be a whole number or 'all', got {permutations!r}")
+    B = int(permutations)
+    if not 1 <= B <= maximum:
+        raise ValueError(f"permutations must be between 1 and {maximum:,}{where}, got {B:,}")
+    return B
+
+
+def check_threads(threads):
+    """Threads of an in-process run: None (one per core) or a whole number in [1, SCORE_MAX_THREADS]."""
+    return None if threads is None else as_int(threads, "threads", 1, SCORE_MAX_THREADS)
+
+
+def check_workers(workers):
+    """Local dask workers: None (no cluster) or a whole number of at least 1."""
+    if workers is None:
+        return None
+    if isinstance(workers, (bool, np.bool_)) or not isinstance(workers, numbers.Integral) or workers < 1:
+        raise ValueError(f"workers must be a whole number of at least 1, got {workers!r}")
+    return int(workers)

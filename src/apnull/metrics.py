@@ -27,13 +27,22 @@ __all__ = [
 ]
 
 
-def as_relevance(relevant) -> np.ndarray:
-    """Check and convert a ranking to a 1-D boolean array.
+#: Relevance labels accepted as text in a table column read from a file (stripped, any case).
+RELEVANCE_TEXT = {"1": True, "0": False, "1.0": True, "0.0": False, "true": True, "false": False}
+
+
+def as_relevance(relevant, column: str | None = None) -> np.ndarray:
+    """Check and convert relevance labels to a 1-D boolean array: the package's one label parser.
 
     Parameters
     ----------
-    relevant : sequence of bool or of 0/1
+    relevant : sequence of bool or of 0/1, or a table column
         Relevance labels, top-ranked item first.
+    column : str, optional
+        ``relevant`` is the table column of that name (e.g. read from a CSV file): besides booleans,
+        every value is read as text and must be one of :data:`RELEVANCE_TEXT` (0/1, 0.0/1.0,
+        true/false; spaces around and case ignored); the error names the column, how many rows are
+        bad and the first one.
 
     Returns
     -------
@@ -44,6 +53,8 @@ def as_relevance(relevant) -> np.ndarray:
     ValueError
         If the ranking is empty, not one-dimensional, or holds a label other than True/False/0/1.
     """
+    if column is not None:
+        return _relevance_column(relevant if isinstance(relevant, pd.Series) else pd.Series(relevant), column)
     arr = np.asarray(relevant)
     if arr.ndim != 1:
         raise ValueError(f"a ranking must be a flat list of labels, got an array of shape {arr.shape}")
@@ -58,6 +69,18 @@ def as_relevance(relevant) -> np.ndarray:
             raise ValueError(f"relevance labels must be 0/1 or True/False, found {bad!r}")
         return arr.astype(bool)
     raise ValueError(f"relevance labels must be 0/1 or True/False, got values of type {arr.dtype}")
+
+
+def _relevance_column(col: pd.Series, name: str) -> np.ndarray:
+    if pd.api.types.is_bool_dtype(col):
+        return col.to_numpy(dtype=bool)
+    text = col.astype(str).str.strip().str.lower()
+    bad = ~text.isin(list(RELEVANCE_TEXT))
+    if bad.any():
+        rows = np.flatnonzero(bad.to_numpy())
+        raise ValueError(f"relevant column {name!r} must hold 0/1 or true/false; {rows.size} rows do not "
+                         f"(e.g. {col.iloc[rows[0]]!r} in row {rows[0]})")
+    return text.map(RELEVANCE_TEXT).to_numpy(dtype=bool)
 
 
 def _need_relevant(rel: np.ndarray, metric: str) -> int:

@@ -18,16 +18,18 @@ import math
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
-from apnull.law import VALUE_TOL
-
+from ..law import permutation_pvalue
 from ..limits import SCORE_MAX_EXACT_ASSIGNMENTS as MAX_EXACT_ASSIGNMENTS
 from . import _kernels, _permute
+from ._kernels import ControlRows, Replicates
 
 __all__ = ["stream_key", "components", "prepare_component", "run_batch", "run_screen", "pert_spec",
-           "default_threads", "MAX_EXACT_ASSIGNMENTS", "BATCH"]
+           "default_threads", "Component", "PerturbationSpec", "PerturbationResult",
+           "MAX_EXACT_ASSIGNMENTS", "BATCH"]
 
 #: Perturbations per batch (progress granularity; results do not depend on it).
 BATCH = 64
@@ -42,10 +44,16 @@ def default_threads() -> int:
     return max(1, min(32, cores))
 
 
-def stream_key(seed: int, name_key: str, stratum: str) -> np.uint64:
-    """64-bit stream key from (seed, perturbation name, stratum) (BLAKE2b; not Python's salted hash)."""
-    text = f"{int(seed)}\x1f{name_key}\x1f{stratum}".encode()
-    return np.uint64(int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "little"))
+def stream_key(seed: int, *parts) -> int:
+    """The 64-bit key of a random stream derived from (seed, *parts), as a Python int.
+
+    BLAKE2b (8 bytes, little-endian) of ``str(seed)`` and ``str(part)`` joined by the unit separator
+    ``\x1f`` (not Python's salted ``hash``), so a stream depends on what it is for, never on run
+    order. The scoring uses (seed, perturbation key, stratum) for a perturbation's permutations in one
+    stratum, (seed, "law", m, n) for a Monte Carlo law and (seed, "copairs", m, n) for a copairs row.
+    """
+    text = "\x1f".join(str(p) for p in (int(seed),) + parts).encode()
+    return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "little")
 
 
 def components(screen) -> list[list[int]]:
@@ -69,16 +77,42 @@ def components(screen) -> list[list[int]]:
     return [groups[k] for k in sorted(groups)]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Component:
-    strata: list          # stratum keys, sorted
-    Xc: np.ndarray
-    cstart: np.ndarray
-    csize: np.ndarray
-    sorted_buf: np.ndarray
-    soff: np.ndarray
-    greater_buf: np.ndarray
-    goff: np.ndarray
+    """The controls of a group of strata linked by perturbations, prepared once for all of them.
+
+    Attributes
+    ----------
+    strata : list of str
+        The stratum keys of the component, sorted; stratum j of ``controls`` is ``strata[j]``.
+    controls : ControlRows
+        Their control rows, each control's sorted similarities to the other controls of its stratum,
+        and the ranks of those similarities (field by field in :class:`._kernels.ControlRows`).
+    """
+
+    strata: list
+    controls: ControlRows
+
+
+class PerturbationSpec(NamedTuple):
+    """What the kernel needs to score perturbation ``index`` of a screen in its component."""
+
+    index: int                #: position of the perturbation in ``screen.perts``
+    replicates: Replicates    #: its replicate rows, their stratum positions, its strata in the component
+    keys: np.ndarray          #: (J,) uint64 stream key of each of its strata (:func:`stream_key`)
+    sizes: list               #: [(k_s, n_s)] replicates and controls of each of its strata
+    rows: np.ndarray          #: (k,) input table row of each replicate
+
+
+class PerturbationResult(NamedTuple):
+    """The scores of one perturbation (what :func:`run_batch` gives per spec)."""
+
+    index: int                #: position of the perturbation in ``screen.perts``
+    ap: np.ndarray            #: (k,) tie-aware AP of each replicate query, in ``replicates`` order
+    precision_at_r: np.ndarray  #: (k,) tie-aware Precision@R of each query
+    map: float                #: observed mAP, the mean of ``ap``
+    p_value: float            #: permutation p-value of ``map`` (NaN when no permutation was run)
+    null: np.ndarray | None   #: the null mAP values, when asked for (``keep_null``), else None
 
 
 def prepare_component(strata, Xc_list, kind) -> Component:
@@ -99,11 +133,11 @@ def prepare_component(strata, Xc_list, kind) -> Component:
         buf[soff[j]:soff[j] + lens[j]] = rows.ravel()
         gbuf[goff[j]:goff[j] + glens[j]] = greater.ravel()
     Xc = np.ascontiguousarray(np.concatenate(Xc_list)) if Xc_list else np.empty((0, 0))
-    return Component(list(strata), Xc, cstart, csize, buf, soff, gbuf, goff)
+    return Component(list(strata), ControlRows(Xc, cstart, csize, buf, soff, gbuf, goff))
 
 
-def pert_spec(screen, i, comp_strata, seed):
-    """What the kernel needs for perturbation i: rows, stratum positions, strata, keys, pool sizes."""
+def pert_spec(screen, i, comp_strata, seed) -> PerturbationSpec:
+    """The :class:`PerturbationSpec` of perturbation i, whose component has strata ``comp_strata``."""
     p = screen.perts[i]
     where = {s: j for j, s in enumerate(comp_strata)}
     Xr = np.ascontiguousarray(screen.X[np.concatenate(p.reps)])
@@ -112,7 +146,7 @@ def pert_spec(screen, i, comp_strata, seed):
     keys = np.array([stream_key(seed, p.key, s) for s in p.strata], dtype=np.uint64)
     sizes = [(len(r), len(screen.controls[s])) for r, s in zip(p.reps, p.strata)]
     rows = screen.rows[np.concatenate(p.reps)]
-    return dict(index=i, Xr=Xr, rep_str=rep_str, t_strata=t_strata, keys=keys, sizes=sizes, rows=rows)
+    return PerturbationSpec(i, Replicates(Xr, rep_str, t_strata), keys, sizes, rows)
 
 
 def assignment_count(sizes) -> int:
@@ -130,26 +164,23 @@ def all_assignments(sizes) -> np.ndarray:
     return np.array(rows, dtype=np.int64).reshape(len(rows), sum(k for k, _ in sizes))
 
 
-def run_batch(comp: Component, specs, kind, B, exact, keep_null=False, pool=None):
-    """Score a batch: per spec (index, ap, pr, mAP, permutation p-value or NaN, null or None).
+def run_batch(comp: Component, specs, kind, B, exact, keep_null=False, pool=None) -> list[PerturbationResult]:
+    """Score a batch of :class:`PerturbationSpec`: one :class:`PerturbationResult` per spec, in order.
 
     ``B = 0`` computes the observed values only. ``exact`` enumerates every assignment:
-    p = #{null >= mAP - tol} / T; otherwise p = (1 + #{null >= mAP - tol}) / (1 + B).
-    ``pool``: an executor whose threads score the specs concurrently (same results, in order).
+    p = #{null >= mAP - tol} / T; otherwise p = (1 + #{null >= mAP - tol}) / (1 + B)
+    (:func:`apnull.law.permutation_pvalue`). ``pool``: an executor whose threads score the specs
+    concurrently (same results, in order).
     """
-    def one(sp):
-        k = sp["Xr"].shape[0]
+    def one(sp: PerturbationSpec) -> PerturbationResult:
+        k = sp.replicates.X.shape[0]
         draws = np.empty((0, k), dtype=np.int64)
         if exact:
-            draws = all_assignments(sp["sizes"])
+            draws = all_assignments(sp.sizes)
         ap, pr, m_obs, null = _permute.perturbation_scores(
-            sp["Xr"], sp["rep_str"], sp["t_strata"], comp.Xc, comp.cstart, comp.csize,
-            comp.sorted_buf, comp.soff, comp.greater_buf, comp.goff, kind, 0 if exact else int(B), sp["keys"], draws)
-        p = np.nan
-        if null.size:
-            hits = int(np.sum(null >= m_obs - VALUE_TOL))
-            p = hits / null.size if exact else (1 + hits) / (1 + null.size)
-        return sp["index"], ap, pr, float(m_obs), p, null if keep_null else None
+            sp.replicates, comp.controls, kind, 0 if exact else int(B), sp.keys, draws)
+        p = permutation_pvalue(null, m_obs, exact)
+        return PerturbationResult(sp.index, ap, pr, float(m_obs), p, null if keep_null else None)
 
     if pool is None or len(specs) < 2:
         return [one(sp) for sp in specs]
@@ -165,9 +196,12 @@ def _plan(screen, seed, batch):
 
 
 def run_screen(screen, seed, B, exact, client=None, progress=None, batch=BATCH, threads=None):
-    """Score every perturbation of the screen; returns {index: (ap, pr, mAP, p, None)} in any order.
+    """Score every perturbation of the screen: {index: :class:`PerturbationResult`}, filled in any order.
 
-    In process (``client`` None) ``threads`` threads score each batch (default: one per core).
+    ``B`` permutations per perturbation (0: observed values only), or every assignment if ``exact``;
+    the null values are not kept. In process (``client`` None) ``threads`` threads score each batch
+    (default: one per core); with a dask ``client`` every component and batch is a task.
+    ``progress(done, total)`` is called as batches finish.
     """
     total = len(screen.perts)
     done = 0
@@ -183,7 +217,7 @@ def run_screen(screen, seed, B, exact, client=None, progress=None, batch=BATCH, 
                 for b in batches:
                     specs = [pert_spec(screen, i, strata, seed) for i in b]
                     for r in run_batch(comp, specs, screen.kind, B, exact, pool=pool):
-                        results[r[0]] = r
+                        results[r.index] = r
                     done += len(b)
                     if progress:
                         progress(done, total)
@@ -200,7 +234,7 @@ def run_screen(screen, seed, B, exact, client=None, progress=None, batch=BATCH, 
     for fut in as_completed(futures):
         batch_out = fut.result()
         for r in batch_out:
-            results[r[0]] = r
+            results[r.index] = r
         done += len(batch_out)
         if progress:
             progress(done, total)

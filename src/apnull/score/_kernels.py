@@ -14,11 +14,56 @@ stratum in the same order, the k_s pool members that carry t's label.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numba
 import numpy as np
 
 _EULER = 0.5772156649015329
+
+
+class ControlRows(NamedTuple):
+    """The controls of one component of strata, as the kernels read them (built by
+    ``_engine.prepare_component``). Stratum j of the component holds ``size[j]`` controls."""
+
+    X: np.ndarray               #: (n_total, d) prepared control rows; stratum j at rows start[j] .. + size[j]
+    start: np.ndarray           #: (J,) int64 first row of each stratum in ``X``
+    size: np.ndarray            #: (J,) int64 number of controls of each stratum
+    sorted_sims: np.ndarray     #: float64 buffer of sorted similarity rows (``sorted_control_rows``):
+    # control c of stratum j has its n - 1 similarities to the others, ascending, at
+    # sorted_offset[j] + c * (size[j] - 1)
+    sorted_offset: np.ndarray   #: (J,) int64 start of stratum j in ``sorted_sims``
+    greater: np.ndarray         #: int32 buffer of ranks: how many of control c's similarities exceed
+    # sim(c, c2), at greater_offset[j] + c * size[j] + c2 (-1 on the diagonal)
+    greater_offset: np.ndarray  #: (J,) int64 start of stratum j in ``greater``
+
+
+class Replicates(NamedTuple):
+    """The replicates of one perturbation t, grouped by stratum (``stratum`` non-decreasing)."""
+
+    X: np.ndarray               #: (k, d) prepared replicate rows of t
+    stratum: np.ndarray         #: (k,) int64 position s of each replicate's stratum among t's strata
+    strata: np.ndarray          #: (J,) int64 t's strata as indices j into the component (``ControlRows``)
+
+
+class Pool(NamedTuple):
+    """The pool of one perturbation t (``_permute.pool_layout``): for each stratum s of t, in order,
+    its k_s replicates then its n_s controls; g indexes the P pool members."""
+
+    stratum: np.ndarray         #: (P,) position s of member g's stratum among t's strata
+    replicate: np.ndarray       #: (P,) replicate index r of member g (row of the replicate arrays), -1 for a control
+    row: np.ndarray             #: (P,) row of member g in ``ControlRows.X``, -1 for a replicate
+    control: np.ndarray         #: (P,) index c of member g among its stratum's controls, -1 for a replicate
+    n: np.ndarray               #: (J,) controls n_s of each stratum of t
+    component_stratum: np.ndarray  #: (J,) index j of stratum s in the component (``ControlRows``)
+    rep_lo: np.ndarray          #: (J,) replicates of stratum s are rep_lo[s] .. rep_hi[s] - 1
+    rep_hi: np.ndarray
+    offset: np.ndarray          #: (J,) first pool member of stratum s
+    sim: np.ndarray             #: (k, P) similarity of replicate r to member g
+    sorted_rc: np.ndarray       #: (k, max n_s) similarities of replicate r to its stratum's controls, ascending
+    gt: np.ndarray              #: (k, P) controls of r's stratum more similar to r than member g (same stratum only)
+    eq: np.ndarray              #: (k, P) controls of r's stratum as similar to r as member g (same stratum only)
+    observed: np.ndarray        #: (k,) the observed assignment: pool index of each replicate of t
 
 
 @numba.njit(cache=True, inline="always")
@@ -139,7 +184,7 @@ def tie_aware_from_sorted(scores, rel):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def _count_sorted(row, v):  # pragma: no cover - compiled
+def count_sorted(row, v):  # pragma: no cover - compiled
     """(#row > v, #row == v) in an ascending row, by binary search."""
     right = np.searchsorted(row, v, side="right")
     left = np.searchsorted(row, v, side="left")
@@ -200,9 +245,7 @@ def _query(vals, same, base_gt, base_eq, order, m, R):  # pragma: no cover - com
 
 
 @numba.njit(cache=True)
-def evaluate(D, want, ap_out, pr_out, fwork, iwork, Xc, kind, simRP, gtR, eqR, sortedRC, sorted_buf, soff,
-             greater_buf, goff, g_str, g_rep, g_row, g_ctl, s_n, s_stratum, s_rep_lo,
-             s_rep_hi):  # pragma: no cover - compiled
+def evaluate(D, want, ap_out, pr_out, fwork, iwork, controls, pool, kind):  # pragma: no cover - compiled
     """Mean AP of assignment D (k pool indices); per-query AP and P@R into ap_out/pr_out if ``want``.
 
     Query u (stratum s) ranks the other members of D (positives, any stratum) and the members of
@@ -210,7 +253,15 @@ def evaluate(D, want, ap_out, pr_out, fwork, iwork, Xc, kind, simRP, gtR, eqR, s
     the same stratum, an O(1) lookup in the ranks of u's sorted row; for a replicate query, the
     ranks computed once per perturbation (gtR, eqR); across strata, a binary search in u's sorted
     row. The k_s replicates of t in pool_s are compared one by one.
+
+    ``controls`` is a :class:`ControlRows`, ``pool`` a :class:`Pool`; ``fwork`` (1, k) and ``iwork``
+    (4, k) are workspaces. Returns the mean AP over the k queries.
     """
+    Xc, sorted_buf, soff, greater_buf, goff = (controls.X, controls.sorted_sims, controls.sorted_offset,
+                                               controls.greater, controls.greater_offset)
+    g_str, g_rep, g_row, g_ctl = pool.stratum, pool.replicate, pool.row, pool.control
+    s_n, s_stratum, s_rep_lo, s_rep_hi = pool.n, pool.component_stratum, pool.rep_lo, pool.rep_hi
+    simRP, sortedRC, gtR, eqR = pool.sim, pool.sorted_rc, pool.gt, pool.eq
     k = D.size
     m = k - 1
     vals = fwork[0]
@@ -239,10 +290,10 @@ def evaluate(D, want, ap_out, pr_out, fwork, iwork, Xc, kind, simRP, gtR, eqR, s
                     gt = gtR[ru, y]
                     eq = eqR[ru, y]
                 else:
-                    gt, eq = _count_sorted(sortedRC[ru, :n], v)
+                    gt, eq = count_sorted(sortedRC[ru, :n], v)
             elif g_rep[y] >= 0:
                 v = simRP[g_rep[y], u]
-                gt, eq = _count_sorted(sorted_buf[rs:rs + n - 1], v)
+                gt, eq = count_sorted(sorted_buf[rs:rs + n - 1], v)
             elif insame:
                 gt = greater_buf[goff[j] + cu * n + g_ctl[y]]
                 pos = rs + n - 2 - gt
@@ -250,7 +301,7 @@ def evaluate(D, want, ap_out, pr_out, fwork, iwork, Xc, kind, simRP, gtR, eqR, s
                 eq = _equal_below(sorted_buf[rs:rs + n - 1], n - 2 - gt, v)
             else:
                 v = sim(Xc, g_row[u], Xc, g_row[y], kind)
-                gt, eq = _count_sorted(sorted_buf[rs:rs + n - 1], v)
+                gt, eq = count_sorted(sorted_buf[rs:rs + n - 1], v)
             for r2 in range(s_rep_lo[su], s_rep_hi[su]):
                 if r2 != ru:
                     w = simRP[r2, u]

@@ -10,12 +10,15 @@ import numba
 import numpy as np
 
 from .._kernels import uniform
-from ._kernels import _count_sorted, evaluate, sim
+from ._kernels import Pool, count_sorted, evaluate, sim
 
 
 @numba.njit(cache=True)
-def _layout(Xr, rep_str, t_strata, Xc, cstart, csize, kind):  # pragma: no cover - compiled
-    """Pool layout, replicate-to-pool similarities and sorted replicate-to-control rows of t."""
+def pool_layout(reps, controls, kind):  # pragma: no cover - compiled
+    """The :class:`Pool` of perturbation t: layout, replicate-to-pool similarities, sorted
+    replicate-to-control rows and their ranks (``reps`` a ``Replicates``, ``controls`` a ``ControlRows``)."""
+    Xr, rep_str, t_strata = reps.X, reps.stratum, reps.strata
+    Xc, cstart, csize = controls.X, controls.start, controls.size
     k = Xr.shape[0]
     J = t_strata.size
     s_n = np.empty(J, dtype=np.int64)
@@ -68,12 +71,12 @@ def _layout(Xr, rep_str, t_strata, Xc, cstart, csize, kind):  # pragma: no cover
     for r in range(k):
         s = rep_str[r]
         for g in range(poff[s], poff[s] + (s_hi[s] - s_lo[s]) + s_n[s]):
-            gtR[r, g], eqR[r, g] = _count_sorted(sortedRC[r, :s_n[s]], simRP[r, g])
+            gtR[r, g], eqR[r, g] = count_sorted(sortedRC[r, :s_n[s]], simRP[r, g])
     D0 = np.empty(k, dtype=np.int64)
     for r in range(k):
         s = rep_str[r]
         D0[r] = poff[s] + r - s_lo[s]
-    return s_n, s_lo, s_hi, poff, g_str, g_rep, g_row, g_ctl, simRP, sortedRC, gtR, eqR, D0
+    return Pool(g_str, g_rep, g_row, g_ctl, s_n, t_strata, s_lo, s_hi, poff, simRP, sortedRC, gtR, eqR, D0)
 
 
 @numba.njit(cache=True)
@@ -102,55 +105,54 @@ def _draw_distinct(key, counter, size, offset, out, first, count):  # pragma: no
 
 
 @numba.njit(cache=True, nogil=True)
-def perturbation_scores(Xr, rep_str, t_strata, Xc, cstart, csize, sorted_buf, soff, greater_buf,
-                        goff, kind, B, keys, draws):  # pragma: no cover - compiled
+def perturbation_scores(reps, controls, kind, B, keys, draws):  # pragma: no cover - compiled
     """Observed per-query AP, Precision@R and mAP of t, and the mAP of each null assignment.
 
     Parameters
     ----------
-    Xr : (k, d) prepared replicate rows of t, grouped by stratum (rep_str non-decreasing).
-    rep_str : (k,) position of each replicate's stratum in ``t_strata``.
-    t_strata : (J,) the strata of t, as indices into the component arrays cstart/csize/soff.
-    Xc, cstart, csize : the component's control rows, stratum j at rows cstart[j]..+csize[j].
-    sorted_buf, soff : sorted control rows, stratum j row c at soff[j] + c*(csize[j]-1).
-    greater_buf, goff : their ranks (``sorted_control_rows``), stratum j row c at goff[j] + c*csize[j].
-    B, keys : if draws is empty, B random assignments; stratum s uses the SplitMix64 stream keys[s]
+    reps : Replicates
+        t's replicate rows grouped by stratum, their stratum positions and t's strata in the component.
+    controls : ControlRows
+        The component's control rows, sorted similarity rows and their ranks.
+    kind : int
+        0 dot product, 1 minus squared Euclidean distance.
+    B, keys : int, (J,) uint64
+        If draws is empty, B random assignments; stratum s uses the SplitMix64 stream keys[s]
         (draw k_s distinct members of pool_s by rejection, uniforms taken in order).
-    draws : (T, k) explicit assignments (pool indices), e.g. all of them; used when T > 0.
+    draws : (T, k) int64
+        Explicit assignments (pool indices), e.g. all of them; used when T > 0.
 
     Returns
     -------
-    ap, pr : (k,) observed per-query tie-aware AP and Precision@R; map_obs : float;
-    null : (B,) or (T,) null mAP values.
+    ap, pr : (k,) observed per-query tie-aware AP and Precision@R
+    map_obs : float, the observed mAP
+    null : (B,) or (T,) null mAP values
     """
-    k = Xr.shape[0]
-    (s_n, s_lo, s_hi, poff, g_str, g_rep, g_row, g_ctl, simRP, sortedRC, gtR, eqR, D0) = _layout(
-        Xr, rep_str, t_strata, Xc, cstart, csize, kind)
+    k = reps.X.shape[0]
+    pool = pool_layout(reps, controls, kind)
     ap = np.empty(k)
     pr = np.empty(k)
-    args = (Xc, kind, simRP, gtR, eqR, sortedRC, sorted_buf, soff, greater_buf, goff, g_str, g_rep,
-            g_row, g_ctl, s_n, t_strata, s_lo, s_hi)
     fwork = np.empty((1, k))  # workspaces reused by every assignment: no allocation per draw
     iwork = np.empty((4, k), dtype=np.int64)
-    map_obs = evaluate(D0, True, ap, pr, fwork, iwork, *args)
+    map_obs = evaluate(pool.observed, True, ap, pr, fwork, iwork, controls, pool, kind)
     T = draws.shape[0]
     if T > 0:
         null = np.empty(T)
         for b in range(T):
-            null[b] = evaluate(draws[b], False, ap, pr, fwork, iwork, *args)
+            null[b] = evaluate(draws[b], False, ap, pr, fwork, iwork, controls, pool, kind)
         return ap, pr, map_obs, null
     null = np.empty(B)
-    J = t_strata.size
+    J = reps.strata.size
     counters = np.zeros(J, dtype=np.uint64)
     D = np.empty(k, dtype=np.int64)
     for b in range(B):
         pos = 0
         for s in range(J):
-            ks = s_hi[s] - s_lo[s]
-            size = ks + s_n[s]
-            counters[s] = _draw_distinct(keys[s], counters[s], size, poff[s], D, pos, ks)
+            ks = pool.rep_hi[s] - pool.rep_lo[s]
+            size = ks + pool.n[s]
+            counters[s] = _draw_distinct(keys[s], counters[s], size, pool.offset[s], D, pos, ks)
             pos += ks
-        null[b] = evaluate(D, False, ap, pr, fwork, iwork, *args)
+        null[b] = evaluate(D, False, ap, pr, fwork, iwork, controls, pool, kind)
     return ap, pr, map_obs, null
 
 

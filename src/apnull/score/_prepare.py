@@ -3,39 +3,25 @@
 from __future__ import annotations
 
 import difflib
-import re
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from ..limits import SCORE_MAX_STRATUM_CONTROLS as MAX_STRATUM_CONTROLS
+from ..limits import check_column, check_regex, check_stratum
 
-__all__ = ["Screen", "prepare_screen", "check_column", "SIMILARITIES", "MAX_STRATUM_CONTROLS"]
+__all__ = ["Screen", "prepare_screen", "SIMILARITIES", "MAX_STRATUM_CONTROLS", "ONE_STRATUM"]
 
 SIMILARITIES = ("cosine", "correlation", "euclidean")
-NO_STRATUM = ""
+#: The stratum key of every row when no stratum column is given (the whole screen is one stratum).
+ONE_STRATUM = ""
 
 
 def _rows_text(rows, limit=5) -> str:
     rows = [int(r) for r in rows]
     text = ", ".join(str(r) for r in rows[:limit])
     return text + (f" and {len(rows) - limit} more" if len(rows) > limit else "")
-
-
-def check_column(table: pd.DataFrame, name, what: str) -> str:
-    """``name`` if it is a column of ``table``, else ValueError suggesting close names."""
-    if not isinstance(name, str) or not name:
-        raise ValueError(f"{what} must be a column name, got {name!r}")
-    if name in table.columns:
-        return name
-    cols = [str(c) for c in table.columns]
-    close = difflib.get_close_matches(name, cols, n=3, cutoff=0.6)
-    if not close:
-        close = [c for c in cols if c.lower() == name.lower()]
-    hint = (f"did you mean {', '.join(repr(c) for c in close)}?" if close else
-            f"the columns are {', '.join(repr(c) for c in cols[:8])}{' ...' if len(cols) > 8 else ''}")
-    raise ValueError(f"{what} column {name!r} is not in the table; {hint}")
 
 
 @dataclass
@@ -73,10 +59,7 @@ def _select_features(table, features, exclude) -> list:
                              "whose names do not start with 'Metadata_'); pass features= a list or a regex")
         return chosen
     if isinstance(features, str):
-        try:
-            pattern = re.compile(features)
-        except re.error as exc:
-            raise ValueError(f"features regex {features!r} is not valid: {exc}") from None
+        pattern = check_regex(features, "features regex")
         chosen = [c for c in cols if pattern.search(str(c))]
         if not chosen:
             raise ValueError(f"features regex {features!r} matches no column; the columns are "
@@ -115,8 +98,7 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity) 
         raise ValueError(f"similarity must be one of {', '.join(SIMILARITIES)}, got {similarity!r}")
     pcol = check_column(table, perturbation, "perturbation")
     scol = None if stratum is None else check_column(table, stratum, "stratum")
-    if scol == pcol:
-        raise ValueError("the stratum column must differ from the perturbation column")
+    check_stratum(scol, pcol)
     controls = [control] if isinstance(control, str) else list(control or [])
     if not controls or not all(isinstance(c, str) and c for c in controls):
         raise ValueError("control must be a value (or list of values) of the perturbation column, e.g. 'DMSO'")
@@ -161,7 +143,7 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity) 
         X = X / norms[:, None]
     X = np.ascontiguousarray(X, dtype=np.float64)
     meta = pd.DataFrame({"p": label_text[used],
-                         "s": table[scol].astype(str).to_numpy()[used] if scol else NO_STRATUM})
+                         "s": table[scol].astype(str).to_numpy()[used] if scol else ONE_STRATUM})
     dup = pd.concat([meta, pd.DataFrame(values)], axis=1).duplicated(keep="first").to_numpy()
     if dup.any():
         warnings.append(f"{int(dup.sum())} duplicate rows (same perturbation, stratum and features: rows "

@@ -16,24 +16,18 @@
 
 from __future__ import annotations
 
-import hashlib
-
 import numpy as np
 
 import apnull
-from apnull.law import VALUE_TOL
+from apnull.law import permutation_pvalue
 
 from . import _permute
+from ._engine import stream_key
 
 __all__ = ["LawCache", "INDEPENDENT_GRID"]
 
 #: Grid points per unit of AP for the "independent" convolution.
 INDEPENDENT_GRID = 2048
-
-
-def _derived(seed, *parts) -> int:
-    text = "\x1f".join(str(p) for p in (seed,) + parts).encode()
-    return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "little")
 
 
 class LawCache:
@@ -50,7 +44,7 @@ class LawCache:
         key = (int(m), int(n))
         if key not in self._laws:
             self._laws[key] = apnull.null_distribution(key[0], key[1], metric="ap", method="auto",
-                                                       seed=_derived(self.seed, "law", *key) % 2**32)
+                                                       seed=stream_key(self.seed, "law", *key) % 2**32)
         return self._laws[key]
 
     def query_pvalues(self, ms, ns, aps) -> np.ndarray:
@@ -87,7 +81,7 @@ class LawCache:
         key = (int(m), int(n), int(B))
         if key not in self._rows:
             self._rows[key] = _permute.random_ap_rows(key[0], key[1], key[2],
-                                                      np.uint64(_derived(self.seed, "copairs", m, n)))
+                                                      np.uint64(stream_key(self.seed, "copairs", m, n)))
         return self._rows[key]
 
     def copairs_null(self, ms, ns, B: int) -> np.ndarray:
@@ -95,5 +89,5 @@ class LawCache:
         return np.mean([self.copairs_row(m, n, B) for m, n in zip(ms, ns)], axis=0)
 
     def copairs_pvalue(self, ms, ns, map_obs: float, B: int) -> float:
-        null = self.copairs_null(ms, ns, B)
-        return (1 + int(np.sum(null >= map_obs - VALUE_TOL))) / (1 + B)
+        """(1 + #{null >= mAP - tol}) / (1 + B) over the copairs null (:func:`apnull.law.permutation_pvalue`)."""
+        return permutation_pvalue(self.copairs_null(ms, ns, B), map_obs)

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from ..limits import SCORE_MAX_PERMUTATIONS as MAX_PERMUTATIONS
-from ..limits import as_int
+from ..limits import check_choice, check_permutations, check_seed, check_threads, check_workers
 from . import _engine
-from ._prepare import prepare_screen
+from ._prepare import Pert, Screen, prepare_screen
 from .fdr import benjamini_hochberg
 from .nulls import LawCache
 
@@ -53,23 +53,7 @@ class ScoreResult:
         spec = _engine.pert_spec(screen, i, strata, st["seed"])
         exact = st["permutations"] == "all"
         B = 0 if exact else st["permutations"]
-        return _engine.run_batch(comp, [spec], screen.kind, B, exact, keep_null=True)[0][5]
-
-
-def _check_permutations(permutations, null):
-    if isinstance(permutations, str):
-        if permutations != "all":
-            raise ValueError(f"permutations must be a whole number or 'all', got {permutations!r}")
-        if null != "permutation":
-            raise ValueError("permutations='all' applies to null='permutation' only; give a number")
-        return "all"
-    if isinstance(permutations, bool) or not isinstance(permutations, numbers.Real) \
-            or not float(permutations).is_integer():
-        raise ValueError(f"permutations must be a whole number or 'all', got {permutations!r}")
-    B = int(permutations)
-    if not 1 <= B <= MAX_PERMUTATIONS:
-        raise ValueError(f"permutations must be between 1 and {MAX_PERMUTATIONS:,}, got {B:,}")
-    return B
+        return _engine.run_batch(comp, [spec], screen.kind, B, exact, keep_null=True)[0].null
 
 
 def _distributed():
@@ -83,11 +67,8 @@ def _distributed():
 
 
 def _client(scheduler, workers):
-    if scheduler is not None and workers is not None:
-        raise ValueError("give scheduler= or workers=, not both")
+    """(dask client or None, a function that closes what was opened) for checked scheduler/workers."""
     if workers is not None:
-        if isinstance(workers, bool) or not isinstance(workers, numbers.Integral) or workers < 1:
-            raise ValueError(f"workers must be a whole number of at least 1, got {workers!r}")
         dd = _distributed()
         Client, LocalCluster = dd.Client, dd.LocalCluster
         cluster = LocalCluster(n_workers=int(workers), threads_per_worker=1, dashboard_address=None)
@@ -174,68 +155,154 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
         score. A perturbation with one replicate, or with replicates in a stratum without controls,
         is skipped with a reason; duplicate rows are kept, with a warning.
     """
-    if null not in NULLS:
-        raise ValueError(f"null must be one of {', '.join(NULLS)}, got {null!r}")
-    B = _check_permutations(permutations, null)
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise ValueError(f"seed must be a whole number >= 0, got {seed!r}")
-    seed = int(seed)
+    run = _check_inputs(null, permutations, seed, progress, threads, scheduler, workers)
+    screen = prepare_screen(table, perturbation, control, stratum, features, similarity)
+    _check_exact_sizes(screen, run)
+    results = _run(screen, run, scheduler, workers, progress)
+    scored = _pvalues(screen, results, run)
+    settings = dict(perturbation=perturbation, control=[control] if isinstance(control, str) else list(control),
+                    stratum=stratum, features=len(screen.features), similarity=similarity, null=null,
+                    permutations=run.B, seed=run.seed)
+    return ScoreResult(groups=_group_table(scored, run, perturbation), queries=_query_table(scored, perturbation),
+                       skipped=pd.DataFrame(screen.skipped, columns=[perturbation, "reason"]),
+                       warnings=list(screen.warnings), settings=settings, _screen=screen)
+
+
+# -- the stages of score_profiles ----------------------------------------------------------------------
+
+class RunSettings(NamedTuple):
+    """The checked settings of a run (``_check_inputs``)."""
+
+    null: str                 #: "permutation", "independent" or "copairs"
+    B: object                 #: permutations per perturbation (int), or "all"
+    exact: bool               #: True when every assignment is enumerated (``B == "all"``)
+    seed: int                 #: root of every random stream of the run
+    threads: int | None       #: in-process threads (None: one per core)
+
+    @property
+    def run_B(self) -> int:
+        """Random permutations the engine draws: B for the permutation null, else 0 (observed only)."""
+        return self.B if self.null == "permutation" and not self.exact else 0
+
+
+class PerturbationScores(NamedTuple):
+    """One perturbation's scores and p-values (``_pvalues``)."""
+
+    pert: Pert                #: the perturbation (name, strata, replicate rows)
+    result: _engine.PerturbationResult  #: per-query AP and Precision@R, mAP, permutation p-value
+    m: np.ndarray             #: (k,) positives of each query: k - 1
+    n: np.ndarray             #: (k,) negatives of each query: the controls of its stratum
+    rows: np.ndarray          #: (k,) input row of each query
+    p_value: float            #: the mAP p-value under the run's null
+    query_p: np.ndarray       #: (k,) per-query AP p-values, exact (auto) law of each (m, n)
+
+
+def _check_inputs(null, permutations, seed, progress, threads, scheduler, workers) -> RunSettings:
+    """Check the run's arguments (not the table: ``prepare_screen`` does) with :mod:`apnull.limits`.
+
+    Returns
+    -------
+    RunSettings
+        ``null``, ``B`` (int or "all"), ``exact``, ``seed`` (int), ``threads`` (int or None).
+    """
+    check_choice(null, NULLS, "null")
+    B = check_permutations(permutations, null)
+    seed = check_seed(seed, allow_none=False)
     if progress is not None and not callable(progress):
         raise ValueError("progress must be a function progress(done, total)")
-    if threads is not None:
-        threads = as_int(threads, "threads", 1, 256)
-    screen = prepare_screen(table, perturbation, control, stratum, features, similarity)
-    exact = B == "all"
-    if exact:
-        for p in screen.perts:
-            sizes = [(len(r), len(screen.controls[s])) for r, s in zip(p.reps, p.strata)]
-            count = _engine.assignment_count(sizes)
-            if count > _engine.MAX_EXACT_ASSIGNMENTS:
-                raise ValueError(f"permutations='all' would enumerate {count:,} assignments for {p.name!r} "
-                                 f"(limit {_engine.MAX_EXACT_ASSIGNMENTS:,}); give a number such as 9999")
-    run_B = B if null == "permutation" and not exact else 0
+    threads = check_threads(threads)
+    if scheduler is not None and workers is not None:
+        raise ValueError("give scheduler= or workers=, not both")
+    check_workers(workers)
+    return RunSettings(null, B, B == "all", seed, threads)
+
+
+def _check_exact_sizes(screen: Screen, run: RunSettings) -> None:
+    """For ``permutations="all"``: ValueError if a perturbation has more assignments than the limit."""
+    if not run.exact:
+        return
+    for p in screen.perts:
+        sizes = [(len(r), len(screen.controls[s])) for r, s in zip(p.reps, p.strata)]
+        count = _engine.assignment_count(sizes)
+        if count > _engine.MAX_EXACT_ASSIGNMENTS:
+            raise ValueError(f"permutations='all' would enumerate {count:,} assignments for {p.name!r} "
+                             f"(limit {_engine.MAX_EXACT_ASSIGNMENTS:,}); give a number such as 9999")
+
+
+def _run(screen: Screen, run: RunSettings, scheduler, workers, progress) -> dict:
+    """Score every perturbation, in process or on dask.
+
+    Returns
+    -------
+    dict
+        {index in ``screen.perts``: :class:`_engine.PerturbationResult`}.
+    """
     client, close = _client(scheduler, workers)
     try:
-        results = _engine.run_screen(screen, seed, run_B, exact and null == "permutation", client, progress,
-                                     threads=threads)
+        return _engine.run_screen(screen, run.seed, run.run_B, run.exact and run.null == "permutation", client,
+                                  progress, threads=run.threads)
     finally:
         close()
-    laws = LawCache(seed)
-    pcol = perturbation
-    g_rows = []
-    q_rows, q_names, q_ms, q_ns, q_ap, q_pr = [], [], [], [], [], []
-    label = NULL_LABELS["all" if exact else null]
+
+
+def _pvalues(screen: Screen, results: dict, run: RunSettings) -> list:
+    """The mAP p-value of each perturbation under the run's null, and every query's AP p-value.
+
+    Returns
+    -------
+    list of PerturbationScores
+        In ``screen.perts`` order: ``pert``, ``result``, ``m``, ``n``, ``rows``, ``p_value``, ``query_p``.
+    """
+    laws = LawCache(run.seed)
+    out = []
     for i, p in enumerate(screen.perts):
-        _, ap, pr, m_obs, p_perm, _ = results[i]
+        res = results[i]
         k = p.k
         ms = np.full(k, k - 1)
         ns = np.concatenate([np.full(len(r), len(screen.controls[s])) for r, s in zip(p.reps, p.strata)])
-        if null == "permutation":
-            pval = p_perm
-        elif null == "independent":
-            pval = laws.independent_pvalue(ms, ns, ap)
+        if run.null == "permutation":
+            pval = res.p_value
+        elif run.null == "independent":
+            pval = laws.independent_pvalue(ms, ns, res.ap)
         else:
-            pval = laws.copairs_pvalue(ms, ns, m_obs, B)
-        g_rows.append((p.name, k, m_obs, pval, label))
-        q_rows.append(screen.rows[np.concatenate(p.reps)])
-        q_names += [p.name] * k
-        q_ms.append(ms)
-        q_ns.append(ns)
-        q_ap.append(ap)
-        q_pr.append(pr)
-    ms, ns, aps = np.concatenate(q_ms), np.concatenate(q_ns), np.concatenate(q_ap)
-    queries = pd.DataFrame({"row": np.concatenate(q_rows), pcol: q_names, "m": ms, "n": ns, "ap": aps,
-                            "precision_at_r": np.concatenate(q_pr), "p_value": laws.query_pvalues(ms, ns, aps)})
-    groups = pd.DataFrame(g_rows, columns=[pcol, "n_replicates", "mAP", "p_value", "null"])
+            pval = laws.copairs_pvalue(ms, ns, res.map, run.B)
+        out.append(PerturbationScores(p, res, ms, ns, screen.rows[np.concatenate(p.reps)], pval,
+                                      laws.query_pvalues(ms, ns, res.ap)))
+    return out
+
+
+def _group_table(scored: list, run: RunSettings, pcol: str) -> pd.DataFrame:
+    """The perturbation table.
+
+    Returns
+    -------
+    DataFrame
+        [<pcol>, n_replicates, mAP, p_value, q_value (BH across perturbations), null (its label)],
+        sorted by p_value then name (as text).
+    """
+    label = NULL_LABELS["all" if run.exact else run.null]
+    groups = pd.DataFrame([(s.pert.name, s.pert.k, s.result.map, s.p_value, label) for s in scored],
+                          columns=[pcol, "n_replicates", "mAP", "p_value", "null"])
     groups.insert(4, "q_value", benjamini_hochberg(groups["p_value"].to_numpy()))
     order = sorted(range(len(groups)), key=lambda r: (groups["p_value"].iat[r], str(groups[pcol].iat[r])))
-    groups = groups.iloc[order].reset_index(drop=True)
+    return groups.iloc[order].reset_index(drop=True)
+
+
+def _query_table(scored: list, pcol: str) -> pd.DataFrame:
+    """The query table.
+
+    Returns
+    -------
+    DataFrame
+        [row (0-based input row), <pcol>, m, n, ap, precision_at_r, p_value, q_value (BH across
+        queries)], sorted by row.
+    """
+    queries = pd.DataFrame({"row": np.concatenate([s.rows for s in scored]),
+                            pcol: [s.pert.name for s in scored for _ in range(s.pert.k)],
+                            "m": np.concatenate([s.m for s in scored]), "n": np.concatenate([s.n for s in scored]),
+                            "ap": np.concatenate([s.result.ap for s in scored]),
+                            "precision_at_r": np.concatenate([s.result.precision_at_r for s in scored]),
+                            "p_value": np.concatenate([s.query_p for s in scored])})
     queries = queries.sort_values("row", kind="mergesort").reset_index(drop=True)
     queries["q_value"] = benjamini_hochberg(queries["p_value"].to_numpy())
-    queries = queries.astype({"row": "int64", "m": "int64", "n": "int64"})
-    skipped = pd.DataFrame(screen.skipped, columns=[pcol, "reason"])
-    settings = dict(perturbation=pcol, control=[control] if isinstance(control, str) else list(control),
-                    stratum=stratum, features=len(screen.features), similarity=similarity, null=null,
-                    permutations=B, seed=seed)
-    return ScoreResult(groups=groups, queries=queries, skipped=skipped, warnings=list(screen.warnings),
-                       settings=settings, _screen=screen)
+    return queries.astype({"row": "int64", "m": "int64", "n": "int64"})

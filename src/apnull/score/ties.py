@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..metrics import as_relevance
 from . import _kernels
 
 __all__ = ["tie_aware_ap", "tie_aware_precision_at_r", "tie_aware_scores"]
@@ -29,10 +30,7 @@ def _prepare(scores, relevant):
         raise ValueError("the ranking is empty: give at least one scored item")
     if not np.all(np.isfinite(s)):
         raise ValueError(f"scores must be finite numbers; {int(np.sum(~np.isfinite(s)))} are NaN or infinite")
-    if r.dtype != bool:
-        if not np.all(np.isin(r, (0, 1))):
-            raise ValueError("relevant must hold booleans or 0/1 values")
-        r = r.astype(bool)
+    r = as_relevance(r)
     if not r.any():
         raise ValueError("the ranking has no relevant item (m = 0): AP is undefined")
     order = np.argsort(-s, kind="mergesort")

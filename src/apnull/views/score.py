@@ -8,13 +8,17 @@ Thin layers over :mod:`apnull.score` (which does the scoring); no streamlit, no 
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import astuple, dataclass
 
 import numpy as np
 import pandas as pd
 
-from ..limits import SCORE_PAGE_MAX_PERMUTATIONS as MAX_PERMUTATIONS
+from ..law import count_reached
+from ..limits import SCORE_PAGE_MAX_PERMUTATIONS, check_permutations, check_regex, check_seed, check_stratum
+
+#: The page's permutation limit, :data:`apnull.limits.SCORE_PAGE_MAX_PERMUTATIONS` (the library's is
+#: ``SCORE_MAX_PERMUTATIONS``); kept under this name for the page.
+MAX_PERMUTATIONS = SCORE_PAGE_MAX_PERMUTATIONS
 
 #: Longest features regular expression (a link can hold 100 kB; a column list rarely needs more).
 MAX_FEATURES_TEXT = 2000
@@ -26,6 +30,7 @@ CONTROL_NAMES = ("dmso", "control", "ctrl", "negcon", "neg_control", "negative_c
 #: Substrings (lower case) of column names that suggest the perturbation, and the stratum.
 PERTURBATION_HINTS = ("pert", "treatment", "compound", "gene", "broad_sample", "label")
 STRATUM_HINTS = ("plate", "batch")
+#: The stratum choice that means "no stratum column" (the whole screen is then one stratum).
 NO_STRATUM = "(none)"
 #: The nulls that draw B times (label permutations; copairs's random AP rows): p >= 1 / (1 + B).
 USES_B = ("permutation", "copairs")
@@ -178,25 +183,16 @@ def make_settings(table: pd.DataFrame, perturbation: str, control_text: str, str
     elif stratum not in table.columns:
         raise ValueError(f"stratum column {_short(stratum)} is not in the table; pick one of: "
                          f"{_names(label_columns(table))} or {NO_STRATUM}")
-    elif stratum == perturbation:
-        raise ValueError("the stratum column must differ from the perturbation column")
+    else:
+        check_stratum(stratum, perturbation)
     features = (features or "").strip() or None
     if features is not None:
-        if len(features) > MAX_FEATURES_TEXT:
-            raise ValueError(f"features: the regular expression has {len(features):,} characters; use at most "
-                             f"{MAX_FEATURES_TEXT:,} (e.g. a prefix such as ^Cells_)")
-        try:
-            re.compile(features)
-        except re.error as exc:
-            raise ValueError(f"features: {_short(features)} is not a valid regular expression ({exc})") from None
-    permutations, seed = int(permutations), int(seed)
-    if null in USES_B and not 1 <= permutations <= MAX_PERMUTATIONS:
-        raise ValueError(f"permutations must be between 1 and {MAX_PERMUTATIONS:,} on this page, "
-                         f"got {permutations:,}")
-    if seed < 0:
-        raise ValueError(f"seed must be at least 0, got {seed}")
-    if null not in USES_B:
+        check_regex(features, "features", max_length=MAX_FEATURES_TEXT)
+    if null in USES_B:
+        permutations = check_permutations(permutations, null, SCORE_PAGE_MAX_PERMUTATIONS, " on this page")
+    else:
         permutations = 0  # not used: keep it out of the cache key
+    seed = check_seed(seed, allow_none=False)
     return Settings(str(perturbation), tuple(control), stratum, features, similarity, null, permutations, seed)
 
 
@@ -311,6 +307,6 @@ def null_summary(null_maps, observed: float) -> dict:
     """Size, mean and 95th percentile of the null, and how many of its values (``reached``, and as a
     share) are at or above the observed mAP."""
     null = np.asarray(null_maps, dtype=float)
-    reached = int(np.sum(null >= observed - 1e-12))
+    reached = count_reached(null, observed)
     return {"permutations": int(null.size), "mean": float(null.mean()), "q95": float(np.quantile(null, 0.95)),
             "reached": reached, "share_above": reached / null.size}
