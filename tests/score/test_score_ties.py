@@ -70,3 +70,11 @@ def test_precision_at_r_with_ties_is_expected_hits():
 def test_bad_rankings(scores, rel, msg):
     with pytest.raises(ValueError, match=msg):
         tie_aware_ap(scores, rel)
+
+
+@pytest.mark.parametrize("n", [1, 2, 63, 64, 65, 100, 1000, 12_345, 10**6])
+def test_compiled_harmonic_agrees_with_the_exact_one(n):
+    from apnull.exact import harmonic as reference
+    from apnull.score._kernels import harmonic as compiled
+
+    assert compiled(n) == pytest.approx(reference(n), rel=1e-15)

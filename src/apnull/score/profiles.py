@@ -154,6 +154,23 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
         correlation), no feature column, a bad similarity/null/permutations/seed, nothing left to
         score. A perturbation with one replicate, or with replicates in a stratum without controls,
         is skipped with a reason; duplicate rows are kept, with a warning.
+
+    Examples
+    --------
+    The bundled screen of digit images: controls and null perturbations are images of 0, the real
+    ones of 3 and 8 (``weak_6`` mixes a 6 into a 0); four plates are the strata.
+
+    >>> from apnull.score import digits_screen, score_profiles
+    >>> res = score_profiles(digits_screen(), perturbation="Metadata_perturbation",
+    ...                      stratum="Metadata_plate", permutations=99, seed=0)
+    >>> res.groups[["Metadata_perturbation", "n_replicates", "mAP", "p_value"]].head(4).round(3)
+      Metadata_perturbation  n_replicates    mAP  p_value
+    0               digit_3             4  0.910     0.01
+    1               digit_8             4  0.946     0.01
+    2                weak_6             4  0.597     0.01
+    3               null_08             4  0.511     0.04
+    >>> len(res.queries), list(res.queries.columns)  # one row per replicate query
+    (44, ['row', 'Metadata_perturbation', 'm', 'n', 'ap', 'precision_at_r', 'p_value', 'q_value'])
     """
     run = _check_inputs(null, permutations, seed, progress, threads, scheduler, workers)
     screen = prepare_screen(table, perturbation, control, stratum, features, similarity)

@@ -1,0 +1,68 @@
+"""The engine's shared primitives: the permutation p-value, the stream key, named results, the checks."""
+
+import hashlib
+
+import numpy as np
+import pytest
+
+from apnull.law import VALUE_TOL, count_reached, permutation_pvalue
+from apnull.limits import check_permutations, check_regex, check_stratum
+from apnull.metrics import as_relevance
+from apnull.score import digits_screen
+from apnull.score import _engine
+from apnull.score._prepare import prepare_screen
+
+
+def test_permutation_pvalue_counts_by_definition():
+    null = np.array([0.1, 0.5, 0.5 - VALUE_TOL / 2, 0.7, 0.2])
+    assert count_reached(null, 0.5) == 3  # 0.5, 0.5 - tol/2 (within the tolerance) and 0.7
+    assert permutation_pvalue(null, 0.5) == (1 + 3) / (1 + 5)
+    assert permutation_pvalue(null, 0.5, exact=True) == 3 / 5
+    assert permutation_pvalue(null, 0.9) == 1 / 6  # never zero with random permutations
+    assert np.isnan(permutation_pvalue(np.empty(0), 0.5))
+
+
+def test_stream_key_is_blake2b_of_the_parts():
+    text = "7\x1fnull_01\x1fplate_2".encode()
+    want = int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "little")
+    assert _engine.stream_key(7, "null_01", "plate_2") == want
+    assert _engine.stream_key(np.int64(7), "law", 3, 20) == _engine.stream_key(7, "law", np.int64(3), 20)
+
+
+def test_run_batch_gives_named_results_equal_to_run_screen():
+    screen = prepare_screen(digits_screen(), "Metadata_perturbation", "DMSO", "Metadata_plate", None, "cosine")
+    whole = _engine.run_screen(screen, 3, 49, False, threads=1)
+    i = 2
+    strata = list(screen.perts[i].strata)
+    comp = _engine.prepare_component(strata, [screen.X[screen.controls[s]] for s in strata], screen.kind)
+    spec = _engine.pert_spec(screen, i, strata, 3)
+    assert spec.index == i and spec.replicates.X.shape[0] == screen.perts[i].k
+    (res,) = _engine.run_batch(comp, [spec], screen.kind, 49, False, keep_null=True)
+    assert res.index == i and res.null.shape == (49,)
+    assert res.map == whole[i].map == pytest.approx(np.mean(res.ap))
+    assert np.array_equal(res.ap, whole[i].ap) and np.array_equal(res.precision_at_r, whole[i].precision_at_r)
+    assert res.p_value == whole[i].p_value == permutation_pvalue(res.null, res.map)
+
+
+def test_score_checks():
+    assert check_permutations(99.0) == 99 and check_permutations("all") == "all"
+    with pytest.raises(ValueError, match="between 1 and 10 here"):
+        check_permutations(11, maximum=10, where=" here")
+    with pytest.raises(ValueError, match="'all' applies to null='permutation' only"):
+        check_permutations("all", "copairs")
+    assert check_regex("^px_").search("px_01")
+    with pytest.raises(ValueError, match="not a valid regular expression"):
+        check_regex("((")
+    with pytest.raises(ValueError, match="use at most 3"):
+        check_regex("abcd", max_length=3)
+    assert check_stratum(None, "p") is None
+    with pytest.raises(ValueError, match="must differ"):
+        check_stratum("p", "p")
+
+
+def test_relevance_column_reads_text_labels():
+    assert as_relevance(["1", " TRUE", "0.0", "false"], column="rel").tolist() == [True, True, False, False]
+    with pytest.raises(ValueError, match=r"relevant column 'rel' must hold 0/1 or true/false; 1 rows do not"):
+        as_relevance(["1", "yes"], column="rel")
+    with pytest.raises(ValueError, match="0/1 or True/False"):
+        as_relevance(["1", "0"])  # without a column, labels are not text
