@@ -39,6 +39,8 @@ class Pert:
 
 @dataclass
 class Screen:
+    """A checked profile table as the engine reads it (``prepare_screen``); fields as commented."""
+
     X: np.ndarray                 # prepared feature rows (float64, C-contiguous)
     rows: np.ndarray              # original 0-based row position of each X row
     kind: int                     # 0 dot product, 1 minus squared Euclidean distance

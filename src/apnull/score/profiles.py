@@ -119,7 +119,8 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
         "permutation" (default, exact under exchangeability): in every stratum s, t's k_s replicates
         and the n_s controls form a pool; k_s members drawn without replacement take t's label, the
         other pool members act as controls, and all k APs and their mean are recomputed; p =
-        (1 + #{null >= mAP - 1e-12}) / (1 + B). "independent" and "copairs" are approximate
+        (1 + #{null >= mAP - tol}) / (1 + B), tol = :data:`apnull.law.VALUE_TOL` (1e-12; see
+        :func:`apnull.law.permutation_pvalue`). "independent" and "copairs" are approximate
         (see :mod:`apnull.score.nulls`).
     permutations : int or "all"
         B, from 1 to 1,000,000 (default 999); "all" enumerates every assignment (at most 200,000
