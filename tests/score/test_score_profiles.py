@@ -83,7 +83,8 @@ def test_result_shape_and_order():
     assert key == sorted(key)
     assert res.settings == dict(perturbation="Metadata_perturbation", control=["DMSO"], stratum="Metadata_plate",
                                 features=64, similarity="cosine", null="permutation", permutations=999, seed=0,
-                                nan="error", dropped_features=[], dropped_rows=[], alpha=0.05)
+                                nan="error", dropped_features=[], dropped_rows=[], alpha=0.05,
+                                positives_differ_by=None)
     top = set(res.groups["Metadata_perturbation"].head(3))
     assert top == {"digit_3", "digit_8", "weak_6"}
     assert (res.groups["p_value"] >= 1 / 1000).all()

@@ -81,9 +81,9 @@ def combine_columns(table, perturbation, control, stratum=None) -> Combined:
     first = table[cols[0]]
     is_ctl = first.notna().to_numpy() & np.isin(first.astype(str).to_numpy(), list(controls))
     empty = table[cols].isna().any(axis=1).to_numpy() & ~is_ctl
-    text = [table[c].astype(str).to_numpy() for c in cols]
+    text = [[str(v) for v in table[c].tolist()] for c in cols]
     keys = np.array([KEY_SEP.join(parts) for parts in zip(*text)], dtype=object)
-    keys[is_ctl] = first.astype(str).to_numpy()[is_ctl]
+    keys[is_ctl] = np.array(text[0], dtype=object)[is_ctl]
     keys[empty] = None
     name = "+".join(cols)
     while name in table.columns:

@@ -11,6 +11,7 @@ import pandas as pd
 from ..limits import SCORE_MAX_STRATUM_CONTROLS as MAX_STRATUM_CONTROLS
 from ..limits import check_column, check_regex, check_stratum
 from .missing import apply_nan_mode, check_nan_mode
+from .positives import check_differ_by, differ_codes, drop_without_positives
 
 __all__ = ["Screen", "prepare_screen", "SIMILARITIES", "MAX_STRATUM_CONTROLS", "ONE_STRATUM"]
 
@@ -54,6 +55,7 @@ class Screen:
     features: list = field(default_factory=list)
     dropped_features: list = field(default_factory=list)  # feature columns left out (nan="drop-features")
     dropped_rows: list = field(default_factory=list)      # input rows left out (nan="drop-rows")
+    codes: np.ndarray | None = None  # (rows of X, C) positives_differ_by codes, or None
 
 
 def _select_features(table, features, exclude) -> list:
@@ -95,7 +97,8 @@ def _canonical(X: np.ndarray, idx: np.ndarray) -> np.ndarray:
     return idx[order]
 
 
-def prepare_screen(table, perturbation, control, stratum, features, similarity, nan="error") -> Screen:
+def prepare_screen(table, perturbation, control, stratum, features, similarity, nan="error",
+                   positives_differ_by=None) -> Screen:
     """Validate the table and build the :class:`Screen` (see ``score_profiles`` for the rules)."""
     if not isinstance(table, pd.DataFrame):
         raise ValueError("table must be a pandas DataFrame (use read_table to load a CSV or Parquet file)")
@@ -107,6 +110,7 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
     pcol = check_column(table, perturbation, "perturbation")
     scol = None if stratum is None else check_column(table, stratum, "stratum")
     check_stratum(scol, pcol)
+    differ = check_differ_by(table, positives_differ_by, {pcol, scol})
     controls = [control] if isinstance(control, str) else list(control or [])
     if not controls or not all(isinstance(c, str) and c for c in controls):
         raise ValueError("control must be a value (or list of values) of the perturbation column, e.g. 'DMSO'")
@@ -126,12 +130,13 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
         hint = (f"did you mean {', '.join(repr(c) for c in close)}?" if close else
                 f"values seen: {', '.join(repr(str(v)) for v in seen[:6])}{' ...' if len(seen) > 6 else ''}")
         raise ValueError(f"no control rows: column {pcol!r} never equals {' or '.join(map(repr, controls))}; {hint}")
-    feats = _select_features(table, features, {pcol} | ({scol} if scol else set()))
+    feats = _select_features(table, features, {pcol, *differ} | ({scol} if scol else set()))
     used = np.flatnonzero(keep)
     values = table[feats].to_numpy(dtype=float, na_value=np.nan)[used]
     dropped = apply_nan_mode(values, used, feats, nan)
     values, used, feats = dropped.values, dropped.used, dropped.features
     warnings.extend(dropped.warnings)
+    codes = differ_codes(table, differ, used)
     kind = KINDS[similarity]
     X = values
     if similarity == "correlation":
@@ -178,6 +183,8 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
             continue
         reps = [_canonical(X, members[strata[members] == s]) for s in keys]
         perts.append(Pert(name=name, key=str(key), strata=keys, reps=reps))
+    perts, no_positives = drop_without_positives(perts, codes)
+    skipped.extend(no_positives)
     if empty_strata:
         warnings.append(f"strata without control rows: {', '.join(repr(s) for s in sorted(empty_strata))}; "
                         "the perturbations with replicates there were skipped.")
@@ -187,4 +194,4 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
                          f"their strata ({reasons})")
     return Screen(X=X, rows=used, kind=kind, controls=ctl_by, perts=perts, skipped=skipped,
                   warnings=warnings, features=[str(f) for f in feats],
-                  dropped_features=dropped.dropped_features, dropped_rows=dropped.dropped_rows)
+                  dropped_features=dropped.dropped_features, dropped_rows=dropped.dropped_rows, codes=codes)

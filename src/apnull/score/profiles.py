@@ -15,6 +15,7 @@ from ._keys import combine_columns, key_of
 from ._prepare import Pert, Screen, prepare_screen
 from .fdr import benjamini_hochberg
 from .nulls import LawCache
+from .positives import query_positives
 from .summary import activity_summary, add_activity_columns, check_alpha
 
 __all__ = ["score_profiles", "ScoreResult", "NULLS", "MAX_PERMUTATIONS", "NULL_LABELS"]
@@ -99,7 +100,7 @@ def _client(scheduler, workers):
 def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=None, features=None,
                    similarity="cosine", null="permutation", permutations=999, seed=0,
                    scheduler=None, workers=None, progress=None, threads=None, nan="error",
-                   alpha=0.05) -> ScoreResult:
+                   alpha=0.05, positives_differ_by=None) -> ScoreResult:
     """Per-query AP p-values and a calibrated mAP p-value per perturbation of a profiling screen.
 
     Queries (replicate retrieval): each replicate q of perturbation t (k replicates) ranks the other
@@ -154,6 +155,12 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
         feature columns holding any, or leave out the rows holding any. What was dropped is in
         ``warnings`` and in ``settings["dropped_features"]`` / ``settings["dropped_rows"]``
         (see :mod:`apnull.score.missing`).
+    positives_differ_by : str or list of str, optional
+        Columns (e.g. the well position): a replicate sharing the query's value in any of them is
+        left out of the query's ranking entirely (copairs's ``pos_diffby``); m counts only the
+        positives kept, a query keeping none is left out of the queries and of the mAP, and the
+        permutation null applies the same rule to every relabelled screen (see
+        :mod:`apnull.score.positives`).
     alpha : float
         FDR level of the ``significant`` column: q_value <= alpha (default 0.05; 0 < alpha < 1).
 
@@ -197,14 +204,16 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
     run = _check_inputs(null, permutations, seed, progress, threads, scheduler, workers)
     alpha = check_alpha(alpha)
     keyed = combine_columns(table, perturbation, control, stratum)
-    screen = prepare_screen(keyed.table, keyed.column, control, stratum, features, similarity, nan)
+    screen = prepare_screen(keyed.table, keyed.column, control, stratum, features, similarity, nan,
+                            positives_differ_by)
     _check_exact_sizes(screen, run)
     results = _run(screen, run, scheduler, workers, progress)
     scored = _pvalues(screen, results, run)
     settings = dict(perturbation=perturbation, control=[control] if isinstance(control, str) else list(control),
                     stratum=stratum, features=len(screen.features), similarity=similarity, null=null,
                     permutations=run.B, seed=run.seed, nan=nan, dropped_features=list(screen.dropped_features),
-                    dropped_rows=list(screen.dropped_rows), alpha=alpha)
+                    dropped_rows=list(screen.dropped_rows), alpha=alpha,
+                    positives_differ_by=positives_differ_by)
     pcol = keyed.column
     queries = _query_table(scored, pcol)
     groups = add_activity_columns(_group_table(scored, run, pcol), queries, pcol, alpha)
@@ -302,16 +311,20 @@ def _pvalues(screen: Screen, results: dict, run: RunSettings) -> list:
     out = []
     for i, p in enumerate(screen.perts):
         res = results[i]
-        k = p.k
-        ms = np.full(k, k - 1)
+        ms = query_positives(screen.codes, p.reps)
         ns = np.concatenate([np.full(len(r), len(screen.controls[s])) for r, s in zip(p.reps, p.strata)])
+        rows = screen.rows[np.concatenate(p.reps)]
+        if (ms == 0).any():  # positives_differ_by left these queries no positive: no AP
+            has = ms > 0
+            ms, ns, rows = ms[has], ns[has], rows[has]
+            res = res._replace(ap=res.ap[has], precision_at_r=res.precision_at_r[has])
         if run.null == "permutation":
             pval = res.p_value
         elif run.null == "independent":
             pval = laws.independent_pvalue(ms, ns, res.ap)
         else:
             pval = laws.copairs_pvalue(ms, ns, res.map, run.B)
-        out.append(PerturbationScores(p, res, ms, ns, screen.rows[np.concatenate(p.reps)], pval,
+        out.append(PerturbationScores(p, res, ms, ns, rows, pval,
                                       laws.query_pvalues(ms, ns, res.ap)))
     return out
 
@@ -343,7 +356,7 @@ def _query_table(scored: list, pcol: str) -> pd.DataFrame:
         queries)], sorted by row.
     """
     queries = pd.DataFrame({"row": np.concatenate([s.rows for s in scored]),
-                            pcol: [s.pert.name for s in scored for _ in range(s.pert.k)],
+                            pcol: [s.pert.name for s in scored for _ in range(len(s.m))],
                             "m": np.concatenate([s.m for s in scored]), "n": np.concatenate([s.n for s in scored]),
                             "ap": np.concatenate([s.result.ap for s in scored]),
                             "precision_at_r": np.concatenate([s.result.precision_at_r for s in scored]),
