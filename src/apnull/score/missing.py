@@ -67,7 +67,8 @@ def apply_nan_mode(values: np.ndarray, used: np.ndarray, features: list, nan: st
         more = f" and {cols.size - 3} more columns" if cols.size > 3 else ""
         raise ValueError(f"feature columns with NaN or infinite values: {', '.join(parts)}{more} "
                          f"(first rows: {_rows_text(used[rows])}); drop or impute those rows, leave the "
-                         "columns out with features=, or pass nan='drop-features' or nan='drop-rows'")
+                         "columns out with features=, or pass nan='drop-features' or nan='drop-rows' (--nan on the "
+                         "command line)")
     if nan == "drop-features":
         keep = np.ones(len(features), dtype=bool)
         keep[cols] = False
