@@ -300,3 +300,32 @@ def test_copairs_names():
     assert {"average_precision", "n_pos_pairs", "n_total_pairs", "corrected_p_value"} <= set(q.columns)
     assert (q["n_total_pairs"] == res.queries["m"] + res.queries["n"]).all()
     assert "mAP" in res.groups  # the result itself is unchanged
+
+
+def test_positives_differ_by_on_dask_threads_and_null_maps():
+    from dask.distributed import Client, LocalCluster
+
+    table = _wells(2)
+    kw = dict(perturbation="Metadata_pert", control="DMSO", stratum="Metadata_plate", permutations=199, seed=1,
+              positives_differ_by="Metadata_well")
+    local = score_profiles(table, threads=1, **kw)
+    threaded = score_profiles(table, threads=2, **kw)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        remote = score_profiles(table, scheduler=client, **kw)
+    for other in (threaded, remote):
+        pd.testing.assert_frame_equal(local.groups, other.groups, check_exact=True)
+        pd.testing.assert_frame_equal(local.queries, other.queries, check_exact=True)
+    null = local.null_maps("A")
+    g = local.groups.set_index("Metadata_pert").loc["A"]
+    assert g["p_value"] == pytest.approx((1 + np.sum(null >= g["mAP"] - 1e-12)) / 200)
+
+
+def test_positives_differ_by_row_order_invariance():
+    table = _wells(4)
+    kw = dict(perturbation="Metadata_pert", control="DMSO", stratum="Metadata_plate", permutations=99,
+              positives_differ_by="Metadata_well")
+    a = score_profiles(table, **kw)
+    perm = np.random.default_rng(0).permutation(len(table))
+    b = score_profiles(table.iloc[perm].reset_index(drop=True), **kw)
+    pd.testing.assert_frame_equal(a.groups, b.groups)

@@ -103,3 +103,13 @@ def test_nan_error_by_default(wells_csv):
     path, _ = wells_csv
     status, _, err = run(["score", path, *[a for a in BASE if a not in ("--nan", "drop-rows")]])
     assert status == 2 and "nan='drop-rows'" in err and err.count("\n") == 1
+
+
+def test_ranking_table_refuses_profile_options(tmp_path):
+    path = tmp_path / "rank.csv"
+    pd.DataFrame({"query": ["q"] * 3, "item": ["a", "b", "c"], "score": [0.3, 0.2, 0.1],
+                  "relevant": [1, 0, 1]}).to_csv(path, index=False)
+    status, out, err = run(["score", str(path), "--copairs-names", "--json"])
+    assert status == 0 and "average_precision" in json.loads(out)["queries"][0]
+    status, _, err = run(["score", str(path), "--positives-differ-by", "well"])
+    assert status == 2 and "profile tables" in err and err.count("\n") == 1

@@ -12,7 +12,7 @@ import argparse
 from ..score.missing import NAN_MODES
 from ..score.summary import activity_line, to_copairs_names
 
-__all__ = ["add_arguments", "library_kwargs", "perturbation_of", "rename", "summary_text"]
+__all__ = ["add_arguments", "library_kwargs", "perturbation_of", "rename", "summary_text", "check_ranking_form"]
 
 
 def _alpha(text):
@@ -45,6 +45,13 @@ def perturbation_of(args):
     if cols is None:
         return None
     return cols[0] if len(cols) == 1 else list(cols)
+
+
+def check_ranking_form(args) -> None:
+    """ValueError when a profile-table option is given for a ranking table."""
+    if args.positives_differ_by or args.nan != "error":
+        raise ValueError("--positives-differ-by and --nan apply to profile tables (give --perturbation COL); "
+                         "a ranking table has its scores already")
 
 
 def library_kwargs(args) -> dict:

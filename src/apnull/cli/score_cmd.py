@@ -132,6 +132,7 @@ def run(args, out, err) -> int:
         if missing:
             raise ValueError("give --perturbation COL for a profile table, or a ranking table with the "
                              f"columns query, item, score, relevant (missing: {', '.join(missing)})")
+        activity.check_ranking_form(args)
         if args.out_groups:
             raise ValueError("--out-groups applies to profile tables; a ranking table has per-query results only")
         queries = score_rankings(table, seed=args.seed)
@@ -162,7 +163,8 @@ def run(args, out, err) -> int:
             doc["activity"] = summary
         out.write(json.dumps(doc) + "\n")
         return 0
-    out.write("settings: " + ", ".join(f"{k}={v}" for k, v in settings.items() if k != "file") + "\n")
+    out.write("settings: " + ", ".join(f"{k}={v}" for k, v in settings.items()
+                                       if k not in ("file", "dropped_features", "dropped_rows")) + "\n")
     if groups is not None:
         out.write(f"\n{len(groups)} perturbations (mAP p-value: {settings['null']} null; q: Benjamini-Hochberg)\n")
         out.write(_fmt(groups) + "\n")
