@@ -11,6 +11,7 @@ in per-query AP, in (m, n) against copairs's (n_pos_pairs, n_total_pairs - n_pos
 leaving out the queries where copairs's float32 similarities may swap a positive and a negative.
 
     /work/cpvenv/bin/python benchmarks/copairs_activity.py [--plates 4] [--compounds 40] [--controls 64]
+        [--similarity cosine|abs_cosine]
 """
 
 from __future__ import annotations
@@ -43,14 +44,14 @@ def make_screen(plates=4, compounds=40, doses=(1.0, 10.0), controls=64, features
     return pd.concat([meta, pd.DataFrame(X, columns=[f"f{i}" for i in range(features)])], axis=1)
 
 
-def run_apnull(table, B=99):
+def run_apnull(table, B=99, similarity="cosine"):
     from apnull.score import score_profiles
 
     return score_profiles(table, ["Metadata_compound", "Metadata_dose"], "DMSO", "Metadata_plate",
-                          permutations=B, positives_differ_by=["Metadata_well"])
+                          permutations=B, positives_differ_by=["Metadata_well"], similarity=similarity)
 
 
-def run_copairs(table):
+def run_copairs(table, similarity="cosine"):
     from copairs.map import average_precision, mean_average_precision
 
     meta = table.filter(regex="^Metadata_").copy()
@@ -59,13 +60,14 @@ def run_copairs(table):
     feats = table.filter(regex="^f").to_numpy()
     ap = average_precision(meta, feats, pos_sameby=["Metadata_compound", "Metadata_dose", "Metadata_ref"],
                            pos_diffby=["Metadata_well"], neg_sameby=["Metadata_plate"],
-                           neg_diffby=["Metadata_compound", "Metadata_ref"], progress_bar=False)
+                           neg_diffby=["Metadata_compound", "Metadata_ref"], progress_bar=False,
+                           distance=similarity)
     maps = mean_average_precision(ap, ["Metadata_compound", "Metadata_dose"], null_size=99, threshold=0.05,
                                   seed=0, progress_bar=False)
     return ap, maps
 
 
-def near_ties(table, queries, tol=1e-6):
+def near_ties(table, queries, tol=1e-6, similarity="cosine"):
     """Rows of ``queries`` (apnull's query table) where a positive and a negative are within ``tol`` in
     float64 cosine: copairs computes similarities in float32 (about 6e-8 apart at 1), so it may order
     them the other way, which changes AP by far more than 1e-9."""
@@ -75,7 +77,7 @@ def near_ties(table, queries, tol=1e-6):
     plate, well = table["Metadata_plate"].to_numpy(), table["Metadata_well"].to_numpy()
     out = set()
     for r in queries["row"]:
-        s = X @ X[r]
+        s = np.abs(X @ X[r]) if similarity == "abs_cosine" else X @ X[r]
         pos = (comp == comp[r]) & (dose == dose[r]) & (well != well[r])
         neg = (comp == "DMSO") & (plate == plate[r])
         if np.min(np.abs(s[pos][:, None] - s[neg][None, :])) < tol:
@@ -83,17 +85,17 @@ def near_ties(table, queries, tol=1e-6):
     return out
 
 
-def compare(table):
+def compare(table, similarity="cosine"):
     """dict: max |AP diff| and |mAP diff| away from float32 near-ties, (m, n) all equal, counts, seconds."""
     t0 = time.perf_counter()
-    res = run_apnull(table)
+    res = run_apnull(table, similarity=similarity)
     t1 = time.perf_counter()
-    ap, maps = run_copairs(table)
+    ap, maps = run_copairs(table, similarity)
     t2 = time.perf_counter()
     cp = ap[ap["n_pos_pairs"] > 0]
     q = res.queries.set_index("row")
     assert sorted(q.index) == sorted(cp.index), "different queries scored"
-    tied = near_ties(table, res.queries)
+    tied = near_ties(table, res.queries, similarity=similarity)
     clean = [r for r in cp.index if r not in tied]
     d_ap = float(np.max(np.abs(q.loc[clean, "ap"].to_numpy() - cp.loc[clean, "average_precision"].to_numpy())))
     same_mn = bool((q.loc[cp.index, "m"].to_numpy() == cp["n_pos_pairs"].to_numpy()).all()
@@ -114,11 +116,12 @@ def main(argv=None):
     ap.add_argument("--plates", type=int, default=4)
     ap.add_argument("--compounds", type=int, default=40)
     ap.add_argument("--controls", type=int, default=64)
+    ap.add_argument("--similarity", choices=["cosine", "abs_cosine"], default="cosine")
     args = ap.parse_args(argv)
     table = make_screen(args.plates, args.compounds, controls=args.controls)
-    c = compare(table)
+    c = compare(table, args.similarity)
     print(f"screen: {len(table)} rows, {args.plates} plates, {args.compounds} compounds x 2 doses, "
-          f"{args.controls} controls a plate")
+          f"{args.controls} controls a plate, {args.similarity}")
     print(f"apnull (99 permutations, positives_differ_by): {c['seconds_apnull']:.2f} s; "
           f"copairs (null_size 99): {c['seconds_copairs']:.2f} s")
     print(f"{c['groups']} perturbations, {c['queries']} queries compared; (m, n) equal: {c['same_mn']}; "

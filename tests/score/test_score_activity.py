@@ -21,8 +21,9 @@ def _sims(table, similarity):
     if similarity == "correlation":
         X = X - X.mean(axis=1, keepdims=True)
     if similarity in ("cosine", "correlation", "abs_cosine"):
-        X = X / np.linalg.norm(X, axis=1, keepdims=True)
-        S = X @ X.T
+        X = X / np.sqrt(np.sum(X * X, axis=1))[:, None]
+        # dot products summed feature by feature, as the kernels do: a BLAS product may round a tie apart
+        S = np.array([[sum(float(a) * float(b) for a, b in zip(x, y)) for y in X] for x in X])
         return np.abs(S) if similarity == "abs_cosine" else S
     return -((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
 
@@ -329,3 +330,14 @@ def test_positives_differ_by_row_order_invariance():
     perm = np.random.default_rng(0).permutation(len(table))
     b = score_profiles(table.iloc[perm].reset_index(drop=True), **kw)
     pd.testing.assert_frame_equal(a.groups, b.groups)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_positives_differ_by_with_tied_similarities(seed):
+    rng = np.random.default_rng(seed)
+    table = tiny_screen(rng, {"p1": (3, {"A": 2}), "p2": (3, {"A": 2}), "p3": (2, {"A": 1})}, d=3, ties=True)
+    table["Metadata_well"] = rng.choice(["w1", "w2", "w3"], size=len(table))
+    table.loc[table["Metadata_pert"] == "A", "Metadata_well"] = ["w1", "w2", "w1", "w3", "w1"]
+    res = score_profiles(table, "Metadata_pert", "DMSO", "Metadata_plate", permutations="all",
+                         positives_differ_by="Metadata_well")
+    _check_against_brute(res, table, differ=("Metadata_well",))

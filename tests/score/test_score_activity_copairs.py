@@ -22,11 +22,11 @@ def _bench():
     return mod
 
 
-@pytest.mark.parametrize("seed", [0, 1])
-def test_equal_to_copairs(seed):
+@pytest.mark.parametrize("seed, similarity", [(0, "cosine"), (1, "cosine"), (2, "abs_cosine")])
+def test_equal_to_copairs(seed, similarity):
     bench = _bench()
     table = bench.make_screen(plates=3, compounds=10, controls=20, features=20, seed=seed)
-    c = bench.compare(table)
+    c = bench.compare(table, similarity)
     assert c["same_mn"]
     assert c["near_ties"] <= 2
     assert c["d_ap"] < 1e-9 and c["d_map"] < 1e-9
