@@ -1,0 +1,154 @@
+"""Compiled kernels (numba) for phenotypic consistency: similarity rows and label mAP under a labelling.
+
+Profiles are indexed 0 .. P-1 in canonical order. Labels are stored twice, as compressed lists:
+``prof_ptr``/``prof_lab`` (the labels of profile i are ``prof_lab[prof_ptr[i]:prof_ptr[i+1]]``) and
+``lab_ptr``/``lab_mem`` (the profiles carrying label l). A *labelling* ``perm`` gives profile i the
+label set of profile ``perm[i]`` (the identity is the observed labelling); ``inv`` is its inverse.
+
+Query (q, l), for each label l of q: positives are the other profiles carrying l, negatives the
+profiles sharing no label with q, every other profile is left out. The ranking is q's similarity row,
+sorted once; AP is tie-aware (``_kernels.block_sum``, the same closed form as ``score``). A query with
+no negative has no ranking to judge and gives NaN. Everything is deterministic scalar code, so the same
+inputs give the same bits in any process or thread.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from ._kernels import block_sum, sim
+
+__all__ = ["similarity_rows", "label_queries", "label_null"]
+
+
+@numba.njit(cache=True, nogil=True)
+def similarity_rows(X, kind):  # pragma: no cover - compiled
+    """Each profile's other profiles sorted by similarity, most similar first.
+
+    Returns (order, vals): order[q] (P - 1 int32) lists the profiles other than q, by similarity to q
+    descending (ties by index), vals[q] their similarities. ``kind`` as in ``_kernels.sim``; the
+    similarity is exactly symmetric.
+    """
+    P = X.shape[0]
+    S = np.empty((P, P))
+    for a in range(P):
+        for b in range(a + 1, P):
+            v = sim(X, a, X, b, kind)
+            S[a, b] = v
+            S[b, a] = v
+    order = np.empty((P, max(P - 1, 0)), dtype=np.int32)
+    vals = np.empty((P, max(P - 1, 0)))
+    row = np.empty(max(P - 1, 0))
+    idx = np.empty(max(P - 1, 0), dtype=np.int32)
+    for q in range(P):
+        c = 0
+        for b in range(P):
+            if b != q:
+                row[c] = -S[q, b]
+                idx[c] = b
+                c += 1
+        o = np.argsort(row, kind="mergesort")
+        for t in range(P - 1):
+            order[q, t] = idx[o[t]]
+            vals[q, t] = -row[o[t]]
+    return order, vals
+
+
+@numba.njit(cache=True, nogil=True)
+def _walk(order_q, vals_q, carrier, token, share, stamp, m):  # pragma: no cover - compiled
+    """Tie-aware AP of one query: ``carrier[x] == token`` marks positives, ``share[x] == stamp`` the
+    profiles left out (sharing a label without carrying l); the rest are negatives. Stops once the m
+    positives are placed (their tied block closed)."""
+    N = order_q.size
+    i = 0
+    before = 0
+    start = 0
+    total = 0.0
+    while i < N and before < m:
+        v = vals_q[i]
+        j = i
+        a = 0
+        e = 0
+        while j < N and vals_q[j] == v:
+            x = order_q[j]
+            if carrier[x] == token:
+                a += 1
+            elif share[x] != stamp:
+                e += 1
+            j += 1
+        L = a + e
+        if a > 0:
+            total += block_sum(a, L, start, before)
+        before += a
+        start += L
+        i = j
+    return total / m
+
+
+@numba.njit(cache=True, nogil=True)
+def label_queries(t, perm, inv, order, vals, prof_ptr, prof_lab, lab_ptr, lab_mem, carrier, share, counter,
+                  ap_out, n_out, q_out):  # pragma: no cover - compiled
+    """The queries of label t under labelling ``perm``; returns the label's mAP.
+
+    Fills, for each carrier in ``lab_mem`` order, ap_out (NaN without negatives), n_out (negatives)
+    and q_out (the query profile). ``carrier``/``share`` are int64 work arrays of length P whose
+    entries are compared with fresh stamps from ``counter[0]`` (so they are never cleared). mAP is
+    the mean over the queries with at least one negative; NaN when none has one.
+    """
+    P = order.shape[0]
+    lo = lab_ptr[t]
+    hi = lab_ptr[t + 1]
+    m = hi - lo - 1
+    counter[0] += 1
+    token = counter[0]
+    for g in range(lo, hi):
+        carrier[inv[lab_mem[g]]] = token
+    total = 0.0
+    used = 0
+    for g in range(lo, hi):
+        q = inv[lab_mem[g]]
+        counter[0] += 1
+        stamp = counter[0]
+        o = perm[q]
+        shared = 0
+        for h in range(prof_ptr[o], prof_ptr[o + 1]):
+            lab = prof_lab[h]
+            for w in range(lab_ptr[lab], lab_ptr[lab + 1]):
+                x = inv[lab_mem[w]]
+                if share[x] != stamp:
+                    share[x] = stamp
+                    if x != q:
+                        shared += 1
+        n = P - 1 - shared
+        ap = np.nan
+        if n > 0:
+            ap = _walk(order[q], vals[q], carrier, token, share, stamp, m)
+            total += ap
+            used += 1
+        ap_out[g - lo] = ap
+        n_out[g - lo] = n
+        q_out[g - lo] = q
+    return total / used if used > 0 else np.nan
+
+
+@numba.njit(cache=True, nogil=True)
+def label_null(t, perms, order, vals, prof_ptr, prof_lab, lab_ptr, lab_mem):  # pragma: no cover - compiled
+    """mAP of label t under each labelling (row) of ``perms`` (B x P int32); B values."""
+    B, P = perms.shape
+    k = lab_ptr[t + 1] - lab_ptr[t]
+    out = np.empty(B)
+    inv = np.empty(P, dtype=np.int64)
+    carrier = np.zeros(P, dtype=np.int64)
+    share = np.zeros(P, dtype=np.int64)
+    counter = np.zeros(1, dtype=np.int64)
+    ap = np.empty(k)
+    nn = np.empty(k, dtype=np.int64)
+    qq = np.empty(k, dtype=np.int64)
+    for b in range(B):
+        perm = perms[b]
+        for i in range(P):
+            inv[perm[i]] = i
+        out[b] = label_queries(t, perm, inv, order, vals, prof_ptr, prof_lab, lab_ptr, lab_mem, carrier, share,
+                               counter, ap, nn, qq)
+    return out

@@ -1,0 +1,180 @@
+"""score_consistency against brute force: label mAP, every labelling of small screens, edge cases."""
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from apnull.law import permutation_pvalue
+from apnull.score import score_consistency, tie_aware_ap
+from apnull.score import _consistency_kernels as K
+from apnull.score._consistency_prepare import prepare_profiles, split_labels
+
+
+def _table(n_pert=12, reps=3, d=6, seed=0, cells=None, ties=False):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_pert * reps, d))
+    if ties:
+        X = rng.integers(1, 3, size=X.shape).astype(float)
+    names = np.repeat([f"c{i:02d}" for i in range(n_pert)], reps)
+    cells = cells or ["A", "B", "A|B", "C", "C|D", "A"]
+    ann = {f"c{i:02d}": cells[i % len(cells)] for i in range(n_pert)}
+    df = pd.DataFrame(X, columns=[f"f{i}" for i in range(d)])
+    df.insert(0, "Metadata_pert", names)
+    df.insert(1, "Metadata_target", [ann[n] for n in names])
+    return df
+
+
+def _brute_map(X, sets, label, euclidean=False):
+    """Label mAP by definition: cosine (or minus squared distance) of the given rows, tie-aware AP per
+    query, mean over the queries with a negative."""
+    if euclidean:
+        S = -((X[:, None, :] - X[None, :, :]) ** 2).sum(axis=2)
+    else:
+        Xn = X / np.linalg.norm(X, axis=1, keepdims=True)
+        S = Xn @ Xn.T
+    aps = []
+    for q, Lq in enumerate(sets):
+        if label not in Lq:
+            continue
+        items = [j for j in range(len(sets)) if j != q and (label in sets[j] or not (set(sets[j]) & set(Lq)))]
+        rel = [label in sets[j] for j in items]
+        if all(rel):
+            continue
+        aps.append(tie_aware_ap(S[q, items], rel))
+    return float(np.mean(aps)) if aps else np.nan
+
+
+def _prof(df, **kw):
+    args = dict(label_sep="|", aggregate="median", control=None, only=None, features=None, similarity="cosine",
+                alpha=0.05)
+    args.update(kw)
+    return prepare_profiles(df, "Metadata_pert", "Metadata_target", **args)
+
+
+def test_split_labels_edge_cases():
+    assert split_labels("A|B", "|") == ("A", "B")
+    assert split_labels("B| A |A", "|") == ("A", "B")   # stripped, repeats dropped
+    assert split_labels("A||", "|") == ("A",)           # empty pieces dropped
+    assert split_labels("", "|") == () and split_labels(np.nan, "|") == () and split_labels(None, None) == ()
+    assert split_labels("A|B", None) == ("A|B",)
+
+
+@pytest.mark.parametrize("ties", [False, True])
+def test_observed_label_map_equals_brute_force(ties):
+    """Integer features under Euclidean distance give exact ties, which the tie-aware AP averages."""
+    df = _table(ties=ties, d=3 if ties else 6)
+    sim = "euclidean" if ties else "cosine"
+    res = score_consistency(df, "Metadata_pert", "Metadata_target", label_sep="|", permutations=19, similarity=sim)
+    prof = _prof(df, similarity=sim)
+    sets = [tuple(prof.labels[i] for i in prof.prof_lab[prof.prof_ptr[p]:prof.prof_ptr[p + 1]])
+            for p in range(len(prof.names))]
+    raw = df.groupby("Metadata_pert").median(numeric_only=True).to_numpy()
+    for label, mAP in zip(res.labels["Metadata_target"], res.labels["mAP"]):
+        assert mAP == pytest.approx(_brute_map(raw, sets, label, ties), abs=1e-12)
+
+
+def test_every_labelling_equals_brute_force():
+    """On 6 profiles, the kernel's mAP under each of the 720 labellings equals brute force, so the
+    permutation null is the exact law when every labelling is drawn."""
+    df = _table(n_pert=6, reps=2, cells=["A", "A|B", "B", "C", "A", "B|C"])
+    prof = _prof(df)
+    order, vals = K.similarity_rows(prof.X, prof.kind)
+    perms = np.array(list(itertools.permutations(range(6))), dtype=np.int32)
+    sets = [tuple(prof.labels[i] for i in prof.prof_lab[prof.prof_ptr[p]:prof.prof_ptr[p + 1]]) for p in range(6)]
+    for t, label in enumerate(prof.labels):
+        null = K.label_null(t, perms, order, vals, prof.prof_ptr, prof.prof_lab, prof.lab_ptr, prof.lab_mem)
+        brute = [_brute_map(prof.X, [sets[i] for i in perm], label) for perm in perms]
+        np.testing.assert_allclose(null, brute, atol=1e-12)
+        obs = _brute_map(prof.X, sets, label)
+        exact_p = np.mean(np.asarray(brute) >= obs - 1e-12)
+        assert permutation_pvalue(null, obs, exact=True) == pytest.approx(exact_p)
+
+
+def test_multilabel_edge_cases():
+    cells = ["A|B|C|D|E|F", "A", "A", "B", "B|B", "C||", "D", "E", ""]
+    df = _table(n_pert=9, reps=2, cells=cells)
+    res = score_consistency(df, "Metadata_pert", "Metadata_target", label_sep="|", permutations=19)
+    skipped = dict(zip(res.skipped["Metadata_target"], res.skipped["reason"]))
+    assert "one profile" in skipped["F"]                       # a label carried by one profile
+    assert any("without an annotation" in w for w in res.warnings)  # the empty cell
+    q = res.queries
+    everything = q[q["Metadata_pert"] == "c00"]                # carries every label: no negatives
+    assert len(everything) == 5 and everything["ap"].isna().all() and (everything["n"] == 0).all()
+    assert len(q[q["Metadata_pert"] == "c04"]) == 1            # "B|B" is one label
+    assert set(res.labels["Metadata_target"]) == {"A", "B", "C", "D", "E"}
+    assert res.labels.loc[res.labels["Metadata_target"] == "A", "n_perturbations"].item() == 3
+
+
+def test_row_order_does_not_matter():
+    df = _table(n_pert=15)
+    kw = dict(label_sep="|", permutations=99, seed=5, aggregate="mean")
+    a = score_consistency(df, "Metadata_pert", "Metadata_target", **kw)
+    b = score_consistency(df.sample(frac=1, random_state=3).reset_index(drop=True),
+                          "Metadata_pert", "Metadata_target", **kw)
+    pd.testing.assert_frame_equal(a.labels, b.labels, check_exact=True)
+    pd.testing.assert_frame_equal(a.queries, b.queries, check_exact=True)
+
+
+def test_aggregate_none_keeps_replicates_and_rows():
+    df = _table(n_pert=6, reps=2, cells=["A", "B"])
+    res = score_consistency(df, "Metadata_pert", "Metadata_target", aggregate="none", permutations=19)
+    assert res.settings["profiles"] == 12
+    assert list(res.queries.columns) == ["row", "Metadata_pert", "Metadata_target", "m", "n", "ap", "p_value"]
+    assert (res.queries["m"] == 5).all() and "n_profiles" in res.labels.columns
+
+
+def test_null_maps_are_the_counted_draws():
+    df = _table()
+    res = score_consistency(df, "Metadata_pert", "Metadata_target", label_sep="|", permutations=49, seed=2)
+    row = res.labels.iloc[0]
+    null = res.null_maps(row["Metadata_target"])
+    assert null.size == 49 and permutation_pvalue(null, row["mAP"]) == row["p_value"]
+
+
+def test_only_keeps_the_significant_groups():
+    df = _table(n_pert=12)
+    groups = pd.DataFrame({"Metadata_pert": [f"c{i:02d}" for i in range(12)], "significant": [i < 8 for i in range(12)]})
+    res = score_consistency(df, "Metadata_pert", "Metadata_target", label_sep="|", only=groups, permutations=9)
+    assert res.settings["profiles"] == 8
+
+
+def test_dask_equals_in_process():
+    from dask.distributed import Client, LocalCluster
+
+    df = _table(n_pert=20)
+    kw = dict(label_sep="|", permutations=99, seed=1)
+    local = score_consistency(df, "Metadata_pert", "Metadata_target", **kw)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        remote = score_consistency(df, "Metadata_pert", "Metadata_target", scheduler=client, **kw)
+    pd.testing.assert_frame_equal(local.labels, remote.labels, check_exact=True)
+    pd.testing.assert_frame_equal(local.queries, remote.queries, check_exact=True)
+
+
+@pytest.mark.parametrize("kw, message", [
+    (dict(annotation="Metadata_targt"), "did you mean"),
+    (dict(label_sep=";"), "splits no annotation cell"),
+    (dict(only=pd.DataFrame({"x": ["c01"]})), "no perturbation column"),
+    (dict(aggregate="max"), "aggregate must be"),
+    (dict(permutations=0), "permutations"),
+])
+def test_bad_input_is_one_clear_error(kw, message):
+    args = dict(annotation="Metadata_target", label_sep="|")
+    args.update(kw)
+    with pytest.raises(ValueError, match=message):
+        score_consistency(_table(), "Metadata_pert", **args)
+
+
+def test_all_labels_skipped_is_an_error():
+    df = _table(n_pert=4, cells=["A", "B", "C", "D"])
+    with pytest.raises(ValueError, match="nothing to score"):
+        score_consistency(df, "Metadata_pert", "Metadata_target", permutations=9)
+
+
+def test_different_annotations_within_a_perturbation():
+    df = _table(n_pert=4, cells=["A", "B"])
+    df.loc[0, "Metadata_target"] = "B"
+    with pytest.raises(ValueError, match="different annotations"):
+        score_consistency(df, "Metadata_pert", "Metadata_target", permutations=9)
