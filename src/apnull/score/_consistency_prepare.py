@@ -38,9 +38,12 @@ class Profiles:
 
 def split_labels(cell, sep) -> tuple:
     """The labels of one annotation cell: split on ``sep`` (none: the whole text), stripped, empty
-    pieces and repeats dropped, sorted. A missing value (NaN/None) carries no label."""
+    pieces and repeats dropped, sorted. A missing value (NaN/None) carries no label; a whole float
+    (a numeric column with gaps) is written without ".0"."""
     if cell is None or (isinstance(cell, float) and np.isnan(cell)) or cell is pd.NA:
         return ()
+    if isinstance(cell, (float, np.floating)) and float(cell).is_integer():
+        cell = int(cell)  # a numeric column with gaps reads as float: 3.0 is the label "3"
     text = str(cell)
     parts = text.split(sep) if sep else [text]
     return tuple(sorted({p.strip() for p in parts if p.strip()}))
