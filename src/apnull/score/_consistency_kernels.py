@@ -19,16 +19,17 @@ import numpy as np
 
 from ._kernels import block_sum, sim
 
-__all__ = ["similarity_rows", "label_queries", "label_null"]
+__all__ = ["similarity_rows", "label_queries", "label_null", "label_null_perms", "shuffle"]
 
 
 @numba.njit(cache=True, nogil=True)
 def similarity_rows(X, kind):  # pragma: no cover - compiled
     """Each profile's other profiles sorted by similarity, most similar first.
 
-    Returns (order, vals): order[q] (P - 1 int32) lists the profiles other than q, by similarity to q
-    descending (ties by index), vals[q] their similarities. ``kind`` as in ``_kernels.sim``; the
-    similarity is exactly symmetric.
+    Returns (order, vals, rank, tied): order[q] (P - 1 int32) lists the profiles other than q, by
+    similarity to q descending (ties by index), vals[q] their similarities, rank[q, x] the position of
+    x in order[q] (-1 for x = q), tied[q] whether row q holds equal similarities. ``kind`` as in
+    ``_kernels.sim``; the similarity is exactly symmetric.
     """
     P = X.shape[0]
     S = np.empty((P, P))
@@ -41,6 +42,8 @@ def similarity_rows(X, kind):  # pragma: no cover - compiled
     vals = np.empty((P, max(P - 1, 0)))
     row = np.empty(max(P - 1, 0))
     idx = np.empty(max(P - 1, 0), dtype=np.int32)
+    rank = np.full((P, P), -1, dtype=np.int32)
+    tied = np.zeros(P, dtype=np.bool_)
     for q in range(P):
         c = 0
         for b in range(P):
@@ -52,7 +55,10 @@ def similarity_rows(X, kind):  # pragma: no cover - compiled
         for t in range(P - 1):
             order[q, t] = idx[o[t]]
             vals[q, t] = -row[o[t]]
-    return order, vals
+            rank[q, idx[o[t]]] = t
+            if t > 0 and vals[q, t] == vals[q, t - 1]:
+                tied[q] = True
+    return order, vals, rank, tied
 
 
 @numba.njit(cache=True, nogil=True)
@@ -87,16 +93,56 @@ def _walk(order_q, vals_q, carrier, token, share, stamp, m):  # pragma: no cover
 
 
 @numba.njit(cache=True, nogil=True)
-def label_queries(t, perm, inv, order, vals, prof_ptr, prof_lab, lab_ptr, lab_mem, carrier, share, counter,
+def _insertion_sort(a, k):  # pragma: no cover - compiled
+    for i in range(1, k):
+        v = a[i]
+        j = i - 1
+        while j >= 0 and a[j] > v:
+            a[j + 1] = a[j]
+            j -= 1
+        a[j + 1] = v
+
+
+@numba.njit(cache=True, nogil=True)
+def _ranked(pos, m, out_pos, nout):  # pragma: no cover - compiled
+    """AP of a row without ties from the row positions of its m positives (``pos``) and of the
+    ``nout`` profiles left out (``out_pos``): the i-th positive (0-based, by position r) has
+    r - i - (left-out profiles above it) negatives above it, so precision (i + 1) / (r + 1 - out)."""
+    if m > 32:
+        pos[:m] = np.sort(pos[:m])
+    else:
+        _insertion_sort(pos, m)
+    if nout > 32:
+        out_pos[:nout] = np.sort(out_pos[:nout])
+    else:
+        _insertion_sort(out_pos, nout)
+    total = 0.0
+    o = 0
+    for i in range(m):
+        r = pos[i]
+        while o < nout and out_pos[o] < r:
+            o += 1
+        total += (i + 1.0) / (r + 1.0 - o)
+    return total / m
+
+
+@numba.njit(cache=True, nogil=True)
+def label_queries(t, perm, inv, rows, prof_ptr, prof_lab, lab_ptr, lab_mem, carrier, share, counter, work,
                   ap_out, n_out, q_out):  # pragma: no cover - compiled
     """The queries of label t under labelling ``perm``; returns the label's mAP.
 
     Fills, for each carrier in ``lab_mem`` order, ap_out (NaN without negatives), n_out (negatives)
     and q_out (the query profile). ``carrier``/``share`` are int64 work arrays of length P whose
     entries are compared with fresh stamps from ``counter[0]`` (so they are never cleared). mAP is
-    the mean over the queries with at least one negative; NaN when none has one.
+    the mean over the queries with at least one negative; NaN when none has one. ``rows`` is what
+    ``similarity_rows`` returned; a row without ties takes the short path (``_ranked``: positions of
+    the positives and the left-out profiles only), a row with ties is walked (``_walk``). ``work`` is
+    an int64 (2, P) workspace.
     """
+    order, vals, rank, tied = rows
     P = order.shape[0]
+    pos = work[0]
+    out_pos = work[1]
     lo = lab_ptr[t]
     hi = lab_ptr[t + 1]
     m = hi - lo - 1
@@ -112,6 +158,7 @@ def label_queries(t, perm, inv, order, vals, prof_ptr, prof_lab, lab_ptr, lab_me
         stamp = counter[0]
         o = perm[q]
         shared = 0
+        nout = 0
         for h in range(prof_ptr[o], prof_ptr[o + 1]):
             lab = prof_lab[h]
             for w in range(lab_ptr[lab], lab_ptr[lab + 1]):
@@ -120,10 +167,22 @@ def label_queries(t, perm, inv, order, vals, prof_ptr, prof_lab, lab_ptr, lab_me
                     share[x] = stamp
                     if x != q:
                         shared += 1
+                        if carrier[x] != token:
+                            out_pos[nout] = rank[q, x]
+                            nout += 1
         n = P - 1 - shared
         ap = np.nan
-        if n > 0:
+        if n > 0 and not tied[q]:
+            c = 0
+            for w in range(lo, hi):
+                x = inv[lab_mem[w]]
+                if x != q:
+                    pos[c] = rank[q, x]
+                    c += 1
+            ap = _ranked(pos, m, out_pos, nout)
+        elif n > 0:
             ap = _walk(order[q], vals[q], carrier, token, share, stamp, m)
+        if n > 0:
             total += ap
             used += 1
         ap_out[g - lo] = ap
@@ -133,9 +192,60 @@ def label_queries(t, perm, inv, order, vals, prof_ptr, prof_lab, lab_ptr, lab_me
 
 
 @numba.njit(cache=True, nogil=True)
-def label_null(t, perms, order, vals, prof_ptr, prof_lab, lab_ptr, lab_mem):  # pragma: no cover - compiled
-    """mAP of label t under each labelling (row) of ``perms`` (B x P int32); B values."""
+def _splitmix(state):  # pragma: no cover - compiled
+    """One step of SplitMix64 (Steele, Lea & Flood 2014): (new state, 64-bit output)."""
+    state = (state + np.uint64(0x9E3779B97F4A7C15)) & np.uint64(0xFFFFFFFFFFFFFFFF)
+    z = state
+    z = ((z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)) & np.uint64(0xFFFFFFFFFFFFFFFF)
+    z = ((z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)) & np.uint64(0xFFFFFFFFFFFFFFFF)
+    return state, z ^ (z >> np.uint64(31))
+
+
+@numba.njit(cache=True, nogil=True)
+def shuffle(perm, state):  # pragma: no cover - compiled
+    """Fisher-Yates shuffle of ``perm`` in place with SplitMix64 draws; returns the new state. The
+    index j <= i is floor(u * (i + 1)) for u uniform on [0, 1) with 53 bits (bias below 2^-40)."""
+    for i in range(perm.size - 1, 0, -1):
+        state, z = _splitmix(state)
+        j = int((z >> np.uint64(11)) * (1.0 / 9007199254740992.0) * (i + 1))
+        tmp = perm[i]
+        perm[i] = perm[j]
+        perm[j] = tmp
+    return state
+
+
+@numba.njit(cache=True, nogil=True)
+def label_null(t, key, B, rows, prof_ptr, prof_lab, lab_ptr, lab_mem):  # pragma: no cover - compiled
+    """mAP of label t under B random labellings drawn from the stream ``key`` (uint64): labelling b
+    is the previous one shuffled again (Fisher-Yates), starting from the identity, so the first L
+    values of a longer run are those of a shorter one. B values (NaN where no query has a negative)."""
+    P = rows[0].shape[0]
+    perm = np.arange(P)
+    state = np.uint64(key)
+    out = np.empty(B)
+    work = np.empty((2, P), dtype=np.int64)
+    k = lab_ptr[t + 1] - lab_ptr[t]
+    inv = np.empty(P, dtype=np.int64)
+    carrier = np.zeros(P, dtype=np.int64)
+    share = np.zeros(P, dtype=np.int64)
+    counter = np.zeros(1, dtype=np.int64)
+    ap = np.empty(k)
+    nn = np.empty(k, dtype=np.int64)
+    qq = np.empty(k, dtype=np.int64)
+    for b in range(B):
+        state = shuffle(perm, state)
+        for i in range(P):
+            inv[perm[i]] = i
+        out[b] = label_queries(t, perm, inv, rows, prof_ptr, prof_lab, lab_ptr, lab_mem, carrier, share,
+                               counter, work, ap, nn, qq)
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def label_null_perms(t, perms, rows, prof_ptr, prof_lab, lab_ptr, lab_mem):  # pragma: no cover - compiled
+    """mAP of label t under each labelling (row) of ``perms`` (B x P ints); B values."""
     B, P = perms.shape
+    work = np.empty((2, P), dtype=np.int64)
     k = lab_ptr[t + 1] - lab_ptr[t]
     out = np.empty(B)
     inv = np.empty(P, dtype=np.int64)
@@ -149,6 +259,6 @@ def label_null(t, perms, order, vals, prof_ptr, prof_lab, lab_ptr, lab_mem):  # 
         perm = perms[b]
         for i in range(P):
             inv[perm[i]] = i
-        out[b] = label_queries(t, perm, inv, order, vals, prof_ptr, prof_lab, lab_ptr, lab_mem, carrier, share,
-                               counter, ap, nn, qq)
+        out[b] = label_queries(t, perm, inv, rows, prof_ptr, prof_lab, lab_ptr, lab_mem, carrier, share,
+                               counter, work, ap, nn, qq)
     return out

@@ -14,8 +14,8 @@ __all__ = ["Profiles", "prepare_profiles", "split_labels", "only_names", "AGGREG
 
 AGGREGATES = ("median", "mean", "none")
 #: Most profiles (after aggregation) one consistency run takes: the sorted similarity rows hold
-#: P^2 values (and P^2 indices), about 1.2 GB at 10,000.
-MAX_PROFILES = 10_000
+#: P^2 similarities, positions and ranks (24 bytes each), about 600 MB at 5,000.
+MAX_PROFILES = 5_000
 
 
 @dataclass
