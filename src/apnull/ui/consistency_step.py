@@ -96,6 +96,7 @@ def consistency_step(table: pd.DataFrame, perturbation: str, control, active_gro
     seps = [view.NO_SEPARATOR] + list(view.SEPARATORS)
     sep_guess = view.guess_separator(table[annotation]) if annotation in table.columns else view.NO_SEPARATOR
     separator = c2.selectbox("Label separator", seps, index=seps.index(sep_guess), key="sc_cs_sep", bind=BIND,
+                             format_func=lambda s: view.SEPARATOR_NAMES.get(s, s),
                              help="Several labels in one cell, e.g. EGFR|HER2 (guessed from the cells).")
     scopes = [view.ALL] + ([view.ACTIVE] if active_groups is not None else [])
     scope = bound_select("Perturbations", "sc_cs_scope", scopes, view.ALL, container=c3,
@@ -142,7 +143,7 @@ def _results(result, settings, fdr, file_name) -> None:
            "p_value": st.column_config.NumberColumn("p-value", format="%.4g"),
            "q_value": st.column_config.NumberColumn("q-value", format="%.4g"),
            "significant": st.column_config.CheckboxColumn(f"q ≤ {fdr:g}")}
-    st.dataframe(labels, hide_index=True, column_config=fmt, height=260, key="sc_cs_labels_table")
+    st.dataframe(labels, hide_index=True, column_config=fmt, key="sc_cs_labels_table")
     download_csv(labels, f"{file_name}_consistency_labels.csv", label="Download the labels table (CSV)",
                  key="sc_cs_download_labels")
     data = view.figure_data(labels, acol, fdr)
