@@ -46,6 +46,15 @@ def _brute_map(X, sets, label, euclidean=False):
     return float(np.mean(aps)) if aps else np.nan
 
 
+def _sets(prof, gperm=None):
+    """Each profile's labels (as text) when group g carries the labels of group gperm[g]."""
+    L = prof.lists
+    G = L.gm_ptr.size - 1
+    gperm = range(G) if gperm is None else gperm
+    by_group = [tuple(prof.labels[i] for i in L.grp_lab[L.grp_ptr[o]:L.grp_ptr[o + 1]]) for o in gperm]
+    return [by_group[g] for g in L.group]
+
+
 def _prof(df, **kw):
     args = dict(label_sep="|", aggregate="median", control=None, only=None, features=None, similarity="cosine",
                 alpha=0.05)
@@ -68,8 +77,7 @@ def test_observed_label_map_equals_brute_force(ties):
     sim = "euclidean" if ties else "cosine"
     res = score_consistency(df, "Metadata_pert", "Metadata_target", label_sep="|", permutations=19, similarity=sim)
     prof = _prof(df, similarity=sim)
-    sets = [tuple(prof.labels[i] for i in prof.prof_lab[prof.prof_ptr[p]:prof.prof_ptr[p + 1]])
-            for p in range(len(prof.names))]
+    sets = _sets(prof)
     raw = df.groupby("Metadata_pert").median(numeric_only=True).to_numpy()
     for label, mAP in zip(res.labels["Metadata_target"], res.labels["mAP"]):
         assert mAP == pytest.approx(_brute_map(raw, sets, label, ties), abs=1e-12)
@@ -82,14 +90,28 @@ def test_every_labelling_equals_brute_force():
     prof = _prof(df)
     rows = K.similarity_rows(prof.X, prof.kind)
     perms = np.array(list(itertools.permutations(range(6))), dtype=np.int32)
-    sets = [tuple(prof.labels[i] for i in prof.prof_lab[prof.prof_ptr[p]:prof.prof_ptr[p + 1]]) for p in range(6)]
+    sets = _sets(prof)
     for t, label in enumerate(prof.labels):
-        null = K.label_null_perms(t, perms, rows, prof.prof_ptr, prof.prof_lab, prof.lab_ptr, prof.lab_mem)
-        brute = [_brute_map(prof.X, [sets[i] for i in perm], label) for perm in perms]
+        null = K.label_null_perms(t, perms, rows, prof.lists)
+        brute = [_brute_map(prof.X, _sets(prof, perm), label) for perm in perms]
         np.testing.assert_allclose(null, brute, atol=1e-12)
         obs = _brute_map(prof.X, sets, label)
         exact_p = np.mean(np.asarray(brute) >= obs - 1e-12)
         assert permutation_pvalue(null, obs, exact=True) == pytest.approx(exact_p)
+
+
+def test_aggregate_none_moves_whole_perturbations():
+    """With replicates as profiles, a labelling moves a perturbation's label set to all its replicates
+    (unequal replicate counts included); every one of the 120 labellings equals brute force."""
+    df = _table(n_pert=5, reps=2, cells=["A", "A|B", "B", "C", "A|C"])
+    df = pd.concat([df, df.iloc[[0]].assign(f0=0.5)], ignore_index=True)  # c00 has 3 replicates
+    prof = _prof(df, aggregate="none")
+    rows = K.similarity_rows(prof.X, prof.kind)
+    perms = np.array(list(itertools.permutations(range(5))), dtype=np.int64)
+    for t, label in enumerate(prof.labels):
+        null = K.label_null_perms(t, perms, rows, prof.lists)
+        brute = [_brute_map(prof.X, _sets(prof, perm), label) for perm in perms]
+        np.testing.assert_allclose(null, brute, atol=1e-12)
 
 
 def test_multilabel_edge_cases():
@@ -97,7 +119,7 @@ def test_multilabel_edge_cases():
     df = _table(n_pert=9, reps=2, cells=cells)
     res = score_consistency(df, "Metadata_pert", "Metadata_target", label_sep="|", permutations=19)
     skipped = dict(zip(res.skipped["Metadata_target"], res.skipped["reason"]))
-    assert "one profile" in skipped["F"]                       # a label carried by one profile
+    assert "one perturbation" in skipped["F"]                       # a label carried by one perturbation
     assert any("without an annotation" in w for w in res.warnings)  # the empty cell
     q = res.queries
     everything = q[q["Metadata_pert"] == "c00"]                # carries every label: no negatives
@@ -190,5 +212,5 @@ def test_shuffles_are_uniform_and_prefix_stable():
     df = _table()
     prof = _prof(df)
     rows = K.similarity_rows(prof.X, prof.kind)
-    args = (rows, prof.prof_ptr, prof.prof_lab, prof.lab_ptr, prof.lab_mem)
+    args = (rows, prof.lists)
     np.testing.assert_array_equal(K.label_null(0, np.uint64(7), 30, *args), K.label_null(0, np.uint64(7), 90, *args)[:30])

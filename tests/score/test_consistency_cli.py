@@ -39,7 +39,7 @@ def test_text_json_and_files(screen, tmp_path):
                                                  "significant"]
     assert list(pd.read_parquet(queries).columns) == ["Metadata_perturbation", "Metadata_shape", "m", "n", "ap",
                                                       "p_value"]
-    assert doc["skipped"] == [{"Metadata_shape": "stem", "reason": "carried by one profile: no positives to rank"}]
+    assert doc["skipped"] == [{"Metadata_shape": "stem", "reason": "carried by one perturbation: nothing to compare it with"}]
 
 
 def test_only_keeps_the_active(screen, tmp_path):
@@ -72,7 +72,7 @@ def test_only_without_the_perturbation_column(screen, tmp_path):
 def test_all_labels_skipped(tmp_path):
     path = tmp_path / "s.csv"
     table = digits_screen()
-    table["Metadata_target"] = table["Metadata_perturbation"]  # every label on one profile
+    table["Metadata_target"] = table["Metadata_perturbation"]  # every label on one perturbation
     table.to_csv(path, index=False)
     argv = ["consistency", str(path), "--perturbation", "Metadata_perturbation", "--annotation", "Metadata_target",
             "--control", "DMSO"]

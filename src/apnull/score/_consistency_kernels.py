@@ -1,9 +1,10 @@
 """Compiled kernels (numba) for phenotypic consistency: similarity rows and label mAP under a labelling.
 
-Profiles are indexed 0 .. P-1 in canonical order. Labels are stored twice, as compressed lists:
-``prof_ptr``/``prof_lab`` (the labels of profile i are ``prof_lab[prof_ptr[i]:prof_ptr[i+1]]``) and
-``lab_ptr``/``lab_mem`` (the profiles carrying label l). A *labelling* ``perm`` gives profile i the
-label set of profile ``perm[i]`` (the identity is the observed labelling); ``inv`` is its inverse.
+Profiles are indexed 0 .. P-1 in canonical order and belong to groups (perturbations), which carry
+the labels (:class:`LabelLists`). A *labelling* ``gperm`` gives group g the label set of group
+``gperm[g]`` (the identity is the observed labelling); ``ginv`` is its inverse. When replicates are
+aggregated every group is one profile; with aggregate "none" the replicates of a perturbation keep
+their label set together, so the null moves whole perturbations.
 
 Query (q, l), for each label l of q: positives are the other profiles carrying l, negatives the
 profiles sharing no label with q, every other profile is left out. The ranking is q's similarity row,
@@ -14,12 +15,14 @@ inputs give the same bits in any process or thread.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 
 from ._kernels import block_sum, sim
 
-__all__ = ["similarity_rows", "label_queries", "label_null", "label_null_perms", "shuffle"]
+__all__ = ["LabelLists", "similarity_rows", "label_queries", "label_null", "label_null_perms", "shuffle"]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -126,69 +129,92 @@ def _ranked(pos, m, out_pos, nout):  # pragma: no cover - compiled
     return total / m
 
 
-@numba.njit(cache=True, nogil=True)
-def label_queries(t, perm, inv, rows, prof_ptr, prof_lab, lab_ptr, lab_mem, carrier, share, counter, work,
-                  ap_out, n_out, q_out):  # pragma: no cover - compiled
-    """The queries of label t under labelling ``perm``; returns the label's mAP.
+class LabelLists(NamedTuple):
+    """Who carries which label, by perturbation (group); each profile belongs to one group (itself when
+    replicates are aggregated, its perturbation with aggregate "none")."""
 
-    Fills, for each carrier in ``lab_mem`` order, ap_out (NaN without negatives), n_out (negatives)
-    and q_out (the query profile). ``carrier``/``share`` are int64 work arrays of length P whose
-    entries are compared with fresh stamps from ``counter[0]`` (so they are never cleared). mAP is
-    the mean over the queries with at least one negative; NaN when none has one. ``rows`` is what
-    ``similarity_rows`` returned; a row without ties takes the short path (``_ranked``: positions of
-    the positives and the left-out profiles only), a row with ties is walked (``_walk``). ``work`` is
-    an int64 (2, P) workspace.
+    group: np.ndarray      #: (P,) group of each profile
+    gm_ptr: np.ndarray     #: (G + 1,) the profiles of group g are gm[gm_ptr[g]:gm_ptr[g + 1]]
+    gm: np.ndarray
+    grp_ptr: np.ndarray    #: (G + 1,) the labels of group g are grp_lab[grp_ptr[g]:grp_ptr[g + 1]]
+    grp_lab: np.ndarray
+    lab_ptr: np.ndarray    #: (T + 1,) the groups carrying label l are lab_mem[lab_ptr[l]:lab_ptr[l + 1]]
+    lab_mem: np.ndarray
+
+
+@numba.njit(cache=True, nogil=True)
+def label_queries(t, gperm, ginv, rows, L, carrier, share, counter, work, ap_out, n_out, q_out):  # pragma: no cover
+    """The queries of label t when group g carries the labels of group ``gperm[g]`` (``ginv`` its
+    inverse; the identity is the observed labelling). Returns (mAP, k), k the profiles carrying t.
+
+    Fills, for each carrier (by group, then member), ap_out (NaN without a negative or a positive),
+    n_out (negatives) and q_out (the query profile). ``carrier``/``share`` are int64 work arrays of
+    length P compared with fresh stamps from ``counter[0]`` (never cleared). mAP is the mean over the
+    queries with an AP; NaN when none has one. ``rows`` is what ``similarity_rows`` returned; a row
+    without ties takes the short path (``_ranked``), a row with ties is walked (``_walk``). ``work``
+    is an int64 (2, P) workspace; ``L`` a :class:`LabelLists`.
     """
     order, vals, rank, tied = rows
     P = order.shape[0]
     pos = work[0]
     out_pos = work[1]
-    lo = lab_ptr[t]
-    hi = lab_ptr[t + 1]
-    m = hi - lo - 1
+    gm_ptr, gm = L.gm_ptr, L.gm
+    lab_ptr, lab_mem = L.lab_ptr, L.lab_mem
     counter[0] += 1
     token = counter[0]
-    for g in range(lo, hi):
-        carrier[inv[lab_mem[g]]] = token
+    k = 0
+    for w in range(lab_ptr[t], lab_ptr[t + 1]):
+        G = ginv[lab_mem[w]]
+        for h in range(gm_ptr[G], gm_ptr[G + 1]):
+            carrier[gm[h]] = token
+            k += 1
+    m = k - 1
     total = 0.0
     used = 0
-    for g in range(lo, hi):
-        q = inv[lab_mem[g]]
-        counter[0] += 1
-        stamp = counter[0]
-        o = perm[q]
-        shared = 0
-        nout = 0
-        for h in range(prof_ptr[o], prof_ptr[o + 1]):
-            lab = prof_lab[h]
-            for w in range(lab_ptr[lab], lab_ptr[lab + 1]):
-                x = inv[lab_mem[w]]
-                if share[x] != stamp:
-                    share[x] = stamp
-                    if x != q:
-                        shared += 1
-                        if carrier[x] != token:
-                            out_pos[nout] = rank[q, x]
-                            nout += 1
-        n = P - 1 - shared
-        ap = np.nan
-        if n > 0 and not tied[q]:
-            c = 0
-            for w in range(lo, hi):
-                x = inv[lab_mem[w]]
-                if x != q:
-                    pos[c] = rank[q, x]
-                    c += 1
-            ap = _ranked(pos, m, out_pos, nout)
-        elif n > 0:
-            ap = _walk(order[q], vals[q], carrier, token, share, stamp, m)
-        if n > 0:
-            total += ap
-            used += 1
-        ap_out[g - lo] = ap
-        n_out[g - lo] = n
-        q_out[g - lo] = q
-    return total / used if used > 0 else np.nan
+    idx = 0
+    for w in range(lab_ptr[t], lab_ptr[t + 1]):
+        G = ginv[lab_mem[w]]
+        o = gperm[G]
+        for h in range(gm_ptr[G], gm_ptr[G + 1]):
+            q = gm[h]
+            counter[0] += 1
+            stamp = counter[0]
+            shared = 0
+            nout = 0
+            for hh in range(L.grp_ptr[o], L.grp_ptr[o + 1]):
+                lab = L.grp_lab[hh]
+                for w2 in range(lab_ptr[lab], lab_ptr[lab + 1]):
+                    G2 = ginv[lab_mem[w2]]
+                    for h2 in range(gm_ptr[G2], gm_ptr[G2 + 1]):
+                        x = gm[h2]
+                        if share[x] != stamp:
+                            share[x] = stamp
+                            if x != q:
+                                shared += 1
+                                if carrier[x] != token:
+                                    out_pos[nout] = rank[q, x]
+                                    nout += 1
+            n = P - 1 - shared
+            ap = np.nan
+            if n > 0 and m > 0 and not tied[q]:
+                c = 0
+                for w2 in range(lab_ptr[t], lab_ptr[t + 1]):
+                    G2 = ginv[lab_mem[w2]]
+                    for h2 in range(gm_ptr[G2], gm_ptr[G2 + 1]):
+                        if gm[h2] != q:
+                            pos[c] = rank[q, gm[h2]]
+                            c += 1
+                ap = _ranked(pos, m, out_pos, nout)
+            elif n > 0 and m > 0:
+                ap = _walk(order[q], vals[q], carrier, token, share, stamp, m)
+            if ap == ap:
+                total += ap
+                used += 1
+            ap_out[idx] = ap
+            n_out[idx] = n
+            q_out[idx] = q
+            idx += 1
+    return (total / used if used > 0 else np.nan), k
 
 
 @numba.njit(cache=True, nogil=True)
@@ -215,50 +241,48 @@ def shuffle(perm, state):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def label_null(t, key, B, rows, prof_ptr, prof_lab, lab_ptr, lab_mem):  # pragma: no cover - compiled
-    """mAP of label t under B random labellings drawn from the stream ``key`` (uint64): labelling b
-    is the previous one shuffled again (Fisher-Yates), starting from the identity, so the first L
-    values of a longer run are those of a shorter one. B values (NaN where no query has a negative)."""
+def label_null(t, key, B, rows, L):  # pragma: no cover - compiled
+    """mAP of label t under B random labellings of the groups drawn from the stream ``key`` (uint64):
+    labelling b is the previous one shuffled again (Fisher-Yates), starting from the identity, so the
+    first values of a longer run are those of a shorter one. B values (NaN where no query has an AP)."""
+    G = L.gm_ptr.size - 1
     P = rows[0].shape[0]
-    perm = np.arange(P)
+    gperm = np.arange(G)
+    ginv = np.empty(G, dtype=np.int64)
     state = np.uint64(key)
     out = np.empty(B)
     work = np.empty((2, P), dtype=np.int64)
-    k = lab_ptr[t + 1] - lab_ptr[t]
-    inv = np.empty(P, dtype=np.int64)
     carrier = np.zeros(P, dtype=np.int64)
     share = np.zeros(P, dtype=np.int64)
     counter = np.zeros(1, dtype=np.int64)
-    ap = np.empty(k)
-    nn = np.empty(k, dtype=np.int64)
-    qq = np.empty(k, dtype=np.int64)
+    ap = np.empty(P)
+    nn = np.empty(P, dtype=np.int64)
+    qq = np.empty(P, dtype=np.int64)
     for b in range(B):
-        state = shuffle(perm, state)
-        for i in range(P):
-            inv[perm[i]] = i
-        out[b] = label_queries(t, perm, inv, rows, prof_ptr, prof_lab, lab_ptr, lab_mem, carrier, share,
-                               counter, work, ap, nn, qq)
+        state = shuffle(gperm, state)
+        for i in range(G):
+            ginv[gperm[i]] = i
+        out[b] = label_queries(t, gperm, ginv, rows, L, carrier, share, counter, work, ap, nn, qq)[0]
     return out
 
 
 @numba.njit(cache=True, nogil=True)
-def label_null_perms(t, perms, rows, prof_ptr, prof_lab, lab_ptr, lab_mem):  # pragma: no cover - compiled
-    """mAP of label t under each labelling (row) of ``perms`` (B x P ints); B values."""
-    B, P = perms.shape
+def label_null_perms(t, perms, rows, L):  # pragma: no cover - compiled
+    """mAP of label t under each labelling of the groups (row of ``perms``, B x G ints); B values."""
+    B, G = perms.shape
+    P = rows[0].shape[0]
     work = np.empty((2, P), dtype=np.int64)
-    k = lab_ptr[t + 1] - lab_ptr[t]
     out = np.empty(B)
-    inv = np.empty(P, dtype=np.int64)
+    ginv = np.empty(G, dtype=np.int64)
     carrier = np.zeros(P, dtype=np.int64)
     share = np.zeros(P, dtype=np.int64)
     counter = np.zeros(1, dtype=np.int64)
-    ap = np.empty(k)
-    nn = np.empty(k, dtype=np.int64)
-    qq = np.empty(k, dtype=np.int64)
+    ap = np.empty(P)
+    nn = np.empty(P, dtype=np.int64)
+    qq = np.empty(P, dtype=np.int64)
     for b in range(B):
         perm = perms[b]
-        for i in range(P):
-            inv[perm[i]] = i
-        out[b] = label_queries(t, perm, inv, rows, prof_ptr, prof_lab, lab_ptr, lab_mem, carrier, share,
-                               counter, work, ap, nn, qq)
+        for i in range(G):
+            ginv[perm[i]] = i
+        out[b] = label_queries(t, perm, ginv, rows, L, carrier, share, counter, work, ap, nn, qq)[0]
     return out

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ..limits import check_column, check_regex
+from ._consistency_kernels import LabelLists
 from ._prepare import SIMILARITIES
 
 __all__ = ["Profiles", "prepare_profiles", "split_labels", "only_names", "AGGREGATES", "MAX_PROFILES"]
@@ -27,10 +28,7 @@ class Profiles:
     names: list              # perturbation name of each profile (original values)
     rows: np.ndarray         # input row of each profile (first replicate when aggregated)
     labels: list             # all labels, sorted as text
-    prof_ptr: np.ndarray     # compressed label lists: labels of profile i
-    prof_lab: np.ndarray
-    lab_ptr: np.ndarray      # compressed member lists: profiles carrying label l (ascending)
-    lab_mem: np.ndarray
+    lists: LabelLists        # groups (perturbations) of the profiles and the labels they carry
     skipped: list = field(default_factory=list)    # (label, reason)
     warnings: list = field(default_factory=list)
     features: list = field(default_factory=list)
@@ -157,35 +155,39 @@ def prepare_profiles(table, perturbation, annotation, label_sep, aggregate, cont
     order = np.lexsort(tuple(values.T[::-1]) + (text[idx],))  # canonical: by name, then features
     idx, values = idx[order], values[order]
     key = text[idx]
+    grp_sets, grp_first, group = [], [], np.empty(idx.size, dtype=np.int64)
+    for g, (k, members) in enumerate(pd.Series(np.arange(idx.size)).groupby(key, sort=True)):
+        members = members.to_numpy()
+        distinct = sorted({sets[i] for i in idx[members]})
+        if len(distinct) > 1:
+            raise ValueError(f"perturbation {k!r} has different annotations in its rows "
+                             f"({' and '.join(repr((label_sep or '').join(d)) for d in distinct[:2])}); a "
+                             "perturbation carries one set of labels: make its rows agree")
+        grp_sets.append(distinct[0])
+        grp_first.append(members)
+        group[members] = g
     if aggregate == "none":
-        X, prof_sets, prof_names, rows = values, [sets[i] for i in idx], [names.iat[i] for i in idx], idx
+        X, group_of, rows = values, group, idx
     else:
         frame = pd.DataFrame(values).groupby(key, sort=True)
         X = (frame.median() if aggregate == "median" else frame.mean()).to_numpy()
-        prof_sets, prof_names, rows = [], [], []
-        for k, members in pd.Series(idx).groupby(key, sort=True):
-            members = members.to_numpy()
-            distinct = sorted({sets[i] for i in members})
-            if len(distinct) > 1:
-                raise ValueError(f"perturbation {k!r} has different annotations in its rows "
-                                 f"({' and '.join(repr(label_sep.join(d) if label_sep else d[0]) for d in distinct[:2])}); "
-                                 "make them agree or use aggregate='none'")
-            prof_sets.append(distinct[0])
-            prof_names.append(names.iat[members[0]])
-            rows.append(int(members.min()))
-        rows = np.asarray(rows)
+        group_of = np.arange(len(grp_sets), dtype=np.int64)
+        rows = np.array([int(idx[m].min()) for m in grp_first], dtype=np.int64)
+    prof_names = [names.iat[i] for i in idx] if aggregate == "none" else [names.iat[idx[m[0]]] for m in grp_first]
     if X.shape[0] > MAX_PROFILES:
         raise ValueError(f"{X.shape[0]:,} profiles; the limit is {MAX_PROFILES:,} (aggregate replicates, or "
                          "restrict to active perturbations with only=)")
     X, kind = _prepared_rows(np.asarray(X, dtype=float), similarity, prof_names)
-    labels = sorted({lab for s in prof_sets for lab in s})
+    labels = sorted({lab for s in grp_sets for lab in s})
     lid = {lab: i for i, lab in enumerate(labels)}
-    prof_lab = np.array([lid[lab] for s in prof_sets for lab in s], dtype=np.int64)
-    prof_ptr = np.concatenate([[0], np.cumsum([len(s) for s in prof_sets])]).astype(np.int64)
-    owners = np.repeat(np.arange(len(prof_sets)), np.diff(prof_ptr))
-    by_label = np.lexsort((owners, prof_lab))
-    lab_mem = owners[by_label].astype(np.int64)
-    lab_ptr = np.concatenate([[0], np.cumsum(np.bincount(prof_lab, minlength=len(labels)))]).astype(np.int64)
+    grp_lab = np.array([lid[lab] for s in grp_sets for lab in s], dtype=np.int64)
+    grp_ptr = np.concatenate([[0], np.cumsum([len(s) for s in grp_sets])]).astype(np.int64)
+    owners = np.repeat(np.arange(len(grp_sets)), np.diff(grp_ptr))
+    lab_mem = owners[np.lexsort((owners, grp_lab))].astype(np.int64)
+    lab_ptr = np.concatenate([[0], np.cumsum(np.bincount(grp_lab, minlength=len(labels)))]).astype(np.int64)
+    gm = np.argsort(group_of, kind="mergesort").astype(np.int64)
+    gm_ptr = np.concatenate([[0], np.cumsum(np.bincount(group_of, minlength=len(grp_sets)))]).astype(np.int64)
+    lists = LabelLists(group=np.asarray(group_of, dtype=np.int64), gm_ptr=gm_ptr, gm=gm, grp_ptr=grp_ptr,
+                       grp_lab=grp_lab, lab_ptr=lab_ptr, lab_mem=lab_mem)
     return Profiles(X=X, kind=kind, names=prof_names, rows=np.asarray(rows, dtype=np.int64), labels=labels,
-                    prof_ptr=prof_ptr, prof_lab=prof_lab, lab_ptr=lab_ptr, lab_mem=lab_mem,
-                    warnings=warnings, features=[str(f) for f in feats])
+                    lists=lists, warnings=warnings, features=[str(f) for f in feats])

@@ -49,7 +49,7 @@ class ConsistencyResult:
 def _null(prof: Profiles, rows, t, B, seed) -> np.ndarray:
     """Null mAP values of label t: its own stream, keyed by (seed, "consistency", label)."""
     key = np.uint64(stream_key(seed, "consistency", prof.labels[t]))
-    return K.label_null(t, key, int(B), rows, prof.prof_ptr, prof.prof_lab, prof.lab_ptr, prof.lab_mem)
+    return K.label_null(t, key, int(B), rows, prof.lists)
 
 
 def _null_batch(prof, rows, ts, B, seed):
@@ -70,12 +70,14 @@ def score_consistency(table, perturbation, annotation, label_sep=None, aggregate
     negatives the profiles sharing no label with it; profiles sharing another label are left out. AP
     is tie-aware (as in ``score_profiles``). A label's mAP is the mean AP of its queries.
 
-    Null: when the annotation says nothing about the profiles, label sets are exchangeable among
-    them. Label l's null draws B random permutations of the label sets among the P profiles and
-    recomputes l's mAP (Fisher-Yates shuffles driven by SplitMix64); p = (1 + #{null >= mAP - tol}) / (1 + B) (:func:`apnull.law.permutation_pvalue`);
-    q-values are Benjamini-Hochberg across labels. Label l's permutations come from the stream key
-    (seed, "consistency", l) over the profiles in canonical order (sorted by perturbation, then
-    features), so results do not depend on row order or on the other labels.
+    Null: when the annotation says nothing about the profiles, label sets are exchangeable among the
+    perturbations. Label l's null draws B random permutations of the label sets among the
+    perturbations (with aggregate "none", a perturbation's replicates move together) and recomputes
+    l's mAP (Fisher-Yates shuffles driven by SplitMix64); p = (1 + #{null >= mAP - tol}) / (1 + B)
+    (:func:`apnull.law.permutation_pvalue`); q-values are Benjamini-Hochberg across labels. Label l's
+    permutations come from the stream key (seed, "consistency", l) over the perturbations in canonical
+    order (sorted by name), so results do not depend on row order or on the other labels. Labels on
+    fewer than two perturbations are skipped with a reason.
 
     Parameters
     ----------
@@ -88,8 +90,8 @@ def score_consistency(table, perturbation, annotation, label_sep=None, aggregate
         empty pieces and repeats are dropped. A separator that splits no cell is an error.
     aggregate : {"median", "mean", "none"}
         Per feature over a perturbation's replicates; "none" keeps replicates as separate profiles
-        (a replicate is then a positive of its siblings). With an aggregate, a perturbation's rows
-        must carry one annotation.
+        (a replicate is then a positive of its siblings, and the null keeps them together). A
+        perturbation's rows must carry one annotation.
     control : str or list of str, optional
         Values of the perturbation column to drop (controls carry no annotation to test).
     only : DataFrame or list, optional
@@ -160,22 +162,22 @@ def score_consistency(table, perturbation, annotation, label_sep=None, aggregate
 def _observed(prof: Profiles, rows) -> tuple:
     """({t: (mAP, ap, n, q)} for the scorable labels, [(label, reason)] for the others)."""
     P = prof.X.shape[0]
+    L = prof.lists
+    G = L.gm_ptr.size - 1
     work = np.empty((2, P), np.int64)
-    ident = np.arange(P, dtype=np.int64)
+    ident = np.arange(G, dtype=np.int64)
     carrier, share, counter = np.zeros(P, np.int64), np.zeros(P, np.int64), np.zeros(1, np.int64)
     observed, skipped = {}, []
     for t, label in enumerate(prof.labels):
-        k = int(prof.lab_ptr[t + 1] - prof.lab_ptr[t])
-        if k < 2:
-            skipped.append((label, "carried by one profile: no positives to rank"))
+        if L.lab_ptr[t + 1] - L.lab_ptr[t] < 2:
+            skipped.append((label, "carried by one perturbation: nothing to compare it with"))
             continue
-        ap, n, q = np.empty(k), np.empty(k, np.int64), np.empty(k, np.int64)
-        mAP = K.label_queries(t, ident, ident, rows, prof.prof_ptr, prof.prof_lab, prof.lab_ptr,
-                              prof.lab_mem, carrier, share, counter, work, ap, n, q)
+        ap, n, q = np.empty(P), np.empty(P, np.int64), np.empty(P, np.int64)
+        mAP, k = K.label_queries(t, ident, ident, rows, L, carrier, share, counter, work, ap, n, q)
         if np.isnan(mAP):
             skipped.append((label, "every profile carrying it shares a label with all the others: no negatives"))
             continue
-        observed[t] = (float(mAP), ap, n, q)
+        observed[t] = (float(mAP), ap[:k].copy(), n[:k].copy(), q[:k].copy())
     return observed, skipped
 
 
@@ -208,8 +210,10 @@ def _run(prof, rows, ts, B, seed, scheduler, workers, progress, threads) -> dict
 
 
 def _counts(prof, t) -> tuple:
-    members = prof.lab_mem[prof.lab_ptr[t]:prof.lab_ptr[t + 1]]
-    return len({str(prof.names[i]) for i in members}), len(members)
+    """(perturbations, profiles) carrying label t."""
+    L = prof.lists
+    groups = L.lab_mem[L.lab_ptr[t]:L.lab_ptr[t + 1]]
+    return len(groups), int(sum(L.gm_ptr[g + 1] - L.gm_ptr[g] for g in groups))
 
 
 def _label_table(prof, observed, nulls, st) -> pd.DataFrame:
