@@ -214,3 +214,34 @@ def test_shuffles_are_uniform_and_prefix_stable():
     rows = K.similarity_rows(prof.X, prof.kind)
     args = (rows, prof.lists)
     np.testing.assert_array_equal(K.label_null(0, np.uint64(7), 30, *args), K.label_null(0, np.uint64(7), 90, *args)[:30])
+
+
+def test_query_pvalues_are_the_exact_law():
+    import apnull
+
+    df = _table(n_pert=10)
+    res = score_consistency(df, "Metadata_pert", "Metadata_target", label_sep="|", permutations=9)
+    row = res.queries.dropna().iloc[0]
+    assert row["p_value"] == pytest.approx(apnull.p_value(row["ap"], int(row["m"]), int(row["n"])), rel=1e-9)
+    off = score_consistency(df, "Metadata_pert", "Metadata_target", label_sep="|", permutations=9, query_pvalues=False)
+    assert off.queries["p_value"].isna().all()
+    pd.testing.assert_frame_equal(off.labels, res.labels)
+
+
+def test_only_as_names_or_q_values():
+    df = _table(n_pert=12)
+    names = [f"c{i:02d}" for i in range(9)]
+    by_names = score_consistency(df, "Metadata_pert", "Metadata_target", label_sep="|", only=names, permutations=9)
+    groups = pd.DataFrame({"Metadata_pert": [f"c{i:02d}" for i in range(12)], "q_value": [0.01] * 9 + [0.5] * 3})
+    by_q = score_consistency(df, "Metadata_pert", "Metadata_target", label_sep="|", only=groups, permutations=9)
+    assert by_names.settings["profiles"] == by_q.settings["profiles"] == 9
+    pd.testing.assert_frame_equal(by_names.labels, by_q.labels)
+
+
+@pytest.mark.slow
+def test_worker_processes_equal_in_process():
+    df = _table(n_pert=20)
+    kw = dict(label_sep="|", permutations=99, seed=1)
+    local = score_consistency(df, "Metadata_pert", "Metadata_target", **kw)
+    remote = score_consistency(df, "Metadata_pert", "Metadata_target", workers=2, **kw)
+    pd.testing.assert_frame_equal(local.labels, remote.labels, check_exact=True)
