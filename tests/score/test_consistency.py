@@ -245,3 +245,27 @@ def test_worker_processes_equal_in_process():
     local = score_consistency(df, "Metadata_pert", "Metadata_target", **kw)
     remote = score_consistency(df, "Metadata_pert", "Metadata_target", workers=2, **kw)
     pd.testing.assert_frame_equal(local.labels, remote.labels, check_exact=True)
+
+
+def test_abs_cosine_ranks_by_absolute_cosine():
+    """abs_cosine in consistency ranks by |cosine|: a profile anti-aligned with the query counts as
+    similar, so the label mAP equals the one of the table with that profile's sign flipped."""
+    import numpy as np
+    import pandas as pd
+
+    from apnull.score import score_consistency
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(8, 5))
+    labels = ["a", "a", "b", "b", "c", "c", "d", "d"]
+    table = pd.DataFrame(X, columns=[f"f{i}" for i in range(5)])
+    table.insert(0, "target", labels)
+    table.insert(0, "pert", [f"p{i}" for i in range(8)])
+    flipped = table.copy()
+    flipped.loc[1, [f"f{i}" for i in range(5)]] *= -1
+    kw = dict(perturbation="pert", annotation="target", permutations=9, seed=0)
+    a = score_consistency(table, similarity="abs_cosine", **kw).labels
+    b = score_consistency(flipped, similarity="abs_cosine", **kw).labels
+    assert np.allclose(a["mAP"].to_numpy(), b["mAP"].to_numpy(), atol=1e-12)
+    c = score_consistency(flipped, similarity="cosine", **kw).labels
+    assert not np.allclose(a["mAP"].to_numpy(), c["mAP"].to_numpy())

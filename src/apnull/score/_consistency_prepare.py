@@ -9,7 +9,7 @@ import pandas as pd
 
 from ..limits import check_column, check_regex
 from ._consistency_kernels import LabelLists
-from ._prepare import SIMILARITIES
+from ._prepare import KINDS, SIMILARITIES
 
 __all__ = ["Profiles", "prepare_profiles", "split_labels", "only_names", "AGGREGATES", "MAX_PROFILES"]
 
@@ -91,13 +91,13 @@ def _features(table, features, exclude) -> list:
 
 
 def _prepared_rows(values, similarity, names) -> tuple:
-    kind = 1 if similarity == "euclidean" else 0
+    kind = KINDS[similarity]
     X = values - values.mean(axis=1, keepdims=True) if similarity == "correlation" else values
-    if kind == 0:
+    if kind != 1:
         norms = np.sqrt(np.sum(X * X, axis=1))
         zero = np.flatnonzero(norms == 0)
         if zero.size:
-            raise ValueError(f"the profile of {str(names[zero[0]])!r} has {'all-zero features' if similarity == 'cosine' else 'the same value in every feature'}, so {similarity} "
+            raise ValueError(f"the profile of {str(names[zero[0]])!r} has {'all-zero features' if similarity != 'correlation' else 'the same value in every feature'}, so {similarity} "
                              "similarity is undefined; drop it or use similarity='euclidean'")
         X = X / norms[:, None]
     return np.ascontiguousarray(X, dtype=np.float64), kind
