@@ -15,11 +15,12 @@ intro(
     "This explorer computes it exactly where that is possible and by fast Monte Carlo where it is not.",
 )
 
-with st.container(border=True, horizontal=True, vertical_alignment="center", gap="medium"):
+with st.container(border=True):
     # the first thing a scientist with a screen needs: one primary action, before the teaching material
-    if st.button("Score your data", type="primary", icon=":material/upload_file:", key="home_score"):
+    action, text = st.columns([1, 4], vertical_alignment="center")
+    if action.button("Score your data", type="primary", icon=":material/upload_file:", key="home_score"):
         st.switch_page("app_pages/score.py")
-    st.markdown("**Have a screen of profiles?** Upload it (or try the bundled example) and see which "
+    text.markdown("**Have a screen of profiles?** Upload it (or try the bundled example) and see which "
                 "perturbations beat chance, with calibrated mAP p-values. Or learn how the null works below.")
 
 m, n = 4, 30

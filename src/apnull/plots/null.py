@@ -12,6 +12,8 @@ from ._style import COLORSCALE, METRIC_NAMES, PALETTE, base_layout, fast_figure,
 
 STATISTICS = {"q95": "95th percentile", "q90": "90th percentile", "q75": "75th percentile", "avg": "mean"}
 DASHES = {"q95": "solid", "q90": "dash", "q75": "dot", "avg": "dashdot"}
+#: Exact probabilities below this share of a size's largest one get no dot (they would sit on the x axis).
+DOT_FLOOR = 1e-3
 
 
 def size_colors(totals) -> list[str]:
@@ -83,7 +85,7 @@ def pmf_figure(laws: list[dict], M: int, N: int, draws: int | None = None) -> go
 
     Precision@R takes only the values j / m, so each size is a histogram with one bar of width 1 / m
     per value (drawn as its outline, a step line), and the exact probabilities are dots at the bar
-    centres. Heights are probability x m (probability per unit of Precision@R), so sizes with
+    centres (those at least ``DOT_FLOOR`` times the size's largest). Heights are probability x m (probability per unit of Precision@R), so sizes with
     different m share one scale and the steps approach a density as m grows. Hover on a dot gives
     the size, the hit count, the exact probability and the sampled share.
     """
@@ -101,11 +103,13 @@ def pmf_figure(laws: list[dict], M: int, N: int, draws: int | None = None) -> go
                            line=dict(color=color, width=1.4), name=f"m={m}, n={c['n']}", showlegend=False,
                            hoverinfo="skip"))
         exact = np.asarray(c["exact"], dtype=float)
-        dots["x"].append(np.asarray(c["x"], dtype=float))
-        dots["y"].append(exact * m)
-        dots["c"].append(np.full(m + 1, float(m + c["n"])))
-        dots["custom"].append(np.column_stack([np.full(m + 1, m), np.full(m + 1, c["n"]), np.arange(m + 1),
-                                               exact, share]))
+        keep = exact >= DOT_FLOOR * exact.max()  # dots too small to see would only line the x axis
+        j = np.flatnonzero(keep)
+        dots["x"].append(np.asarray(c["x"], dtype=float)[keep])
+        dots["y"].append(exact[keep] * m)
+        dots["c"].append(np.full(j.size, float(m + c["n"])))
+        dots["custom"].append(np.column_stack([np.full(j.size, m), np.full(j.size, c["n"]), j, exact[keep],
+                                               share[keep]]))
     if laws:
         cmin, cmax = min(totals), max(totals)
         traces.append(dict(
