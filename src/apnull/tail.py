@@ -26,14 +26,18 @@ import numpy as np
 from . import _tail_kernel
 from .law import VALUE_TOL, NullDistribution
 
-__all__ = ["TailPValue", "tail_bounds", "combine", "exact_tail", "TAIL_WORK", "TAIL_TABLE_MAX", "RESOLVED_REL"]
+__all__ = ["TailPValue", "tail_bounds", "combine", "needs_counting", "exact_tail", "TAIL_WORK", "TAIL_TABLE_MAX", "RESOLVED_REL",
+           "COUNT_BELOW"]
 
 #: States the counting scan may handle per call (at most about half a second); past it the coarser bounds stand.
 TAIL_WORK = 50_000_000
 #: The scan's table of best completions has (n + 1) (m + 1) entries; larger sizes are not counted.
 TAIL_TABLE_MAX = 20_000_000
-#: A grid or Monte Carlo p whose range is narrower than this share of its upper end counts as resolved.
+#: A grid p whose range is narrower than this share of its upper end counts as resolved.
 RESOLVED_REL = 0.05
+#: A grid p is counted only below this (or where its range reaches 0): above it the grid's own
+#: range is its documented accuracy, and counting the bulk of the law would cost far more.
+COUNT_BELOW = 1e-4
 #: How many times more states a 4 times finer cell size needs, at most, in the measured cases.
 _GROWTH = 4
 #: The share of the work given to the first, finest scan (1 / _FIRST).
@@ -181,24 +185,47 @@ def combine(law: NullDistribution, x: float, rtol: float = 1e-9, work: int = TAI
 
     - exact laws: from the integer counts;
     - grid laws: the guaranteed range :meth:`NullDistribution.pvalue_bounds` (trimmed mass
-      included); where it is wider than ``RESOLVED_REL`` of its upper end (the far tail), the
-      counting bounds of :func:`tail_bounds`, intersected with it;
+      included); in the far tail (see :func:`needs_counting`), the counting bounds of
+      :func:`tail_bounds`, intersected with it;
     - Monte Carlo (AP): the draws when at least 10 reached x (95% Wilson range); otherwise the
       counting bounds; when counting is out of reach the p stays (1 + hits) / (1 + draws) with
       range [0, 95% upper end] and source "mc bound".
     Precision@R laws are exact (hypergeometric) and use their probabilities.
     """
+    if law.method == "exact" or not bool(needs_counting(law, x)):
+        return _resolved(law, x)
+    return _counted(law, x, rtol, work)
+
+
+def needs_counting(law: NullDistribution, x):
+    """Where :func:`combine` counts: a grid range that reaches 0, or one wider than ``RESOLVED_REL`` of
+    its upper end below ``COUNT_BELOW`` (the grid's far tail), or a Monte Carlo AP law with fewer than
+    10 draws at or above x; vectorised over x."""
+    x = np.asarray(x, dtype=float)
+    if law.method == "exact" or law.metric != "ap":
+        out = np.zeros(x.shape, dtype=bool)
+    elif law.method == "grid":
+        lo, hi = law.pvalue_bounds(x)
+        lo, hi = np.asarray(lo), np.asarray(hi)
+        out = (lo <= 0) | ((hi - lo > RESOLVED_REL * hi) & (hi < COUNT_BELOW))
+    else:
+        out = law.draws.size - np.searchsorted(law.draws, x - VALUE_TOL, side="left") < 10
+    return out if out.ndim else bool(out)
+
+
+def _resolved(law: NullDistribution, x: float) -> TailPValue:
+    """The law's own answer where it resolves the p-value."""
     if law.method == "exact":
         return exact_tail(law, x)
     p = float(law.pvalue(x))
     lo, hi = (float(v) for v in law.pvalue_bounds(x))
-    if law.method == "grid":
-        if lo > 0 and (hi - lo) <= RESOLVED_REL * hi:
-            return _make(_log(lo), _log(hi), "grid", _log(min(max(p, lo), hi)))
-    else:
-        hits = law.draws.size - int(np.searchsorted(law.draws, x - VALUE_TOL, side="left"))
-        if hits >= 10 or law.metric != "ap":
-            return _make(_log(lo), _log(hi), "mc", _log(p))
+    return _make(_log(lo), _log(hi), law.method, _log(min(max(p, lo), hi) if law.method == "grid" else p))
+
+
+def _counted(law: NullDistribution, x: float, rtol: float, work: int) -> TailPValue:
+    """The counting bounds, with the law's range where counting is out of reach."""
+    p = float(law.pvalue(x))
+    lo, hi = (float(v) for v in law.pvalue_bounds(x))
     counted = tail_bounds(float(x), int(law.m), int(law.n), float(rtol), int(work)) if law.metric == "ap" else None
     if counted is None:
         if law.method == "grid":
