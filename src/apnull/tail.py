@@ -23,7 +23,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import _tail_kernel
 from .law import VALUE_TOL, NullDistribution
 
 __all__ = ["TailPValue", "tail_bounds", "combine", "needs_counting", "exact_tail", "TAIL_WORK", "TAIL_TABLE_MAX", "RESOLVED_REL",
@@ -143,6 +142,8 @@ def tail_bounds(x: float, m: int, n: int, rtol: float = 1e-9, work: int = TAIL_W
 
 def _scan(t: Fraction, m: int, n: int, Q: int, work: int):
     """One pruned scan at Q cells per unit of S: ((log low, log high) or None if out of work, work used)."""
+    from . import _tail_kernel  # numba: imported on first use (loading it takes most of a second)
+
     qt = Q * t
     A = math.ceil(qt)
     B = math.floor(qt) - m + 1
