@@ -60,11 +60,13 @@ def _logadd(a, b):
 
 @njit(cache=True)
 def tail_scan(m, n, Q, A, B, best, worst, budget):
-    """Log bounds on P(S >= T): returns ``(log_low, log_high, work, finished)``.
+    """Log bounds on P(S >= T): returns ``(log_low, log_high, work, finished, adds)``.
 
     ``log_low`` is the log probability of the placements proved to reach T (c >= A), ``log_high``
     adds the ones not proved to miss it (c >= B) and every flushed probability. ``work`` counts the
-    states handled; the scan gives up (``finished`` False) once it passes ``budget``.
+    states handled; the scan gives up (``finished`` False) once it passes ``budget``. ``adds`` counts
+    the additions in log space (each may round by a few units in the last place), for the caller's
+    rounding slack.
     """
     N = m + n
     cells = List()
@@ -78,8 +80,9 @@ def tail_scan(m, n, Q, A, B, best, worst, budget):
     banked = -np.inf  # log P(proved to reach)
     open_ = -np.inf   # log P(finished, neither proved nor refuted) + flushed
     work = 0
+    adds = 0
     if 0 + worst[0] >= A:
-        return 0.0, 0.0, 0, True
+        return 0.0, 0.0, 0, True, 0
     for k in range(N):  # k positions scanned; now rank r = k + 1
         r = k + 1
         denom = float(N - k)
@@ -137,11 +140,14 @@ def tail_scan(m, n, Q, A, B, best, worst, budget):
                 for i in range(t):
                     s += out_p[i]
                 open_ = _logadd(open_, np.log(s) + log_scale)
+                adds += 1
                 t = 0
             if sure > 0.0:
                 banked = _logadd(banked, np.log(sure) + log_scale)
+                adds += 1
             if flushed > 0.0:
                 open_ = _logadd(open_, np.log(flushed) + log_scale)
+                adds += 1
             cells[j + 1] = out_c[:t]
             mass[j + 1] = out_p[:t]
         # row 0: rank r is negative
@@ -163,12 +169,12 @@ def tail_scan(m, n, Q, A, B, best, worst, budget):
                 live += mass[j].size
                 big = max(big, mass[j].max())
         if live == 0:
-            return banked, _logadd(banked, open_), work, True
+            return banked, _logadd(banked, open_), work, True, adds + 1
         if big < 1e-50 or big > 1e50:
             for j in range(m + 1):
                 if mass[j].size:
                     mass[j] = mass[j] / big
             log_scale += np.log(big)
         if work > budget:
-            return banked, 0.0, work, False
-    return banked, _logadd(banked, open_), work, True
+            return banked, 0.0, work, False, adds
+    return banked, _logadd(banked, open_), work, True, adds + 1

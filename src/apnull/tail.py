@@ -25,13 +25,15 @@ import numpy as np
 
 from .law import VALUE_TOL, NullDistribution
 
-__all__ = ["TailPValue", "tail_bounds", "combine", "needs_counting", "exact_tail", "TAIL_WORK", "TAIL_TABLE_MAX", "RESOLVED_REL",
-           "COUNT_BELOW"]
+__all__ = ["TailPValue", "tail_bounds", "combine", "needs_counting", "exact_tail", "TAIL_WORK", "TAIL_TABLE_MAX",
+           "RESOLVED_REL", "COUNT_BELOW"]
 
-#: States the counting scan may handle per call (at most about half a second); past it the coarser bounds stand.
+#: States the counting scan may handle per call (at most about half a second); past it the coarser
+#: bounds stand.
 TAIL_WORK = 50_000_000
-#: The scan's table of best completions has (n + 1) (m + 1) entries; larger sizes are not counted.
-TAIL_TABLE_MAX = 20_000_000
+#: The scan's table of best completions has (n + 1) (m + 1) entries (8 bytes each, 64 MB at most, freed
+#: after the call); larger sizes are not counted.
+TAIL_TABLE_MAX = 8_000_000
 #: A grid p whose range is narrower than this share of its upper end counts as resolved.
 RESOLVED_REL = 0.05
 #: A grid p is counted only below this (or where its range reaches 0): above it the grid's own
@@ -42,7 +44,7 @@ _GROWTH = 4
 #: The share of the work given to the first, finest scan (1 / _FIRST).
 _FIRST = 10
 _TINY = math.ulp(0.0)
-#: Floating rounding of the scan, per position, folded into its bounds.
+#: Floating rounding of the scan, per position, folded into its bounds (with 4 ulp per log-space addition).
 _ROUNDING = 4e-16
 
 
@@ -148,10 +150,13 @@ def _scan(t: Fraction, m: int, n: int, Q: int, work: int):
     A = math.ceil(qt)
     B = math.floor(qt) - m + 1
     b_tab, w_tab = _tail_kernel.completion_tables(m, n, Q)
-    lo, hi, used, done = _tail_kernel.tail_scan(m, n, Q, A, B, b_tab, w_tab, work)
+    lo, hi, used, done, adds = _tail_kernel.tail_scan(m, n, Q, A, B, b_tab, w_tab, work)
     if not done:
         return None, used
-    slack = _ROUNDING * (m + n)
+    # each state's probability is a product of at most 2 N roundings; each log-space addition
+    # (log, exp, log1p) rounds the log by a few of its units in the last place
+    size = max(1.0, abs(lo) if lo > -math.inf else 1.0, abs(hi) if hi > -math.inf else 1.0)
+    slack = _ROUNDING * (m + n) + 4 * math.ulp(size) * (adds + 1)
     lo = lo + math.log1p(-slack) if lo > -math.inf else lo
     hi = min(0.0, hi + math.log1p(slack)) if hi > -math.inf else hi
     return (lo, hi), used
