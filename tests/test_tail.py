@@ -142,3 +142,11 @@ def test_score_query_pvalues_resolve_strong_replicates():
     assert p[3] == pytest.approx(1 / math.comb(270, 30), rel=1e-9)
     assert np.isnan(laws.query_pvalues([3], [10], [np.nan])[0])
     assert laws.query_pvalue(30, 240, 1.0) == p[3]
+
+
+def test_strong_queries_of_a_grid_law_are_never_zero_and_keep_their_order():
+    """m = 9, n = 300 (a grid law): APs from 0.9 to 1 used to get p = 0 (cells trimmed below 1e-16)."""
+    aps = np.linspace(0.5, 1.0, 11)
+    p = LawCache(0).query_pvalues([9] * 11, [300] * 11, aps)
+    assert np.all(p > 0) and np.all(np.diff(p) < 0)
+    assert p[-1] == pytest.approx(1 / math.comb(309, 9), rel=1e-9)
