@@ -121,12 +121,17 @@ pos = null_position(curve.ap, law)
 mean, sd = moments(m, n)
 if pos.at_floor:
     p_text = f"p ≤ {pos.p:.2g} (none of the {DRAWS:,} random orderings reached it)"
+elif pos.p < 1e-300:
+    p_text = f"p = 10^{pos.log10_p:.2f}"
 else:
     p_text = f"p = {pos.p:.4g}"
     if pos.placements_at_least is not None:
         p_text += f" ({pos.placements_at_least:,} of the {pos.placements:,} placements)"
 if law.method == "exact":
     method = f"exact: all {math.comb(m + n, m):,} placements of the {m} relevant items counted"
+elif pos.source == "tail count":
+    method = (f"the far tail counted (placements that can still reach this AP, in log space); the exact p "
+              f"lies in [{pos.p_low:.4g}, {pos.p_high:.4g}], relative error {pos.rel_error:.1g}")
 elif law.method == "grid":
     method = (f"grid law within ±{law.error_bound:g} AP of the exact law; the exact p lies in "
               f"[{pos.p_low:.4g}, {pos.p_high:.4g}]")

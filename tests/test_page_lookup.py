@@ -129,3 +129,15 @@ def test_bad_input_shows_error_not_exception(widgets, message):
     assert not at.exception
     assert len(at.error) == 1 and message in at.error[0].value
     assert not at.get("plotly_chart")
+
+
+def test_far_tail_is_counted_not_zero():
+    """P(AP = 1) = 1 / C(270, 30): the grid trims it; the page shows the counted p and its range."""
+    import math
+
+    at = _run(m=30, n=240, ap=1.0)
+    assert not at.exception and not at.error
+    exact = 1 / math.comb(270, 30)
+    assert _metrics(at)["p-value of AP = 1"] == f"{exact:.3g}" == "1.62e-40"
+    captions = [c.value for c in at.caption]
+    assert any(c.startswith("guaranteed interval [1.62e-40, 1.62e-40] (far tail counted") for c in captions)

@@ -353,3 +353,17 @@ def test_too_many_rows_show_an_error_and_keep_the_ranking():
     assert any("at most 1,000" in e and "remove some items" in e for e in errors(at))
     assert at.session_state["ranking"] == list(rk.EXAMPLE_001)
     assert "r" not in at.query_params
+
+
+def test_a_perfect_long_ranking_gets_its_counted_p_value():
+    """200 relevant items first, 200 after: no random ordering of 20,000 reaches AP = 1; the page shows
+    the counted p = 1 / C(400, 200), not the Monte Carlo floor."""
+    import math
+
+    rel = [1] * 200 + [0] * 200
+    at = open_page(r=",".join(str(x) for x in rel))
+    ok(at)
+    text = " ".join(m.value for m in at.markdown)
+    log10 = -math.log10(math.comb(400, 200))
+    assert f"p = {10 ** log10:.4g}" in text
+    assert "the far tail counted" in text and "random orderings reached it" not in text

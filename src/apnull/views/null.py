@@ -21,7 +21,7 @@ from ..significance import choose_method, null_distribution
 
 __all__ = ["QUANTILES", "check_grid_request", "density_curves", "exact_density_curves", "summarise_draws",
            "SizeSummary", "summarise_size", "summarise_sizes", "exact_size_summary", "exact_summary", "wide_summary",
-           "exact_mean_curve", "discrete_pr_laws", "DENSITY_GRID", "METRICS", "DEFAULT_VIEW"]
+           "exact_mean_curve", "discrete_pr_laws", "DENSITY_GRID", "METRICS", "DEFAULT_VIEW", "format_p", "pvalue_note"]
 
 #: The statistics of seed 000: quantiles of type 7 and the mean.
 QUANTILES = {"q75": 0.75, "q90": 0.90, "q95": 0.95}
@@ -192,3 +192,33 @@ def discrete_pr_laws(parts) -> list[dict]:
         exact[hits] = probs
         out.append({"m": m, "n": n, "x": np.arange(m + 1) / m, "share": p.pr_share, "exact": exact})
     return out
+
+
+def format_p(tail) -> str:
+    """A p-value for a card: three decimals down to 0.01 (0.060), then three significant digits
+    (0.00297, 1.62e-40), and below the smallest normal float its power of ten (10^-725.93)."""
+    if tail.p >= 0.01:
+        return f"{tail.p:.3f}"
+    if tail.p >= 1e-300 or tail.p == 0:
+        return f"{tail.p:.3g}"
+    return f"10^{tail.log10_p:.2f}"
+
+
+def pvalue_note(tail, law) -> str:
+    """One line under a p-value saying how sure it is (``tail`` from
+    :func:`apnull.significance.resolved_pvalue`): exact, the grid's guaranteed interval, the counted
+    far tail's interval with its relative error and log10, or the Monte Carlo interval."""
+    lo, hi = f"{tail.low:.4g}", f"{tail.high:.4g}"
+    if tail.source == "exact":
+        return "exact"
+    if tail.source == "grid":
+        return f"guaranteed interval [{lo}, {hi}] (the grid law's error bound)"
+    if tail.source == "tail count":
+        if tail.high < 1e-300:
+            lo, hi = f"10^{tail.log10_low:.4f}", f"10^{tail.log10_high:.4f}"
+        return (f"guaranteed interval [{lo}, {hi}] (far tail counted: relative error {tail.rel_error:.1g}, "
+                f"log10 p = {tail.log10_p:.4f})")
+    draws = f"{law.draws.size:,} draws" if law.draws is not None else "draws"
+    if tail.source == "mc bound":
+        return f"95% interval [{lo}, {hi}] (no draw of {draws} reached it, and it is too far out to count)"
+    return f"95% interval [{lo}, {hi}] ({draws})"
