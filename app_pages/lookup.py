@@ -6,7 +6,7 @@ import streamlit as st
 from apnull.limits import as_probability, check_sizes
 from apnull.significance import METHODS, choose_method
 from apnull.ui import bound_float, bound_int, bound_select, download_csv, guard, intro, show_figure
-from apnull.ui.cache import law_figure, moments, null_law
+from apnull.ui.cache import cached_law_figure, moments, null_law
 from apnull.views.null import DEFAULT_VIEW
 
 TABLE_LEVELS = (0.75, 0.90, 0.95, 0.99)
@@ -114,7 +114,7 @@ for col, metric in zip(cols, ("ap", "pr")):
         st.markdown(f"**{short} = {v:g}** is above the {level_text} null threshold {t:.3f}? "
                     f"**{verdict}**: p = {p_text(p)}")
         mean = mean_ap if metric == "ap" else ratio
-        show_figure(law_figure(m, n, metric, method, *mc_args[metric], t, v, mean, q), key=f"law_{metric}")
+        show_figure(cached_law_figure(m, n, metric, method, *mc_args[metric], t, v, mean, q), key=f"law_{metric}")
 
 st.subheader("Thresholds at other levels")
 levels = sorted(set(TABLE_LEVELS) | {round(q, 12)})

@@ -9,7 +9,7 @@ from apnull import rendle as sm
 from apnull.views import sampled as sv
 from apnull.plots import sampled as ps
 from apnull.ui import bound_int, bound_select, bound_text, bound_toggle, download_csv, guard, intro, show_figure
-from apnull.ui.sampled_cache import (curve_chunk, figure1_data, order_changes, paper_comparison, sampled_curve,
+from apnull.ui.sampled_cache import (curve_chunk, figure1_data, cached_exact_order_changes, paper_comparison, sampled_curve,
                                      simulation, table_long)
 
 intro(
@@ -154,7 +154,7 @@ for i, chunk in enumerate(chunks, start=1):
     progress.progress(i / len(chunks), text=f"Expected sampled metric for each s: part {i} of {len(chunks)}")
 progress.empty()
 base = {name: np.concatenate([p[name] for p in parts]) for name in rankings}
-changes = order_changes(items, n, tuple(sizes2.tolist()), metric, k, replace, base)
+changes = cached_exact_order_changes(items, n, tuple(sizes2.tolist()), metric, k, replace, base)
 extra = sv.flip_sizes(sizes2, changes)  # the exact flip points (and the s just before) join the plotted grid
 more = curve_chunk(items, n, tuple(extra.tolist()), metric, k, replace) if extra.size else None
 grid2, curves2 = sv.merge_curves(sizes2, base, extra, more)

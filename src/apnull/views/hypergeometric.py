@@ -16,7 +16,7 @@ import pandas as pd
 from ..exact import expected_ap
 from ..hypergeom import check_top, hypergeom_ppf, pmf_fit
 from ..limits import MAX_VIEW_DRAWS, MIN_VIEW_DRAWS, as_probability, check_draws, check_sampling_work, check_seed
-from ..sampling import block_layout as _layout, draw_block
+from ..sampling import block_layout, draw_block
 from ..significance import null_distribution
 
 __all__ = ["ShuffledSample", "check_request", "block_layout", "shuffled_block", "iter_shuffled",
@@ -39,12 +39,6 @@ def check_request(m, n, k, draws) -> tuple[int, int, int, int]:
     return m, n, k, draws
 
 
-def block_layout(m, n, draws) -> list[tuple[int, int]]:
-    """The blocks (index, rows) of ``draws`` draws of size (m, n): each block's draws depend only on
-    (seed, m, n, block), so a page can compute (and cache) them one at a time."""
-    return _layout(int(m), int(draws))
-
-
 def shuffled_block(m, n, k, seed, block: int, rows: int) -> ShuffledSample:
     """Precision@K = #{positive ranks <= k} / k and AP of block ``block`` (unchecked)."""
     ap, _, hits = draw_block(int(m), int(n), int(seed), int(block), int(rows), top=int(k))
@@ -55,7 +49,7 @@ def iter_shuffled(m, n, k, draws, seed) -> Iterator[ShuffledSample]:
     """Yield the blocks of :func:`shuffled_precision_at_k` one at a time (for progress bars)."""
     m, n, k, draws = check_request(m, n, k, draws)
     seed = check_seed(seed)
-    for b, rows in block_layout(m, n, draws):
+    for b, rows in block_layout(m, draws):
         yield shuffled_block(m, n, k, seed, b, rows)
 
 
