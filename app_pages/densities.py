@@ -9,7 +9,7 @@ from apnull.plots.null import METRIC_NAMES
 from apnull.ui import bound_int, bound_toggle, chart_slots, download_csv, guard, intro, show_figure
 from apnull.ui.cache import density_figures, density_ready
 
-D = summaries.DEFAULT_VIEW  # seed 000's experiment: the view a visitor sees first (warmed at server start)
+D = summaries.DEFAULT_VIEW  # the reference experiment: the view a visitor sees first (warmed at server start)
 
 intro(
     "Null densities",

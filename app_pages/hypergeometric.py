@@ -1,4 +1,4 @@
-"""Hypergeometric check (seed 004): Precision@K of shuffled labels against the hypergeometric law."""
+"""Hypergeometric check: Precision@K of shuffled labels against the hypergeometric law."""
 
 import numpy as np
 import pandas as pd
@@ -31,8 +31,8 @@ m = bound_int("m (positives)", "hg_m", 4, min_value=0, container=c1,
 n = bound_int("n (negatives)", "hg_n", 32, min_value=0, container=c2,
               help="Black balls in the urn (e.g. negative controls).")
 k = bound_int("k (top positions)", "hg_k", 4, min_value=0, container=c3,
-              help="Balls drawn = top positions counted, between 1 and m + n. Seed 004 uses k = m "
-                   "(Precision@R).")
+              help="Balls drawn = top positions counted, between 1 and m + n. k = m gives "
+                   "Precision@R.")
 draws = bound_int("draws", "hg_draws", 10_000, min_value=0, step=1000, container=c4,
                   help="Shuffles and hypergeometric draws: 100 to 1,000,000 (fewer for large m + n).")
 seed = bound_int("seed", "hg_seed", 2022, min_value=0, container=c5,
@@ -98,7 +98,7 @@ st.markdown(
 
 left, right = st.columns([1, 2])
 with left:
-    st.subheader("Seed 004's thresholds")
+    st.subheader("Reference thresholds")
     st.dataframe(thresholds, hide_index=True, column_config={"value": st.column_config.NumberColumn(format="%.4f")},
                  key="thresholds_table")
     download_csv(thresholds, f"thresholds_m{m}_n{n}_k{k}_draws{draws}_seed{seed}.csv", key="download_thresholds")

@@ -6,7 +6,7 @@ from apnull.views import null as summaries
 from apnull.ui import bound_int, bound_select, download_csv, guard, intro, show_figure
 from apnull.ui.cache import quantile_view
 
-D = summaries.DEFAULT_VIEW  # seed 000's experiment: the view a visitor sees first (warmed at server start)
+D = summaries.DEFAULT_VIEW  # the reference experiment: the view a visitor sees first (warmed at server start)
 
 intro(
     "Quantiles versus size",

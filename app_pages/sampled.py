@@ -1,4 +1,4 @@
-"""Sampled metrics (Rendle, seed 003): what a metric computed on a sample of items really measures."""
+"""Sampled metrics (Rendle 2020): what a metric computed on a sample of items really measures."""
 
 
 import numpy as np

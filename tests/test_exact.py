@@ -50,7 +50,7 @@ def test_known_values():
 
 @pytest.mark.parametrize("m, n", [(1, 40), (4, 30), (4, 32), (10, 50), (25, 25), (30, 3), (12, 200)])
 def test_bestgen_double_sum_equals_expected_ap(m, n):
-    """Seed 004's RandomAPExact (Bestgen 2015) equals the closed form, exactly and in floats."""
+    """The R notebook's RandomAPExact (Bestgen 2015) equals the closed form, exactly and in floats."""
     closed = exact.expected_ap_fraction(m, n)
     if m * n <= 1000:
         assert bestgen_expected_ap(m, n) == closed

@@ -1,5 +1,5 @@
 """apnull.hypergeom (the law of Precision@K, the fit) and apnull.views.hypergeometric (the page's shuffled
-rankings and tables), seed 004."""
+rankings and tables)."""
 
 from __future__ import annotations
 
@@ -37,10 +37,10 @@ def qhyper(q, m, n, k):
     raise AssertionError("unreachable")
 
 
-# --------------------------------------------------------------------------- seed 004's numbers
+# ------------------------------------------------------------- the R notebook's reference numbers
 
 
-def test_seed004_thresholds():
+def test_reference_thresholds():
     """m = 4, n = 32, k = m: m/(m+n) = 1/9 = 0.1111 and qhyper(0.95, 4, 32, 4) / 4 = 2 / 4 = 0.5."""
     sample = hv.shuffled_precision_at_k(4, 32, 4, 10_000, seed=2022)
     table = hv.thresholds_table(4, 32, 4, sample.precision)

@@ -219,7 +219,7 @@ def moments(m: int, n: int) -> tuple[float, float]:
 
 def warm_default_views() -> None:
     """Compute what a visitor sees first, so the first visitors find it cached: the default view of the
-    densities and quantiles pages (seed 000's experiment) and the threshold lookup's laws for its first
+    densities and quantiles pages (the reference experiment, :data:`apnull.views.null.DEFAULT_VIEW`) and the threshold lookup's laws for its first
     size (about 0.3 s). Runs in the warm-up thread (see :mod:`apnull.ui.warmup`); a visitor who asks
     meanwhile joins the computation in progress instead of repeating it."""
     d = summaries.DEFAULT_VIEW

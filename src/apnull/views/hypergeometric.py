@@ -1,4 +1,4 @@
-"""The "Hypergeometric check" page's data (seed 004): shuffled rankings against the hypergeometric law.
+"""The "Hypergeometric check" page's data: shuffled rankings against the hypergeometric law.
 
 The shuffled rankings are the package's one sampler (:func:`apnull.sample_null` with ``top=k``): the
 same seed gives the same rankings here as on the null pages, a prefix of a longer run for fewer
@@ -61,11 +61,11 @@ def shuffled_precision_at_k(m, n, k, draws=10_000, seed=None) -> ShuffledSample:
 
 
 def thresholds_table(m, n, k, precision, q=0.95) -> pd.DataFrame:
-    """Seed 004's thresholds: columns ``name``, ``value`` with the rows
+    """The reference thresholds of Precision@K: columns ``name``, ``value`` with the rows
 
     - ``"m / (m + n)"``: the mean of the hypergeometric Precision@K (for every k);
     - ``"empirical mean"``: the mean of the shuffled Precision@K draws ``precision``;
-    - ``"hyper 95pct"``: ``qhyper(q, m, n, k) / k`` (the name keeps seed 004's label for q = 0.95).
+    - ``"hyper 95pct"``: ``qhyper(q, m, n, k) / k`` (the name is R's label for q = 0.95).
     """
     m, n, k = check_top(m, n, k)
     precision = np.asarray(precision, dtype=float)
@@ -83,7 +83,7 @@ def summary_table(m, n, k, sample: ShuffledSample, hyper=None, q=0.95, seed=0) -
 
     Rows: ``"AP (shuffled)"``, ``"Precision@K (shuffled)"`` and, if ``hyper`` draws are given,
     ``"Precision@K (hypergeometric draws)"``. Columns: ``statistic``, ``empirical mean``, ``exact
-    mean``, ``empirical 95pct`` (numpy's default interpolation, R's type 7, as in seed 004), ``exact
+    mean``, ``empirical 95pct`` (numpy's default interpolation, R's type 7), ``exact
     95pct``, ``mean deviation (SE)`` ((empirical - exact) / SE), ``SE of mean`` (sample SD /
     sqrt(draws)), ``draws`` and ``exact method``.
 
