@@ -16,7 +16,7 @@ PAGE = str(Path(__file__).resolve().parents[1] / "app_pages" / "score.py")
 PERT = "Metadata_perturbation"
 #: The page's default number of permutations (quick on the example).
 B = 999
-GROUP_COLUMNS = [PERT, "n_replicates", "mAP", "p_value", "q_value", "null", "significant"]
+GROUP_COLUMNS = [PERT, "n_replicates", "mAP", "mAP_normalized", "p_value", "q_value", "significant", "null"]
 
 
 @pytest.fixture(scope="module")
