@@ -18,44 +18,21 @@ import pandas as pd
 from .. import metrics
 from ..limits import MAX_RANKING_ITEMS
 
-__all__ = [
-    "Row",
-    "PR_EXAMPLE",
-    "TUTORIAL_MODELS",
-    "TUTORIAL_RELEVANT",
-    "PR_PRESET",
-    "TUTORIAL_PRESET",
-    "PRESETS",
-    "RENAMED_PRESETS",
-    "as_rows",
-    "check_rows",
-    "relevance",
-    "to_text",
-    "from_text",
-    "tutorial_ranking",
-    "perfect",
-    "worst",
-    "shuffled",
-    "apply_preset",
-    "apply_positions",
-    "PRCurve",
-    "pr_curve_points",
-    "METRICS",
-    "metric_cards",
-    "metric_values",
-]
+__all__ = ["Row", "PR_EXAMPLE", "TUTORIAL_MODELS", "TUTORIAL_RELEVANT", "PR_PRESET", "TUTORIAL_PRESET",
+           "PRESETS", "RENAMED_PRESETS", "as_rows", "check_rows", "relevance", "to_text", "from_text",
+           "tutorial_ranking", "perfect", "worst", "shuffled", "apply_preset", "apply_positions",
+           "PRCurve", "pr_curve_points", "METRICS", "metric_cards", "metric_values"]
 
 Row = tuple[str, bool]
 
-#: The precision-recall example: premises (lemmas) ranked x, a, y, b, c, z for a theorem; a, b and c
-#: are the useful ones.
+#: The precision-recall example: premises ranked x, a, y, b, c, z for a theorem; a, b, c are useful.
 PR_EXAMPLE: tuple[Row, ...] = (("x", False), ("a", True), ("y", False), ("b", True), ("c", True), ("z", False))
 
 #: The MAP tutorial's ground truth for query q1: documents 1 and 2 are relevant.
 TUTORIAL_RELEVANT = (1, 2)
 #: The MAP tutorial's model rankings for q1 (10 slots; 0 = a non-relevant document, 1 and 2 = the
-#: relevant documents). The tutorial's model 0 ([0, 0, 0, 2, 0, ...]) never retrieves document 1, so its AP
-#: depends on where document 1 would come after the list; it is left out.
+#: relevant documents). The tutorial's model 0 ([0, 0, 0, 2, 0, ...]) never retrieves document 1, so
+#: its AP depends on where document 1 would come after the list; it is left out.
 TUTORIAL_MODELS: dict[str, tuple[int, ...]] = {
     "model 1": (0, 1, 0, 2, 0, 0, 0, 0, 0, 0),
     "model 2": (1, 2, 0, 0, 0, 0, 0, 0, 0, 0),
