@@ -9,8 +9,8 @@ from apnull import rendle as sm
 from apnull.views import sampled as sv
 from apnull.plots import sampled as ps
 from apnull.ui import bound_int, bound_select, bound_text, bound_toggle, download_csv, guard, intro, show_figure
-from apnull.ui.sampled_cache import (curve_chunk, figure1_data, cached_exact_order_changes, paper_comparison, sampled_curve,
-                                     simulation, table_long)
+from apnull.ui.sampled_cache import (cached_exact_order_changes, cached_paper_comparison, curve_chunk, figure1_data,
+                                     sampled_curve, simulation, table_long)
 
 intro(
     "Sampled metrics",
@@ -179,7 +179,7 @@ with e2:
 
 # ------------------------------------------------------------------ the paper's tables
 st.header("5. The paper's printed tables beside ours")
-cmp = paper_comparison()
+cmp = cached_paper_comparison()
 st.dataframe(sv.paper_comparison_display(cmp), hide_index=True, key="paper_table", height=35 * (len(cmp) + 1) + 3,
              column_config={"algorithm": st.column_config.TextColumn(width="small"),
                             "SE of the paper's mean": st.column_config.NumberColumn(format="%.4f"),

@@ -10,8 +10,8 @@ import numpy as np
 
 from ..limits import as_int
 from .paper import METRIC_LABELS, METRICS, TABLE_METRICS
-from .ranks import (check_instances, check_metric, check_n, check_s, check_settings, expected_moments, metric_values,
-                    row_blocks)
+from .ranks import (check_instances, check_n, check_rank_metric, check_s, check_sampling_settings, expected_moments,
+                    metric_of_ranks, row_blocks)
 
 
 def algorithm_exact_metric(ranks, n: int, metric: str, k: int = 10) -> float:
@@ -24,11 +24,11 @@ def algorithm_exact_metric(ranks, n: int, metric: str, k: int = 10) -> float:
     n, metric, k
         As in :func:`metric_at_rank`.
     """
-    metric = check_metric(metric)
+    metric = check_rank_metric(metric)
     n = check_n(n)
     k = as_int(k, "k (cut-off)", 1)
     arr = check_instances(ranks, n)
-    return float(np.mean(metric_values(metric, arr, n, k)))
+    return float(np.mean(metric_of_ranks(metric, arr, n, k)))
 
 
 def algorithm_sampled_metric(
@@ -54,7 +54,7 @@ def algorithm_sampled_metric(
     -------
     (mean, sd) : tuple of float
     """
-    metric, n, s, k = check_settings(metric, n, s, k, replace)
+    metric, n, s, k = check_sampling_settings(metric, n, s, k, replace)
     arr = check_instances(ranks, n)
     mean, var = expected_moments(metric, arr, n, s, k, bool(replace), True)
     return float(mean.mean()), float(math.sqrt(max(float(var.sum()), 0.0)) / arr.size)
@@ -100,7 +100,7 @@ def simulate_sampled_metric(
         Mean sampled metric of each run; its mean and SD estimate the outputs of
         :func:`algorithm_sampled_metric`. Memory is bounded (runs are drawn in blocks).
     """
-    metric, n, s, k = check_settings(metric, n, s, k, replace)
+    metric, n, s, k = check_sampling_settings(metric, n, s, k, replace)
     repetitions = as_int(repetitions, "repetitions", 1)
     arr = check_instances(ranks, n)
     if not replace and n > 10**9:
@@ -115,7 +115,7 @@ def simulate_sampled_metric(
             x = rng.binomial(s, (arr - 1.0) / (n - 1.0), size=size)
         else:
             x = rng.hypergeometric(arr - 1, n - arr, s, size=size)
-        out[block] = metric_values(metric, 1 + x, s + 1, k).mean(axis=1)
+        out[block] = metric_of_ranks(metric, 1 + x, s + 1, k).mean(axis=1)
     return out
 
 
@@ -162,7 +162,7 @@ def expected_metric_curve(
         ``E[mean sampled metric]`` of each algorithm at each ``s``. Cost is ``O(instances * sum(s))``
         for metrics without a closed-form mean (NDCG, AP without replacement, AP@k, NDCG@k).
     """
-    metric = check_metric(metric)
+    metric = check_rank_metric(metric)
     n = check_n(n)
     k = as_int(k, "k (cut-off)", 1)
     algos = _check_rankings(rankings, n)
@@ -239,7 +239,7 @@ def order_changes(
 
 def metric_label(metric: str, k: int = 10) -> str:
     """Display name of a metric key, e.g. ``metric_label("recall", 10) == "Recall@10"``."""
-    return METRIC_LABELS[check_metric(metric)].format(k=k)
+    return METRIC_LABELS[check_rank_metric(metric)].format(k=k)
 
 
 def sampled_metrics_table(
@@ -280,7 +280,7 @@ def sampled_metrics_table(
     n = check_n(n)
     s = check_s(s, n, replace)
     k = as_int(k, "k (cut-off)", 1)
-    keys = [check_metric(m) for m in metrics]
+    keys = [check_rank_metric(m) for m in metrics]
     if not keys:
         raise ValueError(f"metrics must name at least one of {', '.join(METRICS)}")
     algos = _check_rankings(rankings, n)

@@ -15,7 +15,7 @@ from .paper import METRICS
 _BLOCK_CELLS = 1 << 21
 
 
-def check_metric(metric) -> str:
+def check_rank_metric(metric) -> str:
     """The metric's key (lower case, one of ``paper.METRICS``); ValueError naming the choices otherwise."""
     key = str(metric).strip().lower()
     if key not in METRICS:
@@ -60,11 +60,11 @@ def _check_ranks(r, n: int, name: str = "rank") -> np.ndarray:
     return arr.astype(np.int64)
 
 
-def check_settings(metric, n, s, k, replace: bool) -> tuple[str, int, int, int]:
+def check_sampling_settings(metric, n, s, k, replace: bool) -> tuple[str, int, int, int]:
     """The checks every public expectation shares: metric key, n >= 2, s (<= n - 1 without
     replacement) and the cut-off k >= 1."""
     n = check_n(n)
-    return check_metric(metric), n, check_s(s, n, replace), as_int(k, "k (cut-off)", 1)
+    return check_rank_metric(metric), n, check_s(s, n, replace), as_int(k, "k (cut-off)", 1)
 
 
 def check_instances(ranks, n: int) -> np.ndarray:
@@ -80,7 +80,7 @@ def check_instances(ranks, n: int) -> np.ndarray:
 # ----------------------------------------------------------------------------------------------
 
 
-def metric_values(metric: str, r: np.ndarray, n: int, k: int) -> np.ndarray:
+def metric_of_ranks(metric: str, r: np.ndarray, n: int, k: int) -> np.ndarray:
     """Unchecked metric of rank(s) ``r`` among ``n`` items (float array of r's shape)."""
     r = np.asarray(r, dtype=np.float64)
     if metric == "auc":
@@ -127,11 +127,11 @@ def metric_at_rank(metric: str, r, n: int, k: int = 10):
     ValueError
         Unknown metric, ``n < 2``, ``k < 1``, or a rank that is not a whole number in ``1..n``.
     """
-    metric = check_metric(metric)
+    metric = check_rank_metric(metric)
     n = check_n(n)
     k = as_int(k, "k (cut-off)", 1)
     ranks = _check_ranks(r, n)
-    out = metric_values(metric, ranks, n, k)
+    out = metric_of_ranks(metric, ranks, n, k)
     return float(out) if np.ndim(r) == 0 else out
 
 
@@ -301,7 +301,7 @@ def expected_moments(metric: str, r: np.ndarray, n: int, s: int, k: int, replace
     else:
         mean = None
     # general case: sum the metric of each sampled rank against the law of the sampled rank
-    values = metric_values(metric, np.arange(1, s + 2), s + 1, k)
+    values = metric_of_ranks(metric, np.arange(1, s + 2), s + 1, k)
     sum_mean = np.empty(r.size)
     var = np.empty(r.size) if want_sd else None
     for block in row_blocks(r.size, s + 1):
@@ -358,7 +358,7 @@ def expected_sampled_metric(metric: str, r, n: int, s: int, k: int = 10, replace
         Python floats for a scalar ``r``, arrays shaped like ``r`` otherwise. Cost is
         ``O(r.size * s)`` when the sum over the law is needed, ``O(r.size)`` otherwise.
     """
-    metric, n, s, k = check_settings(metric, n, s, k, replace)
+    metric, n, s, k = check_sampling_settings(metric, n, s, k, replace)
     ranks = _check_ranks(r, n)
     mean, var = expected_moments(metric, ranks, n, s, k, bool(replace), True)
     sd = np.sqrt(np.clip(var, 0.0, None))

@@ -50,6 +50,6 @@ def simulation(rankings_items, n, s, reps, seed, k, replace, expected):
 
 
 @st.cache_data(max_entries=1, ttl=_TTL, show_spinner=False)
-def paper_comparison():
+def cached_paper_comparison():
     """The paper's printed tables beside the exact values."""
     return sv.paper_comparison()
