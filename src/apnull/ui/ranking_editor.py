@@ -82,17 +82,17 @@ def preset_controls(first_run: bool, r_url: str | None) -> tuple:
     rewrite_renamed_value("rk_preset", rk.RENAMED_PRESETS)
     preset = bound_select(
         "Preset", "rk_preset", rk.PRESETS, default=rk.PRESETS[0],
-        help="The precision-recall example and the MAP tutorial's models replace the ranking; Perfect, Worst and Random "
-             "reorder the current items. Choosing a preset applies it; 'Apply again' re-applies it "
-             "after edits.",
+        help="The precision-recall example and the MAP tutorial's models replace the ranking; Perfect, "
+             "Worst and Random reorder the current items. Choosing a preset applies it; 'Apply again' "
+             "re-applies it after edits.",
     )
     choice = (preset,)
     if preset == rk.TUTORIAL_PRESET:
         choice += (bound_select("Model", "rk_model", list(rk.TUTORIAL_MODELS), default="model 1",
                                 help="The model rankings of query q1 in the MAP tutorial."),)
         st.caption(
-            "The MAP tutorial: query q1 has two relevant documents, **1** and **2**; n1 ... n8 are the other "
-            "eight documents each model retrieved. All three models find both relevant documents "
+            "The MAP tutorial: query q1 has two relevant documents, **1** and **2**; n1 ... n8 are the "
+            "other eight documents each model retrieved. All three models find both relevant documents "
             "(recall@10 = 1), but AP tells them apart: 1 with both on top (model 2), 0.5 at ranks 2 and 4 "
             "(model 1), 0.156 at ranks 9 and 10 (model 3). Recall does not look at where the hits are; "
             "AP does. (The tutorial's model 0 never retrieves document 1, so it is left out.)"
