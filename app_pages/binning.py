@@ -15,8 +15,8 @@ REP_TEXT = {"lower": "smallest", "upper": "largest", "middle": "middle"}
 intro(
     "Binning n",
     "A screen scores many rankings with different numbers of negatives n, and computing a separate null "
-    "for every (m, n) is costly. Grouping the n's into bins and computing one null per bin saves that "
-    "work. The breakpoints are i^power (i = 1, 2, ...): with power > 1 the bins get wider as n grows, "
+    "for every (m, n) is costly. One way out is to group the n's into bins and compute one null per "
+    "bin. The breakpoints are i^power (i = 1, 2, ...): with power > 1 the bins get wider as n grows, "
     "which is fine because the null changes less and less when one more negative is added to an "
     "already long list. The first chart shows how wide each bin is. The next two show the price: every "
     "n in a bin is tested against the threshold of one **representative** n of the bin instead of its "

@@ -11,6 +11,8 @@ from apnull.views.null import DEFAULT_VIEW
 
 TABLE_LEVELS = (0.75, 0.90, 0.95, 0.99)
 SHORT = {"ap": "AP", "pr": "Precision@R"}
+#: in the metric cards, under a heading that names the metric: "Precision@R threshold (95%)" is cut off
+LABEL = {"ap": "AP", "pr": "P@R"}
 
 intro(
     "Threshold lookup",
@@ -85,6 +87,18 @@ def p_text(p: float) -> str:
     return f"{p:.3f}" if p >= 0.01 else f"{p:.3g}"
 
 
+def verdict_text(short: str, v: float, t: float, level_text: str) -> str:
+    """The comparison of a score with the threshold in words: only a score strictly greater than the
+    threshold beats it (a random ranking reaches the threshold itself more often than 1 − q)."""
+    shown = next((f"{t:.{d}g}" for d in range(3, 13) if f"{t:.{d}g}" != f"{v:g}" or v == t), f"{t!r}")
+    if v > t:
+        return f"**{short} = {v:g}** is greater than the {level_text} null threshold {shown}: it **beats** the threshold"
+    if v == t:
+        return (f"**{short} = {v:g}** equals the {level_text} null threshold {shown}; a score must be greater than the "
+                "threshold to beat it, so it **does not beat** it")
+    return f"**{short} = {v:g}** is less than the {level_text} null threshold {shown}: it **does not beat** it"
+
+
 def interval_text(x: float) -> str:
     return f"{x:.4g}"
 
@@ -97,10 +111,10 @@ for col, metric in zip(cols, ("ap", "pr")):
     with col:
         st.subheader(short)
         a, b = st.columns(2)
-        a.metric(f"{short} threshold ({level_text})", f"{t:.5g}", border=True,
+        a.metric(f"{LABEL[metric]} threshold ({level_text})", f"{t:.5g}", border=True,
                  help=f"The {q:g}-quantile of the null law of {short}: smallest value x with P(X ≤ x) ≥ {q:g}.")
         a.caption(f"method: {law.describe()}")
-        b.metric(f"p-value of {short} = {v:g}", p_text(p), border=True,
+        b.metric(f"p-value of {LABEL[metric]} = {v:g}", p_text(p), border=True,
                  help=f"P(random {short} ≥ {v:g}) under the null.")
         if law.method == "grid":
             lo, hi = (float(x) for x in law.pvalue_bounds(v))
@@ -110,9 +124,7 @@ for col, metric in zip(cols, ("ap", "pr")):
             b.caption(f"95% interval [{interval_text(lo)}, {interval_text(hi)}] ({law.draws.size:,} draws)")
         else:
             b.caption("exact")
-        verdict = "yes" if v > t else "no"
-        st.markdown(f"**{short} = {v:g}** is above the {level_text} null threshold {t:.3f}? "
-                    f"**{verdict}**: p = {p_text(p)}")
+        st.markdown(verdict_text(short, v, t, level_text) + f" (p = {p_text(p)}).")
         mean = mean_ap if metric == "ap" else ratio
         show_figure(cached_law_figure(m, n, metric, method, *mc_args[metric], t, v, mean, q), key=f"law_{metric}")
 

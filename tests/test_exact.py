@@ -54,7 +54,7 @@ def test_bestgen_double_sum_equals_expected_ap(m, n):
     closed = exact.expected_ap_fraction(m, n)
     if m * n <= 1000:
         assert bestgen_expected_ap(m, n) == closed
-    # the seed's R code in floating point (dhyper = scipy's hypergeom pmf)
+    # the R notebook's code in floating point (dhyper = scipy's hypergeom pmf)
     x, k = np.meshgrid(np.arange(1, m + 1), np.arange(0, m + n + 1), indexing="ij")
     valid = (k >= x) & (k <= n + x)
     dh = stats.hypergeom.pmf(x[valid], m + n, m, k[valid])

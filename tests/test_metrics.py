@@ -19,7 +19,7 @@ from reference import ap_fraction
 
 # ------------------------------------------------------------------------------------------------
 # The precision-recall example: ranking x, a, y, b, c, z with a, b, c relevant.
-# The seed's printed table repeats rank 5 and shifts the last rows; recomputed by hand:
+# The notes' printed table repeats rank 5 and shifts the last rows; recomputed by hand:
 #   rank item rel  precision  recall
 #    1    x    0     0/1       0/3
 #    2    a    1     1/2       1/3
@@ -78,7 +78,7 @@ def test_precision_recall_example_metrics():
 
 
 # The MAP tutorial: ground truth of two items; printed AP (3 decimals) for item "1" at rank i and item "2" at
-# rank j in a list of 10 (the seed's double loop). E.g. [1, 0, 2, 0, ...] => 0.833.
+# rank j in a list of 10 (the tutorial's double loop). E.g. [1, 0, 2, 0, ...] => 0.833.
 SEED2_PRINTED = {
     (1, 2): 1.0, (1, 3): 0.833, (1, 4): 0.75, (1, 5): 0.7, (1, 6): 0.667, (1, 7): 0.643, (1, 8): 0.625,
     (1, 9): 0.611, (1, 10): 0.6, (2, 3): 0.583, (2, 4): 0.5, (2, 5): 0.45, (2, 6): 0.417, (2, 7): 0.393,

@@ -29,7 +29,7 @@ def test_precision_recall_example_curve_and_ap():
     assert [item for item, _ in rows] == ["x", "a", "y", "b", "c", "z"]
     rel = rk.relevance(rows)
     curve = rk.pr_curve_points(rel, [item for item, _ in rows])
-    # precision@k = hits/k, recall@k = hits/3 (the seed's printed table repeats rank 5)
+    # precision@k = hits/k, recall@k = hits/3 (the notes' printed table repeats rank 5)
     assert np.allclose(curve.precision, [0, 1 / 2, 1 / 3, 2 / 4, 3 / 5, 3 / 6])
     assert np.allclose(curve.recall, [0, 1 / 3, 1 / 3, 2 / 3, 1, 1])
     assert curve.ap == pytest.approx((1 / 2 + 2 / 4 + 3 / 5) / 3) == pytest.approx(8 / 15)

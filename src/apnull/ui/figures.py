@@ -11,11 +11,15 @@ __all__ = ["density_view", "quantile_view_of", "law_view"]
 
 def density_view(parts, M: int, N: int, draws: int, show_exact: bool) -> tuple:
     """The "Null densities" view from one :class:`~apnull.views.null.SizeSummary` per size: per metric,
-    (metric, figure, number of sizes with the exact overlay or None)."""
+    (metric, figure, number of sizes with the exact overlay or None). AP gets kernel densities;
+    Precision@R, a discrete law, its sampled steps and exact dots."""
     from .. import plots
 
     out = []
     for metric in summaries.METRICS:
+        if metric == "pr":  # a discrete law: sampled steps and exact dots, no kernel density
+            out.append((metric, plots.pmf_figure(summaries.discrete_pr_laws(parts), M, N, draws=draws), None))
+            continue
         curves = [p.curves[metric] for p in parts]
         exact = summaries.exact_density_curves(curves, metric) if show_exact else None
         fig = plots.density_figure(curves, metric, M, N, exact=exact, draws=draws)

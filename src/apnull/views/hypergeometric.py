@@ -61,7 +61,7 @@ def shuffled_precision_at_k(m, n, k, draws=10_000, seed=None) -> ShuffledSample:
 
 
 def thresholds_table(m, n, k, precision, q=0.95) -> pd.DataFrame:
-    """The reference thresholds of Precision@K: columns ``name``, ``value`` with the rows
+    """The chance thresholds of Precision@K: columns ``name``, ``value`` with the rows
 
     - ``"m / (m + n)"``: the mean of the hypergeometric Precision@K (for every k);
     - ``"empirical mean"``: the mean of the shuffled Precision@K draws ``precision``;
