@@ -20,7 +20,12 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from .. import exact
+
 _EULER = 0.5772156649015329
+#: H_0 .. H_63 from the one harmonic, :func:`apnull.exact.harmonic` (correctly rounded), frozen into
+#: the compiled code: what ``harmonic`` returns below 64.
+HARMONIC_TABLE = np.array([exact.harmonic(n) for n in range(64)])
 
 
 class ControlRows(NamedTuple):
@@ -116,17 +121,15 @@ def sorted_control_rows(Xc, kind):  # pragma: no cover - compiled
 
 @numba.njit(cache=True)
 def harmonic(n):  # pragma: no cover - compiled
-    """H_n = sum_{i<=n} 1/i: summed for n < 64, else the asymptotic series (error < 1e-17).
+    """H_n = sum_{i<=n} 1/i for nopython code: :func:`apnull.exact.harmonic` below 64 (``HARMONIC_TABLE``),
+    the asymptotic series ln n + gamma + 1/(2n) - 1/(12n^2) + 1/(120n^4) - 1/(252n^6) above (error < 1e-17).
 
-    The compiled counterpart of :func:`apnull.exact.harmonic` (the reference: correctly rounded
-    ``math.fsum``, any power), which nopython code cannot call and which must not import numba; the
-    two agree within a few ulp (``tests/score/test_score_ties.py``). Only ``block_sum`` uses it.
+    ``exact.harmonic`` is the one definition (any power; numba cannot call it and it must not import
+    numba); this reads its values and is held to it within a few ulp (``tests/score/test_score_ties.py``).
+    Only ``block_sum`` uses it.
     """
     if n < 64:
-        s = 0.0
-        for i in range(1, n + 1):
-            s += 1.0 / i
-        return s
+        return HARMONIC_TABLE[n]
     x = float(n)
     x2 = 1.0 / (x * x)
     return math.log(x) + _EULER + 0.5 / x - x2 * (1.0 / 12 - x2 * (1.0 / 120 - x2 / 252))
