@@ -207,7 +207,7 @@ def _equal_below(row, pos, v):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def _query(vals, same, base_gt, base_eq, order, m, R):  # pragma: no cover - compiled
+def query_counts(vals, same, base_gt, base_eq, order, m, R):  # pragma: no cover - compiled
     """Tie-aware AP and Precision@R of one query from its m positive similarities ``vals``.
 
     base_gt/base_eq[i]: pool members of the query's stratum (query excluded) with similarity > and
@@ -319,7 +319,7 @@ def evaluate(D, want, ap_out, pr_out, fwork, iwork, controls, pool, kind):  # pr
             base_gt[cnt] = gt
             base_eq[cnt] = eq
             cnt += 1
-        ap, pr = _query(vals, same, base_gt, base_eq, order, m, m)
+        ap, pr = query_counts(vals, same, base_gt, base_eq, order, m, m)
         total += ap
         if want:
             ap_out[qi] = ap

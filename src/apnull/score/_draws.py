@@ -1,0 +1,302 @@
+"""Compiled kernels (numba) for the null of one perturbation: its pool's tables and many draws at once.
+
+The permutation null of a perturbation t draws, B times, k_s members of each stratum pool (layout in
+:mod:`._kernels`) and takes the mean AP of the drawn set. Each draw gives the same bits as
+:func:`._kernels.evaluate` (the same counts and values reach the same ``query_counts``); only the order of
+the work changes:
+
+- Draws come in chunks of ``CHUNK``: all draws of a chunk are made first (the streams are read in the
+  same order as one draw at a time), then for a single-stratum pool the look-ups of the whole chunk are
+  gathered in two passes with no dependency between them (a control's rank of another control, then
+  that control's similarity read from the sorted row at that rank), so the memory system serves many
+  table reads at once instead of one after another. The APs are then computed from small local arrays.
+- Pools over several strata are evaluated one draw at a time by :func:`._kernels.evaluate`.
+
+Building the pool (:func:`replicate_sims`, :func:`rank_members`) computes each control's similarity to
+the k replicates in one pass over its row (k independent sums, each in the order of ``sim``: the same
+bits) and ranks a replicate's sorted row by one sort instead of a binary search per member.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from .._kernels import uniform
+from ._kernels import count_sorted, query_counts, evaluate, sim
+
+#: Draws evaluated together (the gathered look-ups of a chunk fit in the first-level cache).
+CHUNK = 128
+
+
+@numba.njit(cache=True)
+def replicate_sims(Xr, Xc, g_rep, g_row, kind):  # pragma: no cover - compiled
+    """(k, P) similarity of replicate r to pool member g: ``sim(Xr, r, ., .)`` of its row.
+
+    Four replicates share each pass over a control's row; every sum runs over the features in order,
+    as in :func:`._kernels.sim`, so the values are bit for bit those of ``sim``.
+    """
+    k, d = Xr.shape
+    P = g_rep.size
+    out = np.empty((k, P))
+    for g in range(P):
+        if g_rep[g] >= 0:
+            for r in range(k):
+                out[r, g] = sim(Xr, r, Xr, g_rep[g], kind)
+            continue
+        row = g_row[g]
+        r = 0
+        while r + 4 <= k:
+            s0 = 0.0
+            s1 = 0.0
+            s2 = 0.0
+            s3 = 0.0
+            if kind == 0:
+                for t in range(d):
+                    x = Xc[row, t]
+                    s0 += Xr[r, t] * x
+                    s1 += Xr[r + 1, t] * x
+                    s2 += Xr[r + 2, t] * x
+                    s3 += Xr[r + 3, t] * x
+                out[r, g] = s0
+                out[r + 1, g] = s1
+                out[r + 2, g] = s2
+                out[r + 3, g] = s3
+            else:
+                for t in range(d):
+                    x = Xc[row, t]
+                    e0 = Xr[r, t] - x
+                    e1 = Xr[r + 1, t] - x
+                    e2 = Xr[r + 2, t] - x
+                    e3 = Xr[r + 3, t] - x
+                    s0 += e0 * e0
+                    s1 += e1 * e1
+                    s2 += e2 * e2
+                    s3 += e3 * e3
+                out[r, g] = -s0
+                out[r + 1, g] = -s1
+                out[r + 2, g] = -s2
+                out[r + 3, g] = -s3
+            r += 4
+        while r < k:
+            out[r, g] = sim(Xr, r, Xc, row, kind)
+            r += 1
+    return out
+
+
+@numba.njit(cache=True)
+def rank_members(vals, sorted_out, gt_out, eq_out):  # pragma: no cover - compiled
+    """Sort ``vals`` ascending into ``sorted_out``; gt_out[i] / eq_out[i] = #vals > / == vals[i].
+
+    The counts are those of ``count_sorted(sorted_out, vals[i])``, from one stable sort and a walk
+    over its tied blocks (values are finite).
+    """
+    n = vals.size
+    order = np.argsort(vals, kind="mergesort")
+    for t in range(n):
+        sorted_out[t] = vals[order[t]]
+    hi = n
+    while hi > 0:
+        lo = hi - 1
+        while lo > 0 and sorted_out[lo - 1] == sorted_out[hi - 1]:
+            lo -= 1
+        for t in range(lo, hi):
+            gt_out[order[t]] = n - hi
+            eq_out[order[t]] = hi - lo
+        hi = lo
+
+
+@numba.njit(cache=True)
+def draw_distinct(key, counter, size, offset, out, first, count):  # pragma: no cover - compiled
+    """Draw ``count`` distinct values of offset + [0, size) into out[first:first + count] by rejection.
+
+    Uniforms are taken in order from the stream ``key`` starting at index ``counter``; returns the next
+    unused index (the rule of the permutation null: the same draws as ``_permute``'s).
+    """
+    pos = first
+    while pos < first + count:
+        idx = np.int64(uniform(key, counter) * size)
+        counter += np.uint64(1)
+        if idx >= size:
+            idx = size - 1
+        g = offset + idx
+        fresh = True
+        for t in range(first, pos):
+            if out[t] == g:
+                fresh = False
+                break
+        if fresh:
+            out[pos] = g
+            pos += 1
+    return counter
+
+
+@numba.njit(cache=True)
+def _gather(D, nb, k, n, greater, gbase, sorted_buf, rbase, G, V, E):  # pragma: no cover - compiled
+    """For draws D[:nb] of a single-stratum pool (replicates 0..k-1, controls k..), the control-control
+    look-ups: G = rank of y in u's row, V = sim(u, y) read there, E = its ties in the row (-1 if u or y
+    is a replicate). Pair p = qi * (k - 1) + (index of yi among the others)."""
+    for b in range(nb):
+        p = 0
+        for qi in range(k):
+            u = D[b, qi] - k
+            for yi in range(k):
+                if yi == qi:
+                    continue
+                y = D[b, yi] - k
+                if u >= 0 and y >= 0:
+                    G[b, p] = greater[gbase + u * n + y]
+                else:
+                    G[b, p] = -1
+                p += 1
+    for b in range(nb):
+        p = 0
+        for qi in range(k):
+            u = D[b, qi] - k
+            rs = rbase + u * (n - 1)
+            for yi in range(k):
+                if yi == qi:
+                    continue
+                gt = G[b, p]
+                if gt >= 0:
+                    pos = n - 2 - gt
+                    v = sorted_buf[rs + pos]
+                    e = 1
+                    pos -= 1
+                    while pos >= 0 and sorted_buf[rs + pos] == v:
+                        e += 1
+                        pos -= 1
+                    V[b, p] = v
+                    E[b, p] = e
+                p += 1
+
+
+@numba.njit(cache=True)
+def _single_stratum(D, nb, out, first, controls, pool, simPR, G, V, E, vals, same, bgt, beq, order):
+    """out[first + b] = mAP of draw D[b] of a single-stratum pool; the counts of ``evaluate``."""  # noqa
+    k = D.shape[1]
+    m = k - 1
+    n = pool.n[0]
+    j = pool.component_stratum[0]
+    sorted_buf = controls.sorted_sims
+    rbase = controls.sorted_offset[j]
+    _gather(D, nb, k, n, controls.greater, controls.greater_offset[j], sorted_buf, rbase, G, V, E)
+    simRP, gtR, eqR = pool.sim, pool.gt, pool.eq
+    for b in range(nb):
+        total = 0.0
+        p = 0
+        for qi in range(k):
+            u = D[b, qi]
+            cnt = 0
+            plain = True
+            for yi in range(k):
+                if yi == qi:
+                    continue
+                y = D[b, yi]
+                if u < k:  # a replicate query: its ranks of the pool, once per perturbation
+                    v = simRP[u, y]
+                    gt = gtR[u, y]
+                    eq = eqR[u, y]
+                elif y < k:  # a control query, a replicate positive: search u's sorted row
+                    v = simRP[y, u]
+                    rs = rbase + (u - k) * (n - 1)
+                    gt, eq = count_sorted(sorted_buf[rs:rs + n - 1], v)
+                else:
+                    v = V[b, p]
+                    gt = G[b, p]
+                    eq = E[b, p]
+                for r2 in range(k):  # branch-free: these comparisons are unpredictable
+                    w = simPR[u, r2]
+                    other = r2 != u
+                    gt += other & (w > v)
+                    eq += other & (w == v)
+                if eq != 1:
+                    plain = False
+                vals[cnt] = v
+                same[cnt] = 1
+                bgt[cnt] = gt
+                beq[cnt] = eq
+                cnt += 1
+                p += 1
+            if plain:
+                total += _untied_ap(bgt, m)
+            else:
+                ap, _ = query_counts(vals, same, bgt, beq, order, m, m)
+                total += ap
+        out[first + b] = total / k
+
+
+@numba.njit(cache=True, inline="always")
+def _untied_ap(gt, m):  # pragma: no cover - compiled
+    """AP of a query whose m positives (all in its stratum) tie with no pool member: the positive with
+    the i-th smallest count gt of members above it (i = 0, 1, ...) has precision (i + 1) / (gt + 1).
+
+    The additions run in the order of ``query_counts`` (most similar first), with the values it
+    computes there: each block has one positive, start = gt and before = i, so the bits are the same.
+    """
+    if m == 3:  # a sorting network of min/max: no unpredictable branch
+        a = gt[0]
+        b = gt[1]
+        c = gt[2]
+        lo = min(a, b)
+        hi = max(a, b)
+        mid = max(lo, c)
+        gt[0] = min(lo, c)
+        gt[1] = min(mid, hi)
+        gt[2] = max(mid, hi)
+    else:
+        for i in range(1, m):  # insertion sort, ascending (m is small); counts are distinct
+            x = gt[i]
+            j = i
+            while j > 0 and gt[j - 1] > x:
+                gt[j] = gt[j - 1]
+                j -= 1
+            gt[j] = x
+    total = 0.0
+    for i in range(m):
+        total += (i + 1.0) / (gt[i] + 1.0)
+    return total / m
+
+
+@numba.njit(cache=True, nogil=True)
+def null_means(pool, controls, kind, keys, counters, out):  # pragma: no cover - compiled
+    """out[b] = mAP of the b-th random assignment of ``pool`` (a :class:`._kernels.Pool`).
+
+    Stratum s draws its k_s members from the SplitMix64 stream keys[s], uniforms taken in order from
+    index counters[s]; ``counters`` is advanced past the uniforms used, so a later call continues the
+    same streams (B draws in one call = the same draws in several calls). The values are bit for bit
+    those of :func:`._kernels.evaluate` on each draw.
+    """
+    k = pool.sim.shape[0]
+    B = out.size
+    J = pool.n.size
+    C = CHUNK
+    D = np.empty((C, k), dtype=np.int64)
+    m = max(k - 1, 1)
+    G = np.empty((C, k * m), dtype=np.int64)
+    V = np.empty((C, k * m))
+    E = np.empty((C, k * m), dtype=np.int64)
+    P = pool.sim.shape[1]
+    simPR = np.empty((P, k))
+    for r in range(k):
+        for g in range(P):
+            simPR[g, r] = pool.sim[r, g]
+    ap = np.empty(k)
+    pr = np.empty(k)
+    fwork = np.empty((1, k))
+    iwork = np.empty((4, k), dtype=np.int64)
+    single = J == 1 and k >= 2
+    for b0 in range(0, B, C):
+        nb = min(C, B - b0)
+        for b in range(nb):
+            pos = 0
+            for s in range(J):
+                ks = pool.rep_hi[s] - pool.rep_lo[s]
+                counters[s] = draw_distinct(keys[s], counters[s], ks + pool.n[s], pool.offset[s], D[b], pos, ks)
+                pos += ks
+        if single:
+            _single_stratum(D, nb, out, b0, controls, pool, simPR, G, V, E,
+                            fwork[0], iwork[0], iwork[1], iwork[2], iwork[3])
+        else:
+            for b in range(nb):
+                out[b0 + b] = evaluate(D[b], False, ap, pr, fwork, iwork, controls, pool, kind)
