@@ -6,10 +6,11 @@ The permutation null of a perturbation t draws, B times, k_s members of each str
 the work changes:
 
 - Draws come in chunks of ``CHUNK``: all draws of a chunk are made first (the streams are read in the
-  same order as one draw at a time), then for a single-stratum pool the look-ups of the whole chunk are
-  gathered in two passes with no dependency between them (a control's rank of another control, then
-  that control's similarity read from the sorted row at that rank), so the memory system serves many
-  table reads at once instead of one after another. The APs are then computed from small local arrays.
+  same order as one draw at a time), then for a single-stratum pool the look-ups of the whole chunk
+  (a control's similarity to another and its rank in the first one's row, one 16-byte record of
+  ``ControlRows.pairs``) are gathered in one pass with no dependency between the reads, so the memory
+  system serves many at once instead of one after another. The APs are then computed from small local
+  arrays; a query none of whose positives ties anything is summed from its counts alone.
 - Pools over several strata are evaluated one draw at a time by :func:`._kernels.evaluate`.
 
 Building the pool (:func:`replicate_sims`, :func:`rank_members`) computes each control's similarity to
@@ -107,6 +108,28 @@ def rank_members(vals, sorted_out, gt_out, eq_out):  # pragma: no cover - compil
 
 
 @numba.njit(cache=True)
+def pair_rows(rows, greater):  # pragma: no cover - compiled
+    """(n, 2 n) records of a stratum's controls from ``sorted_control_rows``'s (rows, greater).
+
+    out[a, 2 b] = sim(a, b) = rows[a, n - 2 - greater[a, b]]; out[a, 2 b + 1] = greater[a, b], or
+    -1 - greater[a, b] when sim(a, b) ties another entry of a's row; both 0.0 on the diagonal.
+    """
+    n = greater.shape[0]
+    out = np.zeros((n, 2 * n))
+    for a in range(n):
+        for b in range(n):
+            if a == b:
+                continue
+            gt = greater[a, b]
+            pos = n - 2 - gt
+            v = rows[a, pos]
+            tied = pos > 0 and rows[a, pos - 1] == v
+            out[a, 2 * b] = v
+            out[a, 2 * b + 1] = -1.0 - gt if tied else float(gt)
+    return out
+
+
+@numba.njit(cache=True)
 def draw_distinct(key, counter, size, offset, out, first, count):  # pragma: no cover - compiled
     """Draw ``count`` distinct values of offset + [0, size) into out[first:first + count] by rejection.
 
@@ -132,10 +155,11 @@ def draw_distinct(key, counter, size, offset, out, first, count):  # pragma: no 
 
 
 @numba.njit(cache=True)
-def _gather(D, nb, k, n, greater, gbase, sorted_buf, rbase, G, V, E):  # pragma: no cover - compiled
-    """For draws D[:nb] of a single-stratum pool (replicates 0..k-1, controls k..), the control-control
-    look-ups: G = rank of y in u's row, V = sim(u, y) read there, E = its ties in the row (-1 if u or y
-    is a replicate). Pair p = qi * (k - 1) + (index of yi among the others)."""
+def _gather(D, nb, k, n, pairs, base, G, V):  # pragma: no cover - compiled
+    """For draws D[:nb] of a single-stratum pool (replicates 0..k-1, controls k..), the record of each
+    control query u and control positive y (``pair_rows``): V = sim(u, y), G = its rank field (not
+    read when u or y is a replicate). Pair p = qi * (k - 1) + (index of yi among the others). The
+    reads do not depend on each other, so many are in flight at once."""
     for b in range(nb):
         p = 0
         for qi in range(k):
@@ -145,34 +169,14 @@ def _gather(D, nb, k, n, greater, gbase, sorted_buf, rbase, G, V, E):  # pragma:
                     continue
                 y = D[b, yi] - k
                 if u >= 0 and y >= 0:
-                    G[b, p] = greater[gbase + u * n + y]
-                else:
-                    G[b, p] = -1
-                p += 1
-    for b in range(nb):
-        p = 0
-        for qi in range(k):
-            u = D[b, qi] - k
-            rs = rbase + u * (n - 1)
-            for yi in range(k):
-                if yi == qi:
-                    continue
-                gt = G[b, p]
-                if gt >= 0:
-                    pos = n - 2 - gt
-                    v = sorted_buf[rs + pos]
-                    e = 1
-                    pos -= 1
-                    while pos >= 0 and sorted_buf[rs + pos] == v:
-                        e += 1
-                        pos -= 1
-                    V[b, p] = v
-                    E[b, p] = e
+                    at = base + 2 * (u * n + y)
+                    V[b, p] = pairs[at]
+                    G[b, p] = pairs[at + 1]
                 p += 1
 
 
 @numba.njit(cache=True)
-def _single_stratum(D, nb, out, first, controls, pool, simPR, G, V, E, vals, same, bgt, beq, order):
+def _single_stratum(D, nb, out, first, controls, pool, simPR, G, V, vals, same, bgt, beq, order):
     """out[first + b] = mAP of draw D[b] of a single-stratum pool; the counts of ``evaluate``."""  # noqa
     k = D.shape[1]
     m = k - 1
@@ -180,7 +184,7 @@ def _single_stratum(D, nb, out, first, controls, pool, simPR, G, V, E, vals, sam
     j = pool.component_stratum[0]
     sorted_buf = controls.sorted_sims
     rbase = controls.sorted_offset[j]
-    _gather(D, nb, k, n, controls.greater, controls.greater_offset[j], sorted_buf, rbase, G, V, E)
+    _gather(D, nb, k, n, controls.pairs, controls.pairs_offset[j], G, V)
     simRP, gtR, eqR = pool.sim, pool.gt, pool.eq
     for b in range(nb):
         total = 0.0
@@ -203,8 +207,17 @@ def _single_stratum(D, nb, out, first, controls, pool, simPR, G, V, E, vals, sam
                     gt, eq = count_sorted(sorted_buf[rs:rs + n - 1], v)
                 else:
                     v = V[b, p]
-                    gt = G[b, p]
-                    eq = E[b, p]
+                    gf = G[b, p]
+                    eq = 1
+                    if gf >= 0.0:
+                        gt = np.int64(gf)
+                    else:  # v ties other controls in u's row (rare): count them in the sorted row
+                        gt = np.int64(-1.0 - gf)
+                        rs = rbase + (u - k) * (n - 1)
+                        pos = n - 3 - gt
+                        while pos >= 0 and sorted_buf[rs + pos] == v:
+                            eq += 1
+                            pos -= 1
                 for r2 in range(k):  # branch-free: these comparisons are unpredictable
                     w = simPR[u, r2]
                     other = r2 != u
@@ -273,9 +286,8 @@ def null_means(pool, controls, kind, keys, counters, out):  # pragma: no cover -
     C = CHUNK
     D = np.empty((C, k), dtype=np.int64)
     m = max(k - 1, 1)
-    G = np.empty((C, k * m), dtype=np.int64)
+    G = np.empty((C, k * m))
     V = np.empty((C, k * m))
-    E = np.empty((C, k * m), dtype=np.int64)
     P = pool.sim.shape[1]
     simPR = np.empty((P, k))
     for r in range(k):
@@ -295,7 +307,7 @@ def null_means(pool, controls, kind, keys, counters, out):  # pragma: no cover -
                 counters[s] = draw_distinct(keys[s], counters[s], ks + pool.n[s], pool.offset[s], D[b], pos, ks)
                 pos += ks
         if single:
-            _single_stratum(D, nb, out, b0, controls, pool, simPR, G, V, E,
+            _single_stratum(D, nb, out, b0, controls, pool, simPR, G, V,
                             fwork[0], iwork[0], iwork[1], iwork[2], iwork[3])
         else:
             for b in range(nb):
