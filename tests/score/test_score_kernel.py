@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import kernel_reference as ref
-from apnull.score import _draws, _engine, _permute
+from apnull.score import _draws, _engine, _kernels, _permute, _radix
 from apnull.score._kernels import Replicates
 
 
@@ -126,3 +126,41 @@ def test_benchmark_sized_pool_equals_the_reference():
         old = ref.perturbation_scores(reps, comp.controls, 0, 999, keys, none)
         for a, b in zip(new, old):
             assert _same(a, b)
+
+
+@pytest.mark.parametrize("kind", [0, 1])
+def test_control_tables_equal_the_reference(kind):
+    rng = np.random.default_rng(20 + kind)
+    for t in range(40):
+        n = int(rng.integers(1, 60))
+        X = rng.normal(size=(n, int(rng.integers(1, 9))))
+        if t % 2:
+            X = np.round(X)
+        X[rng.random(n) < 0.1] = 0.0  # zero rows: similarities of +0.0 and -0.0
+        rows, greater = _kernels.sorted_control_rows(X, kind)
+        rows0, greater0 = ref.sorted_control_rows(X, kind)
+        assert np.array_equal(rows, rows0) and np.array_equal(greater, greater0)
+        pairs = _draws.pair_rows(rows, greater)
+        for a in range(n):
+            for b in range(n):
+                if a != b:
+                    gt = int(pairs[a, 2 * b + 1])
+                    gt = -1 - gt if gt < 0 else gt
+                    assert gt == greater[a, b] and pairs[a, 2 * b] == ref.sim(X, a, X, b, kind)
+                    tied = np.sum(rows[a] == pairs[a, 2 * b]) > 1
+                    assert (pairs[a, 2 * b + 1] < 0) == tied
+
+
+def test_radix_argsort_is_the_stable_order():
+    rng = np.random.default_rng(4)
+    work = _radix.radix_work(600)
+    for t in range(300):
+        n = int(rng.integers(0, 600))
+        v = rng.normal(size=n) * 10.0 ** rng.integers(-8, 8)
+        if t % 2:
+            v = np.round(v)
+        if t % 3 == 0 and n:
+            v[rng.integers(0, n, size=n // 3 + 1)] = -0.0
+        order = np.empty(n, dtype=np.int64)
+        _radix.radix_argsort(v, order, work)
+        assert np.array_equal(order, np.argsort(v, kind="mergesort"))

@@ -24,7 +24,8 @@ import numba
 import numpy as np
 
 from .._kernels import uniform
-from ._kernels import count_sorted, query_counts, evaluate, sim
+from ._kernels import count_sorted, evaluate, query_counts, sim
+from ._radix import radix_argsort, radix_work
 
 #: Draws evaluated together (the gathered look-ups of a chunk fit in the first-level cache).
 CHUNK = 128
@@ -86,14 +87,15 @@ def replicate_sims(Xr, Xc, g_rep, g_row, kind):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def rank_members(vals, sorted_out, gt_out, eq_out):  # pragma: no cover - compiled
+def rank_members(vals, sorted_out, gt_out, eq_out, order, work):  # pragma: no cover - compiled
     """Sort ``vals`` ascending into ``sorted_out``; gt_out[i] / eq_out[i] = #vals > / == vals[i].
 
-    The counts are those of ``count_sorted(sorted_out, vals[i])``, from one stable sort and a walk
-    over its tied blocks (values are finite).
+    The counts are those of ``count_sorted(sorted_out, vals[i])``, from one stable sort
+    (``radix_argsort``; ``order`` and ``work`` its buffers) and a walk over its tied blocks (values
+    are finite).
     """
     n = vals.size
-    order = np.argsort(vals, kind="mergesort")
+    radix_argsort(vals, order, work)
     for t in range(n):
         sorted_out[t] = vals[order[t]]
     hi = n
@@ -105,6 +107,36 @@ def rank_members(vals, sorted_out, gt_out, eq_out):  # pragma: no cover - compil
             gt_out[order[t]] = n - hi
             eq_out[order[t]] = hi - lo
         hi = lo
+
+
+@numba.njit(cache=True)
+def replicate_ranks(simRP, rep_str, poff, s_lo, s_hi, s_n, sortedRC, gtR, eqR):  # pragma: no cover - compiled
+    """Fill sortedRC[r, :n_s] (r's similarities to its stratum's controls, ascending) and gtR / eqR[r, g]
+    (members g of r's stratum pool more similar to r / as similar: ``count_sorted`` of that row).
+
+    Works on contiguous copies of each row (one stable sort, ``rank_members``; a binary search for
+    each replicate of the stratum)."""
+    k = simRP.shape[0]
+    nmax = sortedRC.shape[1]
+    vals = np.empty(nmax)
+    srt = np.empty(nmax)
+    gt = np.empty(nmax, dtype=np.int64)
+    eq = np.empty(nmax, dtype=np.int64)
+    order = np.empty(nmax, dtype=np.int64)
+    work = radix_work(nmax)
+    for r in range(k):
+        s = rep_str[r]
+        n = s_n[s]
+        lo = poff[s] + s_hi[s] - s_lo[s]
+        for c in range(n):
+            vals[c] = simRP[r, lo + c]
+        rank_members(vals[:n], srt[:n], gt[:n], eq[:n], order[:n], work)
+        for c in range(n):
+            sortedRC[r, c] = srt[c]
+            gtR[r, lo + c] = gt[c]
+            eqR[r, lo + c] = eq[c]
+        for g in range(poff[s], lo):
+            gtR[r, g], eqR[r, g] = count_sorted(srt[:n], simRP[r, g])
 
 
 @numba.njit(cache=True)

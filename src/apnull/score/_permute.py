@@ -10,8 +10,8 @@ import numba
 import numpy as np
 
 from .._kernels import uniform
-from ._draws import null_means, rank_members, replicate_sims
-from ._kernels import Pool, count_sorted, evaluate
+from ._draws import null_means, replicate_ranks, replicate_sims
+from ._kernels import Pool, evaluate
 
 
 @numba.njit(cache=True)
@@ -59,12 +59,7 @@ def pool_layout(reps, controls, kind):  # pragma: no cover - compiled
     sortedRC = np.empty((k, nmax))
     gtR = np.zeros((k, P), dtype=np.int64)
     eqR = np.zeros((k, P), dtype=np.int64)
-    for r in range(k):
-        s = rep_str[r]
-        lo = poff[s] + s_hi[s] - s_lo[s]
-        rank_members(simRP[r, lo:lo + s_n[s]], sortedRC[r, :s_n[s]], gtR[r, lo:lo + s_n[s]], eqR[r, lo:lo + s_n[s]])
-        for g in range(poff[s], lo):
-            gtR[r, g], eqR[r, g] = count_sorted(sortedRC[r, :s_n[s]], simRP[r, g])
+    replicate_ranks(simRP, rep_str, poff, s_lo, s_hi, s_n, sortedRC, gtR, eqR)
     D0 = np.empty(k, dtype=np.int64)
     for r in range(k):
         s = rep_str[r]
