@@ -141,14 +141,14 @@ def test_control_tables_equal_the_reference(kind):
         rows0, greater0 = ref.sorted_control_rows(X, kind)
         assert np.array_equal(rows, rows0) and np.array_equal(greater, greater0)
         pairs = _draws.pair_rows(rows, greater)
+        ranks = pairs.view(np.int32)
         for a in range(n):
-            for b in range(n):
-                if a != b:
-                    gt = int(pairs[a, 2 * b + 1])
-                    gt = -1 - gt if gt < 0 else gt
-                    assert gt == greater[a, b] and pairs[a, 2 * b] == ref.sim(X, a, X, b, kind)
-                    tied = np.sum(rows[a] == pairs[a, 2 * b]) > 1
-                    assert (pairs[a, 2 * b + 1] < 0) == tied
+            for b in range(a + 1, n):
+                i = _draws.pair_index(a, b, n)
+                assert pairs[2 * i] == ref.sim(X, a, X, b, kind)
+                for (q, y), g in zip(((a, b), (b, a)), ranks[4 * i + 2:4 * i + 4]):
+                    assert (-1 - g if g < 0 else g) == greater[q, y]
+                    assert (g < 0) == (np.sum(rows[q] == pairs[2 * i]) > 1)
 
 
 def test_radix_argsort_is_the_stable_order():

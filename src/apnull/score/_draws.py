@@ -7,9 +7,9 @@ the work changes:
 
 - Draws come in chunks of ``CHUNK``: all draws of a chunk are made first (the streams are read in the
   same order as one draw at a time), then for a single-stratum pool the look-ups of the whole chunk
-  (a control's similarity to another and its rank in the first one's row, one 16-byte record of
-  ``ControlRows.pairs``) are gathered in one pass with no dependency between the reads, so the memory
-  system serves many at once instead of one after another. The APs are then computed from small local
+  (two controls' similarity and each one's rank in the other's row, one 16-byte record of
+  ``ControlRows.pairs`` for both directions) are gathered in one pass with no dependency between the
+  reads, so the memory system serves many at once instead of one after another. The APs are then computed from small local
   arrays; a query none of whose positives ties anything is summed from its counts alone.
 - Pools over several strata are evaluated one draw at a time by :func:`._kernels.evaluate`.
 
@@ -141,24 +141,35 @@ def replicate_ranks(simRP, rep_str, poff, s_lo, s_hi, s_n, sortedRC, gtR, eqR): 
 
 @numba.njit(cache=True)
 def pair_rows(rows, greater):  # pragma: no cover - compiled
-    """(n, 2 n) records of a stratum's controls from ``sorted_control_rows``'s (rows, greater).
+    """The 16-byte records of a stratum's n controls, one per unordered pair a < b, from
+    ``sorted_control_rows``'s (rows, greater): a float64 array of n (n - 1) entries.
 
-    out[a, 2 b] = sim(a, b) = rows[a, n - 2 - greater[a, b]]; out[a, 2 b + 1] = greater[a, b], or
-    -1 - greater[a, b] when sim(a, b) ties another entry of a's row; both 0.0 on the diagonal.
+    Pair (a, b) is record ``pair_index(a, b, n)`` (entries 2 i and 2 i + 1): sim(a, b) as float64,
+    then, as two int32 in the second entry, b's rank in a's row (greater[a, b]) and a's rank in b's
+    row (greater[b, a]), each stored as -1 - rank when the similarity ties another entry of that row.
+    One record serves both directions of a pair, so a draw of k controls reads k (k - 1) / 2 records.
     """
     n = greater.shape[0]
-    out = np.zeros((n, 2 * n))
+    out = np.zeros(n * (n - 1))
+    ranks = out.view(np.int32)
     for a in range(n):
-        for b in range(n):
-            if a == b:
-                continue
-            gt = greater[a, b]
-            pos = n - 2 - gt
-            v = rows[a, pos]
-            tied = pos > 0 and rows[a, pos - 1] == v
-            out[a, 2 * b] = v
-            out[a, 2 * b + 1] = -1.0 - gt if tied else float(gt)
+        for b in range(a + 1, n):
+            i = pair_index(a, b, n)
+            gab = greater[a, b]
+            gba = greater[b, a]
+            pa = n - 2 - gab
+            pb = n - 2 - gba
+            v = rows[a, pa]
+            out[2 * i] = v
+            ranks[4 * i + 2] = -1 - gab if pa > 0 and rows[a, pa - 1] == v else gab
+            ranks[4 * i + 3] = -1 - gba if pb > 0 and rows[b, pb - 1] == v else gba
     return out
+
+
+@numba.njit(cache=True, inline="always")
+def pair_index(a, b, n):  # pragma: no cover - compiled
+    """Index of the unordered pair a < b among the n (n - 1) / 2 pairs of n items, row by row."""
+    return a * (2 * n - a - 1) // 2 + (b - a - 1)
 
 
 @numba.njit(cache=True)
@@ -189,22 +200,27 @@ def draw_distinct(key, counter, size, offset, out, first, count):  # pragma: no 
 @numba.njit(cache=True)
 def _gather(D, nb, k, n, pairs, base, G, V):  # pragma: no cover - compiled
     """For draws D[:nb] of a single-stratum pool (replicates 0..k-1, controls k..), the record of each
-    control query u and control positive y (``pair_rows``): V = sim(u, y), G = its rank field (not
-    read when u or y is a replicate). Pair p = qi * (k - 1) + (index of yi among the others). The
-    reads do not depend on each other, so many are in flight at once."""
+    pair of drawn controls u, y (``pair_rows``): V = sim(u, y) and G = y's rank field in u's row, for
+    pair p = qi * (k - 1) + (index of yi among the others) (not written when u or y is a replicate).
+    The reads do not depend on each other, so many are in flight at once."""
+    ranks = pairs.view(np.int32)
     for b in range(nb):
-        p = 0
         for qi in range(k):
             u = D[b, qi] - k
-            for yi in range(k):
-                if yi == qi:
-                    continue
+            for yi in range(qi + 1, k):
                 y = D[b, yi] - k
                 if u >= 0 and y >= 0:
-                    at = base + 2 * (u * n + y)
-                    V[b, p] = pairs[at]
-                    G[b, p] = pairs[at + 1]
-                p += 1
+                    lo = min(u, y)
+                    at = base + 2 * pair_index(lo, max(u, y), n)
+                    v = pairs[at]
+                    g_lo = ranks[2 * at + 2]
+                    g_hi = ranks[2 * at + 3]
+                    p_uy = qi * (k - 1) + yi - 1
+                    p_yu = yi * (k - 1) + qi
+                    V[b, p_uy] = v
+                    V[b, p_yu] = v
+                    G[b, p_uy] = g_lo if u == lo else g_hi
+                    G[b, p_yu] = g_hi if u == lo else g_lo
 
 
 @numba.njit(cache=True)
@@ -239,12 +255,10 @@ def _single_stratum(D, nb, out, first, controls, pool, simPR, G, V, vals, same, 
                     gt, eq = count_sorted(sorted_buf[rs:rs + n - 1], v)
                 else:
                     v = V[b, p]
-                    gf = G[b, p]
+                    gt = G[b, p]
                     eq = 1
-                    if gf >= 0.0:
-                        gt = np.int64(gf)
-                    else:  # v ties other controls in u's row (rare): count them in the sorted row
-                        gt = np.int64(-1.0 - gf)
+                    if gt < 0:  # v ties other controls in u's row (rare): count them in the sorted row
+                        gt = -1 - gt
                         rs = rbase + (u - k) * (n - 1)
                         pos = n - 3 - gt
                         while pos >= 0 and sorted_buf[rs + pos] == v:
@@ -318,7 +332,7 @@ def null_means(pool, controls, kind, keys, counters, out):  # pragma: no cover -
     C = CHUNK
     D = np.empty((C, k), dtype=np.int64)
     m = max(k - 1, 1)
-    G = np.empty((C, k * m))
+    G = np.empty((C, k * m), dtype=np.int64)
     V = np.empty((C, k * m))
     P = pool.sim.shape[1]
     simPR = np.empty((P, k))
