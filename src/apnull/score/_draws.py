@@ -35,13 +35,66 @@ CHUNK = 128
 def replicate_sims(Xr, Xc, g_rep, g_row, kind):  # pragma: no cover - compiled
     """(k, P) similarity of replicate r to pool member g: ``sim(Xr, r, ., .)`` of its row.
 
-    Four replicates share each pass over a control's row; every sum runs over the features in order,
+    Four replicates (and for dot products two controls) share each pass over the rows, so that several
+    independent sums proceed together; every sum runs over the features in order,
     as in :func:`._kernels.sim`, so the values are bit for bit those of ``sim``.
     """
     k, d = Xr.shape
     P = g_rep.size
     out = np.empty((k, P))
+    done = np.zeros(P, dtype=np.bool_)
+    if kind == 0:  # two controls by four replicates: eight independent sums
+        g = 0
+        while g + 1 < P:
+            if g_rep[g] >= 0 or g_rep[g + 1] >= 0:
+                g += 1
+                continue
+            ra = g_row[g]
+            rb = g_row[g + 1]
+            r = 0
+            while r + 4 <= k:
+                a0 = 0.0
+                a1 = 0.0
+                a2 = 0.0
+                a3 = 0.0
+                b0 = 0.0
+                b1 = 0.0
+                b2 = 0.0
+                b3 = 0.0
+                for t in range(d):
+                    x = Xc[ra, t]
+                    y = Xc[rb, t]
+                    q0 = Xr[r, t]
+                    q1 = Xr[r + 1, t]
+                    q2 = Xr[r + 2, t]
+                    q3 = Xr[r + 3, t]
+                    a0 += q0 * x
+                    a1 += q1 * x
+                    a2 += q2 * x
+                    a3 += q3 * x
+                    b0 += q0 * y
+                    b1 += q1 * y
+                    b2 += q2 * y
+                    b3 += q3 * y
+                out[r, g] = a0
+                out[r + 1, g] = a1
+                out[r + 2, g] = a2
+                out[r + 3, g] = a3
+                out[r, g + 1] = b0
+                out[r + 1, g + 1] = b1
+                out[r + 2, g + 1] = b2
+                out[r + 3, g + 1] = b3
+                r += 4
+            while r < k:
+                out[r, g] = sim(Xr, r, Xc, ra, kind)
+                out[r, g + 1] = sim(Xr, r, Xc, rb, kind)
+                r += 1
+            done[g] = True
+            done[g + 1] = True
+            g += 2
     for g in range(P):
+        if done[g]:
+            continue
         if g_rep[g] >= 0:
             for r in range(k):
                 out[r, g] = sim(Xr, r, Xr, g_rep[g], kind)
