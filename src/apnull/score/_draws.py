@@ -205,17 +205,20 @@ def pair_rows(rows, greater):  # pragma: no cover - compiled
     n = greater.shape[0]
     out = np.zeros(n * (n - 1))
     ranks = out.view(np.int32)
-    for a in range(n):
-        for b in range(a + 1, n):
-            i = pair_index(a, b, n)
+    for a in range(n):  # reads row by row; the record of (b, a), b < a, is completed from row a
+        for b in range(n):
+            if b == a:
+                continue
             gab = greater[a, b]
-            gba = greater[b, a]
             pa = n - 2 - gab
-            pb = n - 2 - gba
             v = rows[a, pa]
-            out[2 * i] = v
-            ranks[4 * i + 2] = -1 - gab if pa > 0 and rows[a, pa - 1] == v else gab
-            ranks[4 * i + 3] = -1 - gba if pb > 0 and rows[b, pb - 1] == v else gba
+            rank = -1 - gab if pa > 0 and rows[a, pa - 1] == v else gab
+            if a < b:
+                i = pair_index(a, b, n)
+                out[2 * i] = v
+                ranks[4 * i + 2] = rank
+            else:
+                ranks[4 * pair_index(b, a, n) + 3] = rank
     return out
 
 
