@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import kernel_reference as ref
-from apnull.score import _draws, _engine, _kernels, _permute, _radix
+from apnull.score import _draws, _engine, _kernels, _permute, _radix, _tables
 from apnull.score._kernels import Replicates
 
 
@@ -140,11 +140,11 @@ def test_control_tables_equal_the_reference(kind):
         rows, greater = _kernels.sorted_control_rows(X, kind)
         rows0, greater0 = ref.sorted_control_rows(X, kind)
         assert np.array_equal(rows, rows0) and np.array_equal(greater, greater0)
-        pairs = _draws.pair_rows(rows, greater)
+        pairs = _tables.pair_rows(rows, greater)
         ranks = pairs.view(np.int32)
         for a in range(n):
             for b in range(a + 1, n):
-                i = _draws.pair_index(a, b, n)
+                i = _tables.pair_index(a, b, n)
                 assert pairs[2 * i] == ref.sim(X, a, X, b, kind)
                 for (q, y), g in zip(((a, b), (b, a)), ranks[4 * i + 2:4 * i + 4]):
                     assert (-1 - g if g < 0 else g) == greater[q, y]

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..law import permutation_pvalue
 from ..limits import SCORE_MAX_EXACT_ASSIGNMENTS as MAX_EXACT_ASSIGNMENTS
-from . import _draws, _kernels, _permute
+from . import _kernels, _permute, _tables
 from ._kernels import ControlRows, Replicates
 
 __all__ = ["stream_key", "components", "prepare_component", "run_batch", "run_screen", "pert_spec",
@@ -135,7 +135,7 @@ def prepare_component(strata, Xc_list, kind) -> Component:
         rows, greater = _kernels.sorted_control_rows(x, kind)
         buf[soff[j]:soff[j] + lens[j]] = rows.ravel()
         gbuf[goff[j]:goff[j] + glens[j]] = greater.ravel()
-        pbuf[soff[j]:soff[j] + plens[j]] = _draws.pair_rows(rows, greater)
+        pbuf[soff[j]:soff[j] + plens[j]] = _tables.pair_rows(rows, greater)
     Xc = np.ascontiguousarray(np.concatenate(Xc_list)) if Xc_list else np.empty((0, 0))
     return Component(list(strata), ControlRows(Xc, cstart, csize, buf, soff, gbuf, goff, pbuf, soff))
 

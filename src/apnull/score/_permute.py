@@ -10,8 +10,9 @@ import numba
 import numpy as np
 
 from .._kernels import uniform
-from ._draws import null_means, replicate_ranks, replicate_sims
+from ._draws import null_means
 from ._kernels import Pool, evaluate
+from ._tables import replicate_ranks, replicate_sims
 
 
 @numba.njit(cache=True)
