@@ -164,3 +164,28 @@ def test_radix_argsort_is_the_stable_order():
         order = np.empty(n, dtype=np.int64)
         _radix.radix_argsort(v, order, work)
         assert np.array_equal(order, np.argsort(v, kind="mergesort"))
+
+
+def _kinds():
+    """Similarity kinds of ``_kernels.sim``: 0 and 1, and 2 (absolute dot product) where it is known."""
+    X = np.array([[1.0, 0.0], [-1.0, 0.0]])
+    return [0, 1, 2] if _kernels.sim(X, 0, X, 1, 2) == 1.0 else [0, 1]
+
+
+def test_blocked_similarities_equal_sim():
+    rng = np.random.default_rng(9)
+    for kind in _kinds():
+        for _ in range(20):
+            n, k, d = int(rng.integers(2, 30)), int(rng.integers(1, 9)), int(rng.integers(1, 12))
+            Xc, Xr = rng.normal(size=(n, d)), rng.normal(size=(k, d))
+            rows, _ = _kernels.sorted_control_rows(Xc, kind)
+            want = np.sort(np.array([[_kernels.sim(Xc, a, Xc, b, kind) for b in range(n) if b != a]
+                                     for a in range(n)]), axis=1)
+            assert np.array_equal(rows, want)
+            g_rep = np.r_[np.arange(k), np.full(n, -1)].astype(np.int64)
+            g_row = np.r_[np.full(k, -1), np.arange(n)].astype(np.int64)
+            got = _tables.replicate_sims(Xr, Xc, g_rep, g_row, kind)
+            for r in range(k):
+                for g in range(k + n):
+                    ref_v = _kernels.sim(Xr, r, Xr, g, kind) if g < k else _kernels.sim(Xr, r, Xc, g - k, kind)
+                    assert got[r, g] == ref_v

@@ -105,13 +105,15 @@ def sorted_control_rows(Xc, kind):  # pragma: no cover - compiled
             s1 = 0.0
             s2 = 0.0
             s3 = 0.0
-            if kind == 0:
+            if kind != 1:  # dot product (kind 2: its absolute value, as in ``sim``)
                 for t in range(d):
                     x = Xc[a, t]
                     s0 += x * Xc[b, t]
                     s1 += x * Xc[b + 1, t]
                     s2 += x * Xc[b + 2, t]
                     s3 += x * Xc[b + 3, t]
+                if kind == 2:
+                    s0, s1, s2, s3 = abs(s0), abs(s1), abs(s2), abs(s3)
             else:
                 for t in range(d):
                     x = Xc[a, t]

@@ -28,7 +28,7 @@ def replicate_sims(Xr, Xc, g_rep, g_row, kind):  # pragma: no cover - compiled
     P = g_rep.size
     out = np.empty((k, P))
     done = np.zeros(P, dtype=np.bool_)
-    if kind == 0:  # two controls by four replicates: eight independent sums
+    if kind != 1:  # dot products: two controls by four replicates, eight independent sums
         g = 0
         while g + 1 < P:
             if g_rep[g] >= 0 or g_rep[g + 1] >= 0:
@@ -61,6 +61,9 @@ def replicate_sims(Xr, Xc, g_rep, g_row, kind):  # pragma: no cover - compiled
                     b1 += q1 * y
                     b2 += q2 * y
                     b3 += q3 * y
+                if kind == 2:  # absolute dot product, as in ``sim``
+                    a0, a1, a2, a3 = abs(a0), abs(a1), abs(a2), abs(a3)
+                    b0, b1, b2, b3 = abs(b0), abs(b1), abs(b2), abs(b3)
                 out[r, g] = a0
                 out[r + 1, g] = a1
                 out[r + 2, g] = a2
@@ -91,13 +94,15 @@ def replicate_sims(Xr, Xc, g_rep, g_row, kind):  # pragma: no cover - compiled
             s1 = 0.0
             s2 = 0.0
             s3 = 0.0
-            if kind == 0:
+            if kind != 1:
                 for t in range(d):
                     x = Xc[row, t]
                     s0 += Xr[r, t] * x
                     s1 += Xr[r + 1, t] * x
                     s2 += Xr[r + 2, t] * x
                     s3 += Xr[r + 3, t] * x
+                if kind == 2:
+                    s0, s1, s2, s3 = abs(s0), abs(s1), abs(s2), abs(s3)
                 out[r, g] = s0
                 out[r + 1, g] = s1
                 out[r + 2, g] = s2
