@@ -27,7 +27,9 @@ CHANGES = {
     "sampled": [("n", 2000), ("s", 50), ("k", 5), ("sampling", "without replacement"), ("metric", "ndcg"),
                 ("ranks_range", "all n"), ("ranks_A", "1, 2, 3"), ("ranks_B", "4, 5"), ("ranks_C", "6"),
                 ("simulate", True), ("reps", 200), ("sim_seed", 3)],
-    "score": [("similarity", "correlation"), ("perms", 99), ("seed", 3), ("fdr", 0.1), ("null", "independent")],
+    "score": [("similarity", "correlation"), ("perms", 99), ("seed", 3), ("fdr", 0.1), ("null", "independent"),
+              ("cs_aggregate", "mean"), ("cs_similarity", "correlation"), ("cs_perms", 99), ("cs_seed", 3),
+              ("cs_fdr", 0.1), ("cs_scope", "active only (q ≤ FDR level above)")],
 }
 #: the reported case: lookup with the grid method and its defaults, then every other page
 REPORTED_LOOKUP = [("method", "grid"), ("draws", 100_000), ("seed", 0)]
@@ -67,7 +69,8 @@ def test_changes_cover_every_page_and_input():
     assert set(CHANGES) == {p for p in PAGE_PARAMS if p}
     for page, steps in CHANGES.items():
         assert {PREFIX[page] + k for k, _ in steps} == PAGE_PARAMS[page] - {"r", "sc_data", "sc_pert", "sc_control",
-                                                                           "sc_stratum", "sc_features", "sc_inspect"}
+                                                                           "sc_stratum", "sc_features", "sc_inspect",
+                                                                           "sc_cs_annotation", "sc_cs_sep", "sc_cs_label"}
 
 
 def test_walk_all_pages_after_changing_every_input(baseline):

@@ -187,8 +187,8 @@ def p_value(value, m, n, metric="ap", method="auto", **kwargs) -> float:
     0.0237
     >>> round(p_value(0.75, 4, 30, metric="pr"), 4)  # 3 of the 4 positives in the top 4
     0.0026
-    >>> p_value(0.2, 10, 300, method="mc", draws=10_000, seed=1)  # never zero: (1 + hits) / (1 + draws)
-    0.0026997300269973002
+    >>> round(p_value(0.2, 10, 300, method="mc", draws=10_000, seed=1), 6)  # (1 + 26 hits) / (1 + 10,000)
+    0.0027
     """
     return tail_pvalue(value, m, n, metric, method, **kwargs).p
 
