@@ -10,7 +10,7 @@ import pandas as pd
 
 from ..limits import SCORE_MAX_PERMUTATIONS as MAX_PERMUTATIONS
 from ..limits import check_choice, check_permutations, check_seed, check_threads, check_workers
-from . import _engine
+from . import _adaptive, _engine, conditional
 from ._prepare import Pert, Screen, prepare_screen
 from .fdr import benjamini_hochberg
 from .nulls import LawCache
@@ -53,6 +53,9 @@ class ScoreResult:
         spec = _engine.pert_spec(screen, i, strata, st["seed"])
         exact = st["permutations"] == "all"
         B = 0 if exact else st["permutations"]
+        if B == "auto":  # the draws this perturbation used: the first B of its stream
+            groups = self.groups.set_index(self.groups.columns[0])
+            B = int(groups["permutations"].loc[screen.perts[i].name])
         return _engine.run_batch(comp, [spec], screen.kind, B, exact, keep_null=True)[0].null
 
 
@@ -90,7 +93,7 @@ def _client(scheduler, workers):
 
 
 def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=None, features=None,
-                   similarity="cosine", null="permutation", permutations=999, seed=0,
+                   similarity="cosine", null="permutation", permutations="auto", seed=0,
                    scheduler=None, workers=None, progress=None, threads=None) -> ScoreResult:
     """Per-query AP p-values and a calibrated mAP p-value per perturbation of a profiling screen.
 
@@ -122,9 +125,14 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
         (1 + #{null >= mAP - tol}) / (1 + B), tol = :data:`apnull.law.VALUE_TOL` (1e-12; see
         :func:`apnull.law.permutation_pvalue`). "independent" and "copairs" are approximate
         (see :mod:`apnull.score.nulls`).
-    permutations : int or "all"
-        B, from 1 to 1,000,000 (default 999); "all" enumerates every assignment (at most 200,000
-        per perturbation) and gives p = #{null >= mAP - tol} / #assignments exactly.
+    permutations : "auto", int or "all"
+        "auto" (default): adaptive permutations (:mod:`apnull.score._adaptive`): each p-value's
+        stream is continued in rounds of 100, 400, 1,600, ... draws up to 1,000,000 until its
+        Benjamini-Hochberg decision at FDR 0.01, 0.05 and 0.10 is settled with probability >= 0.999
+        (MMCTest, Gandy & Hahn 2014), stopping early at the 20th null value reaching the observed
+        one (Besag & Clifford 1991, p = 20 / L). B, from 1 to 1,000,000: a fixed number. "all"
+        enumerates every assignment (at most 200,000 per perturbation) and gives p = #{null >= mAP
+        - tol} / #assignments exactly. With null="copairs", "auto" means 999 rows.
     seed : int
         The null stream of perturbation t in stratum s is derived from (seed, str(t), str(s)) only:
         results do not depend on row order or on which other perturbations are in the table.
@@ -141,9 +149,14 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
     Returns
     -------
     ScoreResult
-        ``groups``: [<perturbation column>, n_replicates, mAP, p_value, q_value, null], sorted by
-        p_value then name; ``queries``: [row, <perturbation column>, m, n, ap, precision_at_r, p_value,
-        q_value], ``row`` the 0-based input row; ``skipped``: [<perturbation column>, reason];
+        ``groups``: [<perturbation column>, n_replicates, mAP, p_value, q_value, null,
+        permutations, p_value_bound], sorted by p_value then name; ``queries``: [row, <perturbation
+        column>, m, n, ap, precision_at_r, p_value, q_value, null, permutations, p_value_bound],
+        ``row`` the 0-based input row. ``permutations``: null draws the p-value used (0 for an exact
+        law); ``p_value_bound``: no draw reached the observed value, so p is an upper bound. A
+        query's ``null`` is "exact law" when all its positives share its stratum, else "conditional
+        permutation" (:mod:`apnull.score.conditional`: keeps the query, swaps each positive with a
+        member of its own stratum's pool; calibrated under plate effects); ``skipped``: [<perturbation column>, reason];
         ``warnings``; ``settings``. q-values are Benjamini-Hochberg, across perturbations and across
         queries separately.
 
@@ -176,8 +189,8 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
     run = _check_inputs(null, permutations, seed, progress, threads, scheduler, workers)
     screen = prepare_screen(table, perturbation, control, stratum, features, similarity)
     _check_exact_sizes(screen, run)
-    results = _run(screen, run, scheduler, workers, progress)
-    scored = _pvalues(screen, results, run)
+    results, draws, query_p = _run(screen, run, scheduler, workers, progress)
+    scored = _pvalues(screen, results, run, draws, query_p)
     settings = dict(perturbation=perturbation, control=[control] if isinstance(control, str) else list(control),
                     stratum=stratum, features=len(screen.features), similarity=similarity, null=null,
                     permutations=run.B, seed=run.seed)
@@ -192,7 +205,7 @@ class RunSettings(NamedTuple):
     """The checked settings of a run (``_check_inputs``)."""
 
     null: str                 #: "permutation", "independent" or "copairs"
-    B: object                 #: permutations per perturbation (int), or "all"
+    B: object                 #: permutations per perturbation (int), "auto" or "all"
     exact: bool               #: True when every assignment is enumerated (``B == "all"``)
     seed: int                 #: root of every random stream of the run
     threads: int | None       #: in-process threads (None: one per core)
@@ -200,7 +213,17 @@ class RunSettings(NamedTuple):
     @property
     def run_B(self) -> int:
         """Random permutations the engine draws: B for the permutation null, else 0 (observed only)."""
-        return self.B if self.null == "permutation" and not self.exact else 0
+        return self.B if self.null == "permutation" and isinstance(self.B, int) else 0
+
+    @property
+    def query_B(self):
+        """Draws of a conditional per-query null: B, or "auto" for "auto" and "all"."""
+        return self.B if isinstance(self.B, int) else "auto"
+
+    @property
+    def copairs_B(self) -> int:
+        """Rows of the copairs null: B, or 999 for "auto"."""
+        return self.B if isinstance(self.B, int) else 999
 
 
 class PerturbationScores(NamedTuple):
@@ -212,7 +235,8 @@ class PerturbationScores(NamedTuple):
     n: np.ndarray             #: (k,) negatives of each query: the controls of its stratum
     rows: np.ndarray          #: (k,) input row of each query
     p_value: float            #: the mAP p-value under the run's null
-    query_p: np.ndarray       #: (k,) per-query AP p-values, exact (auto) law of each (m, n)
+    query_p: tuple            #: per-query (p, null label, permutations, bound), each (k,) (conditional)
+    draws: tuple              #: (permutations, bound) of the mAP p-value
 
 
 def _check_inputs(null, permutations, seed, progress, threads, scheduler, workers) -> RunSettings:
@@ -247,23 +271,43 @@ def _check_exact_sizes(screen: Screen, run: RunSettings) -> None:
                              f"(limit {_engine.MAX_EXACT_ASSIGNMENTS:,}); give a number such as 9999")
 
 
-def _run(screen: Screen, run: RunSettings, scheduler, workers, progress) -> dict:
-    """Score every perturbation, in process or on dask.
+def _run(screen: Screen, run: RunSettings, scheduler, workers, progress):
+    """Score every perturbation and every query's p-value, in process or on dask.
 
     Returns
     -------
-    dict
-        {index in ``screen.perts``: :class:`_engine.PerturbationResult`}.
+    results, draws, query_p : dict, dict, dict
+        {index in ``screen.perts``: :class:`_engine.PerturbationResult`}; {index: (permutations,
+        bound) of the mAP p-value}; {index: per-query (p, null label, permutations, bound)}
+        (:func:`conditional.query_pvalues`).
     """
     client, close = _client(scheduler, workers)
     try:
-        return _engine.run_screen(screen, run.seed, run.run_B, run.exact and run.null == "permutation", client,
-                                  progress, threads=run.threads)
+        if run.null == "permutation" and run.B == "auto":
+            results, draws = _adaptive.run_screen_auto(screen, run.seed, client, progress, run.threads)
+        else:
+            results = _engine.run_screen(screen, run.seed, run.run_B, run.exact and run.null == "permutation",
+                                         client, progress, threads=run.threads)
+            draws = {i: _fixed_draws(screen.perts[i], r, run) for i, r in results.items()}
+        query_p = conditional.query_pvalues(screen, results, LawCache(run.seed), run.seed, run.query_B, client,
+                                            run.threads)
+        return results, draws, query_p
     finally:
         close()
 
 
-def _pvalues(screen: Screen, results: dict, run: RunSettings) -> list:
+def _fixed_draws(pert, res, run: RunSettings) -> tuple:
+    """(permutations, bound) of a mAP p-value from a fixed number of draws."""
+    if run.null == "independent":
+        return 0, False
+    if run.exact and run.null == "permutation":
+        sizes = [(len(r), len(s)) for r, s in zip(pert.reps, pert.strata)]
+        return _engine.assignment_count(sizes), False
+    B = run.copairs_B if run.null == "copairs" else run.B
+    return B, bool(run.null == "permutation" and res.p_value <= 1.0 / (1 + B) * (1 + 1e-9))
+
+
+def _pvalues(screen: Screen, results: dict, run: RunSettings, draws: dict, query_p: dict) -> list:
     """The mAP p-value of each perturbation under the run's null, and every query's AP p-value.
 
     Returns
@@ -283,9 +327,9 @@ def _pvalues(screen: Screen, results: dict, run: RunSettings) -> list:
         elif run.null == "independent":
             pval = laws.independent_pvalue(ms, ns, res.ap)
         else:
-            pval = laws.copairs_pvalue(ms, ns, res.map, run.B)
-        out.append(PerturbationScores(p, res, ms, ns, screen.rows[np.concatenate(p.reps)], pval,
-                                      laws.query_pvalues(ms, ns, res.ap)))
+            pval = laws.copairs_pvalue(ms, ns, res.map, run.copairs_B)
+        out.append(PerturbationScores(p, res, ms, ns, screen.rows[np.concatenate(p.reps)], pval, query_p[i],
+                                      draws[i]))
     return out
 
 
@@ -299,8 +343,8 @@ def _group_table(scored: list, run: RunSettings, pcol: str) -> pd.DataFrame:
         sorted by p_value then name (as text).
     """
     label = NULL_LABELS["all" if run.exact else run.null]
-    groups = pd.DataFrame([(s.pert.name, s.pert.k, s.result.map, s.p_value, label) for s in scored],
-                          columns=[pcol, "n_replicates", "mAP", "p_value", "null"])
+    groups = pd.DataFrame([(s.pert.name, s.pert.k, s.result.map, s.p_value, label, *s.draws) for s in scored],
+                          columns=[pcol, "n_replicates", "mAP", "p_value", "null", "permutations", "p_value_bound"])
     groups.insert(4, "q_value", benjamini_hochberg(groups["p_value"].to_numpy()))
     order = sorted(range(len(groups)), key=lambda r: (groups["p_value"].iat[r], str(groups[pcol].iat[r])))
     return groups.iloc[order].reset_index(drop=True)
@@ -320,7 +364,10 @@ def _query_table(scored: list, pcol: str) -> pd.DataFrame:
                             "m": np.concatenate([s.m for s in scored]), "n": np.concatenate([s.n for s in scored]),
                             "ap": np.concatenate([s.result.ap for s in scored]),
                             "precision_at_r": np.concatenate([s.result.precision_at_r for s in scored]),
-                            "p_value": np.concatenate([s.query_p for s in scored])})
+                            "p_value": np.concatenate([s.query_p[0] for s in scored]),
+                            "null": np.concatenate([s.query_p[1] for s in scored]),
+                            "permutations": np.concatenate([s.query_p[2] for s in scored]),
+                            "p_value_bound": np.concatenate([s.query_p[3] for s in scored])})
     queries = queries.sort_values("row", kind="mergesort").reset_index(drop=True)
-    queries["q_value"] = benjamini_hochberg(queries["p_value"].to_numpy())
-    return queries.astype({"row": "int64", "m": "int64", "n": "int64"})
+    queries.insert(7, "q_value", benjamini_hochberg(queries["p_value"].to_numpy()))
+    return queries.astype({"row": "int64", "m": "int64", "n": "int64", "permutations": "int64", "p_value_bound": bool})
