@@ -183,8 +183,10 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
     1               digit_8             4  0.946     0.01
     2                weak_6             4  0.597     0.01
     3               null_08             4  0.511     0.04
-    >>> len(res.queries), list(res.queries.columns)  # one row per replicate query
+    >>> len(res.queries), list(res.queries.columns)[:8]  # one row per replicate query
     (44, ['row', 'Metadata_perturbation', 'm', 'n', 'ap', 'precision_at_r', 'p_value', 'q_value'])
+    >>> res.queries["null"].iat[0]  # one replicate per plate: the positives sit on other plates
+    'conditional permutation'
     """
     run = _check_inputs(null, permutations, seed, progress, threads, scheduler, workers)
     screen = prepare_screen(table, perturbation, control, stratum, features, similarity)
