@@ -306,7 +306,7 @@ def _fixed_draws(pert, res, run: RunSettings) -> tuple:
         sizes = [(len(r), len(s)) for r, s in zip(pert.reps, pert.strata)]
         return _engine.assignment_count(sizes), False
     B = run.copairs_B if run.null == "copairs" else run.B
-    return B, bool(run.null == "permutation" and res.p_value <= 1.0 / (1 + B) * (1 + 1e-9))
+    return B, bool(res.p_value <= 1.0 / (1 + B) * (1 + 1e-9))  # no draw reached the observed mAP
 
 
 def _pvalues(screen: Screen, results: dict, run: RunSettings, draws: dict, query_p: dict) -> list:
