@@ -330,8 +330,8 @@ def _pvalues(screen: Screen, results: dict, run: RunSettings, draws: dict, query
             pval = laws.independent_pvalue(ms, ns, res.ap)
         else:
             pval = laws.copairs_pvalue(ms, ns, res.map, run.copairs_B)
-        out.append(PerturbationScores(p, res, ms, ns, screen.rows[np.concatenate(p.reps)], pval, query_p[i],
-                                      draws[i]))
+        used = draws[i] if run.null != "copairs" else (run.copairs_B, pval <= 1.0 / (1 + run.copairs_B) * (1 + 1e-9))
+        out.append(PerturbationScores(p, res, ms, ns, screen.rows[np.concatenate(p.reps)], pval, query_p[i], used))
     return out
 
 
