@@ -1,7 +1,11 @@
 """Calibration of mAP p-values on real data (scikit-learn's digits): ours vs independent vs copairs.
 
 True-null screens: one digit class split into controls (4 plates) and fake perturbations of 4
-replicates (one per plate), equal (20/20/20/20) or unequal (18/19/21/22) control counts per plate.
+replicates (one per plate), equal (20/20/20/20) or unequal (18/19/21/22) control counts per plate,
+and equal counts with a plate effect (every row of a plate shifted by the plate's own random vector,
+``PLATE_EFFECT`` pixel units per feature). mAP p-values with B fixed and with ``permutations="auto"``;
+per-query p-values from the run's choice (conditional permutation null here, as every query's
+positives sit on other plates) and, for contrast, from the exact law of (m, n).
 Every null is run on the same screens; the table gives the false-positive rate at 0.05 and 0.01 with
 the 99.9% binomial band. Then mixed screens (``digits_mixed_screen``: in each digit class, 10
 perturbations with signal, each replicate mixed 50% with an image of another digit) give the FDR and
@@ -14,17 +18,34 @@ power of BH at q = 0.05. With copairs installed, its own ``mean_average_precisio
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
 
 import numpy as np
 from scipy.stats import binom
 
+import apnull
+
 from apnull.score import benjamini_hochberg, score_profiles
 from apnull.score.example import digits_mixed_screen, digits_null_screen
 
 KW = dict(perturbation="Metadata_perturbation", stratum="Metadata_plate")
-LAYOUTS = {"equal 20/20/20/20": (20, 20, 20, 20), "unequal 18/19/21/22": (18, 19, 21, 22)}
+LAYOUTS = {"equal 20/20/20/20": (20, 20, 20, 20), "unequal 18/19/21/22": (18, 19, 21, 22),
+           "equal + plate effect": (20, 20, 20, 20)}
+#: Standard deviation of a plate's shift, per feature, in pixel units (the pixels range over 0..16).
+PLATE_EFFECT = 3.0
+
+
+def with_plate_effect(table, seed):
+    """Every row of plate p shifted by its own N(0, PLATE_EFFECT^2) vector (controls and perturbations alike)."""
+    rng = np.random.default_rng(1000 + seed)
+    out = table.copy()
+    cols = [c for c in out.columns if c.startswith("px_")]
+    for plate in sorted(out["Metadata_plate"].unique()):
+        rows = out["Metadata_plate"] == plate
+        out.loc[rows, cols] = out.loc[rows, cols].to_numpy() + rng.normal(scale=PLATE_EFFECT, size=len(cols))
+    return out
 #: Signal strength of the mixed screens: each replicate of a real perturbation is (1 - MIX) * its own
 #: image + MIX * an image of another digit.
 MIX = 0.5
@@ -58,23 +79,32 @@ def main(argv=None):
     except ImportError:
         have_copairs = False
     methods = ["permutation", "independent", "copairs"] + (["copairs 0.5.5"] if have_copairs else [])
+    methods.insert(1, "permutation (auto)")
     t0 = time.perf_counter()
     print(f"true-null screens: 10 digit classes x {args.seeds} seeds per layout, 4 replicates, cosine, "
           f"B = {args.permutations}")
     print(f"{'layout':22s} {'method':28s} {'tests':>6s} {'FPR@0.05':>9s} {'band 99.9%':>13s} "
           f"{'FPR@0.01':>9s} {'band 99.9%':>13s}")
     for name, layout in LAYOUTS.items():
-        p = {m: [] for m in methods + ["per-query AP (exact law)"]}
+        p = {m: [] for m in methods + ["per-query AP (auto: conditional)", "per-query AP (exact law)"]}
         for digit in range(10):
             for seed in range(args.seeds):
                 table = digits_null_screen(digit, seed=seed, controls_per_plate=layout)
-                for null in ("permutation", "independent", "copairs"):
-                    res = score_profiles(table, null=null, permutations=args.permutations, seed=seed, **KW)
+                if "plate effect" in name:
+                    table = with_plate_effect(table, seed)
+                for null in ("permutation", "permutation (auto)", "independent", "copairs"):
+                    B = "auto" if null == "permutation (auto)" else args.permutations
+                    res = score_profiles(table, null=null.split()[0], permutations=B, seed=seed, **KW)
                     p[null] += list(res.groups["p_value"])
-                    if null == "permutation":
-                        p["per-query AP (exact law)"] += list(res.queries["p_value"])
+                    if B == "auto":
+                        q = res.queries
+                        p["per-query AP (auto: conditional)"] += list(q["p_value"])
+                        p["per-query AP (exact law)"] += [apnull.null_distribution(m, n).pvalue(a)
+                                                          for m, n, a in zip(q["m"], q["n"], q["ap"])]
                 if have_copairs:
                     p["copairs 0.5.5"] += list(copairs_pvalues(table, args.permutations, seed))
+                print(f"  ({name}, digit {digit}, seed {seed}: {time.perf_counter() - t0:.0f} s)", file=sys.stderr,
+                      flush=True)
         for method, vals in p.items():
             vals = np.array(vals)
             cells = []
@@ -97,7 +127,8 @@ def main(argv=None):
                     pv = copairs_pvalues(table, args.permutations, seed)
                     names, p = pv.index.to_numpy(), pv.to_numpy()
                 else:
-                    g = score_profiles(table, null=null, permutations=args.permutations, seed=seed, **KW).groups
+                    B = "auto" if null == "permutation (auto)" else args.permutations
+                    g = score_profiles(table, null=null.split()[0], permutations=B, seed=seed, **KW).groups
                     names, p = g["Metadata_perturbation"].to_numpy(), g["p_value"].to_numpy()
                 hit = benjamini_hochberg(p) <= 0.05
                 real = np.char.startswith(names.astype(str), "s")

@@ -250,17 +250,20 @@ def check_stratum(stratum, perturbation):
 
 def check_permutations(permutations, null: str = "permutation", maximum: int = SCORE_MAX_PERMUTATIONS,
                        where: str = ""):
-    """B label permutations, a whole number in [1, ``maximum``], or "all" (every assignment, for the
+    """B label permutations, a whole number in [1, ``maximum``], "auto" (adaptive: as many as each
+    p-value's decision needs, up to ``SCORE_MAX_PERMUTATIONS``) or "all" (every assignment, for the
     "permutation" null only). ``where`` ends the range message (e.g. " on this page")."""
     if isinstance(permutations, str):
+        if permutations == "auto":
+            return "auto"
         if permutations != "all":
-            raise ValueError(f"permutations must be a whole number or 'all', got {permutations!r}")
+            raise ValueError(f"permutations must be a whole number, 'auto' or 'all', got {permutations!r}")
         if null != "permutation":
             raise ValueError("permutations='all' applies to null='permutation' only; give a number")
         return "all"
     if isinstance(permutations, (bool, np.bool_)) or not isinstance(permutations, numbers.Real) \
             or not float(permutations).is_integer():
-        raise ValueError(f"permutations must be a whole number or 'all', got {permutations!r}")
+        raise ValueError(f"permutations must be a whole number, 'auto' or 'all', got {permutations!r}")
     B = int(permutations)
     if not 1 <= B <= maximum:
         raise ValueError(f"permutations must be between 1 and {maximum:,}{where}, got {B:,}")

@@ -74,8 +74,17 @@ def test_json_document(screen_csv):
     assert status == 0 and set(doc) >= {"settings", "groups", "queries"}
     assert doc["settings"]["null"] == "copairs" and doc["settings"]["features"] == 64
     assert set(doc["groups"][0]) == {"Metadata_perturbation", "n_replicates", "mAP", "mAP_normalized", "p_value",
-                                     "q_value", "significant", "null"}
+                                     "q_value", "significant", "null", "permutations", "p_value_bound"}
     assert len(doc["queries"]) == 44 and "precision_at_r" in doc["queries"][0]
+
+
+def test_permutations_auto(screen_csv):
+    status, out, _ = cli(["score", screen_csv, *BASE, "--permutations", "auto", "--json"])
+    doc = json.loads(out)
+    assert status == 0 and doc["settings"]["permutations"] == "auto"
+    top = {g["Metadata_perturbation"]: g for g in doc["groups"]}["digit_3"]
+    assert top["permutations"] > 999 and top["p_value"] < 1e-3
+    assert {q["null"] for q in doc["queries"]} == {"conditional permutation"}
 
 
 def test_ranking_form(tmp_path):
@@ -91,6 +100,8 @@ def test_ranking_form(tmp_path):
 
 @pytest.mark.parametrize("extra, msg", [
     (["--permutations", "0"], "--permutations must be at least 1"),
+    (["--permutations", "automatic"], "--permutations must be 'auto', 'all' or a whole number from 1 to 1,000,000"),
+    (["--permutations", "2.5"], "--permutations must be 'auto', 'all' or a whole number"),
     (["--seed", "x"], "--seed must be a whole number"),
     (["--workers", "2", "--scheduler", "tcp://h:1"], "not allowed with argument"),
     (["--similarity", "jaccard"], "invalid choice"),

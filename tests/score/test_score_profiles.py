@@ -65,7 +65,10 @@ def test_queries_match_brute_force_and_exact_law():
         assert (q["m"], q["n"]) == (pos.size, neg.size)
         assert abs(q["ap"] - apnull.average_precision(rel)) < 1e-12
         assert q["precision_at_r"] == pytest.approx(rel[:pos.size].mean())
-        assert q["p_value"] == apnull.null_distribution(pos.size, neg.size).pvalue(q["ap"])
+        if q["null"] == "exact law":  # all positives on the query's plate
+            assert q["p_value"] == apnull.null_distribution(pos.size, neg.size).pvalue(q["ap"])
+        else:  # positives on other plates: the conditional permutation null (tests/score/test_score_auto.py)
+            assert plate[pos].tolist() != [plate[i]] * pos.size and q["permutations"] == 99
     maps = res.queries.groupby("Metadata_perturbation")["ap"].mean()
     got = res.groups.set_index("Metadata_perturbation")["mAP"]
     np.testing.assert_allclose(got.loc[maps.index], maps, atol=1e-12)
@@ -75,19 +78,20 @@ def test_result_shape_and_order():
     res = score_profiles(digits_screen(), perturbation="Metadata_perturbation", stratum="Metadata_plate")
     assert isinstance(res, ScoreResult)
     assert list(res.groups.columns) == ["Metadata_perturbation", "n_replicates", "mAP", "mAP_normalized", "p_value",
-                                       "q_value", "significant", "null"]
+                                       "q_value", "significant", "null", "permutations", "p_value_bound"]
     assert list(res.queries.columns) == ["row", "Metadata_perturbation", "m", "n", "ap", "precision_at_r",
-                                         "p_value", "q_value"]
+                                         "p_value", "q_value", "null", "permutations", "p_value_bound"]
     assert list(res.skipped.columns) == ["Metadata_perturbation", "reason"]
     key = list(zip(res.groups["p_value"], res.groups["Metadata_perturbation"]))
     assert key == sorted(key)
     assert res.settings == dict(perturbation="Metadata_perturbation", control=["DMSO"], stratum="Metadata_plate",
-                                features=64, similarity="cosine", null="permutation", permutations=999, seed=0,
+                                features=64, similarity="cosine", null="permutation", permutations="auto", seed=0,
                                 nan="error", dropped_features=[], dropped_rows=[], alpha=0.05,
                                 positives_differ_by=None)
     top = set(res.groups["Metadata_perturbation"].head(3))
     assert top == {"digit_3", "digit_8", "weak_6"}
-    assert (res.groups["p_value"] >= 1 / 1000).all()
+    assert (res.groups["p_value"] >= 1 / 1_000_001).all()
+    assert (res.groups["permutations"] <= 1_000_000).all()
 
 
 def test_seed_invariance_to_row_order_and_other_perturbations():

@@ -3,7 +3,7 @@
 Two forms:
 
 - profiles: ``apnull score FILE --perturbation COL [--control VALUE ...] [--stratum COL]
-  [--features REGEX] [--similarity S] [--null N] [--permutations B|all] [--seed S]
+  [--features REGEX] [--similarity S] [--null N] [--permutations auto|B|all] [--seed S]
   [--workers N | --scheduler ADDRESS] [--out-queries F] [--out-groups F] [--json]``
   (see :func:`apnull.score.score_profiles`);
 - rankings: ``apnull score FILE [--out-queries F] [--json]`` when FILE has the columns query, item,
@@ -35,9 +35,16 @@ from ._common import Progress, add_json, int_arg, writable_path
 __all__ = ["add_parser", "run"]
 
 def _permutations(text):
-    if text.strip().lower() == "all":
-        return "all"
-    return int_arg("--permutations", 1, MAX_PERMUTATIONS)(text)
+    word = text.strip().lower()
+    if word in ("auto", "all"):
+        return word
+    try:
+        return int_arg("--permutations", 1, MAX_PERMUTATIONS)(text)
+    except argparse.ArgumentTypeError as exc:
+        if "whole number" not in str(exc):
+            raise
+        raise argparse.ArgumentTypeError(f"--permutations must be 'auto', 'all' or a whole number from 1 to "
+                                         f"{MAX_PERMUTATIONS:,}, got {text!r}") from None
 
 
 def _regex(text):
@@ -76,8 +83,9 @@ def add_parser(subparsers):
     p.add_argument("--similarity", choices=SIMILARITIES, default="cosine", help="default cosine")
     p.add_argument("--null", choices=NULLS, default="permutation",
                    help="mAP null: permutation (exact, default); independent, copairs (approximate)")
-    p.add_argument("--permutations", metavar="B", type=_permutations, default=999,
-                   help=f"permutations per perturbation, 1..{MAX_PERMUTATIONS:,}, or 'all' (default 999)")
+    p.add_argument("--permutations", metavar="auto|B|all", type=_permutations, default="auto",
+                   help=f"permutations per p-value: 'auto' (default: as many as each BH decision needs, up to "
+                        f"{MAX_PERMUTATIONS:,}), a fixed B in 1..{MAX_PERMUTATIONS:,}, or 'all' assignments")
     p.add_argument("--seed", metavar="S", type=int_arg("--seed", 0), default=0, help="seed (default 0)")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--workers", metavar="N", type=int_arg("--workers", 1, 256), help="start a local dask cluster of N workers")

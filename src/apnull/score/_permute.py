@@ -150,3 +150,56 @@ def random_ap_rows(m, n, B, key):  # pragma: no cover - compiled
             s += (i + 1.0) / (srt[i] + 1.0)
         out[b] = s / m
     return out
+
+
+@numba.njit(cache=True, nogil=True)
+def draw_assignment(pool, keys, counters, D):  # pragma: no cover - compiled
+    """One random assignment into D (k pool indices), continuing each stratum's stream at counters[s].
+
+    The draws of :func:`perturbation_scores`, one at a time: stratum s takes k_s distinct members of
+    pool_s from the SplitMix64 stream keys[s], starting at uniform index counters[s] (updated in place).
+    """
+    pos = 0
+    for s in range(keys.size):
+        ks = pool.rep_hi[s] - pool.rep_lo[s]
+        counters[s] = _draw_distinct(keys[s], counters[s], ks + pool.n[s], pool.offset[s], D, pos, ks)
+        pos += ks
+
+
+@numba.njit(cache=True, nogil=True)
+def sequential_scores(reps, controls, kind, keys, counters, drawn, reached, target, h, tol):  # pragma: no cover
+    """Continue perturbation t's permutation stream up to ``target`` draws (a sequential p-value).
+
+    Draw b of t is the b-th assignment of :func:`perturbation_scores` with the same ``keys``: the
+    streams continue at ``counters`` (one per stratum, updated in place), so a run in rounds draws
+    exactly what one long run would. Counting starts from ``drawn`` draws of which ``reached`` had a
+    null mAP >= mAP - ``tol``. If ``reached < h`` on entry, drawing stops as soon as ``reached``
+    reaches ``h`` (Besag & Clifford's stopping rule); otherwise it goes on to ``target``.
+
+    Returns
+    -------
+    ap, pr : (k,) observed per-query tie-aware AP and Precision@R
+    map_obs : float, the observed mAP
+    drawn, reached : int, draws so far and how many reached ``map_obs - tol``
+    stopped : bool, True when this call stopped at the h-th exceedance
+    """
+    k = reps.X.shape[0]
+    pool = pool_layout(reps, controls, kind)
+    ap = np.empty(k)
+    pr = np.empty(k)
+    fwork = np.empty((1, k))
+    iwork = np.empty((4, k), dtype=np.int64)
+    map_obs = evaluate(pool.observed, True, ap, pr, fwork, iwork, controls, pool, kind)
+    D = np.empty(k, dtype=np.int64)
+    early = reached < h
+    stopped = False
+    while drawn < target:
+        draw_assignment(pool, keys, counters, D)
+        v = evaluate(D, False, ap, pr, fwork, iwork, controls, pool, kind)  # ap, pr not written
+        drawn += 1
+        if v >= map_obs - tol:
+            reached += 1
+            if early and reached >= h:
+                stopped = True
+                break
+    return ap, pr, map_obs, drawn, reached, stopped

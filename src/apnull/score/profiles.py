@@ -3,26 +3,22 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from ..limits import SCORE_MAX_PERMUTATIONS as MAX_PERMUTATIONS
 from ..limits import check_choice, check_permutations, check_seed, check_threads, check_workers
-from . import _engine
+from . import _adaptive, _engine, conditional
 from ._keys import combine_columns, key_of
-from ._prepare import Pert, Screen, prepare_screen
-from .fdr import benjamini_hochberg
+from ._prepare import Screen, prepare_screen
 from .nulls import LawCache
-from .positives import query_positives
+from ._results import NULL_LABELS, RunSettings, fixed_draws, group_table, pvalues, query_table
 from .summary import activity_summary, add_activity_columns, check_alpha
 
 __all__ = ["score_profiles", "ScoreResult", "NULLS", "MAX_PERMUTATIONS", "NULL_LABELS"]
 
 NULLS = ("permutation", "independent", "copairs")
-NULL_LABELS = {"permutation": "permutation", "all": "permutation (all assignments, exact)",
-               "independent": "independent (approximate)", "copairs": "copairs (approximate)"}
 
 
 @dataclass
@@ -61,6 +57,9 @@ class ScoreResult:
         spec = _engine.pert_spec(screen, i, strata, st["seed"])
         exact = st["permutations"] == "all"
         B = 0 if exact else st["permutations"]
+        if B == "auto":  # the draws this perturbation used: the first B of its stream
+            groups = self.groups.set_index(self.groups.columns[0])
+            B = int(groups["permutations"].loc[screen.perts[i].name])
         return _engine.run_batch(comp, [spec], screen.kind, B, exact, keep_null=True)[0].null
 
 
@@ -102,7 +101,7 @@ open_client = _client
 
 
 def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=None, features=None,
-                   similarity="cosine", null="permutation", permutations=999, seed=0,
+                   similarity="cosine", null="permutation", permutations="auto", seed=0,
                    scheduler=None, workers=None, progress=None, threads=None, nan="error",
                    alpha=0.05, positives_differ_by=None) -> ScoreResult:
     """Per-query AP p-values and a calibrated mAP p-value per perturbation of a profiling screen.
@@ -139,9 +138,16 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
         (1 + #{null >= mAP - tol}) / (1 + B), tol = :data:`apnull.law.VALUE_TOL` (1e-12; see
         :func:`apnull.law.permutation_pvalue`). "independent" and "copairs" are approximate
         (see :mod:`apnull.score.nulls`).
-    permutations : int or "all"
-        B, from 1 to 1,000,000 (default 999); "all" enumerates every assignment (at most 200,000
-        per perturbation) and gives p = #{null >= mAP - tol} / #assignments exactly.
+    permutations : "auto", int or "all"
+        "auto" (default): adaptive permutations (:mod:`apnull.score._adaptive`): each p-value's
+        stream is continued in rounds of 100, 400, 1,600, ... draws up to 1,000,000 until its
+        Benjamini-Hochberg decision at FDR 0.01, 0.05 and 0.10 is settled with probability >= 0.999
+        (MMCTest, Gandy & Hahn 2014), stopping early at the 20th null value reaching the observed
+        one (Besag & Clifford 1991, p = 20 / L). B, from 1 to 1,000,000: a fixed number. "all"
+        enumerates every assignment (at most 200,000 per perturbation) and gives p = #{null >= mAP
+        - tol} / #assignments exactly. With null="copairs", "auto" means 999 rows.
+        With ``positives_differ_by``, "auto" means a fixed 999 (the adaptive rounds do not apply the
+        pair rule), said in ``warnings``.
     seed : int
         The null stream of perturbation t in stratum s is derived from (seed, str(t), str(s)) only:
         results do not depend on row order or on which other perturbations are in the table.
@@ -172,10 +178,16 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
     -------
     ScoreResult
         ``groups``: [<perturbation column(s)>, n_replicates, mAP, mAP_normalized, p_value, q_value,
-        significant, null], sorted by p_value then name; mAP_normalized = (mAP - E) / (1 - E), E the
-        mean over t's queries of the exact E[AP](m, n); significant = q_value <= alpha
-        (see :mod:`apnull.score.summary`; ``.activity`` counts them); ``queries``: [row, <perturbation column>, m, n, ap, precision_at_r, p_value,
-        q_value], ``row`` the 0-based input row; ``skipped``: [<perturbation column>, reason];
+        significant, null, permutations, p_value_bound], sorted by p_value then name; mAP_normalized
+        = (mAP - E) / (1 - E), E the mean over t's queries of the exact E[AP](m, n); significant =
+        q_value <= alpha (see :mod:`apnull.score.summary`; ``.activity`` counts them); ``queries``:
+        [row, <perturbation column(s)>, m, n, ap, precision_at_r, p_value, q_value, null,
+        permutations, p_value_bound], ``row`` the 0-based input row. ``permutations``: null draws the
+        p-value used (0 for an exact law); ``p_value_bound``: no draw reached the observed value, so
+        p is an upper bound. A query's ``null`` is "exact law" when all its positives share its
+        stratum (or ``positives_differ_by`` is given), else "conditional permutation"
+        (:mod:`apnull.score.conditional`: keeps the query, swaps each positive with a member of its
+        own stratum's pool; calibrated under plate effects); ``skipped``: [<perturbation column>, reason];
         ``warnings``; ``settings``. q-values are Benjamini-Hochberg, across perturbations and across
         queries separately.
 
@@ -202,8 +214,10 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
     1               digit_8             4  0.946     0.01
     2                weak_6             4  0.597     0.01
     3               null_08             4  0.511     0.04
-    >>> len(res.queries), list(res.queries.columns)  # one row per replicate query
+    >>> len(res.queries), list(res.queries.columns)[:8]  # one row per replicate query
     (44, ['row', 'Metadata_perturbation', 'm', 'n', 'ap', 'precision_at_r', 'p_value', 'q_value'])
+    >>> res.queries["null"].iat[0]  # one replicate per plate: the positives sit on other plates
+    'conditional permutation'
     """
     run = _check_inputs(null, permutations, seed, progress, threads, scheduler, workers)
     alpha = check_alpha(alpha)
@@ -211,49 +225,26 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
     screen = prepare_screen(keyed.table, keyed.column, control, stratum, features, similarity, nan,
                             positives_differ_by)
     _check_exact_sizes(screen, run)
-    results = _run(screen, run, scheduler, workers, progress)
-    scored = _pvalues(screen, results, run)
+    if screen.codes is not None and run.B == "auto":  # the adaptive rounds do not apply the pair rule
+        run = run._replace(B=999)
+        screen.warnings.append("positives_differ_by: the mAP p-values use a fixed B = 999 permutations "
+                               "(adaptive permutations do not apply the pair rule); give permutations= for more")
+    results, draws, query_p = _run(screen, run, scheduler, workers, progress)
+    scored = pvalues(screen, results, run, draws, query_p)
     settings = dict(perturbation=perturbation, control=[control] if isinstance(control, str) else list(control),
                     stratum=stratum, features=len(screen.features), similarity=similarity, null=null,
                     permutations=run.B, seed=run.seed, nan=nan, dropped_features=list(screen.dropped_features),
                     dropped_rows=list(screen.dropped_rows), alpha=alpha,
                     positives_differ_by=positives_differ_by)
     pcol = keyed.column
-    queries = _query_table(scored, pcol)
-    groups = add_activity_columns(_group_table(scored, run, pcol), queries, pcol, alpha)
+    queries = query_table(scored, pcol)
+    groups = add_activity_columns(group_table(scored, run, pcol), queries, pcol, alpha)
     return ScoreResult(groups=keyed.expand(groups), queries=keyed.expand(queries),
                        skipped=keyed.expand(pd.DataFrame(screen.skipped, columns=[pcol, "reason"])),
                        warnings=list(screen.warnings), settings=settings, _screen=screen)
 
 
 # -- the stages of score_profiles ----------------------------------------------------------------------
-
-class RunSettings(NamedTuple):
-    """The checked settings of a run (``_check_inputs``)."""
-
-    null: str                 #: "permutation", "independent" or "copairs"
-    B: object                 #: permutations per perturbation (int), or "all"
-    exact: bool               #: True when every assignment is enumerated (``B == "all"``)
-    seed: int                 #: root of every random stream of the run
-    threads: int | None       #: in-process threads (None: one per core)
-
-    @property
-    def run_B(self) -> int:
-        """Random permutations the engine draws: B for the permutation null, else 0 (observed only)."""
-        return self.B if self.null == "permutation" and not self.exact else 0
-
-
-class PerturbationScores(NamedTuple):
-    """One perturbation's scores and p-values (``_pvalues``)."""
-
-    pert: Pert                #: the perturbation (name, strata, replicate rows)
-    result: _engine.PerturbationResult  #: per-query AP and Precision@R, mAP, permutation p-value
-    m: np.ndarray             #: (k,) positives of each query: k - 1
-    n: np.ndarray             #: (k,) negatives of each query: the controls of its stratum
-    rows: np.ndarray          #: (k,) input row of each query
-    p_value: float            #: the mAP p-value under the run's null
-    query_p: np.ndarray       #: (k,) per-query AP p-values, exact (auto) law of each (m, n)
-
 
 def _check_inputs(null, permutations, seed, progress, threads, scheduler, workers) -> RunSettings:
     """Check the run's arguments (not the table: ``prepare_screen`` does) with :mod:`apnull.limits`.
@@ -287,84 +278,27 @@ def _check_exact_sizes(screen: Screen, run: RunSettings) -> None:
                              f"(limit {_engine.MAX_EXACT_ASSIGNMENTS:,}); give a number such as 9999")
 
 
-def _run(screen: Screen, run: RunSettings, scheduler, workers, progress) -> dict:
-    """Score every perturbation, in process or on dask.
+def _run(screen: Screen, run: RunSettings, scheduler, workers, progress):
+    """Score every perturbation and every query's p-value, in process or on dask.
 
     Returns
     -------
-    dict
-        {index in ``screen.perts``: :class:`_engine.PerturbationResult`}.
+    results, draws, query_p : dict, dict, dict
+        {index in ``screen.perts``: :class:`_engine.PerturbationResult`}; {index: (permutations,
+        bound) of the mAP p-value}; {index: per-query (p, null label, permutations, bound)}
+        (:func:`conditional.query_pvalues`), or None with ``positives_differ_by`` (exact laws of the
+        kept m, in ``_pvalues``).
     """
     client, close = _client(scheduler, workers)
     try:
-        return _engine.run_screen(screen, run.seed, run.run_B, run.exact and run.null == "permutation", client,
-                                  progress, threads=run.threads)
+        if run.null == "permutation" and run.B == "auto":
+            results, draws = _adaptive.run_screen_auto(screen, run.seed, client, progress, run.threads)
+        else:
+            results = _engine.run_screen(screen, run.seed, run.run_B, run.exact and run.null == "permutation",
+                                         client, progress, threads=run.threads)
+            draws = {i: fixed_draws(screen.perts[i], r, run) for i, r in results.items()}
+        query_p = None if screen.codes is not None else conditional.query_pvalues(
+            screen, results, LawCache(run.seed), run.seed, run.query_B, client, run.threads)
+        return results, draws, query_p
     finally:
         close()
-
-
-def _pvalues(screen: Screen, results: dict, run: RunSettings) -> list:
-    """The mAP p-value of each perturbation under the run's null, and every query's AP p-value.
-
-    Returns
-    -------
-    list of PerturbationScores
-        In ``screen.perts`` order: ``pert``, ``result``, ``m``, ``n``, ``rows``, ``p_value``, ``query_p``.
-    """
-    laws = LawCache(run.seed)
-    out = []
-    for i, p in enumerate(screen.perts):
-        res = results[i]
-        ms = query_positives(screen.codes, p.reps)
-        ns = np.concatenate([np.full(len(r), len(screen.controls[s])) for r, s in zip(p.reps, p.strata)])
-        rows = screen.rows[np.concatenate(p.reps)]
-        if (ms == 0).any():  # positives_differ_by left these queries no positive: no AP
-            has = ms > 0
-            ms, ns, rows = ms[has], ns[has], rows[has]
-            res = res._replace(ap=res.ap[has], precision_at_r=res.precision_at_r[has])
-        if run.null == "permutation":
-            pval = res.p_value
-        elif run.null == "independent":
-            pval = laws.independent_pvalue(ms, ns, res.ap)
-        else:
-            pval = laws.copairs_pvalue(ms, ns, res.map, run.B)
-        out.append(PerturbationScores(p, res, ms, ns, rows, pval,
-                                      laws.query_pvalues(ms, ns, res.ap)))
-    return out
-
-
-def _group_table(scored: list, run: RunSettings, pcol: str) -> pd.DataFrame:
-    """The perturbation table.
-
-    Returns
-    -------
-    DataFrame
-        [<pcol>, n_replicates, mAP, p_value, q_value (BH across perturbations), null (its label)],
-        sorted by p_value then name (as text).
-    """
-    label = NULL_LABELS["all" if run.exact else run.null]
-    groups = pd.DataFrame([(s.pert.name, s.pert.k, s.result.map, s.p_value, label) for s in scored],
-                          columns=[pcol, "n_replicates", "mAP", "p_value", "null"])
-    groups.insert(4, "q_value", benjamini_hochberg(groups["p_value"].to_numpy()))
-    order = sorted(range(len(groups)), key=lambda r: (groups["p_value"].iat[r], str(groups[pcol].iat[r])))
-    return groups.iloc[order].reset_index(drop=True)
-
-
-def _query_table(scored: list, pcol: str) -> pd.DataFrame:
-    """The query table.
-
-    Returns
-    -------
-    DataFrame
-        [row (0-based input row), <pcol>, m, n, ap, precision_at_r, p_value, q_value (BH across
-        queries)], sorted by row.
-    """
-    queries = pd.DataFrame({"row": np.concatenate([s.rows for s in scored]),
-                            pcol: [s.pert.name for s in scored for _ in range(len(s.m))],
-                            "m": np.concatenate([s.m for s in scored]), "n": np.concatenate([s.n for s in scored]),
-                            "ap": np.concatenate([s.result.ap for s in scored]),
-                            "precision_at_r": np.concatenate([s.result.precision_at_r for s in scored]),
-                            "p_value": np.concatenate([s.query_p for s in scored])})
-    queries = queries.sort_values("row", kind="mergesort").reset_index(drop=True)
-    queries["q_value"] = benjamini_hochberg(queries["p_value"].to_numpy())
-    return queries.astype({"row": "int64", "m": "int64", "n": "int64"})

@@ -1,0 +1,197 @@
+"""Adaptive permutations and the conditional per-query null: definitions, validity, determinism, limits."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import binom, binomtest
+from score_helpers import reference_ap, tiny_screen
+
+from apnull.law import count_reached
+from apnull.score import _adaptive, _engine, _permute, digits_screen, score_profiles
+from apnull.score._prepare import prepare_screen
+
+KW = dict(perturbation="Metadata_perturbation", stratum="Metadata_plate")
+
+
+def test_schedule_and_clopper_pearson():
+    assert _adaptive.schedule() == [100, 400, 1600, 6400, 25600, 102400, 409600, 1_000_000]
+    assert _adaptive.schedule(cap=400) == [100, 400]
+    for g, L in [(0, 100), (3, 100), (20, 57), (100, 100)]:
+        lo, hi = _adaptive.clopper_pearson(g, L, 0.01)
+        ci = binomtest(g, L).proportion_ci(confidence_level=0.99, method="exact")
+        assert lo == pytest.approx(ci.low, abs=1e-12) and hi == pytest.approx(ci.high, abs=1e-12)
+
+
+def test_undecided_is_between_bh_on_the_two_ends():
+    lo = np.array([0.0, 0.0, 0.2, 1e-6])
+    hi = np.array([1e-4, 0.5, 0.9, 0.04])
+    # BH at 0.05 on hi rejects unit 0 only; on lo it rejects 0, 1, 3 (and 2: 0.2 > 0.05): undecided 1, 3
+    assert _adaptive.undecided(lo, hi, (0.05,)).tolist() == [False, True, False, True]
+
+
+def test_sequential_pvalue_definition():
+    p, bound = _adaptive.sequential_pvalue([20, 3, 0], [57, 999, 1000], [True, False, False])
+    np.testing.assert_allclose(p, [20 / 57, 4 / 1000, 1 / 1001])
+    assert bound.tolist() == [False, False, True]
+
+
+def _spec(table, seed=0):
+    screen = prepare_screen(table, "Metadata_perturbation", "DMSO", "Metadata_plate", None, "cosine")
+    strata = sorted(screen.controls)
+    comp = _engine.prepare_component(strata, [screen.X[screen.controls[s]] for s in strata], screen.kind)
+    return screen, comp, strata
+
+
+def test_rounds_continue_one_stream():
+    """Round r + 1 continues the streams: two calls draw what one call draws, and what a fixed run draws."""
+    screen, comp, strata = _spec(digits_screen(seed=5))
+    i = next(j for j, p in enumerate(screen.perts) if p.name == "null_05")
+    sp = _engine.pert_spec(screen, i, strata, 11)
+    null = _engine.run_batch(comp, [sp], screen.kind, 300, False, keep_null=True)[0].null
+    c = np.zeros(sp.keys.size, dtype=np.uint64)
+    _, _, m, L, g, stop = _permute.sequential_scores(sp.replicates, comp.controls, 0, sp.keys, c, 0, 0, 120, 10**9, 1e-12)
+    assert (L, g, stop) == (120, count_reached(null[:120], m), False)
+    _, _, m2, L, g, stop = _permute.sequential_scores(sp.replicates, comp.controls, 0, sp.keys, c, L, g, 300, 10**9, 1e-12)
+    assert m2 == m and (L, g, stop) == (300, count_reached(null, m), False)
+    # Besag-Clifford: stops at the draw of the h-th exceedance
+    c = np.zeros(sp.keys.size, dtype=np.uint64)
+    _, _, _, L, g, stop = _permute.sequential_scores(sp.replicates, comp.controls, 0, sp.keys, c, 0, 0, 300, 5, 1e-12)
+    hits = np.flatnonzero(null >= m - 1e-12)
+    assert stop and g == 5 and L == hits[4] + 1
+
+
+def test_auto_pvalues_match_their_definition():
+    """Each reported p-value is H / L (stopped at the H-th exceedance) or (1 + g) / (1 + L) over the
+    first L draws of the perturbation's stream, L the reported permutations."""
+    res = score_profiles(digits_screen(seed=6), permutations="auto", seed=2, **KW)
+    assert res.settings["permutations"] == "auto"
+    for _, row in res.groups.iterrows():
+        null = res.null_maps(row["Metadata_perturbation"])
+        L = int(row["permutations"])
+        assert null.size == L and 1 <= L <= _adaptive.CAP
+        g = count_reached(null, row["mAP"])
+        stopped = g == _adaptive.H and null[-1] >= row["mAP"] - 1e-12
+        want = g / L if stopped else (1 + g) / (1 + L)
+        assert row["p_value"] == pytest.approx(want, rel=1e-12)
+        assert bool(row["p_value_bound"]) == (g == 0)
+    strong = res.groups.set_index("Metadata_perturbation").loc[["digit_3", "digit_8"]]
+    assert (strong["permutations"] > 999).all() and (strong["p_value"] < 1e-3).all()
+
+
+def test_cap_gives_a_bound():
+    screen = prepare_screen(digits_screen(), "Metadata_perturbation", "DMSO", "Metadata_plate", None, "cosine")
+    results, draws = _adaptive.run_screen_auto(screen, 0, cap=400, threads=1)
+    names = [p.name for p in screen.perts]
+    i = names.index("digit_3")
+    assert draws[i] == (400, True) and results[i].p_value == 1 / 401
+    assert max(L for L, _ in draws.values()) <= 400
+
+
+def _conditional_exact_p(table, row):
+    """Exact conditional p of the query at ``row``: every swap of its positives enumerated."""
+    X = table.filter(regex="^f").to_numpy(float)
+    X = X / np.linalg.norm(X, axis=1, keepdims=True)
+    lab = table["Metadata_pert"].to_numpy()
+    plate = table["Metadata_plate"].to_numpy()
+    t = lab[row]
+    others = [r for r in np.flatnonzero(lab == t) if r != row]
+    pools = {s: [r for r in np.flatnonzero(((lab == t) | (lab == "DMSO")) & (plate == s)) if r != row]
+             for s in sorted(set(plate[others]))}
+    sim = X[row] @ X.T
+
+    def ap_of(pos):
+        pool_q = np.flatnonzero(((lab == t) | (lab == "DMSO")) & (plate == plate[row]))
+        neg = [r for r in pool_q if r != row and r not in pos]
+        return reference_ap(sim, list(pos), neg)
+
+    obs = ap_of(others)
+    per = [list(itertools.combinations(pools[s], int(np.sum(plate[others] == s)))) for s in pools]
+    vals = [ap_of([r for part in combo for r in part]) for combo in itertools.product(*per)]
+    return float(np.mean(np.array(vals) >= obs - 1e-12))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_conditional_null_matches_enumeration(seed):
+    rng = np.random.default_rng(seed)
+    table = tiny_screen(rng, {"A": (6, {"t": 2, "u": 1}), "B": (5, {"t": 1, "u": 2})})
+    B = 4000
+    res = score_profiles(table, perturbation="Metadata_pert", stratum="Metadata_plate", permutations=B, seed=seed)
+    q = res.queries
+    assert set(q["null"]) == {"conditional permutation"} and (q["permutations"] == B).all()
+    for _, r in q.iterrows():
+        p = _conditional_exact_p(table, int(r["row"]))
+        sd = np.sqrt(p * (1 - p) / B) + 1 / B
+        assert abs(r["p_value"] - p) < 5 * sd, (r["row"], r["p_value"], p)
+
+
+def test_exact_law_where_positives_share_the_plate():
+    rng = np.random.default_rng(3)
+    table = tiny_screen(rng, {"A": (8, {"t": 3}), "B": (7, {"u": 2, "v": 1}), "C": (6, {"v": 1})})
+    q = score_profiles(table, perturbation="Metadata_pert", stratum="Metadata_plate", permutations=99).queries
+    assert q.groupby("Metadata_pert")["null"].first().to_dict() == {
+        "t": "exact law", "u": "exact law", "v": "conditional permutation"}
+    assert (q.loc[q["null"] == "exact law", "permutations"] == 0).all()
+
+
+def _plate_effect_screen(rng, perts=150, plates=4, controls=(20, 20, 20, 20), effect=0.8, d=12):
+    """True-null screen, one replicate per plate, a strong additive plate effect."""
+    rows, X = [], []
+    shift = rng.normal(scale=effect, size=(plates, d))
+    for s in range(plates):
+        for _ in range(controls[s]):
+            rows.append(("DMSO", s))
+        for t in range(perts):
+            rows.append((f"t{t:03d}", s))
+    for _, s in rows:
+        X.append(shift[s] + rng.normal(size=d))
+    df = pd.DataFrame(rows, columns=["Metadata_pert", "Metadata_plate"])
+    return pd.concat([df, pd.DataFrame(np.array(X), columns=[f"f{i}" for i in range(d)])], axis=1)
+
+
+def test_validity_on_a_true_null_screen_with_plate_effect():
+    """P(p <= a) <= a within the 99.9% binomial band, for mAP and per-query p-values (auto)."""
+    table = _plate_effect_screen(np.random.default_rng(8))
+    res = score_profiles(table, perturbation="Metadata_pert", stratum="Metadata_plate", seed=5)
+    for p in (res.groups["p_value"], res.queries["p_value"]):
+        for a in (0.05, 0.2):
+            hi = binom.ppf(0.9995, p.size, a) / p.size
+            assert (p <= a).mean() <= hi
+    # the conditional null is not the conservative exact law: near-nominal at 0.2 on the queries
+    lo = binom.ppf(0.0005, res.queries.shape[0], 0.2) / res.queries.shape[0]
+    assert (res.queries["p_value"] <= 0.2).mean() >= lo
+
+
+def test_same_results_for_any_threads_and_row_order():
+    table = digits_screen(seed=7)
+    kw = dict(KW, permutations="auto", seed=4)
+    one = score_profiles(table, threads=1, **kw)
+    two = score_profiles(table.sample(frac=1.0, random_state=1), threads=2, **kw)
+    cols = ["Metadata_perturbation", "mAP", "p_value", "permutations", "p_value_bound"]
+    pd.testing.assert_frame_equal(one.groups[cols], two.groups[cols], check_exact=True)
+    a = one.queries.drop(columns="row").sort_values(["Metadata_perturbation", "n", "ap"]).reset_index(drop=True)
+    b = two.queries.drop(columns="row").sort_values(["Metadata_perturbation", "n", "ap"]).reset_index(drop=True)
+    pd.testing.assert_frame_equal(a.drop(columns="q_value"), b.drop(columns="q_value"), check_exact=True)
+
+
+def test_dask_equals_in_process():
+    from dask.distributed import Client, LocalCluster
+
+    table = digits_screen(seed=4)
+    kw = dict(KW, permutations="auto", seed=3)
+    local = score_profiles(table, **kw)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        far = score_profiles(table, scheduler=client, **kw)
+    pd.testing.assert_frame_equal(local.groups, far.groups, check_exact=True)
+    pd.testing.assert_frame_equal(local.queries, far.queries, check_exact=True)
+
+
+@pytest.mark.parametrize("bad, msg", [("automatic", "'auto'"), (0, "between 1 and"), (2.5, "whole number"),
+                                      (True, "whole number")])
+def test_bad_permutations(bad, msg):
+    with pytest.raises(ValueError, match=msg):
+        score_profiles(digits_screen(), permutations=bad, **KW)
