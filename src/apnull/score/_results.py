@@ -67,7 +67,7 @@ def fixed_draws(pert, res, run: RunSettings) -> tuple:
     return B, bool(res.p_value <= 1.0 / (1 + B) * (1 + 1e-9))  # no draw reached the observed mAP
 
 
-def pvalues(screen: Screen, results: dict, run: RunSettings, draws: dict, query_p: dict | None) -> list:
+def pvalues(screen: Screen, results: dict, run: RunSettings, draws: dict, query_p: dict) -> list:
     """The mAP p-value of each perturbation under the run's null, and every query's AP p-value.
 
     Returns
@@ -93,7 +93,7 @@ def pvalues(screen: Screen, results: dict, run: RunSettings, draws: dict, query_
         else:
             pval = laws.copairs_pvalue(ms, ns, res.map, run.copairs_B)
         used = draws[i] if run.null != "copairs" else (run.copairs_B, pval <= 1.0 / (1 + run.copairs_B) * (1 + 1e-9))
-        if query_p is None:  # positives_differ_by: the exact law of each query's kept m
+        if not (ms == p.k - 1).all():  # positives_differ_by left positives out: the exact law of the kept m
             k = ms.size
             qp = (laws.query_pvalues(ms, ns, res.ap), np.full(k, conditional.QUERY_NULLS["exact"], dtype=object),
                   np.zeros(k, dtype=np.int64), np.zeros(k, dtype=bool))

@@ -185,7 +185,7 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
         permutations, p_value_bound], ``row`` the 0-based input row. ``permutations``: null draws the
         p-value used (0 for an exact law); ``p_value_bound``: no draw reached the observed value, so
         p is an upper bound. A query's ``null`` is "exact law" when all its positives share its
-        stratum (or ``positives_differ_by`` is given), else "conditional permutation"
+        stratum (or ``positives_differ_by`` leaves some of its positives out), else "conditional permutation"
         (:mod:`apnull.score.conditional`: keeps the query, swaps each positive with a member of its
         own stratum's pool; calibrated under plate effects); ``skipped``: [<perturbation column>, reason];
         ``warnings``; ``settings``. q-values are Benjamini-Hochberg, across perturbations and across
@@ -286,8 +286,8 @@ def _run(screen: Screen, run: RunSettings, scheduler, workers, progress):
     results, draws, query_p : dict, dict, dict
         {index in ``screen.perts``: :class:`_engine.PerturbationResult`}; {index: (permutations,
         bound) of the mAP p-value}; {index: per-query (p, null label, permutations, bound)}
-        (:func:`conditional.query_pvalues`), or None with ``positives_differ_by`` (exact laws of the
-        kept m, in ``_pvalues``).
+        (:func:`conditional.query_pvalues`; where ``positives_differ_by`` leaves a query out,
+        ``pvalues`` uses the exact laws of the kept m instead).
     """
     client, close = _client(scheduler, workers)
     try:
@@ -297,8 +297,8 @@ def _run(screen: Screen, run: RunSettings, scheduler, workers, progress):
             results = _engine.run_screen(screen, run.seed, run.run_B, run.exact and run.null == "permutation",
                                          client, progress, threads=run.threads)
             draws = {i: fixed_draws(screen.perts[i], r, run) for i, r in results.items()}
-        query_p = None if screen.codes is not None else conditional.query_pvalues(
-            screen, results, LawCache(run.seed), run.seed, run.query_B, client, run.threads)
+        query_p = conditional.query_pvalues(screen, results, LawCache(run.seed), run.seed, run.query_B, client,
+                                            run.threads)
         return results, draws, query_p
     finally:
         close()
