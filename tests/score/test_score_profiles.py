@@ -75,8 +75,9 @@ def test_result_shape_and_order():
     res = score_profiles(digits_screen(), perturbation="Metadata_perturbation", stratum="Metadata_plate")
     assert isinstance(res, ScoreResult)
     assert list(res.groups.columns) == ["Metadata_perturbation", "n_replicates", "mAP", "p_value", "q_value", "null"]
+    # the scores, then the stratum and metadata of each row, so the table joins back to the screen
     assert list(res.queries.columns) == ["row", "Metadata_perturbation", "m", "n", "ap", "precision_at_r",
-                                         "p_value", "q_value"]
+                                         "p_value", "q_value", "Metadata_plate", "Metadata_kind", "Metadata_digit"]
     assert list(res.skipped.columns) == ["Metadata_perturbation", "reason"]
     key = list(zip(res.groups["p_value"], res.groups["Metadata_perturbation"]))
     assert key == sorted(key)

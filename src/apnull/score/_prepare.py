@@ -9,7 +9,9 @@ import numpy as np
 import pandas as pd
 
 from ..limits import SCORE_MAX_STRATUM_CONTROLS as MAX_STRATUM_CONTROLS
-from ..limits import check_column, check_regex, check_stratum
+from ..limits import check_column, check_stratum
+from ._columns import select_features
+from ._scale import degenerate_rows, euclidean_rows, unit_rows
 
 __all__ = ["Screen", "prepare_screen", "SIMILARITIES", "MAX_STRATUM_CONTROLS", "ONE_STRATUM"]
 
@@ -49,36 +51,7 @@ class Screen:
     skipped: list = field(default_factory=list)   # (name, reason)
     warnings: list = field(default_factory=list)
     features: list = field(default_factory=list)
-
-
-def _select_features(table, features, exclude) -> list:
-    cols = [c for c in table.columns if c not in exclude]
-    if features is None:
-        chosen = [c for c in cols if not str(c).startswith("Metadata_")
-                  and pd.api.types.is_numeric_dtype(table[c]) and not pd.api.types.is_bool_dtype(table[c])]
-        if not chosen:
-            raise ValueError("no numeric feature columns found (feature columns are the numeric columns "
-                             "whose names do not start with 'Metadata_'); pass features= a list or a regex")
-        return chosen
-    if isinstance(features, str):
-        pattern = check_regex(features, "features regex")
-        chosen = [c for c in cols if pattern.search(str(c))]
-        if not chosen:
-            raise ValueError(f"features regex {features!r} matches no column; the columns are "
-                             f"{', '.join(repr(str(c)) for c in cols[:8])}{' ...' if len(cols) > 8 else ''}")
-    else:
-        chosen = [check_column(table, c, "feature") for c in list(features)]
-        if not chosen:
-            raise ValueError("features is an empty list; give at least 1 feature column")
-    for c in chosen:
-        col = table[c]
-        if not pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
-            bad = pd.to_numeric(col, errors="coerce").isna() & col.notna()
-            example = f" (e.g. {col[bad].iloc[0]!r} in row {int(np.flatnonzero(bad.to_numpy())[0])})" \
-                if bad.any() else ""
-            raise ValueError(f"feature column {str(c)!r} is not numeric{example}; leave it out with "
-                             "features= or fix the values")
-    return chosen
+    left_out: list = field(default_factory=list)  # (column, reason) of every column not a feature
 
 
 def _canonical(X: np.ndarray, idx: np.ndarray) -> np.ndarray:
@@ -120,7 +93,7 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity) 
         hint = (f"did you mean {', '.join(repr(c) for c in close)}?" if close else
                 f"values seen: {', '.join(repr(str(v)) for v in seen[:6])}{' ...' if len(seen) > 6 else ''}")
         raise ValueError(f"no control rows: column {pcol!r} never equals {' or '.join(map(repr, controls))}; {hint}")
-    feats = _select_features(table, features, {pcol} | ({scol} if scol else set()))
+    feats, left_out = select_features(table, features, {pcol} | ({scol} if scol else set()))
     used = np.flatnonzero(keep)
     values = table[feats].to_numpy(dtype=float, na_value=np.nan)[used]
     bad = ~np.isfinite(values)
@@ -132,17 +105,12 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity) 
                          f"(first rows: {_rows_text(used[np.flatnonzero(bad.any(axis=1))])}); drop or impute "
                          "those rows, or leave the columns out with features=")
     kind = 1 if similarity == "euclidean" else 0
-    X = values
-    if similarity == "correlation":
-        X = X - X.mean(axis=1, keepdims=True)
-    if kind == 0:
-        norms = np.sqrt(np.sum(X * X, axis=1))
-        zero = norms == 0
-        if zero.any():
-            why = "all-zero features" if similarity == "cosine" else "the same value in every feature"
-            raise ValueError(f"rows {_rows_text(used[zero])} have {why}, so {similarity} similarity is "
-                             "undefined; drop them or use similarity='euclidean'")
-        X = X / norms[:, None]
+    zero = degenerate_rows(values, similarity)
+    if zero.any():
+        why = "all-zero features" if similarity == "cosine" else "the same value in every feature"
+        raise ValueError(f"rows {_rows_text(used[zero])} have {why}, so {similarity} similarity is "
+                         "undefined; drop them or use similarity='euclidean'")
+    X = euclidean_rows(values) if kind == 1 else unit_rows(values, centre=similarity == "correlation")
     X = np.ascontiguousarray(X, dtype=np.float64)
     meta = pd.DataFrame({"p": label_text[used],
                          "s": table[scol].astype(str).to_numpy()[used] if scol else ONE_STRATUM})
@@ -185,4 +153,4 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity) 
         raise ValueError(f"nothing to score: no perturbation has 2 or more replicates with controls in "
                          f"their strata ({reasons})")
     return Screen(X=X, rows=used, kind=kind, controls=ctl_by, perts=perts, skipped=skipped,
-                  warnings=warnings, features=[str(f) for f in feats])
+                  warnings=warnings, features=[str(f) for f in feats], left_out=left_out)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -10,7 +11,8 @@ import pandas as pd
 
 from ..limits import SCORE_MAX_PERMUTATIONS as MAX_PERMUTATIONS
 from ..limits import check_choice, check_permutations, check_seed, check_threads, check_workers
-from . import _engine
+from . import _engine, _outputs
+from ._connect import connect
 from ._prepare import Pert, Screen, prepare_screen
 from .fdr import benjamini_hochberg
 from .nulls import LawCache
@@ -54,39 +56,6 @@ class ScoreResult:
         exact = st["permutations"] == "all"
         B = 0 if exact else st["permutations"]
         return _engine.run_batch(comp, [spec], screen.kind, B, exact, keep_null=True)[0].null
-
-
-def _distributed():
-    """dask.distributed, or a ValueError saying how to install it (it is the optional 'dask' extra)."""
-    try:
-        import dask.distributed
-    except ImportError:
-        raise ValueError("scheduler=/workers= need dask.distributed, which is not installed: "
-                         "pip install 'apnull[dask]' (or run without them, in process)") from None
-    return dask.distributed
-
-
-def _client(scheduler, workers):
-    """(dask client or None, a function that closes what was opened) for checked scheduler/workers."""
-    if workers is not None:
-        dd = _distributed()
-        Client, LocalCluster = dd.Client, dd.LocalCluster
-        cluster = LocalCluster(n_workers=int(workers), threads_per_worker=1, dashboard_address=None)
-        client = Client(cluster)
-        return client, lambda: (client.close(), cluster.close())
-    if scheduler is None:
-        return None, lambda: None
-    Client = _distributed().Client
-    if isinstance(scheduler, Client):
-        return scheduler, lambda: None
-    if not isinstance(scheduler, str) or not scheduler:
-        raise ValueError(f"scheduler must be a dask scheduler address such as 'tcp://host:8786' or a "
-                         f"dask.distributed.Client, got {scheduler!r}")
-    try:
-        client = Client(scheduler, timeout="10s")
-    except (OSError, TimeoutError) as exc:
-        raise ValueError(f"cannot reach the dask scheduler at {scheduler!r}: {exc}") from None
-    return client, client.close
 
 
 def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=None, features=None,
@@ -143,8 +112,13 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
     ScoreResult
         ``groups``: [<perturbation column>, n_replicates, mAP, p_value, q_value, null], sorted by
         p_value then name; ``queries``: [row, <perturbation column>, m, n, ap, precision_at_r, p_value,
-        q_value], ``row`` the 0-based input row; ``skipped``: [<perturbation column>, reason];
-        ``warnings``; ``settings``. q-values are Benjamini-Hochberg, across perturbations and across
+        q_value, <stratum>, <metadata columns>...], ``row`` the 0-based position among the input's data
+        rows, then the stratum and every text or ``Metadata_*`` column of that row;
+        ``skipped``: [<perturbation column>, reason]; ``warnings`` (including one when perturbations
+        sit at the p-value floor 1/(1 + B)); ``settings`` (with ``perturbation_column``, the name of
+        the perturbation column in the tables: an input name the tables use themselves, such as
+        ``null`` or ``mAP``, gets ``_input`` appended; ``columns_left_out``: every column not used as
+        a feature, with the reason). q-values are Benjamini-Hochberg, across perturbations and across
         queries separately.
 
     Raises
@@ -170,20 +144,33 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
     1               digit_8             4  0.946     0.01
     2                weak_6             4  0.597     0.01
     3               null_08             4  0.511     0.04
-    >>> len(res.queries), list(res.queries.columns)  # one row per replicate query
+    >>> len(res.queries), list(res.queries.columns)[:8]  # one row per replicate query
     (44, ['row', 'Metadata_perturbation', 'm', 'n', 'ap', 'precision_at_r', 'p_value', 'q_value'])
     """
     run = _check_inputs(null, permutations, seed, progress, threads, scheduler, workers)
     screen = prepare_screen(table, perturbation, control, stratum, features, similarity)
     _check_exact_sizes(screen, run)
+    start = time.monotonic()
     results = _run(screen, run, scheduler, workers, progress)
+    seconds = time.monotonic() - start
     scored = _pvalues(screen, results, run)
+    pname = _outputs.output_name(perturbation)
     settings = dict(perturbation=perturbation, control=[control] if isinstance(control, str) else list(control),
                     stratum=stratum, features=len(screen.features), similarity=similarity, null=null,
-                    permutations=run.B, seed=run.seed)
-    return ScoreResult(groups=_group_table(scored, run, perturbation), queries=_query_table(scored, perturbation),
-                       skipped=pd.DataFrame(screen.skipped, columns=[perturbation, "reason"]),
-                       warnings=list(screen.warnings), settings=settings, _screen=screen)
+                    permutations=run.B, seed=run.seed, perturbation_column=pname,
+                    columns_left_out=[{"column": c, "reason": r} for c, r in screen.left_out],
+                    row=_outputs.ROW_NOTE)
+    groups = _group_table(scored, run, pname)
+    queries = _outputs.carry_metadata(_query_table(scored, pname), table,
+                                      _outputs.carried_columns(table, screen.features, perturbation, stratum))
+    warnings = list(screen.warnings)
+    floor = _outputs.floor_warning(groups["p_value"], run.B if run.null == "permutation" and not run.exact
+                                   else None, seconds)
+    if floor:
+        warnings.append(floor)
+    return ScoreResult(groups=groups, queries=queries,
+                       skipped=pd.DataFrame(screen.skipped, columns=[pname, "reason"]),
+                       warnings=warnings, settings=settings, _screen=screen)
 
 
 # -- the stages of score_profiles ----------------------------------------------------------------------
@@ -255,7 +242,7 @@ def _run(screen: Screen, run: RunSettings, scheduler, workers, progress) -> dict
     dict
         {index in ``screen.perts``: :class:`_engine.PerturbationResult`}.
     """
-    client, close = _client(scheduler, workers)
+    client, close = connect(scheduler, workers)
     try:
         return _engine.run_screen(screen, run.seed, run.run_B, run.exact and run.null == "permutation", client,
                                   progress, threads=run.threads)
