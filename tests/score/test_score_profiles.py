@@ -81,8 +81,13 @@ def test_result_shape_and_order():
     assert list(res.skipped.columns) == ["Metadata_perturbation", "reason"]
     key = list(zip(res.groups["p_value"], res.groups["Metadata_perturbation"]))
     assert key == sorted(key)
-    assert res.settings == dict(perturbation="Metadata_perturbation", control=["DMSO"], stratum="Metadata_plate",
-                                features=64, similarity="cosine", null="permutation", permutations=999, seed=0)
+    expected = dict(perturbation="Metadata_perturbation", control=["DMSO"], stratum="Metadata_plate",
+                    features=64, similarity="cosine", null="permutation", permutations=999, seed=0)
+    assert {k: res.settings[k] for k in expected} == expected
+    assert res.settings["perturbation_column"] == "Metadata_perturbation"
+    assert res.settings["columns_left_out"] == [
+        {"column": c, "reason": "metadata (name starts with Metadata_)"} for c in ("Metadata_kind", "Metadata_digit")]
+    assert "0-based" in res.settings["row"]
     top = set(res.groups["Metadata_perturbation"].head(3))
     assert top == {"digit_3", "digit_8", "weak_6"}
     assert (res.groups["p_value"] >= 1 / 1000).all()
