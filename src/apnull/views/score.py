@@ -174,7 +174,11 @@ LINK_SETTINGS = {"sc_pert": "perturbation column", "sc_control": "control", "sc_
 
 def link_settings(params: dict) -> str:
     """The settings a link carries, as "control = DMSO, B = 9999" (empty when it carries none)."""
-    parts = [f"{word} = {_short(params[k], 30)}" for k, word in LINK_SETTINGS.items() if params.get(k)]
+    def cut(text):
+        text = str(text)
+        return text if len(text) <= 30 else text[:30] + "..."
+
+    parts = [f"{word} = {cut(params[k])}" for k, word in LINK_SETTINGS.items() if params.get(k)]
     return ", ".join(parts)
 
 
