@@ -217,3 +217,22 @@ def test_floor_warning_and_p_text():
     from apnull.score import p_text
 
     assert p_text(0.001) == "0.001" and p_text(1e-5) == "1e-05" and p_text(0.0) != "0"
+
+
+def test_special_files_are_written_in_place(tmp_path, monkeypatch):
+    """A device or pipe target (/dev/stdout, /dev/full) is written into, never renamed over."""
+    import apnull.score._atomic as atomic
+
+    target = tmp_path / "device"
+    target.write_text("")
+    inode = target.stat().st_ino
+    monkeypatch.setattr(atomic.os.path, "isfile", lambda p: False)
+    atomic_write(str(target), lambda p: open(p, "w").write("a,b\n"))
+    assert target.stat().st_ino == inode and target.read_text() == "a,b\n"
+
+    def full(p):
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(ValueError, match="cannot write .*No space left"):
+        atomic_write(str(target), full)
+    assert target.stat().st_ino == inode

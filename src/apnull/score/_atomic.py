@@ -10,6 +10,8 @@ Two rules protect a user's only copy of a screen:
    system) only once the write succeeded. A failed write (full disk, permission, unwritable
    folder) removes the temporary file, leaves any old target byte-for-byte as it was, and raises
    ``ValueError`` with one readable sentence (the CLI prints it as one line and exits 2).
+   A target that exists and is not a regular file (``/dev/stdout``, a named pipe, a device) is
+   written in place instead: renaming over it would replace the device node itself.
 """
 
 from __future__ import annotations
@@ -78,6 +80,9 @@ def atomic_write(path: str, write) -> None:
     """
     folder = os.path.dirname(os.path.abspath(path)) or "."
     base = os.path.basename(path)
+    if os.path.exists(path) and not os.path.isfile(path):
+        _write_special(path, write)
+        return
     tmp = None
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{base}.", suffix=".tmp", dir=folder)
@@ -102,6 +107,16 @@ def atomic_write(path: str, write) -> None:
                 os.unlink(tmp)
             except OSError:
                 pass
+
+
+def _write_special(path: str, write) -> None:
+    """Write straight into an existing non-regular file (``/dev/stdout``, a pipe, a device): renaming
+    over it would replace the device node itself, so it is written in place; errors as one sentence."""
+    try:
+        write(path)
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ValueError(f"cannot write {path}: {' '.join(str(reason).split())[:160]}") from None
 
 
 def write_table(df, path: str) -> None:
