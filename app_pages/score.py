@@ -8,6 +8,7 @@ from apnull.ui import (bound_choice, bound_float, bound_int, bound_select, bound
                        show_figure)
 from apnull.ui import score_cache as cache
 from apnull.views import score as view
+from apnull.views import score_inputs as inputs
 
 EXAMPLE = "example"
 UPLOAD = "upload"
@@ -46,7 +47,7 @@ else:
         if table is not None:
             st.caption(f"Using **{name}**, uploaded earlier in this session; drop another file above to replace it.")
     if table is None:
-        waiting = view.link_settings(st.query_params.to_dict())
+        waiting = inputs.link_settings(st.query_params.to_dict())
         if waiting:
             st.info(f"This link's settings ({waiting}) wait for the file they were made with: upload it and "
                     "they apply.", icon=":material/link:")
@@ -57,16 +58,16 @@ else:
     st.caption(f"{name}: {len(table):,} rows, {table.shape[1]:,} columns.")
 
 # --- settings: what the widgets show is what is applied (and what the URL holds) -------------------
-cache.use_table(digest, view.table_defaults(table))
+cache.use_table(digest, inputs.table_defaults(table))
 c1, c2, c3, c4 = st.columns(4)
-perturbation = bound_choice("Perturbation column", "sc_pert", view.perturbation_options(table), container=c1,
+perturbation = bound_choice("Perturbation column", "sc_pert", inputs.perturbation_options(table), container=c1,
                             help="The column naming each profile's perturbation (compound, gene, ...); "
                                  "its values are compared as text.")
 control_text = bound_text("Control value(s)", "sc_control", "", container=c2,
                           help="The value(s) of the perturbation column that mark controls; several are separated "
                                "by commas. A new table starts with a control-like value of it (DMSO, control, "
                                "...), else its most frequent value.")
-stratum = bound_choice("Stratum (plate or batch)", "sc_stratum", view.stratum_options(table, perturbation),
+stratum = bound_choice("Stratum (plate or batch)", "sc_stratum", inputs.stratum_options(table, perturbation),
                        container=c3, help="Optional. Replicates are compared with the controls of their own "
                                           "stratum, and labels are shuffled within each stratum.")
 features = bound_text("Feature columns (regex)", "sc_features", "", container=c4,
@@ -89,7 +90,7 @@ fdr = bound_float("FDR level q", "sc_fdr", 0.05, step=0.01, format="%.3g", conta
                   help="Perturbations with q-value at most this are called hits (coloured in the volcano plot).")
 
 with st.expander("How the p-values are made", icon=":material/functions:"):
-    st.markdown(view.METHOD_TEXT)
+    st.markdown(inputs.METHOD_TEXT)
 
 with guard():
     settings = view.make_settings(table, perturbation, control_text, stratum, features,
@@ -98,7 +99,7 @@ with guard():
     plan = cache.cached_plan(digest, settings.key()[:5], table, settings.plan_kwargs())
 
 # --- the plan: what will be used, before anything is scored ----------------------------------------
-st.markdown(view.plan_summary(plan))
+st.markdown(inputs.plan_summary(plan))
 with st.expander(f"Plan: {len(plan.strata):,} strata, {len(plan.left_out):,} columns left out, "
                  f"{len(plan.skipped):,} perturbations to skip"):
     st.dataframe(plan.strata, hide_index=True, key="plan_strata")

@@ -35,6 +35,7 @@ import streamlit as st
 from ..memo import Memo
 from ..score import digits_screen, read_table, score_profiles, screen_plan
 from ..views import score as view
+from ..views import score_inputs as inputs
 from .state import forget_param
 
 __all__ = ["UPLOADS", "SCORES", "PLANS", "MAX_UPLOADS", "MAX_UPLOAD_BYTES", "MAX_SCORES", "MAX_SCORE_BYTES",
@@ -115,9 +116,9 @@ def use_table(digest: str, defaults: dict) -> None:
             if key not in state and key not in st.query_params:
                 state[key] = value
     else:
-        saved[previous] = {k: state[k] for k in view.TABLE_KEYS if k in state}
+        saved[previous] = {k: state[k] for k in inputs.TABLE_KEYS if k in state}
         restore = saved.get(digest, defaults)
-        for key in view.TABLE_KEYS:
+        for key in inputs.TABLE_KEYS:
             if key in restore:
                 state[key] = restore[key]
             else:
