@@ -236,3 +236,10 @@ def test_special_files_are_written_in_place(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="cannot write .*No space left"):
         atomic_write(str(target), full)
     assert target.stat().st_ino == inode
+
+
+def test_ranking_queries_are_text(tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_text("query,item,score,relevant\n1,a,3,1\n1,b,2,0\n1.0,a,3,0\n1.0,b,2,1\n01,a,1,1\n01,b,2,0\n")
+    status, out, _ = run(["score", str(path), "--json"])
+    assert status == 0 and [q["query"] for q in json.loads(out)["queries"]] == ["1", "1.0", "01"]

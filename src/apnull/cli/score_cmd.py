@@ -121,7 +121,7 @@ def run(args, out, err) -> int:
     """Run ``apnull score`` with parsed ``args``; writes to ``out``/``err``; returns 0."""
     check_outputs([args.file], [("--out-queries", args.out_queries), ("--out-groups", args.out_groups)])
     ranking_form = args.perturbation is None
-    table = read_table(args.file, labels=None if ranking_form else [args.perturbation, args.stratum])
+    table = read_table(args.file, labels=["query", "item"] if ranking_form else [args.perturbation, args.stratum])
     if ranking_form:
         missing = [c for c in RANKING_COLUMNS if c not in table.columns]
         if missing:
