@@ -155,3 +155,17 @@ def test_no_input_gives_a_traceback(tmp_path_factory, argv, body):
     if status == 2:
         assert err.getvalue().startswith("apnull: error: ") and err.getvalue().count("\n") == 1
     assert path.read_bytes() == before
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.one_of(st.binary(max_size=300),
+                      st.text(alphabet=st.sampled_from(list('a,1.\n"\t;xNA-e ')), max_size=200).map(str.encode)),
+       name=st.sampled_from(["t.csv", "t.tsv", "t.parquet", "t.csv.gz", "t"]),
+       labels=st.sampled_from([None, ["a"], ["1", "a", "zz"]]))
+def test_read_table_reads_or_says_why(data, name, labels):
+    try:
+        table = read_table(data, name=name, labels=labels)
+    except ValueError as exc:
+        assert str(exc) and "\n" not in str(exc).strip()
+    else:
+        assert isinstance(table, pd.DataFrame) and table.shape[0] >= 1
