@@ -7,6 +7,7 @@ from apnull.score import MAX_FILE_BYTES, NULLS, SIMILARITIES
 from apnull.ui import (bound_choice, bound_float, bound_int, bound_select, bound_text, download_csv, guard, intro,
                        show_figure)
 from apnull.ui import score_cache as cache
+from apnull.ui.consistency_step import consistency_step
 from apnull.views import score as view
 from apnull.views import score_inputs as inputs
 
@@ -213,3 +214,5 @@ st.caption(f"Each cell: {view.CALIBRATION_LAYOUTS}. Measured by {view.CALIBRATIO
            f"{view.CALIBRATION_FDR}")
 download_csv(calibration, "calibration.csv", label="Download the calibration table (CSV)",
              key="download_calibration")
+
+consistency_step(table, settings.perturbation, settings.control, groups, digest=digest, file_name=file_name, auto=auto)

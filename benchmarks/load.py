@@ -14,6 +14,13 @@ seconds (uniform, seeded per user) between interactions:
     to_quantiles, to_lookup, to_ranking     page switches (as the sidebar does)
     set_k       k on the ranking editor     preset  another ranking preset (the ranking changes)
 
+``--lesson all``: every page of the sidebar in its order, one number input changed on each
+(interactions named after the page: to_densities, set_densities_M, to_quantiles, set_quantiles_M,
+to_lookup, set_lookup_m, to_binning, set_binning_power, to_hypergeometric, set_hypergeometric_k,
+to_ranking, set_ranking_k, to_sampled, set_sampled_k), then the score page with its bundled
+example: to_score, click_score (the Score button), click_score_volcano (a click on one point of the
+volcano plot, which shows that perturbation's null).
+
 ``--values free`` (default): each user picks its own values from small sets (seeded per user), so
 users rarely share a cache entry: the hard case.  ``--values class``: everyone types the values the
 teacher dictates (the same sequence for all users), so after the first user the others mostly hit
@@ -71,8 +78,24 @@ import harness  # noqa: E402
 
 INTERACTIONS = ("open", "set_M", "set_N", "set_draws", "to_quantiles", "to_lookup", "to_ranking", "set_k",
                 "preset")
+# --lesson all: every page of the sidebar, one input changed on each, in the sidebar's order:
+# (url path, name of the input, label prefix of its number input, values a user picks from)
+ALL_PAGES = (
+    ("densities", "M", "M (positives", (4, 5, 6, 8)),
+    ("quantiles", "M", "M (positives", (4, 5, 6, 8)),
+    ("lookup", "m", "m (positives", (3, 4, 5, 8, 10)),
+    ("binning", "power", "power", (1.1, 1.2, 1.3, 1.5, 2.0)),
+    ("hypergeometric", "k", "k (top positions", (2, 3, 4, 5, 8)),
+    ("ranking", "k", "k, the cut-off", (1, 2, 4, 5, 6)),
+    ("sampled", "k", "k (cut-off", (5, 10, 20, 50)),
+    ("score", "", "", ()),
+)
+SCORE_BUTTON = "Score"
+ALL_INTERACTIONS = tuple(name for page, inp, _, _ in ALL_PAGES for name in (
+    (f"to_{page}", "click_score", "click_score_volcano") if page == "score" else (f"to_{page}", f"set_{page}_{inp}")))
 # (url path, minimum plotly charts the page shows after a good run)
-PAGES = {"densities": 2, "quantiles": 1, "lookup": 1, "ranking": 1}
+PAGES = {"densities": 2, "quantiles": 1, "lookup": 1, "ranking": 1, "binning": 1, "hypergeometric": 1,
+         "sampled": 1, "score": 0}
 LABELS = {  # widget labels (prefix match, so small wording changes do not break the lesson)
     "M": "M (positives",
     "N": "N (negatives",
@@ -81,7 +104,7 @@ LABELS = {  # widget labels (prefix match, so small wording changes do not break
     "preset": "Preset",
 }
 CHOICES = {"M": (4, 5, 6, 8), "N": (30, 40, 60), "draws": (5_000, 10_000, 20_000), "k": (1, 2, 4, 5, 6)}
-GOAL_P95 = 2.0
+GOAL_P95 = 1.0
 
 
 # --- results ---------------------------------------------------------------------------------
@@ -205,6 +228,7 @@ class WsSession:
         self.query = ""
         self.page = ""
         self.widgets: dict[str, object] = {}  # label -> element proto (last seen)
+        self.charts: dict[str, object] = {}  # widget id -> plotly chart element with a selection
         self.sent_states: dict[str, object] = {}  # widget id -> WidgetState we set on this page
         self.running = False
         self.finished: list[tuple[float, str]] = []  # (time, status) of script_finished
@@ -261,8 +285,10 @@ class WsSession:
                 el = delta.new_element
                 etype = el.WhichOneof("type")
                 self.elements.append((etype, el))
-                if etype in ("number_input", "radio"):
+                if etype in ("number_input", "radio", "button"):
                     self.widgets[getattr(el, etype).label] = el
+                elif etype == "plotly_chart" and el.plotly_chart.id:
+                    self.charts[el.plotly_chart.id] = el
         self.changed.set()
 
     # requests ----------------------------------------------------------------------------
@@ -341,6 +367,7 @@ class WsSession:
         self.page = path
         self.sent_states = {}
         self.widgets = {}
+        self.charts = {}
         return await self._run(self._request(page_hash=page_hash, query=""), PAGES.get(path, 0))
 
     def widget(self, prefix: str):
@@ -378,6 +405,42 @@ class WsSession:
         return await self._run(self._request(page_hash=self.pages.get(self.page, "")), PAGES.get(self.page, 0))
 
 
+    async def press(self, label: str) -> float:
+        """Click the button labelled ``label`` (a trigger for one run, as the browser sends it)."""
+        from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+        w = self.widget(label).button
+        payload = self._request(page_hash=self.pages.get(self.page, ""))
+        msg = self.BackMsg()
+        msg.ParseFromString(payload)
+        msg.rerun_script.widget_states.widgets.add().CopyFrom(WidgetState(id=w.id, trigger_value=True))
+        return await self._run(msg.SerializeToString(), PAGES.get(self.page, 0))
+
+    async def click_point(self, key: str, rng: random.Random) -> float:
+        """Click one point of the plotly chart whose widget id contains ``key`` (a selection event
+        naming the point's customdata, as plotly.js reports a click)."""
+        import json
+
+        from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+        ids = [i for i in self.charts if key in i]
+        if not ids:
+            raise AssertionError(f"no selectable chart {key!r} on /{self.page}")
+        el = self.charts[ids[0]].plotly_chart
+        points = [(c, j, i, x, y, cd) for c, trace in enumerate(json.loads(el.spec).get("data", []))
+                  for j, (x, y, cd) in enumerate(zip(trace.get("x") or (), trace.get("y") or (),
+                                                     trace.get("customdata") or ()))
+                  for i in [j]]
+        if not points:
+            raise AssertionError(f"chart {key!r} has no point with customdata")
+        c, j, i, x, y, cd = rng.choice(points)
+        selection = {"selection": {"points": [{"curve_number": c, "point_number": j, "point_index": i, "x": x,
+                                               "y": y, "customdata": cd}],
+                                   "point_indices": [i], "box": [], "lasso": []}}
+        self.sent_states[el.id] = WidgetState(id=el.id, string_value=json.dumps(selection))
+        return await self._run(self._request(page_hash=self.pages.get(self.page, "")), PAGES.get(self.page, 0))
+
+
 def rngs(uid: int, args) -> tuple[random.Random, random.Random]:
     """(values, pauses): class mode gives every user the same values, never the same pauses."""
     return random.Random(7 if args.values == "class" else 1000 + uid), random.Random(5000 + uid)
@@ -390,22 +453,9 @@ async def ws_user(uid: int, base: str, args, stats: Stats, start_at: float) -> N
     step = "open"
     try:
         for rnd in range(args.rounds):
-            plan = [
-                ("open", lambda: sess.open("densities") if rnd == 0 else sess.switch("densities")),
-                ("set_M", lambda: sess.set(LABELS["M"], pick(rng, CHOICES["M"], sess.current(LABELS["M"])))),
-                ("set_N", lambda: sess.set(LABELS["N"], pick(rng, CHOICES["N"], sess.current(LABELS["N"])))),
-                ("set_draws", lambda: sess.set(LABELS["draws"],
-                                               pick(rng, CHOICES["draws"], sess.current(LABELS["draws"])))),
-                ("to_quantiles", lambda: sess.switch("quantiles")),
-                ("to_lookup", lambda: sess.switch("lookup")),
-                ("to_ranking", lambda: sess.switch("ranking")),
-                ("set_k", lambda: sess.set(LABELS["k"], pick(rng, CHOICES["k"], sess.current(LABELS["k"])))),
-                ("preset", lambda: sess.set(LABELS["preset"], pick(
-                    rng, [o for o in sess.widget(LABELS["preset"]).radio.options if o != "Random"],
-                    sess.current(LABELS["preset"])))),
-            ]
+            plan = lesson_plan(args.lesson, sess, rng, rnd)
             for step, action in plan:
-                if step != "open" or rnd > 0:
+                if rnd > 0 or step != plan[0][0]:
                     await asyncio.sleep(pause.uniform(*args.think))
                 try:
                     stats.ok(step, await action())
@@ -418,6 +468,40 @@ async def ws_user(uid: int, base: str, args, stats: Stats, start_at: float) -> N
         stats.lose(uid, step, f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}")
     finally:
         await sess.close()
+
+
+def lesson_plan(lesson: str, sess: "WsSession", rng: random.Random, rnd: int) -> list:
+    """The (interaction name, coroutine factory) steps of one round of ``lesson`` for one user."""
+    def go(path):
+        return (lambda: sess.open(path)) if rnd == 0 and not sess.pages else (lambda: sess.switch(path))
+
+    def change(label, choices):
+        return lambda: sess.set(label, pick(rng, choices, sess.current(label)))
+
+    if lesson == "lesson":
+        return [
+            ("open", go("densities")),
+            ("set_M", change(LABELS["M"], CHOICES["M"])),
+            ("set_N", change(LABELS["N"], CHOICES["N"])),
+            ("set_draws", change(LABELS["draws"], CHOICES["draws"])),
+            ("to_quantiles", lambda: sess.switch("quantiles")),
+            ("to_lookup", lambda: sess.switch("lookup")),
+            ("to_ranking", lambda: sess.switch("ranking")),
+            ("set_k", change(LABELS["k"], CHOICES["k"])),
+            ("preset", lambda: sess.set(LABELS["preset"], pick(
+                rng, [o for o in sess.widget(LABELS["preset"]).radio.options if o != "Random"],
+                sess.current(LABELS["preset"])))),
+        ]
+    plan = []
+    for page, name, label, choices in ALL_PAGES:
+        plan.append((f"to_{page}", (lambda p=page: sess.open(p)) if rnd == 0 and not plan else
+                     (lambda p=page: sess.switch(p))))
+        if page == "score":
+            plan.append(("click_score", lambda: sess.press(SCORE_BUTTON)))
+            plan.append(("click_score_volcano", lambda: sess.click_point("volcano", rng)))
+        else:
+            plan.append((f"set_{page}_{name}", change(label, choices)))
+    return plan
 
 
 def pick(rng: random.Random, options, current):
@@ -523,6 +607,7 @@ def run_browser(base: str, args, stats: Stats) -> None:
 # --- report ----------------------------------------------------------------------------------
 def report(stats: Stats, args, mem: MemorySampler, wall: float, loads: list[tuple[float, float, float]]) -> str:
     lines = []
+    INTERACTIONS = ALL_INTERACTIONS if args.lesson == "all" else globals()["INTERACTIONS"]
     width = max(len(x) for x in INTERACTIONS) + 2
     lines.append(f"{'interaction':<{width}} {'users':>5} {'n':>4} {'p50 s':>7} {'p95 s':>7} {'max s':>7} {'errors':>6}")
     lines.append("-" * (width + 43))
@@ -564,6 +649,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=2, help="times each user goes through the lesson")
     ap.add_argument("--port", type=int, default=None, help="server port (default: a free one)")
     ap.add_argument("--mode", choices=("ws", "browser"), default="ws")
+    ap.add_argument("--lesson", choices=("lesson", "all"), default="lesson",
+                    help="lesson: densities, quantiles, lookup, ranking (default); all: every page of the "
+                         "sidebar, one input changed on each, and the score page (score, click a volcano point)")
     ap.add_argument("--app", default=str(REPO / "app.py"))
     ap.add_argument("--think", type=float, nargs=2, default=(0.5, 2.0), metavar=("MIN", "MAX"),
                     help="pause between interactions, seconds (uniform); default 0.5 2.0")
@@ -575,6 +663,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.users < 1 or args.rounds < 1:
         ap.error("--users and --rounds must be at least 1")
+    if args.mode == "browser" and args.lesson != "lesson":
+        ap.error("--mode browser plays the default lesson only")
     if args.mode == "browser" and (harness.find_chromium() is None or not harness.playwright_available()):
         print(harness.SKIP_MESSAGE, file=sys.stderr)
         return 2

@@ -204,6 +204,25 @@ def test_toggling_relevance_changes_ap():
     assert [r for _, r in ranking_shown(at)] == rel
 
 
+def test_one_click_on_a_pill_toggles_relevance_and_the_editor_follows():
+    at = open_page()
+    (pills,) = at.get("button_group")
+    assert pills.value == [1, 3, 4]  # a, b, c: the relevant items by rank
+    pills.set_value([0, 1, 3, 4]).run()  # one click on "1. x"
+    ok(at)
+    rel = [True, True, False, True, True, False]
+    assert [r for _, r in ranking_shown(at)] == rel
+    assert editor(at).value["relevant"].tolist() == rel
+    assert cards(at)["AP"] == f"{mt.average_precision(rel):.4f}"
+    assert at.query_params["r"] == "x:1,a:1,y:0,b:1,c:1,z:0"
+    # a tick in the editor moves the pill too, and a click toggles back
+    edit(at, edited_rows={2: {"relevant": True}})
+    assert at.get("button_group")[0].value == [0, 1, 2, 3, 4]
+    at.get("button_group")[0].set_value([1, 2, 3, 4]).run()
+    ok(at)
+    assert [r for _, r in ranking_shown(at)] == [False, True, True, True, True, False]
+
+
 def test_position_edit_reorders_and_renumbers():
     at = open_page()
     before = editor(at).key
@@ -334,3 +353,17 @@ def test_too_many_rows_show_an_error_and_keep_the_ranking():
     assert any("at most 1,000" in e and "remove some items" in e for e in errors(at))
     assert at.session_state["ranking"] == list(rk.EXAMPLE_001)
     assert "r" not in at.query_params
+
+
+def test_a_perfect_long_ranking_gets_its_counted_p_value():
+    """200 relevant items first, 200 after: no random ordering of 20,000 reaches AP = 1; the page shows
+    the counted p = 1 / C(400, 200), not the Monte Carlo floor."""
+    import math
+
+    rel = [1] * 200 + [0] * 200
+    at = open_page(r=",".join(str(x) for x in rel))
+    ok(at)
+    text = " ".join(m.value for m in at.markdown)
+    log10 = -math.log10(math.comb(400, 200))
+    assert f"p = {10 ** log10:.4g}" in text
+    assert "the far tail counted" in text and "random orderings reached it" not in text

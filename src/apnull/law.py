@@ -68,11 +68,20 @@ class NullDistribution:
     total: int | None = None
     dropped_mass: float = 0.0
     _cum: np.ndarray = field(init=False, repr=False)
+    _tail: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self):
         self.values = np.array(self.values, dtype=float)
         self.probs = np.array(self.probs, dtype=float)
         self._cum = np.cumsum(self.probs)
+        # upper tails summed from the top, so that a tail of 1e-30 is not lost in 1 - (1 - 1e-30)
+        # (from the integer counts of an exact law; else in extended precision)
+        if self.counts is not None and self.total:
+            self._tail = np.cumsum(np.asarray(self.counts)[::-1])[::-1] / float(self.total)
+            self._mass = 1.0
+        else:
+            self._tail = np.cumsum(self.probs[::-1], dtype=np.longdouble)[::-1].astype(float)
+            self._mass = float(self._tail[0]) if self._tail.size else 1.0
         if self._cum.size:
             # the last cumulative probability is 1 by construction; remove float drift
             self._cum /= self._cum[-1]
@@ -80,7 +89,7 @@ class NullDistribution:
             self.draws = np.array(self.draws, dtype=float)
         if self.counts is not None:
             self.counts = np.array(self.counts)
-        for arr in (self.values, self.probs, self._cum, self.draws, self.counts):
+        for arr in (self.values, self.probs, self._cum, self._tail, self.draws, self.counts):
             if arr is not None:
                 arr.setflags(write=False)
 
@@ -132,20 +141,28 @@ class NullDistribution:
             below = np.searchsorted(self.draws, x - VALUE_TOL, side="left")
             out = (1.0 + (self.draws.size - below)) / (1.0 + self.draws.size)
         else:
-            idx = np.searchsorted(self.values, x - VALUE_TOL, side="left")
-            below = np.where(idx > 0, self._cum[np.maximum(idx - 1, 0)], 0.0)
-            out = np.clip(1.0 - below, 0.0, 1.0)
+            out = np.clip(self._upper(x) / self._mass, 0.0, 1.0)
         return out if np.ndim(out) else float(out)
+
+    def _upper(self, x):
+        """sum of ``probs`` over values >= x - VALUE_TOL, summed from the top (not normalised)."""
+        idx = np.searchsorted(self.values, np.asarray(x, dtype=float) - VALUE_TOL, side="left")
+        return np.where(idx < self.values.size, self._tail[np.minimum(idx, self.values.size - 1)], 0.0)
 
     def pvalue_bounds(self, x):
         """Bounds (low, high) on the exact P(X >= x).
 
-        Guaranteed for a grid law (the p-values at x + error_bound and x - error_bound); a 95% Wilson
-        interval for Monte Carlo; both equal :meth:`pvalue` for exact laws.
+        Guaranteed for a grid law: low is the grid's mass at values >= x + error_bound, high its mass
+        at values >= x - error_bound plus ``dropped_mass`` (cells the grid trimmed could have landed
+        anywhere), so a far tail the grid could not resolve gets a range like [0, 1e-14], never [0, 0]
+        (:func:`apnull.tail.combine` resolves it by counting). A 95% Wilson interval for Monte Carlo;
+        both equal :meth:`pvalue` for exact laws.
         """
         if self.method == "grid":
             eb = self.error_bound
-            return self.pvalue(np.asarray(x) + eb), self.pvalue(np.asarray(x) - eb)
+            lo = self._upper(np.asarray(x) + eb) * (1 - 1e-12)
+            hi = np.minimum(1.0, self._upper(np.asarray(x) - eb) * (1 + 1e-12) + self.dropped_mass)
+            return (lo if np.ndim(lo) else float(lo)), (hi if np.ndim(hi) else float(hi))
         if self.method == "mc":
             k = self.draws.size * (1 - np.asarray(self.cdf(np.asarray(x) - VALUE_TOL * 2)))
             return _wilson(k, self.draws.size)

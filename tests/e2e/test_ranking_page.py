@@ -133,6 +133,27 @@ def test_ticking_a_relevant_box_in_the_editor_changes_the_metrics(page, app_url)
     screenshot(page, "ranking_after_toggle")
 
 
+def test_one_click_on_a_pill_toggles_an_item(page, app_url):
+    goto(page, app_url, "ranking")
+    pills = page.locator('[data-testid="stButtonGroup"]').first
+    pill = pills.get_by_role("button", name="1. x", exact=True)
+    expect(pill).to_have_attribute("aria-pressed", "false")
+    with expect_rerun(page):
+        pill.click()  # one click, no selection step first
+    assert_no_exception(page)
+    expect(pill).to_have_attribute("aria-pressed", "true")
+    wait_editor_cells(page, [["1", "x", "true"], ["2", "a", "true"], ["3", "y", "false"],
+                             ["4", "b", "true"], ["5", "c", "true"], ["6", "z", "false"]])
+    assert metrics(page)["AP"] == "0.8875"
+    assert ranking_param(page) == "x:1,a:1,y:0,b:1,c:1,z:0"
+    screenshot(page, "ranking_after_pill")
+    with expect_rerun(page):
+        pill.click()  # and one click back
+    expect(pill).to_have_attribute("aria-pressed", "false")
+    assert metrics(page)["AP"] == "0.5333"
+    assert ranking_param(page) is None  # the default ranking again: the link is clean
+
+
 def type_position(page, row: int, old: str, new: str, attempts: int = 4) -> None:
     """Type a new position into the editor's row (1-based) and commit it with Enter.
 

@@ -73,7 +73,8 @@ def test_json_document(screen_csv):
     doc = json.loads(out)
     assert status == 0 and set(doc) >= {"settings", "groups", "queries"}
     assert doc["settings"]["null"] == "copairs" and doc["settings"]["features"] == 64
-    assert set(doc["groups"][0]) == {"Metadata_perturbation", "n_replicates", "mAP", "p_value", "q_value", "null"}
+    assert set(doc["groups"][0]) == {"Metadata_perturbation", "n_replicates", "mAP", "mAP_normalized", "p_value",
+                                     "q_value", "significant", "null"}
     assert len(doc["queries"]) == 44 and "precision_at_r" in doc["queries"][0]
 
 

@@ -123,7 +123,7 @@ def test_columns_left_out_are_said(victim):
     assert {"column": "note", "reason": "text"} in res.settings["columns_left_out"]
     assert res.queries["note"].eq("free text").all()  # metadata carried
     status, out, _ = run(["score", str(victim), *BASE])
-    assert "columns left out (2): Metadata_kind" in out
+    assert "columns left out (" in out and "Metadata_kind (metadata" in out
 
 
 @pytest.mark.parametrize("similarity", ["cosine", "correlation", "euclidean"])
@@ -160,7 +160,8 @@ def test_any_perturbation_column_name(name, tmp_path):
     col = res.settings["perturbation_column"]
     assert col == f"{name}_input"
     assert set(res.groups[col]) == set(table[name]) - {"DMSO"}
-    assert list(res.groups.columns[1:]) == ["n_replicates", "mAP", "p_value", "q_value", "null"]
+    assert {"n_replicates", "mAP", "p_value", "q_value", "null"} <= set(res.groups.columns[1:])
+    assert len(set(res.groups.columns)) == len(res.groups.columns)
     path = tmp_path / "t.csv"
     table.to_csv(path, index=False)
     status, out, err = run(["score", str(path), "--perturbation", name, "--stratum", "Metadata_plate",

@@ -33,6 +33,7 @@ from ..score import (MAX_FILE_BYTES, NULLS, SIMILARITIES, check_outputs, p_text,
                      score_rankings, write_table)
 from ..limits import SCORE_MAX_PERMUTATIONS as MAX_PERMUTATIONS
 from ..score.rankings import RANKING_COLUMNS
+from . import _score_activity as activity
 from ._common import Progress, add_json, int_arg, writable_path
 
 __all__ = ["add_parser", "run"]
@@ -69,7 +70,8 @@ def add_parser(subparsers):
                     "relevant). Per query: AP, Precision@R, exact-law p-value, BH q-value; per "
                     "perturbation: mAP, its p-value by label permutation within strata, BH q-value.")
     p.add_argument("file", metavar="FILE", type=_input_file, help="CSV or Parquet table")
-    p.add_argument("--perturbation", metavar="COL", help="perturbation column (profiles form)")
+    p.add_argument("--perturbation", metavar="COL", action="append",
+                   help="perturbation column (profiles form); repeat when several columns make a perturbation")
     p.add_argument("--control", metavar="VALUE", action="append",
                    help="control value of the perturbation column; repeat for several (default DMSO)")
     p.add_argument("--stratum", metavar="COL", help="plate/batch column: negatives and permutations stay inside it")
@@ -86,6 +88,7 @@ def add_parser(subparsers):
     where.add_argument("--scheduler", metavar="ADDRESS", help="dask scheduler address, e.g. tcp://host:8786")
     p.add_argument("--out-queries", metavar="F", type=writable_path("--out-queries"), help="write the per-query table (CSV/.parquet)")
     p.add_argument("--out-groups", metavar="F", type=writable_path("--out-groups"), help="write the per-perturbation table")
+    activity.add_arguments(p)
     add_json(p)
     p.set_defaults(run=run)
     return p
@@ -108,10 +111,10 @@ def _records(df):
 
 def _fmt(df):
     shown = df.copy()
-    for col in ("mAP", "ap", "precision_at_r"):
+    for col in ("mAP", "mAP_normalized", "ap", "precision_at_r", "mean_average_precision", "average_precision"):
         if col in shown:
             shown[col] = shown[col].map(lambda v: f"{v:.4f}")
-    for col in ("p_value", "q_value"):
+    for col in ("p_value", "q_value", "corrected_p_value"):
         if col in shown:
             shown[col] = shown[col].map(p_text)
     return shown.to_string(index=False)
@@ -121,27 +124,32 @@ def run(args, out, err) -> int:
     """Run ``apnull score`` with parsed ``args``; writes to ``out``/``err``; returns 0."""
     check_outputs([args.file], [("--out-queries", args.out_queries), ("--out-groups", args.out_groups)])
     ranking_form = args.perturbation is None
-    table = read_table(args.file, labels=["query", "item"] if ranking_form else [args.perturbation, args.stratum])
+    table = read_table(args.file, labels=["query", "item"] if ranking_form else [*args.perturbation, args.stratum])
     if ranking_form:
         missing = [c for c in RANKING_COLUMNS if c not in table.columns]
         if missing:
             raise ValueError("give --perturbation COL for a profile table, or a ranking table with the "
                              f"columns query, item, score, relevant (missing: {', '.join(missing)})")
+        activity.check_ranking_form(args)
         if args.out_groups:
             raise ValueError("--out-groups applies to profile tables; a ranking table has per-query results only")
         queries = score_rankings(table, seed=args.seed)
         settings = {"form": "rankings", "file": args.file, "seed": args.seed}
         groups, skipped, warnings = None, queries.attrs.get("skipped", []), queries.attrs.get("warnings", [])
+        summary = None
         skipped_rows = [{"query": str(q), "reason": r} for q, r in skipped]
     else:
-        res = score_profiles(table, perturbation=args.perturbation, control=args.control or ["DMSO"],
+        res = score_profiles(table, perturbation=activity.perturbation_of(args), control=args.control or ["DMSO"],
                              stratum=args.stratum, features=args.features, similarity=args.similarity,
                              null=args.null, permutations=args.permutations, seed=args.seed,
                              scheduler=args.scheduler, workers=args.workers,
-                             progress=Progress(err, "apnull score: perturbations", after=3.0))
+                             progress=Progress(err, "apnull score: perturbations", after=3.0),
+                             **activity.library_kwargs(args))
         groups, queries, warnings = res.groups, res.queries, res.warnings
         settings = dict(res.settings, form="profiles", file=args.file)
         skipped_rows = _records(res.skipped)
+        summary = res.activity
+    groups, queries = activity.rename(args, groups, queries)
     if args.out_queries:
         write_table(queries, args.out_queries)
     if args.out_groups and groups is not None:
@@ -149,9 +157,11 @@ def run(args, out, err) -> int:
     if args.json:
         doc = {"settings": settings, "groups": _records(groups) if groups is not None else [],
                "queries": _records(queries), "skipped": skipped_rows, "warnings": list(warnings)}
+        if summary is not None:
+            doc["activity"] = summary
         out.write(json.dumps(doc) + "\n")
         return 0
-    shown = {k: v for k, v in settings.items() if k not in ("file", "columns_left_out", "row")}
+    shown = {k: v for k, v in settings.items() if k not in ("file", "columns_left_out", "row", "dropped_features", "dropped_rows")}
     out.write("settings: " + ", ".join(f"{k}={v}" for k, v in shown.items()) + "\n")
     left_out = settings.get("columns_left_out") or []
     if left_out:
@@ -161,6 +171,7 @@ def run(args, out, err) -> int:
     if groups is not None:
         out.write(f"\n{len(groups)} perturbations (mAP p-value: {settings['null']} null; q: Benjamini-Hochberg)\n")
         out.write(_fmt(groups) + "\n")
+        out.write(activity.summary_text(summary) + "\n")
         if not args.out_queries:
             out.write(f"\n{len(queries)} queries: write them with --out-queries F\n")
         else:

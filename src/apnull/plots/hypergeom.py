@@ -100,9 +100,10 @@ def precision_histograms(shuffled, hyper, k: int, thresholds, pmf=None, m: int |
     fig.update_layout(
         title=dict(text=f"Precision@{k} under the null: shuffled labels vs the hypergeometric law"
                         f"<br><sup>{size}; bars: share of draws; diamonds: exact pmf</sup>", x=0, xanchor="left"),
-        height=680, font=FONT, template=TEMPLATE, margin=dict(l=60, r=20, t=90, b=130),
+        height=700, font=FONT, template=TEMPLATE, margin=dict(l=60, r=20, t=90, b=150),
         hovermode="closest", bargap=0,
-        legend=dict(orientation="h", yanchor="top", y=-0.1, xanchor="left", x=0),
+        # below the x axis title (about 45 px under the plot), not on it
+        legend=dict(orientation="h", yanchor="top", y=-0.12, xanchor="left", x=0),
     )
     fig.update_xaxes(showline=True, linecolor="#999", ticks="outside", range=[-0.5 / k, 1 + 0.5 / k])
     fig.update_xaxes(title=f"Precision@{k}", row=2, col=1)
@@ -163,6 +164,6 @@ def ap_precision_scatter(precision, ap, k: int, max_points: int = 4000, jitter: 
                 f"Precision@{k}", "Average Precision", height=480)
     fig.update_xaxes(range=[-0.5 / k, 1 + 0.5 / k])
     fig.update_yaxes(range=[0, 1.02])
-    fig.update_layout(height=540, margin=dict(t=80, b=120),
-                      legend=dict(orientation="h", yanchor="top", y=-0.14, xanchor="left", x=0))
+    fig.update_layout(height=560, margin=dict(t=80, b=140),
+                      legend=dict(orientation="h", yanchor="top", y=-0.17, xanchor="left", x=0))
     return fig

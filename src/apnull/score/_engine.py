@@ -24,8 +24,9 @@ import numpy as np
 
 from ..law import permutation_pvalue
 from ..limits import SCORE_MAX_EXACT_ASSIGNMENTS as MAX_EXACT_ASSIGNMENTS
-from . import _kernels, _permute
+from . import _diffby, _kernels, _permute
 from ._kernels import ControlRows, Replicates
+from .positives import pool_codes
 
 __all__ = ["stream_key", "components", "prepare_component", "run_batch", "run_screen", "pert_spec",
            "default_threads", "Component", "PerturbationSpec", "PerturbationResult",
@@ -102,6 +103,7 @@ class PerturbationSpec(NamedTuple):
     keys: np.ndarray          #: (J,) uint64 stream key of each of its strata (:func:`stream_key`)
     sizes: list               #: [(k_s, n_s)] replicates and controls of each of its strata
     rows: np.ndarray          #: (k,) input table row of each replicate
+    codes: np.ndarray | None = None  #: (P, C) positives_differ_by codes of the pool members, or None
 
 
 class PerturbationResult(NamedTuple):
@@ -146,7 +148,9 @@ def pert_spec(screen, i, comp_strata, seed) -> PerturbationSpec:
     keys = np.array([stream_key(seed, p.key, s) for s in p.strata], dtype=np.uint64)
     sizes = [(len(r), len(screen.controls[s])) for r, s in zip(p.reps, p.strata)]
     rows = screen.rows[np.concatenate(p.reps)]
-    return PerturbationSpec(i, Replicates(Xr, rep_str, t_strata), keys, sizes, rows)
+    codes = None if getattr(screen, "codes", None) is None else \
+        pool_codes(screen.codes, p.reps, [screen.controls[s] for s in p.strata])
+    return PerturbationSpec(i, Replicates(Xr, rep_str, t_strata), keys, sizes, rows, codes)
 
 
 def assignment_count(sizes) -> int:
@@ -177,8 +181,12 @@ def run_batch(comp: Component, specs, kind, B, exact, keep_null=False, pool=None
         draws = np.empty((0, k), dtype=np.int64)
         if exact:
             draws = all_assignments(sp.sizes)
-        ap, pr, m_obs, null = _permute.perturbation_scores(
-            sp.replicates, comp.controls, kind, 0 if exact else int(B), sp.keys, draws)
+        if sp.codes is None:
+            ap, pr, m_obs, null = _permute.perturbation_scores(
+                sp.replicates, comp.controls, kind, 0 if exact else int(B), sp.keys, draws)
+        else:  # positives_differ_by (see apnull.score.positives)
+            ap, pr, m_obs, null = _diffby.perturbation_scores_excluding(
+                sp.replicates, comp.controls, kind, 0 if exact else int(B), sp.keys, draws, sp.codes)
         p = permutation_pvalue(null, m_obs, exact)
         return PerturbationResult(sp.index, ap, pr, float(m_obs), p, null if keep_null else None)
 

@@ -4,7 +4,8 @@ Everything here is deterministic scalar code (no BLAS, no threads, no fastmath),
 give the same bits in any process: in-process and dask runs agree exactly.
 
 Similarity ``kind``: 0 = dot product of prepared rows (cosine and correlation rows are centred and/or
-normalised beforehand), 1 = minus the squared Euclidean distance. Both are exactly symmetric.
+normalised beforehand), 1 = minus the squared Euclidean distance, 2 = absolute dot product (absolute
+cosine of normalised rows). All are exactly symmetric.
 
 Pool layout of one perturbation t (see ``perturbation_scores``): for each stratum s of t, in order,
 the k_s replicates of t there followed by the n_s controls there. An "assignment" D lists, for each
@@ -68,12 +69,13 @@ class Pool(NamedTuple):
 
 @numba.njit(cache=True, inline="always")
 def sim(X, i, Y, j, kind):  # pragma: no cover - compiled
-    """Similarity of row i of X and row j of Y: dot product (kind 0) or -squared distance (kind 1)."""
+    """Similarity of row i of X and row j of Y: dot product (kind 0), -squared distance (kind 1) or
+    absolute dot product (kind 2)."""
     s = 0.0
-    if kind == 0:
+    if kind != 1:
         for t in range(X.shape[1]):
             s += X[i, t] * Y[j, t]
-        return s
+        return abs(s) if kind == 2 else s
     for t in range(X.shape[1]):
         diff = X[i, t] - Y[j, t]
         s += diff * diff

@@ -41,11 +41,15 @@ def output_name(name, taken=RESERVED) -> str:
 
 def carried_columns(table: pd.DataFrame, features, perturbation, stratum) -> list:
     """Input columns carried into the query table: the stratum, then every non-feature column that is
-    text (not numeric) or named ``Metadata_*``, in table order (the perturbation column is there already)."""
+    text (not numeric) or named ``Metadata_*``, in table order (the perturbation column, or the list of
+    perturbation columns, is there already)."""
     feats = {str(f) for f in features}
+    labels = {str(c) for c in ([perturbation] if isinstance(perturbation, str) else list(perturbation))}
+    if stratum is not None:
+        labels.add(str(stratum))
     out = [stratum] if stratum is not None else []
     for c in table.columns:
-        if c in (perturbation, stratum) or str(c) in feats:
+        if str(c) in labels or str(c) in feats:
             continue
         col = table[c]
         numeric = pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col)

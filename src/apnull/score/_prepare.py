@@ -12,10 +12,14 @@ from ..limits import SCORE_MAX_STRATUM_CONTROLS as MAX_STRATUM_CONTROLS
 from ..limits import check_column, check_stratum
 from ._columns import select_features
 from ._scale import degenerate_rows, euclidean_rows, unit_rows
+from .missing import apply_nan_mode, check_nan_mode
+from .positives import check_differ_by, differ_codes, drop_without_positives
 
 __all__ = ["Screen", "prepare_screen", "SIMILARITIES", "MAX_STRATUM_CONTROLS", "ONE_STRATUM"]
 
-SIMILARITIES = ("cosine", "correlation", "euclidean")
+SIMILARITIES = ("cosine", "correlation", "euclidean", "abs_cosine")
+#: The kernels' similarity kind of each name (see ``_kernels.sim``): abs_cosine ranks by |cosine|.
+KINDS = {"cosine": 0, "correlation": 0, "euclidean": 1, "abs_cosine": 2}
 #: The stratum key of every row when no stratum column is given (the whole screen is one stratum).
 ONE_STRATUM = ""
 
@@ -45,13 +49,16 @@ class Screen:
 
     X: np.ndarray                 # prepared feature rows (float64, C-contiguous)
     rows: np.ndarray              # original 0-based row position of each X row
-    kind: int                     # 0 dot product, 1 minus squared Euclidean distance
+    kind: int                     # 0 dot product, 1 minus squared Euclidean distance, 2 absolute dot product
     controls: dict                # stratum key -> X row indices of its controls (canonical order)
     perts: list                   # list of Pert
     skipped: list = field(default_factory=list)   # (name, reason)
     warnings: list = field(default_factory=list)
     features: list = field(default_factory=list)
     left_out: list = field(default_factory=list)  # (column, reason) of every column not a feature
+    dropped_features: list = field(default_factory=list)  # feature columns left out (nan="drop-features")
+    dropped_rows: list = field(default_factory=list)      # input rows left out (nan="drop-rows")
+    codes: np.ndarray | None = None  # (rows of X, C) positives_differ_by codes, or None
 
 
 def _canonical(X: np.ndarray, idx: np.ndarray) -> np.ndarray:
@@ -63,7 +70,8 @@ def _canonical(X: np.ndarray, idx: np.ndarray) -> np.ndarray:
     return idx[order]
 
 
-def prepare_screen(table, perturbation, control, stratum, features, similarity) -> Screen:
+def prepare_screen(table, perturbation, control, stratum, features, similarity, nan="error",
+                   positives_differ_by=None) -> Screen:
     """Validate the table and build the :class:`Screen` (see ``score_profiles`` for the rules)."""
     if not isinstance(table, pd.DataFrame):
         raise ValueError("table must be a pandas DataFrame (use read_table to load a CSV or Parquet file)")
@@ -71,9 +79,11 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity) 
         raise ValueError("the table has no rows")
     if similarity not in SIMILARITIES:
         raise ValueError(f"similarity must be one of {', '.join(SIMILARITIES)}, got {similarity!r}")
+    check_nan_mode(nan)
     pcol = check_column(table, perturbation, "perturbation")
     scol = None if stratum is None else check_column(table, stratum, "stratum")
     check_stratum(scol, pcol)
+    differ = check_differ_by(table, positives_differ_by, {pcol, scol})
     controls = [control] if isinstance(control, str) else list(control or [])
     if not controls or not all(isinstance(c, str) and c for c in controls):
         raise ValueError("control must be a value (or list of values) of the perturbation column, e.g. 'DMSO'")
@@ -93,24 +103,24 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity) 
         hint = (f"did you mean {', '.join(repr(c) for c in close)}?" if close else
                 f"values seen: {', '.join(repr(str(v)) for v in seen[:6])}{' ...' if len(seen) > 6 else ''}")
         raise ValueError(f"no control rows: column {pcol!r} never equals {' or '.join(map(repr, controls))}; {hint}")
-    feats, left_out = select_features(table, features, {pcol} | ({scol} if scol else set()))
+    feats, left_out = select_features(table, features, {pcol, *differ} | ({scol} if scol else set()))
     used = np.flatnonzero(keep)
     values = table[feats].to_numpy(dtype=float, na_value=np.nan)[used]
-    bad = ~np.isfinite(values)
-    if bad.any():
-        cols = np.flatnonzero(bad.any(axis=0))
-        parts = [f"{str(feats[c])!r} ({int(bad[:, c].sum())} rows)" for c in cols[:3]]
-        more = f" and {cols.size - 3} more columns" if cols.size > 3 else ""
-        raise ValueError(f"feature columns with NaN or infinite values: {', '.join(parts)}{more} "
-                         f"(first rows: {_rows_text(used[np.flatnonzero(bad.any(axis=1))])}); drop or impute "
-                         "those rows, or leave the columns out with features=")
-    kind = 1 if similarity == "euclidean" else 0
-    zero = degenerate_rows(values, similarity)
-    if zero.any():
-        why = "all-zero features" if similarity == "cosine" else "the same value in every feature"
-        raise ValueError(f"rows {_rows_text(used[zero])} have {why}, so {similarity} similarity is "
-                         "undefined; drop them or use similarity='euclidean'")
-    X = euclidean_rows(values) if kind == 1 else unit_rows(values, centre=similarity == "correlation")
+    dropped = apply_nan_mode(values, used, feats, nan)
+    values, used, feats = dropped.values, dropped.used, dropped.features
+    warnings.extend(dropped.warnings)
+    left_out = left_out + [(str(c), "missing values (nan='drop-features')") for c in dropped.dropped_features]
+    codes = differ_codes(table, differ, used)
+    kind = KINDS[similarity]
+    if kind != 1:
+        zero = degenerate_rows(values, similarity)
+        if zero.any():
+            why = "the same value in every feature" if similarity == "correlation" else "all-zero features"
+            raise ValueError(f"rows {_rows_text(used[zero])} have {why}, so {similarity} similarity is "
+                             "undefined; drop them or use similarity='euclidean'")
+        X = unit_rows(values, centre=similarity == "correlation")
+    else:
+        X = euclidean_rows(values)
     X = np.ascontiguousarray(X, dtype=np.float64)
     meta = pd.DataFrame({"p": label_text[used],
                          "s": table[scol].astype(str).to_numpy()[used] if scol else ONE_STRATUM})
@@ -145,6 +155,8 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity) 
             continue
         reps = [_canonical(X, members[strata[members] == s]) for s in keys]
         perts.append(Pert(name=name, key=str(key), strata=keys, reps=reps))
+    perts, no_positives = drop_without_positives(perts, codes)
+    skipped.extend(no_positives)
     if empty_strata:
         warnings.append(f"strata without control rows: {', '.join(repr(s) for s in sorted(empty_strata))}; "
                         "the perturbations with replicates there were skipped.")
@@ -153,4 +165,5 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity) 
         raise ValueError(f"nothing to score: no perturbation has 2 or more replicates with controls in "
                          f"their strata ({reasons})")
     return Screen(X=X, rows=used, kind=kind, controls=ctl_by, perts=perts, skipped=skipped,
-                  warnings=warnings, features=[str(f) for f in feats], left_out=left_out)
+                  warnings=warnings, features=[str(f) for f in feats], left_out=left_out,
+                  dropped_features=dropped.dropped_features, dropped_rows=dropped.dropped_rows, codes=codes)

@@ -11,7 +11,7 @@ result is bit-for-bit what the unscaled computation gives.
 
 Degenerate rows are found by exact comparisons, not by a rounded norm:
 
-- cosine: a row is *zero* when every value is exactly 0;
+- cosine (and absolute cosine): a row is *zero* when every value is exactly 0;
 - correlation: a row is *constant* when every value equals the first exactly (a row of 0.1 is
   caught like a row of 2.5, though its rounded mean differs from 0.1 in the last bit).
 """
@@ -32,11 +32,11 @@ def _pow2_exponent(values: np.ndarray, axis=None) -> np.ndarray:
 
 def degenerate_rows(X: np.ndarray, similarity: str) -> np.ndarray:
     """Boolean mask of rows for which ``similarity`` is undefined (see the module text)."""
-    if similarity == "cosine":
-        return ~np.any(X != 0, axis=1)
+    if similarity == "euclidean":
+        return np.zeros(X.shape[0], dtype=bool)
     if similarity == "correlation":
         return np.all(X == X[:, :1], axis=1)
-    return np.zeros(X.shape[0], dtype=bool)
+    return ~np.any(X != 0, axis=1)  # cosine, abs_cosine
 
 
 def unit_rows(X: np.ndarray, centre: bool) -> np.ndarray:

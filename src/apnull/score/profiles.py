@@ -13,9 +13,12 @@ from ..limits import SCORE_MAX_PERMUTATIONS as MAX_PERMUTATIONS
 from ..limits import check_choice, check_permutations, check_seed, check_threads, check_workers
 from . import _engine, _outputs
 from ._connect import connect
+from ._keys import combine_columns, key_of
 from ._prepare import Pert, Screen, prepare_screen
 from .fdr import benjamini_hochberg
 from .nulls import LawCache
+from .positives import query_positives
+from .summary import activity_summary, add_activity_columns, check_alpha
 
 __all__ = ["score_profiles", "ScoreResult", "NULLS", "MAX_PERMUTATIONS", "NULL_LABELS"]
 
@@ -35,6 +38,11 @@ class ScoreResult:
     settings: dict
     _screen: object = field(default=None, repr=False)
 
+    @property
+    def activity(self) -> dict:
+        """{"active": k, "scored": n, "fraction", "alpha"}: perturbations with q_value <= alpha."""
+        return activity_summary(self.groups, self.settings.get("alpha", 0.05))
+
     def null_maps(self, name) -> np.ndarray:
         """The permutation-null mAP values of perturbation ``name``, recomputed deterministically.
 
@@ -46,7 +54,7 @@ class ScoreResult:
         if st["null"] != "permutation":
             raise ValueError(f"null mAP values are kept for null='permutation' only; this run used {st['null']!r}")
         screen = self._screen
-        matches = [i for i, p in enumerate(screen.perts) if p.name == name or p.key == str(name)]
+        matches = [i for i, p in enumerate(screen.perts) if p.name == name or p.key == key_of(name)]
         if not matches:
             raise ValueError(f"{name!r} is not a scored perturbation of this result")
         i = matches[0]
@@ -58,9 +66,15 @@ class ScoreResult:
         return _engine.run_batch(comp, [spec], screen.kind, B, exact, keep_null=True)[0].null
 
 
+#: The dask client helper (hard 10 s deadline, see :mod:`apnull.score._connect`), public for the other
+#: scorers of a screen (consistency).
+open_client = connect
+
+
 def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=None, features=None,
                    similarity="cosine", null="permutation", permutations=999, seed=0,
-                   scheduler=None, workers=None, progress=None, threads=None) -> ScoreResult:
+                   scheduler=None, workers=None, progress=None, threads=None, nan="error",
+                   alpha=0.05, positives_differ_by=None) -> ScoreResult:
     """Per-query AP p-values and a calibrated mAP p-value per perturbation of a profiling screen.
 
     Queries (replicate retrieval): each replicate q of perturbation t (k replicates) ranks the other
@@ -72,8 +86,11 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
     ----------
     table : DataFrame
         One row per profile: metadata columns and numeric feature columns.
-    perturbation : str
-        Column naming each row's perturbation; rows equal to ``control`` are the controls.
+    perturbation : str or list of str
+        Column naming each row's perturbation; rows equal to ``control`` are the controls. Several
+        columns (e.g. compound and dose): each distinct combination is a perturbation, a row is a
+        control when its first column is a control value, and the result tables show every column
+        (see :mod:`apnull.score._keys`; ``null_maps`` then takes a tuple of values).
     control : str or list of str
         Control value(s) of the perturbation column (compared as text).
     stratum : str, optional
@@ -81,9 +98,10 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
     features : None, list of str or str
         None: every numeric column not starting with ``Metadata_`` (other than the two columns above);
         a list of columns; or a regex searched in the column names.
-    similarity : {"cosine", "correlation", "euclidean"}
+    similarity : {"cosine", "correlation", "euclidean", "abs_cosine"}
         Cosine of the raw rows; Pearson correlation (cosine of row-centred rows); Euclidean distance
-        (ranked by minus the squared distance).
+        (ranked by minus the squared distance); absolute cosine |cos| (anti-correlated profiles count
+        as similar, as copairs's ``abs_cosine``).
     null : {"permutation", "independent", "copairs"}
         "permutation" (default, exact under exchangeability): in every stratum s, t's k_s replicates
         and the n_s controls form a pool; k_s members drawn without replacement take t's label, the
@@ -106,19 +124,35 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
     threads : int, optional
         In-process runs score the perturbations of a batch on this many threads (default: one per core
         this process may use). Results do not depend on it.
+    nan : {"error", "drop-features", "drop-rows"}
+        NaN or infinite feature values in the scored rows: a ValueError (default), leave out the
+        feature columns holding any, or leave out the rows holding any. What was dropped is in
+        ``warnings`` and in ``settings["dropped_features"]`` / ``settings["dropped_rows"]``
+        (see :mod:`apnull.score.missing`).
+    positives_differ_by : str or list of str, optional
+        Columns (e.g. the well position): a replicate sharing the query's value in any of them is
+        left out of the query's ranking entirely (copairs's ``pos_diffby``); m counts only the
+        positives kept, a query keeping none is left out of the queries and of the mAP, and the
+        permutation null applies the same rule to every relabelled screen (see
+        :mod:`apnull.score.positives`).
+    alpha : float
+        FDR level of the ``significant`` column: q_value <= alpha (default 0.05; 0 < alpha < 1).
 
     Returns
     -------
     ScoreResult
-        ``groups``: [<perturbation column>, n_replicates, mAP, p_value, q_value, null], sorted by
-        p_value then name; ``queries``: [row, <perturbation column>, m, n, ap, precision_at_r, p_value,
-        q_value, <stratum>, <metadata columns>...], ``row`` the 0-based position among the input's data
-        rows, then the stratum and every text or ``Metadata_*`` column of that row;
-        ``skipped``: [<perturbation column>, reason]; ``warnings`` (including one when perturbations
-        sit at the p-value floor 1/(1 + B)); ``settings`` (with ``perturbation_column``, the name of
-        the perturbation column in the tables: an input name the tables use themselves, such as
-        ``null`` or ``mAP``, gets ``_input`` appended; ``columns_left_out``: every column not used as
-        a feature, with the reason). q-values are Benjamini-Hochberg, across perturbations and across
+        ``groups``: [<perturbation column(s)>, n_replicates, mAP, mAP_normalized, p_value, q_value,
+        significant, null], sorted by p_value then name; mAP_normalized = (mAP - E) / (1 - E), E the
+        mean over t's queries of the exact E[AP](m, n); significant = q_value <= alpha
+        (see :mod:`apnull.score.summary`; ``.activity`` counts them); ``queries``: [row, <perturbation
+        column>, m, n, ap, precision_at_r, p_value, q_value, <stratum>, <metadata columns>...], ``row``
+        the 0-based position among the input's data rows, then the stratum and every text or
+        ``Metadata_*`` column of that row; ``skipped``: [<perturbation column>, reason]; ``warnings``
+        (including one when perturbations sit at the p-value floor 1/(1 + B)); ``settings`` (with
+        ``perturbation_column``, the name of the perturbation column in the tables: an input name the
+        tables use themselves, such as ``null`` or ``mAP``, gets ``_input`` appended;
+        ``columns_left_out``: every column not used as a feature, with the reason). q-values are
+        Benjamini-Hochberg, across perturbations and across
         queries separately.
 
     Raises
@@ -148,28 +182,35 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
     (44, ['row', 'Metadata_perturbation', 'm', 'n', 'ap', 'precision_at_r', 'p_value', 'q_value'])
     """
     run = _check_inputs(null, permutations, seed, progress, threads, scheduler, workers)
-    screen = prepare_screen(table, perturbation, control, stratum, features, similarity)
+    alpha = check_alpha(alpha)
+    keyed = combine_columns(table, perturbation, control, stratum)
+    screen = prepare_screen(keyed.table, keyed.column, control, stratum, features, similarity, nan,
+                            positives_differ_by)
     _check_exact_sizes(screen, run)
     start = time.monotonic()
     results = _run(screen, run, scheduler, workers, progress)
     seconds = time.monotonic() - start
     scored = _pvalues(screen, results, run)
-    pname = _outputs.output_name(perturbation)
+    pname = _outputs.output_name(keyed.column)
     settings = dict(perturbation=perturbation, control=[control] if isinstance(control, str) else list(control),
                     stratum=stratum, features=len(screen.features), similarity=similarity, null=null,
-                    permutations=run.B, seed=run.seed, perturbation_column=pname,
+                    permutations=run.B, seed=run.seed, nan=nan, dropped_features=list(screen.dropped_features),
+                    dropped_rows=list(screen.dropped_rows), alpha=alpha,
+                    positives_differ_by=positives_differ_by,
+                    perturbation_column=pname if len(keyed.columns) == 1 else list(keyed.columns),
                     columns_left_out=[{"column": c, "reason": r} for c, r in screen.left_out],
                     row=_outputs.ROW_NOTE)
-    groups = _group_table(scored, run, pname)
-    queries = _outputs.carry_metadata(_query_table(scored, pname), table,
-                                      _outputs.carried_columns(table, screen.features, perturbation, stratum))
+    queries = _query_table(scored, pname)
+    groups = keyed.expand(add_activity_columns(_group_table(scored, run, pname), queries, pname, alpha))
+    queries = _outputs.carry_metadata(keyed.expand(queries), table,
+                                      _outputs.carried_columns(table, screen.features, keyed.columns, stratum))
     warnings = list(screen.warnings)
     floor = _outputs.floor_warning(groups["p_value"], run.B if run.null == "permutation" and not run.exact
                                    else None, seconds)
     if floor:
         warnings.append(floor)
     return ScoreResult(groups=groups, queries=queries,
-                       skipped=pd.DataFrame(screen.skipped, columns=[pname, "reason"]),
+                       skipped=keyed.expand(pd.DataFrame(screen.skipped, columns=[pname, "reason"])),
                        warnings=warnings, settings=settings, _screen=screen)
 
 
@@ -262,16 +303,20 @@ def _pvalues(screen: Screen, results: dict, run: RunSettings) -> list:
     out = []
     for i, p in enumerate(screen.perts):
         res = results[i]
-        k = p.k
-        ms = np.full(k, k - 1)
+        ms = query_positives(screen.codes, p.reps)
         ns = np.concatenate([np.full(len(r), len(screen.controls[s])) for r, s in zip(p.reps, p.strata)])
+        rows = screen.rows[np.concatenate(p.reps)]
+        if (ms == 0).any():  # positives_differ_by left these queries no positive: no AP
+            has = ms > 0
+            ms, ns, rows = ms[has], ns[has], rows[has]
+            res = res._replace(ap=res.ap[has], precision_at_r=res.precision_at_r[has])
         if run.null == "permutation":
             pval = res.p_value
         elif run.null == "independent":
             pval = laws.independent_pvalue(ms, ns, res.ap)
         else:
             pval = laws.copairs_pvalue(ms, ns, res.map, run.B)
-        out.append(PerturbationScores(p, res, ms, ns, screen.rows[np.concatenate(p.reps)], pval,
+        out.append(PerturbationScores(p, res, ms, ns, rows, pval,
                                       laws.query_pvalues(ms, ns, res.ap)))
     return out
 
@@ -303,7 +348,7 @@ def _query_table(scored: list, pcol: str) -> pd.DataFrame:
         queries)], sorted by row.
     """
     queries = pd.DataFrame({"row": np.concatenate([s.rows for s in scored]),
-                            pcol: [s.pert.name for s in scored for _ in range(s.pert.k)],
+                            pcol: [s.pert.name for s in scored for _ in range(len(s.m))],
                             "m": np.concatenate([s.m for s in scored]), "n": np.concatenate([s.n for s in scored]),
                             "ap": np.concatenate([s.result.ap for s in scored]),
                             "precision_at_r": np.concatenate([s.result.precision_at_r for s in scored]),

@@ -200,6 +200,9 @@ def density_figures(M: int, N: int, K: int, draws: int, seed: int, show_exact: b
     def build(parts):
         out = []
         for metric in summaries.METRICS:
+            if metric == "pr":  # a discrete law: sampled steps and exact dots, no kernel density
+                out.append((metric, plots.pmf_figure(summaries.discrete_pr_laws(parts), M, N, draws=draws), None))
+                continue
             curves = [p.curves[metric] for p in parts]
             exact = summaries.exact_density_curves(curves, metric) if show_exact else None
             fig = plots.density_figure(curves, metric, M, N, exact=exact, draws=draws)
