@@ -176,7 +176,7 @@ def test_one_replicate_is_skipped_and_reported(example):
     at.button(key="score").click().run()
     assert not at.exception and not at.error
     labels = [e.label for e in at.expander]  # the method text, the plan (said before scoring), the skipped
-    assert labels == ["How the p-values are made", "Plan: 4 strata, 2 columns left out, 1 perturbations to skip",
+    assert labels == ["How the p-values are made", "Plan: 4 strata, 3 columns left out, 1 perturbations to skip",
                       "1 perturbation(s) skipped"]
     planned = next(d.value for d in at.dataframe if list(d.value.columns) == ["perturbation", "reason"])
     assert planned["perturbation"].tolist() == ["solo"]  # said before scoring

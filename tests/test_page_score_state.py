@@ -67,7 +67,7 @@ def test_plan_is_shown_before_scoring():
     table = digits_screen()
     table["note"] = "text"
     at.file_uploader(key="upload").set_value(_csv(table, "s.csv")).run()
-    assert any("64 feature column(s)" in m.value and "3 column(s) left out" in m.value for m in at.markdown)
+    assert any("64 feature column(s)" in m.value and "4 column(s) left out" in m.value for m in at.markdown)
     strata = next(d.value for d in at.dataframe if "controls" in d.value.columns)
     assert list(strata.columns) == ["stratum", "controls", "perturbations", "replicates"]
     left = next(d.value for d in at.dataframe if list(d.value.columns) == ["column", "reason"])
