@@ -44,7 +44,7 @@ with guard():
 
 
 @st.cache_data(max_entries=512, ttl=_TTL, show_spinner=False)
-def shuffled_block(m, n, k, seed, block, rows):
+def cached_shuffled_block(m, n, k, seed, block, rows):
     return hv.shuffled_block(m, n, k, seed, block, rows)
 
 
@@ -55,8 +55,8 @@ def hyper_draws(m, n, k, draws, seed):
 
 @st.cache_data(max_entries=64, ttl=_TTL, show_spinner=False)
 def tables(m, n, k, draws, seed):
-    layout = hv.block_layout(m, n, draws)
-    parts = [shuffled_block(m, n, k, seed, b, rows) for b, rows in layout]
+    layout = hv.block_layout(m, draws)
+    parts = [cached_shuffled_block(m, n, k, seed, b, rows) for b, rows in layout]
     sample = hv.ShuffledSample(np.concatenate([p.precision for p in parts]),
                                       np.concatenate([p.ap for p in parts]))
     hyper = hyper_draws(m, n, k, draws, seed)
@@ -65,11 +65,11 @@ def tables(m, n, k, draws, seed):
             hv.fit_table(m, n, k, {"shuffled labels": sample.precision, "hypergeometric draws": hyper}))
 
 
-layout = hv.block_layout(m, n, draws)
+layout = hv.block_layout(m, draws)
 if len(layout) > 1:  # fill the block cache with a progress bar; small requests skip the bar
     progress = st.progress(0.0, text="Shuffling labels...")
     for i, (b, rows) in enumerate(layout, start=1):
-        shuffled_block(m, n, k, seed, b, rows)
+        cached_shuffled_block(m, n, k, seed, b, rows)
         progress.progress(i / len(layout), text=f"Shuffling labels: block {i} of {len(layout)}")
     progress.empty()
 with st.spinner("Exact laws..."):

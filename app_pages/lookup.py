@@ -6,7 +6,7 @@ import streamlit as st
 from apnull.limits import as_probability, check_sizes
 from apnull.significance import METHODS, choose_method, resolved_pvalue
 from apnull.ui import bound_float, bound_int, bound_select, download_csv, guard, intro, show_figure
-from apnull.ui.cache import law_figure, moments, null_law
+from apnull.ui.cache import cached_law_figure, moments, null_law
 from apnull.views.null import DEFAULT_VIEW, format_p, pvalue_note
 
 TABLE_LEVELS = (0.75, 0.90, 0.95, 0.99)
@@ -110,7 +110,7 @@ for col, metric in zip(cols, ("ap", "pr")):
         b.caption(pvalue_note(tail, law))
         st.markdown(verdict_text(short, v, t, level_text) + f" (p = {format_p(tail)}).")
         mean = mean_ap if metric == "ap" else ratio
-        show_figure(law_figure(m, n, metric, method, *mc_args[metric], t, v, mean, q), key=f"law_{metric}")
+        show_figure(cached_law_figure(m, n, metric, method, *mc_args[metric], t, v, mean, q), key=f"law_{metric}")
 
 st.subheader("Thresholds at other levels")
 levels = sorted(set(TABLE_LEVELS) | {round(q, 12)})

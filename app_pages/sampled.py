@@ -9,8 +9,8 @@ from apnull import rendle as sm
 from apnull.views import sampled as sv
 from apnull.plots import sampled as ps
 from apnull.ui import bound_int, bound_select, bound_text, bound_toggle, download_csv, guard, intro, show_figure
-from apnull.ui.sampled_cache import (curve_chunk, figure1_data, order_changes, paper_comparison, sampled_curve,
-                                     simulation, table_long)
+from apnull.ui.sampled_cache import (cached_exact_order_changes, cached_paper_comparison, curve_chunk, figure1_data,
+                                     sampled_curve, simulation, table_long)
 
 intro(
     "Sampled metrics",
@@ -163,7 +163,7 @@ with tab_samples:
         progress.progress(i / len(chunks), text=f"Expected sampled metric for each s: part {i} of {len(chunks)}")
     progress.empty()
     base = {name: np.concatenate([p[name] for p in parts]) for name in rankings}
-    changes = order_changes(items, n, tuple(sizes2.tolist()), metric, k, replace, base)
+    changes = cached_exact_order_changes(items, n, tuple(sizes2.tolist()), metric, k, replace, base)
     extra = sv.flip_sizes(sizes2, changes)  # the exact flip points (and the s just before) join the plotted grid
     more = curve_chunk(items, n, tuple(extra.tolist()), metric, k, replace) if extra.size else None
     grid2, curves2 = sv.merge_curves(sizes2, base, extra, more)
@@ -189,7 +189,7 @@ with tab_samples:
 # ------------------------------------------------------------------ the paper's tables
 with tab_paper:
     st.header("5. The paper's printed tables beside ours")
-    cmp = paper_comparison()
+    cmp = cached_paper_comparison()
     st.dataframe(sv.paper_comparison_display(cmp), hide_index=True, key="paper_table", height=35 * (len(cmp) + 1) + 3,
                  column_config={"algorithm": st.column_config.TextColumn(width="small"),
                                 "SE of the paper's mean": st.column_config.NumberColumn(format="%.4f"),

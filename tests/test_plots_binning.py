@@ -13,7 +13,7 @@ def _trace(fig, name):
     return next(t for t in fig.data if t.name == name)
 
 
-def test_breakpoint_figure_is_seed000_diagram():
+def test_breakpoint_figure_is_the_reference_diagram():
     bps = apnull.breakpoints(300, 1.3)
     fig = breakpoint_figure(bps, 300, 1.3)
     (tr,) = fig.data

@@ -90,8 +90,8 @@ def test_exact_method_too_large_names_alternative():
 # ------------------------------------------------------------------------------------------------
 # Thresholds
 # ------------------------------------------------------------------------------------------------
-def test_seed004_hyper_95pct_threshold():
-    """Seed 004: qhyper(0.95, m = 4, n = 32, k = 4) / 4. In scipy: hypergeom(M=36, n=4, N=4)."""
+def test_hyper_95pct_threshold():
+    """qhyper(0.95, m = 4, n = 32, k = 4) / 4. In scipy: hypergeom(M=36, n=4, N=4)."""
     m, n = 4, 32
     hg = stats.hypergeom(m + n, m, m)
     expected = hg.ppf(0.95) / m

@@ -139,10 +139,10 @@ def pr_law(m, n) -> NullDistribution:
     m up to 2,000); Precision@R = hits / m. Support: 0, 1/m, ..., 1 (values with zero probability are
     dropped, e.g. hits < m - n).
     """
-    from .hypergeom import _pmf
+    from .hypergeom import hypergeom_pmf
 
     m, n = check_sizes(m, n)
-    hits, pmf = _pmf(m, n, m)
+    hits, pmf = hypergeom_pmf(m, n, m)
     keep = pmf > 0
     return NullDistribution(
         metric="pr", m=m, n=n, method="exact", values=hits[keep] / m, probs=pmf[keep], error_bound=0.0

@@ -21,7 +21,9 @@ class NullDistribution:
     Attributes
     ----------
     metric : {"ap", "pr"}
+        Average Precision or Precision@R.
     m, n : int
+        Positives (>= 1) and negatives (>= 0) of the ranking.
     method : {"exact", "grid", "mc"}
         "exact": every placement counted; "grid": the AP grid law, within ``error_bound`` of exact;
         "mc": an empirical law of ``draws`` Monte Carlo draws.
@@ -35,6 +37,16 @@ class NullDistribution:
         The raw Monte Carlo sample ("mc" only).
     seed : int or None
         The seed that reproduces a Monte Carlo law.
+    grid_size : int or None
+        G, the number of cells on [0, 1] of a grid law (``error_bound = m / G``); None otherwise.
+    counts : ndarray of int or None
+        Exact AP laws only: how many of the C(m + n, m) placements give each support value, so
+        ``probs = counts / total`` (the lookup page shows them); None otherwise.
+    total : int or None
+        Exact AP laws only: C(m + n, m), the number of placements; None otherwise.
+    dropped_mass : float
+        Grid laws only: the probability dropped by trimming improbable window ends (of order 1e-14,
+        see :func:`apnull.exact.ap_law_grid`); it widens the CDF bound by that much. 0 otherwise.
 
     Conventions (scipy's names and meanings)
     ------------------------------------------
@@ -43,10 +55,11 @@ class NullDistribution:
       ``(1 + #{draws >= x}) / (1 + draws)``, never zero;
     - ``ppf(q)``: the inverse cdf, the smallest support value with ``cdf >= q``, for every method
       (R's ``qhyper``; for Monte Carlo the empirical inverse cdf of the draws);
-    - ``sample_quantile(q)``: seed 000's type-7 quantile of the Monte Carlo draws (numpy's default
+    - ``sample_quantile(q)``: the type-7 quantile of the Monte Carlo draws (numpy's default
       linear interpolation); Monte Carlo laws only;
-    - ``quantile(q)``: the threshold convention of DESIGN.md, ``ppf`` for exact and grid laws and
-      ``sample_quantile`` for Monte Carlo; this is what :func:`apnull.threshold` returns;
+    - ``quantile(q)``: the threshold convention, ``ppf`` for exact and grid laws (a value of the
+      support) and ``sample_quantile`` for Monte Carlo (as R's and numpy's defaults); this is what
+      :func:`apnull.threshold` returns;
     - ``support()``: the bounds (a, b) of the support, as scipy's; the support points and their
       probabilities are the arrays ``values`` and ``probs``.
 
@@ -177,7 +190,7 @@ class NullDistribution:
         return out if out.ndim else float(out)
 
     def sample_quantile(self, q):
-        """Type-7 quantile of the Monte Carlo draws (numpy's default interpolation, as seed 000)."""
+        """Type-7 quantile of the Monte Carlo draws (numpy's default interpolation, R's default)."""
         if self.draws is None:
             raise ValueError(f"sample_quantile needs Monte Carlo draws; this law is {self.method}: use ppf")
         out = np.quantile(self.draws, _check_q(q))
@@ -185,7 +198,7 @@ class NullDistribution:
 
     def quantile(self, q):
         """The threshold convention: :meth:`ppf` for exact and grid laws, :meth:`sample_quantile` for
-        Monte Carlo (DESIGN.md's definition, returned by :func:`apnull.threshold`)."""
+        Monte Carlo (what :func:`apnull.threshold` returns)."""
         return self.sample_quantile(q) if self.draws is not None else self.ppf(q)
 
     def support(self) -> tuple[float, float]:

@@ -104,6 +104,27 @@ def null_distribution(m, n, metric="ap", method="auto", draws=None, seed=None, t
     ValueError
         For bad sizes, an unknown metric or method, or an exact/grid law that is too large (the
         message names the method to use instead).
+
+    Examples
+    --------
+    Four positives among 34 items: the exact law (every one of the C(34, 4) placements counted).
+
+    >>> from apnull import null_distribution
+    >>> law = null_distribution(4, 30)
+    >>> law.method, round(law.mean, 4), round(law.quantile(0.95), 4)
+    ('exact', 0.201, 0.4269)
+    >>> round(law.pvalue(0.5), 4)  # P(AP >= 0.5) for a random ranking
+    0.0237
+
+    A larger size, on a grid of step 1/G with every quantile within ``error_bound``; Monte Carlo with
+    a seed gives the same draws every time.
+
+    >>> grid = null_distribution(20, 500, method="grid")
+    >>> grid.method, grid.error_bound, round(grid.quantile(0.95), 3)
+    ('grid', 0.001, 0.086)
+    >>> mc = null_distribution(4, 30, method="mc", draws=10_000, seed=1)
+    >>> mc.draws.size, round(mc.quantile(0.95), 4)
+    (10000, 0.4229)
     """
     m, n = check_sizes(m, n)
     metric = check_metric(metric)
@@ -136,6 +157,14 @@ def threshold(m, n, metric="ap", q=0.95, method="auto", **kwargs) -> float:
     Monte Carlo numpy's default interpolation (R's quantile type 7). ``kwargs`` go to
     :func:`null_distribution` (draws, seed, tol, grid_size). Use ``null_distribution(...).method``
     to see which method answered.
+
+    Examples
+    --------
+    >>> from apnull import threshold
+    >>> round(threshold(4, 30), 4)  # AP of 4 positives among 34 items: 95% of random rankings score <= this
+    0.4269
+    >>> round(threshold(4, 30, q=0.99), 4), threshold(4, 30, metric="pr")
+    (0.5845, 0.5)
     """
     q = as_probability(q, "q")
     return float(null_distribution(m, n, metric, method, **kwargs).quantile(q))
@@ -146,9 +175,20 @@ def p_value(value, m, n, metric="ap", method="auto", **kwargs) -> float:
 
     The point of :func:`tail_pvalue`: the law's own p-value where it resolves it, the counted far tail
     where it does not (so a value that can occur never gets 0: P(AP = 1) = 1 / C(m+n, m)). Monte Carlo
-    p-values are (1 + #{draws >= value}) / (1 + draws), never zero. Values are compared with an
+    p-values are (1 + #{draws >= value}) / (1 + draws), never zero, where at least 10 draws reach the
+    value; beyond that AP's p-value is counted. Values are compared with an
     absolute tolerance of ``VALUE_TOL`` (1e-12) so that an AP computed in another order matches its
     null value.
+
+    Examples
+    --------
+    >>> from apnull import p_value
+    >>> round(p_value(0.5, 4, 30), 4)  # AP = 0.5 with 4 positives and 30 negatives
+    0.0237
+    >>> round(p_value(0.75, 4, 30, metric="pr"), 4)  # 3 of the 4 positives in the top 4
+    0.0026
+    >>> round(p_value(0.2, 10, 300, method="mc", draws=10_000, seed=1), 6)  # (1 + 26 hits) / (1 + 10,000)
+    0.0027
     """
     return tail_pvalue(value, m, n, metric, method, **kwargs).p
 

@@ -1,4 +1,4 @@
-"""Browser tests of the "Hypergeometric check" page (seed 004)."""
+"""Browser tests of the "Hypergeometric check" page."""
 
 import base64
 

@@ -96,7 +96,7 @@ def select_editor_cell(page, row: int, column: int) -> None:
         page.keyboard.press("ArrowRight")
 
 
-def test_loads_with_chart_and_seed001_example(page, app_url):
+def test_loads_with_chart_and_the_precision_recall_example(page, app_url):
     goto(page, app_url, "ranking")
     assert_no_exception(page)
     assert_charts_rendered(page, 2)
@@ -210,10 +210,10 @@ def test_a_preset_changes_the_metrics_and_the_link(page, app_url):
     params = query_params(page)
     assert params["rk_preset"] == "Worst" and params["r"] == "x:0,y:0,z:0,a:1,b:1,c:1"
     with expect_rerun(page):
-        radio.get_by_text("Seed 002 models", exact=True).click()
+        radio.get_by_text("MAP tutorial models", exact=True).click()
     assert metrics(page)["AP"] == "0.5000"
     assert page.get_by_text("recall@10 = 1").is_visible()
-    screenshot(page, "ranking_seed002")
+    screenshot(page, "ranking_map_tutorial")
 
 
 def test_link_reproduces_ranking_and_k(page, app_url):

@@ -1,4 +1,4 @@
-"""Browser tests of the "Sampled metrics" page (Rendle, seed 003)."""
+"""Browser tests of the "Sampled metrics" page (Rendle 2020)."""
 
 from harness import (assert_charts_rendered, assert_no_exception, chart_data, expect_rerun, goto, number_input,
                      query_params, screenshot, set_number_input)

@@ -1,4 +1,4 @@
-"""Figures of the n-binning (seed 000): the breakpoint diagram and what binning does to the threshold."""
+"""Figures of the n-binning: the breakpoint diagram and what binning does to the threshold."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ BINNED_COLOR = "#ff7f0e"
 def breakpoint_figure(bps, max_value: float, power: float) -> go.Figure:
     """Break width (distance to the previous breakpoint) versus breakpoint, lines and points.
 
-    As seed 000: x = ``bps[1:]``, y = ``np.diff(bps)``; the first breakpoint (1) has no width.
+    The bin-width diagram: x = ``bps[1:]``, y = ``np.diff(bps)``; the first breakpoint (1) has no width.
     Hover gives the bin number, the breakpoint and the width.
     """
     bps = np.asarray(bps, dtype=float)

@@ -1,4 +1,4 @@
-"""Figures of the hypergeometric check (seed 004): Precision@K histograms and AP versus Precision@K."""
+"""Figures of the hypergeometric check: Precision@K histograms and AP versus Precision@K."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def precision_histograms(shuffled, hyper, k: int, thresholds, pmf=None, m: int |
     k : int
         The cut-off; bars sit at j / k and are 0.6 / k wide.
     thresholds : DataFrame or list of (name, value)
-        The seed-004 lines (``apnull.hypergeom.thresholds_table``): drawn as vertical lines in both
+        The threshold lines (``apnull.hypergeom.thresholds_table``): drawn as vertical lines in both
         panels, one legend entry each.
     pmf : (hits, probs), optional
         The exact hypergeometric pmf, drawn as markers on both panels.
@@ -115,7 +115,7 @@ def precision_histograms(shuffled, hyper, k: int, thresholds, pmf=None, m: int |
 def ap_precision_scatter(precision, ap, k: int, max_points: int = 4000, jitter: float = 0.3,
                          expected_ap: float | None = None, ap_threshold: float | None = None,
                          seed: int = 0) -> go.Figure:
-    """AP versus Precision@K of the same shuffled rankings (seed 004's scatter).
+    """AP versus Precision@K of the same shuffled rankings (one point per shuffled ranking).
 
     Precision@K takes only k + 1 values, so the points are jittered sideways by up to
     ``jitter / k`` (hover shows the exact, unjittered values). At most ``max_points`` points are

@@ -1,5 +1,5 @@
-"""Figures of null laws across sizes: densities of AP, the discrete law of Precision@R (seed 000), and
-quantiles versus size."""
+"""Figures of null laws across sizes: densities of AP, the discrete law of Precision@R, and
+quantiles versus size (the reference experiment: sizes (4i, 30i), i = 1..50)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def size_colors(totals) -> list[str]:
 
 def density_figure(curves: list[dict], metric: str, M: int, N: int, exact: list[dict] | None = None,
                    draws: int | None = None) -> go.Figure:
-    """Density curves of one metric, one line per size, coloured by m + n (seed 000's plot).
+    """Density curves of one metric, one line per size, coloured by m + n.
 
     Parameters
     ----------
@@ -157,7 +157,7 @@ def _visible_end(curves: list[dict]) -> float:
 
 def quantile_figure(summary: pd.DataFrame, M: int, N: int, exact_mean: pd.DataFrame | None = None,
                     metrics=("ap", "pr"), statistics=("q95", "q90", "q75", "avg")) -> go.Figure:
-    """Null quantiles and mean versus m (seed 000's summary plot), one panel per metric.
+    """Null quantiles and mean versus m, beside m / (m + n), one panel per metric.
 
     Parameters
     ----------

@@ -38,7 +38,7 @@ def curve_chunk(rankings_items, n, sizes, metric, k, replace):
 
 
 @st.cache_data(max_entries=64, ttl=_TTL, show_spinner=False)
-def order_changes(rankings_items, n, sizes, metric, k, replace, curves):
+def cached_exact_order_changes(rankings_items, n, sizes, metric, k, replace, curves):
     """Where the order of the algorithms changes along ``sizes`` (located exactly by bisection)."""
     return sv.exact_order_changes(dict(rankings_items), n, list(sizes), metric, k=k, replace=replace, curves=curves)
 
@@ -50,6 +50,6 @@ def simulation(rankings_items, n, s, reps, seed, k, replace, expected):
 
 
 @st.cache_data(max_entries=1, ttl=_TTL, show_spinner=False)
-def paper_comparison():
+def cached_paper_comparison():
     """The paper's printed tables beside the exact values."""
     return sv.paper_comparison()

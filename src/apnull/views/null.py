@@ -23,13 +23,13 @@ __all__ = ["QUANTILES", "check_grid_request", "density_curves", "exact_density_c
            "SizeSummary", "summarise_size", "summarise_sizes", "exact_size_summary", "exact_summary", "wide_summary",
            "exact_mean_curve", "discrete_pr_laws", "DENSITY_GRID", "METRICS", "DEFAULT_VIEW", "format_p", "pvalue_note"]
 
-#: The statistics of seed 000: quantiles of type 7 and the mean.
+#: The statistics of the summary tables: quantiles of type 7 and the mean.
 QUANTILES = {"q75": 0.75, "q90": 0.90, "q95": 0.95}
 #: Common x grid of every density curve (AP and Precision@R live in [0, 1]).
 DENSITY_GRID = np.linspace(0.0, 1.0, 401)
 DENSITY_GRID.setflags(write=False)
 METRICS = ("ap", "pr")
-#: The view both pages open with: seed 000's experiment (M = 4, N = 30, 50 sizes, 10,000 draws, seed 2022).
+#: The view both pages open with: the reference experiment (M = 4, N = 30, 50 sizes, 10,000 draws, seed 2022).
 DEFAULT_VIEW = {"M": 4, "N": 30, "K": 50, "draws": 10_000, "seed": 2022}
 
 
@@ -162,7 +162,7 @@ def exact_summary(M, N, K, tol: float = 1e-3) -> pd.DataFrame:
 
 
 def wide_summary(long: pd.DataFrame) -> pd.DataFrame:
-    """Seed 000's wide table: one row per (m, n, metric) with columns q75, q90, q95, avg."""
+    """The wide table: one row per (m, n, metric) with columns q75, q90, q95, avg."""
     wide = long.pivot_table(index=["m", "n", "metric"], columns="statistic", values="value").reset_index()
     wide.columns.name = None
     cols = ["m", "n", "metric"] + [c for c in ("q75", "q90", "q95", "avg") if c in wide.columns]
