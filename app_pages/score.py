@@ -1,18 +1,16 @@
 """Score your data: which perturbations of a screen beat chance (mAP, permutation p-value, BH q-value)."""
 
-import io
-import time
-
 import streamlit as st
 
 from apnull.plots.score import null_figure, volcano_figure
-from apnull.score import MAX_FILE_BYTES, NULLS, SIMILARITIES, digits_screen, read_table, score_profiles
-from apnull.ui import bound_float, bound_int, bound_select, download_csv, guard, intro, show_figure
+from apnull.score import MAX_FILE_BYTES, NULLS, SIMILARITIES
+from apnull.ui import (bound_choice, bound_float, bound_int, bound_select, bound_text, download_csv, guard, intro,
+                       show_figure)
+from apnull.ui import score_cache as cache
 from apnull.ui.consistency_step import consistency_step
-from apnull.ui.widgets import BIND
 from apnull.views import score as view
+from apnull.views import score_inputs as inputs
 
-_TTL = 3600
 EXAMPLE = "example"
 UPLOAD = "upload"
 INSPECT = "sc_inspect"
@@ -21,121 +19,61 @@ intro(
     "Score your data",
     "Upload a table of profiles (one row per well or cell, `Metadata_*` columns for labels, numeric "
     "columns for features) and ask which perturbations look like themselves more than chance allows. "
-    "Each replicate of a perturbation ranks its sibling replicates among the controls by profile "
-    "similarity; its **AP** says how high the siblings came, and the perturbation's **mAP** averages the "
-    "APs of its replicates.\n\n"
-    "A fixed mAP cut-off misleads: what a random ranking scores depends on how many replicates and "
-    "controls there are, so one threshold is too lax for some perturbations and too strict for others. "
-    "Here each perturbation gets its own **permutation null**: within every plate, the perturbation's "
-    "label is handed to randomly drawn members of its replicates-plus-controls pool (keeping the counts), "
-    "the mAP is recomputed on the same similarities, B times; the **p-value** is the share of those "
-    "shuffles, counting the real one, that reach the observed mAP. Benjamini-Hochberg turns the p-values "
-    "into **q-values**, the false discovery rate of calling everything up to that point a hit. The "
-    "shortcuts (treating the k APs as independent, or copairs's null) are miscalibrated: see the table at "
-    "the bottom. Click a point of the volcano plot to see that perturbation's null.",
+    "How the p-values are made is explained below the inputs.",
 )
 
-# --- data ----------------------------------------------------------------------------------------
-
-
-# Tables and results are cached as resources (shared, never copied): a result keeps the prepared feature
-# matrix for ``null_maps``, which st.cache_data would pickle and unpickle on every rerun (a click on the
-# volcano plot). The page only reads them (view.group_table copies before adding a column).
-@st.cache_resource(max_entries=1, ttl=_TTL, show_spinner="Building the example...")
-def example_table():
-    return digits_screen()
-
-
-@st.cache_resource(max_entries=4, ttl=_TTL, show_spinner="Reading the file...")
-def uploaded_table(digest: str, name: str, _data: bytes):
-    """The table of an upload, keyed on the hash of its bytes (``_data`` is not hashed again)."""
-    return read_table(io.BytesIO(_data), name=name)
-
-
-class NotScored(Exception):
-    """Raised by :func:`scored` on a cache miss (exceptions are not cached)."""
-
-
-@st.cache_resource(max_entries=8, ttl=_TTL, show_spinner=False)
-def scored(digest: str, settings: tuple, _result=None):
-    """The scoring result of (file hash, settings). The page runs the scoring itself (outside the cache,
-    so the progress bar is live) and stores the result by calling this with ``_result``."""
-    if _result is None:
-        raise NotScored
-    return _result
-
-
-def score(digest, table, settings: view.Settings, run: bool):
-    """The cached result, else (if ``run``) score with a progress bar, else None."""
-    try:
-        return scored(digest, settings.key())
-    except NotScored:
-        if not run:
-            return None
-    bar = st.progress(0.0, text="Scoring...")
-    last = [0.0]
-
-    def progress(done, total):
-        now = time.monotonic()
-        if total and (now - last[0] > 0.2 or done >= total):
-            last[0] = now
-            text = (f"Scoring: {done:,} of {total:,} perturbations" if done < total
-                    else "Per-query p-values and the tables...")
-            bar.progress(min(1.0, done / total), text=text)
-
-    try:
-        result = score_profiles(table, **settings.kwargs(), progress=progress)
-    finally:
-        bar.empty()
-    return scored(digest, settings.key(), result)
-
+# --- data (tables, uploads and results live in apnull.ui.score_cache, shared by all sessions) -----
 
 source = bound_select("Data", "sc_data", [EXAMPLE, UPLOAD], EXAMPLE,
                       help="example: scikit-learn's handwritten digits made into a small screen (each digit a "
                            "perturbation with replicates, plus null perturbations drawn from the controls). "
-                           "upload: your own CSV or Parquet file.")
+                           "upload: your own CSV or Parquet file (kept while you visit other pages).")
 if source == EXAMPLE:
-    table, digest, file_name = example_table(), "example", "example"
+    table, digest, file_name = cache.example_table(), cache.EXAMPLE_DIGEST, "example"
     st.caption(f"Bundled example: {len(table):,} profiles, {table.shape[1]:,} columns "
                "(scikit-learn's digits; see `apnull.score.digits_screen`).")
 else:
     upload = st.file_uploader("CSV or Parquet file of profiles", type=["csv", "tsv", "parquet", "pq"], key="upload",
                               max_upload_size=max(1, MAX_FILE_BYTES // 2**20),
-                              help=f"Up to {MAX_FILE_BYTES / 2**20:,.0f} MB. Label columns Metadata_* (or text); "
-                                   "numeric columns are features.")
-    if upload is None:
-        st.info("Upload a file of profiles, or choose **example** above.", icon=":material/upload_file:")
+                              help=f"Up to {MAX_FILE_BYTES / 2**20:,.0f} MB. Label columns Metadata_* (read as "
+                                   "text, exactly as written); numeric columns are features.")
+    table = None
+    if upload is not None:
+        with guard():
+            digest, name = cache.remember_upload(upload)
+        table = cache.upload_table(digest)
+    elif st.session_state.get(cache.UPLOAD_STATE):
+        digest, name = st.session_state[cache.UPLOAD_STATE]
+        table = cache.upload_table(digest)
+        if table is not None:
+            st.caption(f"Using **{name}**, uploaded earlier in this session; drop another file above to replace it.")
+    if table is None:
+        waiting = inputs.link_settings(st.query_params.to_dict())
+        if waiting:
+            st.info(f"This link's settings ({waiting}) wait for the file they were made with: upload it and "
+                    "they apply.", icon=":material/link:")
+        else:
+            st.info("Upload a file of profiles, or choose **example** above.", icon=":material/upload_file:")
         st.stop()
-    data = upload.getvalue()
-    seen = st.session_state.get("_score_upload")  # hash each upload once, not on every rerun
-    if seen is None or seen[0] != upload.file_id:
-        st.session_state["_score_upload"] = seen = (upload.file_id, view.file_digest(data))
-    digest, file_name = seen[1], upload.name.rsplit(".", 1)[0]
-    with guard():
-        table = uploaded_table(digest, upload.name, data)
-    st.caption(f"{upload.name}: {len(table):,} rows, {table.shape[1]:,} columns.")
+    file_name = name.rsplit(".", 1)[0]
+    st.caption(f"{name}: {len(table):,} rows, {table.shape[1]:,} columns.")
 
-# --- settings ------------------------------------------------------------------------------------
-labels = view.label_columns(table)
-columns = labels + [str(c) for c in table.columns if str(c) not in labels]
+# --- settings: what the widgets show is what is applied (and what the URL holds) -------------------
+cache.use_table(digest, inputs.table_defaults(table))
 c1, c2, c3, c4 = st.columns(4)
-guess = view.guess_perturbation(labels) or columns[0]
-perturbation = c1.selectbox("Perturbation column", columns, index=columns.index(guess), key="sc_pert", bind=BIND,
-                            help="The column naming each profile's perturbation (compound, gene, ...).")
-control_guess = view.guess_control(table[perturbation]) if perturbation in table.columns else None
-control_text = c2.text_input("Control value(s)", key="sc_control", bind=BIND, placeholder=control_guess or "",
-                             help="The value(s) of the perturbation column that mark controls; several are "
-                                  "separated by commas. Empty: the value shown greyed out (a control-like name, "
-                                  "else the most frequent value).")
-strata = [view.NO_STRATUM] + [c for c in labels if c != perturbation]
-stratum_guess = view.guess_stratum(strata[1:], perturbation)
-stratum = c3.selectbox("Stratum (plate or batch)", strata, index=strata.index(stratum_guess), key="sc_stratum", bind=BIND,
-                       help="Optional. Replicates are compared with the controls of their own stratum, and labels "
-                            "are shuffled within each stratum.")
-features = c4.text_input("Feature columns (regex)", key="sc_features", bind=BIND,
-                         placeholder="all numeric non-Metadata columns",
-                         help="A regular expression selecting the feature columns, e.g. ^Cells_|^Nuclei_. Empty: "
-                              "every numeric column not named Metadata_*.")
+perturbation = bound_choice("Perturbation column", "sc_pert", inputs.perturbation_options(table), container=c1,
+                            help="The column naming each profile's perturbation (compound, gene, ...); "
+                                 "its values are compared as text.")
+control_text = bound_text("Control value(s)", "sc_control", "", container=c2,
+                          help="The value(s) of the perturbation column that mark controls; several are separated "
+                               "by commas. A new table starts with a control-like value of it (DMSO, control, "
+                               "...), else its most frequent value.")
+stratum = bound_choice("Stratum (plate or batch)", "sc_stratum", inputs.stratum_options(table, perturbation),
+                       container=c3, help="Optional. Replicates are compared with the controls of their own "
+                                          "stratum, and labels are shuffled within each stratum.")
+features = bound_text("Feature columns (regex)", "sc_features", "", container=c4,
+                      help="A regular expression selecting the feature columns, e.g. ^Cells_|^Nuclei_. Empty: "
+                           "every numeric column not named Metadata_*.")
 c5, c6, c7, c8, c9 = st.columns([1.3, 1.6, 1, 1, 1])
 similarity = bound_select("Similarity", "sc_similarity", SIMILARITIES, "cosine", container=c5,
                           help="How two profiles are compared: cosine, Pearson correlation, or minus the "
@@ -152,20 +90,37 @@ seed = bound_int("Seed", "sc_seed", 0, container=c8, help="Seed of the permutati
 fdr = bound_float("FDR level q", "sc_fdr", 0.05, step=0.01, format="%.3g", container=c9,
                   help="Perturbations with q-value at most this are called hits (coloured in the volcano plot).")
 
+with st.expander("How the p-values are made", icon=":material/functions:"):
+    st.markdown(inputs.METHOD_TEXT)
+
 with guard():
-    settings = view.make_settings(table, perturbation, control_text or control_guess or "", stratum, features,
+    settings = view.make_settings(table, perturbation, control_text, stratum, features,
                                   similarity, null, permutations, seed)
     fdr = view.check_fdr(fdr)
-if not control_text:
-    st.caption(f"Control: **{control_guess}** (guessed; type the value(s) to change it).")
+    plan = cache.cached_plan(digest, settings.key()[:5], table, settings.plan_kwargs())
+
+# --- the plan: what will be used, before anything is scored ----------------------------------------
+st.markdown(inputs.plan_summary(plan))
+with st.expander(f"Plan: {len(plan.strata):,} strata, {len(plan.left_out):,} columns left out, "
+                 f"{len(plan.skipped):,} perturbations to skip"):
+    st.dataframe(plan.strata, hide_index=True, key="plan_strata")
+    if len(plan.left_out):
+        st.dataframe(plan.left_out, hide_index=True, key="plan_left_out")
+    if len(plan.skipped):
+        st.dataframe(plan.skipped, hide_index=True, key="plan_skipped")
 
 auto = source == EXAMPLE  # the example is scored at once; an upload when the button is pressed
-pressed = not auto and st.button("Score", type="primary", key="score", icon=":material/play_arrow:")
-with guard():
-    result = score(digest, table, settings, run=auto or pressed)
+key = settings.key()
+result = cache.cached_result(digest, key)
+b1, b2 = st.columns([1, 5], vertical_alignment="center")
+pressed = not auto and b1.button("Score", type="primary", key="score", icon=":material/play_arrow:")
+if result is None and (auto or pressed):
+    with guard():
+        result = cache.score_once(digest, key, table, settings.kwargs(), container=b2)
 if result is None:
-    st.info("Check the columns and settings, then press **Score**.", icon=":material/info:")
+    b2.info("Check the plan above, then press **Score**.", icon=":material/info:")
     st.stop()
+perturbation = result.settings.get("perturbation_column", perturbation)
 
 # --- results -------------------------------------------------------------------------------------
 groups = view.group_table(result.groups, fdr)
@@ -210,7 +165,7 @@ def pick_from_chart():
 
 left, right = st.columns([1.1, 1])
 with right:
-    chosen = st.selectbox("Perturbation to inspect", names, key=INSPECT, bind=BIND,
+    chosen = bound_choice("Perturbation to inspect", INSPECT, names,
                           help="Or click its point in the volcano plot. Ordered by p-value.")
 with left:
     p_floor = 1.0 / (1 + settings.permutations) if null in view.USES_B else None
@@ -239,7 +194,8 @@ with right:
 st.subheader(f"Queries of {chosen}")
 st.caption("One row per replicate: it ranks the other replicates (m positives) among its stratum's controls "
            "(n negatives). Its AP p-value comes from the exact null law of AP for (m, n); q-values are over all "
-           "queries of the screen.")
+           "queries of the screen. `row` is the 0-based position of the profile among the file's data rows "
+           "(first row under the header = 0); the stratum and metadata of each row follow the scores.")
 qfmt = {c: st.column_config.NumberColumn(format="%.4f") for c in ("ap", "precision_at_r")}
 qfmt.update({c: st.column_config.NumberColumn(format="%.4g") for c in ("p_value", "q_value")})
 st.dataframe(view.queries_of(result.queries, perturbation, chosen), hide_index=True, column_config=qfmt,
@@ -259,4 +215,4 @@ st.caption(f"Each cell: {view.CALIBRATION_LAYOUTS}. Measured by {view.CALIBRATIO
 download_csv(calibration, "calibration.csv", label="Download the calibration table (CSV)",
              key="download_calibration")
 
-consistency_step(table, perturbation, settings.control, groups, digest=digest, file_name=file_name, auto=auto)
+consistency_step(table, settings.perturbation, settings.control, groups, digest=digest, file_name=file_name, auto=auto)

@@ -161,11 +161,10 @@ def test_bad_files_show_an_error(example):
     no_controls = example.loc[example[PERT] != view.guess_control(example[PERT])]
     at = _run(upload=_csv(no_controls), data="upload", control=view.guess_control(example[PERT]))
     assert not at.exception and len(at.error) == 1 and "not found in column" in at.error[0].value
-    # a missing feature value: the library names the column when scoring
+    # a missing feature value: the library names the column in the plan, before anything is scored
     bad = example.copy()
     bad.loc[5, "px_10"] = np.nan
     at = _run(upload=_csv(bad), data="upload")
-    at.button(key="score").click().run()
     assert not at.exception and len(at.error) == 1 and "px_10" in at.error[0].value
     assert not at.get("plotly_chart")
 
@@ -176,7 +175,11 @@ def test_one_replicate_is_skipped_and_reported(example):
     at = _run(upload=_csv(one), data="upload")
     at.button(key="score").click().run()
     assert not at.exception and not at.error
-    assert [e.label for e in at.expander] == ["1 perturbation(s) skipped"]
-    skipped = next(d.value for d in at.dataframe if "reason" in d.value.columns)
+    labels = [e.label for e in at.expander]  # the method text, the plan (said before scoring), the skipped
+    assert labels == ["How the p-values are made", "Plan: 4 strata, 3 columns left out, 1 perturbations to skip",
+                      "1 perturbation(s) skipped"]
+    planned = next(d.value for d in at.dataframe if list(d.value.columns) == ["perturbation", "reason"])
+    assert planned["perturbation"].tolist() == ["solo"]  # said before scoring
+    skipped = next(d.value for d in at.dataframe if "reason" in d.value.columns and PERT in d.value.columns)
     assert skipped[PERT].tolist() == ["solo"] and "one replicate" in skipped["reason"].iloc[0]
     assert "solo" not in set(_groups(at)[PERT])

@@ -49,7 +49,7 @@ def test_resolve_controls_matches_as_text_and_names_the_problem():
     with pytest.raises(ValueError, match=r"'9999999999.*\.\.\.\(100,000 characters\) not found") as err:
         view.resolve_controls(t, PERT, "9" * 100_000)  # a pasted link: the message stays short
     assert len(str(err.value)) < 300
-    with pytest.raises(ValueError, match="give the control value"):
+    with pytest.raises(ValueError, match="type the control value"):
         view.resolve_controls(t, PERT, " , ")
     with pytest.raises(ValueError, match="column 'Metadata_nope' is not in the table; its columns are: "):
         view.resolve_controls(t, "Metadata_nope", "DMSO")

@@ -79,15 +79,23 @@ def test_result_shape_and_order():
     assert isinstance(res, ScoreResult)
     assert list(res.groups.columns) == ["Metadata_perturbation", "n_replicates", "mAP", "mAP_normalized", "p_value",
                                        "q_value", "significant", "null", "permutations", "p_value_bound"]
+    # the scores, then the stratum and metadata of each row, so the table joins back to the screen
     assert list(res.queries.columns) == ["row", "Metadata_perturbation", "m", "n", "ap", "precision_at_r",
-                                         "p_value", "q_value", "null", "permutations", "p_value_bound"]
+                                         "p_value", "q_value", "null", "permutations", "p_value_bound", "Metadata_plate",
+                                         *[c for c in digits_screen().columns if c.startswith("Metadata_")][2:]]
     assert list(res.skipped.columns) == ["Metadata_perturbation", "reason"]
     key = list(zip(res.groups["p_value"], res.groups["Metadata_perturbation"]))
     assert key == sorted(key)
-    assert res.settings == dict(perturbation="Metadata_perturbation", control=["DMSO"], stratum="Metadata_plate",
-                                features=64, similarity="cosine", null="permutation", permutations="auto", seed=0,
-                                nan="error", dropped_features=[], dropped_rows=[], alpha=0.05,
-                                positives_differ_by=None)
+    expected = dict(perturbation="Metadata_perturbation", control=["DMSO"], stratum="Metadata_plate",
+                    features=64, similarity="cosine", null="permutation", permutations="auto", seed=0,
+                    nan="error", dropped_features=[], dropped_rows=[], alpha=0.05, positives_differ_by=None)
+    assert {k: res.settings[k] for k in expected} == expected
+    assert res.settings["perturbation_column"] == "Metadata_perturbation"
+    assert res.settings["columns_left_out"] == [
+        {"column": c, "reason": "metadata (name starts with Metadata_)"}
+        for c in digits_screen().columns if c.startswith("Metadata_") and c not in ("Metadata_perturbation",
+                                                                                      "Metadata_plate")]
+    assert "0-based" in res.settings["row"]
     top = set(res.groups["Metadata_perturbation"].head(3))
     assert top == {"digit_3", "digit_8", "weak_6"}
     assert (res.groups["p_value"] >= 1 / 1_000_001).all()

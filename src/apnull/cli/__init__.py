@@ -7,6 +7,7 @@ negatives (non-relevant items) of a ranking.
 
 from __future__ import annotations
 
+import os
 import sys
 
 from .. import __version__
@@ -44,6 +45,13 @@ def main(argv=None, out=None, err=None) -> int:
     except KeyboardInterrupt:
         err.write("apnull: interrupted\n")
         return 130
+    except BrokenPipeError:  # the reader went away (``apnull ... | head``): stop quietly
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+        return 141
     return int(status or 0)
 
 

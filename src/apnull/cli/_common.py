@@ -8,6 +8,7 @@ stderr, exit 2); the library checks them again at its public boundary.
 from __future__ import annotations
 
 import argparse
+import decimal
 import json
 import math
 import os
@@ -25,16 +26,32 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
+def exact_int(text: str) -> int | None:
+    """``text`` as an exact Python int (``9007199254740993``, ``4``, ``4.0``, ``1e3``), or None.
+
+    Parsed as a decimal, never through a float, so every digit counts: integers beyond 2**53
+    keep their value. None for fractions, NaN, infinities, non-numbers and numbers of more than
+    400 digits.
+    """
+    text = str(text).strip()
+    if not text or len(text) > 400:
+        return None
+    try:
+        value = decimal.Decimal(text)
+    except (decimal.InvalidOperation, ValueError):
+        return None
+    if not value.is_finite() or value.adjusted() > 400 or value != value.to_integral_value():
+        return None
+    return int(value)
+
+
 def int_arg(name: str, minimum: int | None = None, maximum: int | None = None):
-    """argparse type: a whole number (``4`` or ``4.0``) within [minimum, maximum]."""
+    """argparse type: a whole number (``4``, ``4.0``; read exactly, see :func:`exact_int`) within
+    [minimum, maximum]."""
     def parse(text):
-        try:
-            value = float(text)
-        except ValueError:
-            value = math.nan
-        if not (math.isfinite(value) and value.is_integer()):
+        value = exact_int(text)
+        if value is None:
             raise argparse.ArgumentTypeError(f"{name} must be a whole number, got {text!r}")
-        value = int(value)
         if minimum is not None and value < minimum:
             raise argparse.ArgumentTypeError(f"{name} must be at least {minimum:,}, got {value:,}")
         if maximum is not None and value > maximum:

@@ -11,8 +11,11 @@ Two forms:
 
 Prints a readable table, or one JSON document with ``--json``:
 ``{"settings": {...}, "groups": [...], "queries": [...], "skipped": [...], "warnings": [...]}``.
-``--out-*`` paths are checked for writability before anything is computed; ``.parquet`` writes
-Parquet, anything else CSV. Bad input raises ValueError (the main wrapper prints one line
+``--out-*`` paths are checked for writability before anything is computed and may name neither
+the input nor each other (real paths and inodes compared, links included); ``.parquet`` writes
+Parquet, anything else CSV, each atomically (a temporary file beside the target, renamed on
+success: a failed write leaves an old file as it was). The perturbation and stratum columns are
+read as text exactly as written (``1``, ``1.0`` and ``01`` are three perturbations). Bad input raises ValueError (the main wrapper prints one line
 ``apnull: error: ...`` and exits 2). Runs longer than a few seconds report progress on stderr.
 """
 
@@ -26,7 +29,8 @@ import re
 
 import numpy as np
 
-from ..score import MAX_FILE_BYTES, NULLS, SIMILARITIES, read_table, score_profiles, score_rankings
+from ..score import (MAX_FILE_BYTES, NULLS, SIMILARITIES, check_outputs, p_text, read_table, score_profiles,
+                     score_rankings, write_table)
 from ..limits import SCORE_MAX_PERMUTATIONS as MAX_PERMUTATIONS
 from ..score.rankings import RANKING_COLUMNS
 from . import _score_activity as activity
@@ -98,13 +102,6 @@ def add_parser(subparsers):
     return p
 
 
-def _write(df, path):
-    if path.lower().endswith((".parquet", ".pq")):
-        df.to_parquet(path, index=False)
-    else:
-        df.to_csv(path, index=False)
-
-
 def _records(df):
     rows = df.to_dict(orient="records")
     for row in rows:
@@ -127,14 +124,15 @@ def _fmt(df):
             shown[col] = shown[col].map(lambda v: f"{v:.4f}")
     for col in ("p_value", "q_value", "corrected_p_value"):
         if col in shown:
-            shown[col] = shown[col].map(lambda v: "nan" if v != v else f"{v:.3g}")
+            shown[col] = shown[col].map(p_text)
     return shown.to_string(index=False)
 
 
 def run(args, out, err) -> int:
     """Run ``apnull score`` with parsed ``args``; writes to ``out``/``err``; returns 0."""
-    table = read_table(args.file)
+    check_outputs([args.file], [("--out-queries", args.out_queries), ("--out-groups", args.out_groups)])
     ranking_form = args.perturbation is None
+    table = read_table(args.file, labels=["query", "item"] if ranking_form else [*args.perturbation, args.stratum])
     if ranking_form:
         missing = [c for c in RANKING_COLUMNS if c not in table.columns]
         if missing:
@@ -161,9 +159,9 @@ def run(args, out, err) -> int:
         summary = res.activity
     groups, queries = activity.rename(args, groups, queries)
     if args.out_queries:
-        _write(queries, args.out_queries)
+        write_table(queries, args.out_queries)
     if args.out_groups and groups is not None:
-        _write(groups, args.out_groups)
+        write_table(groups, args.out_groups)
     if args.json:
         doc = {"settings": settings, "groups": _records(groups) if groups is not None else [],
                "queries": _records(queries), "skipped": skipped_rows, "warnings": list(warnings)}
@@ -171,14 +169,21 @@ def run(args, out, err) -> int:
             doc["activity"] = summary
         out.write(json.dumps(doc) + "\n")
         return 0
-    out.write("settings: " + ", ".join(f"{k}={v}" for k, v in settings.items()
-                                       if k not in ("file", "dropped_features", "dropped_rows")) + "\n")
+    shown = {k: v for k, v in settings.items() if k not in ("file", "columns_left_out", "row", "dropped_features", "dropped_rows")}
+    out.write("settings: " + ", ".join(f"{k}={v}" for k, v in shown.items()) + "\n")
+    left_out = settings.get("columns_left_out") or []
+    if left_out:
+        out.write(f"columns left out ({len(left_out):,}): "
+                  + "; ".join(f"{d['column']} ({d['reason']})" for d in left_out[:20])
+                  + (f"; and {len(left_out) - 20:,} more (see --json)" if len(left_out) > 20 else "") + "\n")
     if groups is not None:
         out.write(f"\n{len(groups)} perturbations (mAP p-value: {settings['null']} null; q: Benjamini-Hochberg)\n")
         out.write(_fmt(groups) + "\n")
         out.write(activity.summary_text(summary) + "\n")
         if not args.out_queries:
             out.write(f"\n{len(queries)} queries: write them with --out-queries F\n")
+        else:
+            out.write(f"\n{len(queries)} queries written to {args.out_queries} ({settings['row']})\n")
     else:
         out.write(f"\n{len(queries)} queries (p-value: exact null law of AP; q: Benjamini-Hochberg)\n")
         out.write(_fmt(queries) + "\n")

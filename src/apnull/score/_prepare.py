@@ -9,7 +9,9 @@ import numpy as np
 import pandas as pd
 
 from ..limits import SCORE_MAX_STRATUM_CONTROLS as MAX_STRATUM_CONTROLS
-from ..limits import check_column, check_regex, check_stratum
+from ..limits import check_column, check_stratum
+from ._columns import select_features
+from ._scale import degenerate_rows, euclidean_rows, unit_rows
 from .missing import apply_nan_mode, check_nan_mode
 from .positives import check_differ_by, differ_codes, drop_without_positives
 
@@ -53,39 +55,10 @@ class Screen:
     skipped: list = field(default_factory=list)   # (name, reason)
     warnings: list = field(default_factory=list)
     features: list = field(default_factory=list)
+    left_out: list = field(default_factory=list)  # (column, reason) of every column not a feature
     dropped_features: list = field(default_factory=list)  # feature columns left out (nan="drop-features")
     dropped_rows: list = field(default_factory=list)      # input rows left out (nan="drop-rows")
     codes: np.ndarray | None = None  # (rows of X, C) positives_differ_by codes, or None
-
-
-def _select_features(table, features, exclude) -> list:
-    cols = [c for c in table.columns if c not in exclude]
-    if features is None:
-        chosen = [c for c in cols if not str(c).startswith("Metadata_")
-                  and pd.api.types.is_numeric_dtype(table[c]) and not pd.api.types.is_bool_dtype(table[c])]
-        if not chosen:
-            raise ValueError("no numeric feature columns found (feature columns are the numeric columns "
-                             "whose names do not start with 'Metadata_'); pass features= a list or a regex")
-        return chosen
-    if isinstance(features, str):
-        pattern = check_regex(features, "features regex")
-        chosen = [c for c in cols if pattern.search(str(c))]
-        if not chosen:
-            raise ValueError(f"features regex {features!r} matches no column; the columns are "
-                             f"{', '.join(repr(str(c)) for c in cols[:8])}{' ...' if len(cols) > 8 else ''}")
-    else:
-        chosen = [check_column(table, c, "feature") for c in list(features)]
-        if not chosen:
-            raise ValueError("features is an empty list; give at least 1 feature column")
-    for c in chosen:
-        col = table[c]
-        if not pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
-            bad = pd.to_numeric(col, errors="coerce").isna() & col.notna()
-            example = f" (e.g. {col[bad].iloc[0]!r} in row {int(np.flatnonzero(bad.to_numpy())[0])})" \
-                if bad.any() else ""
-            raise ValueError(f"feature column {str(c)!r} is not numeric{example}; leave it out with "
-                             "features= or fix the values")
-    return chosen
 
 
 def _canonical(X: np.ndarray, idx: np.ndarray) -> np.ndarray:
@@ -130,25 +103,24 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
         hint = (f"did you mean {', '.join(repr(c) for c in close)}?" if close else
                 f"values seen: {', '.join(repr(str(v)) for v in seen[:6])}{' ...' if len(seen) > 6 else ''}")
         raise ValueError(f"no control rows: column {pcol!r} never equals {' or '.join(map(repr, controls))}; {hint}")
-    feats = _select_features(table, features, {pcol, *differ} | ({scol} if scol else set()))
+    feats, left_out = select_features(table, features, {pcol, *differ} | ({scol} if scol else set()))
     used = np.flatnonzero(keep)
     values = table[feats].to_numpy(dtype=float, na_value=np.nan)[used]
     dropped = apply_nan_mode(values, used, feats, nan)
     values, used, feats = dropped.values, dropped.used, dropped.features
     warnings.extend(dropped.warnings)
+    left_out = left_out + [(str(c), "missing values (nan='drop-features')") for c in dropped.dropped_features]
     codes = differ_codes(table, differ, used)
     kind = KINDS[similarity]
-    X = values
-    if similarity == "correlation":
-        X = X - X.mean(axis=1, keepdims=True)
     if kind != 1:
-        norms = np.sqrt(np.sum(X * X, axis=1))
-        zero = norms == 0
+        zero = degenerate_rows(values, similarity)
         if zero.any():
             why = "the same value in every feature" if similarity == "correlation" else "all-zero features"
             raise ValueError(f"rows {_rows_text(used[zero])} have {why}, so {similarity} similarity is "
                              "undefined; drop them or use similarity='euclidean'")
-        X = X / norms[:, None]
+        X = unit_rows(values, centre=similarity == "correlation")
+    else:
+        X = euclidean_rows(values)
     X = np.ascontiguousarray(X, dtype=np.float64)
     meta = pd.DataFrame({"p": label_text[used],
                          "s": table[scol].astype(str).to_numpy()[used] if scol else ONE_STRATUM})
@@ -193,5 +165,5 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
         raise ValueError(f"nothing to score: no perturbation has 2 or more replicates with controls in "
                          f"their strata ({reasons})")
     return Screen(X=X, rows=used, kind=kind, controls=ctl_by, perts=perts, skipped=skipped,
-                  warnings=warnings, features=[str(f) for f in feats],
+                  warnings=warnings, features=[str(f) for f in feats], left_out=left_out,
                   dropped_features=dropped.dropped_features, dropped_rows=dropped.dropped_rows, codes=codes)

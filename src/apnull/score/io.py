@@ -6,11 +6,12 @@ import io
 import os
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from ..limits import SCORE_MAX_FILE_BYTES as MAX_FILE_BYTES
 
-__all__ = ["read_table", "MAX_FILE_BYTES"]
+__all__ = ["read_table", "labels_as_text", "MAX_FILE_BYTES"]
 
 # MAX_FILE_BYTES: the largest file read_table accepts, 200 MB, checked before reading (see
 # apnull.limits). Split larger screens by plate or batch, or score a DataFrame you read yourself.
@@ -46,7 +47,71 @@ def _human(nbytes: int) -> str:
     return f"{nbytes} bytes"
 
 
-def read_table(path_or_buffer, name: str | None = None) -> pd.DataFrame:
+def _label_names(labels, columns) -> list:
+    """The label columns of ``columns`` named by ``labels`` (a list or a callable)."""
+    if labels is None:
+        return []
+    chosen = labels(list(columns)) if callable(labels) else labels
+    if isinstance(chosen, str):
+        chosen = [chosen]
+    wanted = {str(c) for c in chosen if c is not None}
+    return [c for c in columns if str(c) in wanted]
+
+
+def _all_columns(source, options) -> list:
+    """Every column name of a CSV source (the header only; the position of a buffer is kept)."""
+    pos = None if isinstance(source, (str, os.PathLike)) else source.tell()
+    cols = list(pd.read_csv(source, nrows=0, **options).columns)
+    if pos is not None:
+        source.seek(pos)
+    return cols
+
+
+def _text(value):
+    """One label cell as text without loss: None/NaN stay missing, floats by their shortest repr."""
+    if value is None or (isinstance(value, float) and value != value):
+        return np.nan
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, (np.floating, float)):
+        return repr(float(value))
+    if isinstance(value, (np.integer,)):
+        return str(int(value))
+    return str(value)
+
+
+def _read_parquet(source, labels) -> pd.DataFrame:
+    """A Parquet table; label columns cast to text by Arrow before pandas sees them (a nullable
+    integer column keeps its digits instead of turning into floats)."""
+    if labels is None:
+        return pd.read_parquet(source)
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    arrow = pq.read_table(source)
+    for c in _label_names(labels, arrow.column_names):
+        i = arrow.column_names.index(c)
+        col = arrow.column(i)
+        if pa.types.is_integer(col.type) or pa.types.is_boolean(col.type) or pa.types.is_decimal(col.type):
+            arrow = arrow.set_column(i, c, col.cast(pa.string()))
+    return labels_as_text(arrow.to_pandas(), _label_names(labels, arrow.column_names))
+
+
+def labels_as_text(table: pd.DataFrame, columns) -> pd.DataFrame:
+    """``table`` with ``columns`` converted to text (object dtype) by :func:`_text`; others untouched."""
+    columns = [c for c in columns if c in table.columns]
+    if not columns:
+        return table
+    table = table.copy()
+    for c in columns:
+        col = table[c]
+        if col.dtype == object and all(isinstance(v, str) or v is None for v in col.dropna()):
+            continue
+        table[c] = pd.Series([_text(v) for v in col.astype(object)], index=table.index, dtype=object)
+    return table
+
+
+def read_table(path_or_buffer, name: str | None = None, labels=None) -> pd.DataFrame:
     """Read a CSV or Parquet table of profiles or rankings.
 
     Parameters
@@ -54,6 +119,12 @@ def read_table(path_or_buffer, name: str | None = None) -> pd.DataFrame:
     path_or_buffer : str, path, bytes or binary file-like (e.g. a Streamlit upload)
     name : str, optional
         File name used to pick the format for buffers (defaults to the buffer's ``.name``).
+    labels : list of str, or callable(list of column names) -> list of str, optional
+        Label columns (perturbation, control, stratum, annotation) read as text exactly as written:
+        ``1``, ``1.0`` and ``01`` stay three labels, a 17-digit ID stays its digits, and ``NA`` or
+        ``null`` are labels like any other; only a blank cell is missing (NaN). Parquet columns are
+        converted to text without loss (integers as their digits, floats by their shortest
+        round-trip repr). Names not in the file are ignored (the caller reports missing columns).
 
     Format: by suffix (``.parquet``/``.pq`` Parquet; ``.tsv`` tab-separated; ``.csv``, ``.csv.gz``,
     anything else CSV), and for buffers without a telling name by the magic bytes ``PAR1`` (Parquet)
@@ -97,14 +168,24 @@ def read_table(path_or_buffer, name: str | None = None) -> pd.DataFrame:
     parquet = lower.endswith(_PARQUET) or head == b"PAR1"
     try:
         if parquet:
-            table = pd.read_parquet(source)
+            table = _read_parquet(source, labels)
         else:
             sep = "\t" if lower.endswith(_TSV) else ","
             compression = "gzip" if head[:2] == b"\x1f\x8b" else "infer"
             if not isinstance(source, (str, os.PathLike)):
                 compression = "gzip" if head[:2] == b"\x1f\x8b" else None
-            table = pd.read_csv(source, sep=sep, compression=compression, low_memory=False,
-                                keep_default_na=False, na_values=_NA)
+            options = dict(sep=sep, compression=compression, keep_default_na=False)
+            text_cols = []
+            if labels is not None:
+                pos = None if isinstance(source, (str, os.PathLike)) else source.tell()
+                header = list(pd.read_csv(source, nrows=0, **options).columns)
+                if pos is not None:
+                    source.seek(pos)
+                text_cols = _label_names(labels, header)
+            na = {c: ([""] if c in text_cols else _NA) for c in _all_columns(source, options)} \
+                if text_cols else _NA
+            table = pd.read_csv(source, low_memory=False, na_values=na,
+                                dtype={c: str for c in text_cols} or None, **options)
     except pd.errors.EmptyDataError:
         raise ValueError(f"{label} has no columns; give a CSV with a header row") from None
     except UnicodeDecodeError:

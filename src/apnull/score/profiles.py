@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -9,7 +10,8 @@ import pandas as pd
 
 from ..limits import SCORE_MAX_PERMUTATIONS as MAX_PERMUTATIONS
 from ..limits import check_choice, check_permutations, check_seed, check_threads, check_workers
-from . import _adaptive, _engine, conditional
+from . import _adaptive, _engine, _outputs, conditional
+from ._connect import connect
 from ._keys import combine_columns, key_of
 from ._prepare import Screen, prepare_screen
 from .nulls import LawCache
@@ -63,41 +65,9 @@ class ScoreResult:
         return _engine.run_batch(comp, [spec], screen.kind, B, exact, keep_null=True)[0].null
 
 
-def _distributed():
-    """dask.distributed, or a ValueError saying how to install it (it is the optional 'dask' extra)."""
-    try:
-        import dask.distributed
-    except ImportError:
-        raise ValueError("scheduler=/workers= need dask.distributed, which is not installed: "
-                         "pip install 'apnull[dask]' (or run without them, in process)") from None
-    return dask.distributed
-
-
-def _client(scheduler, workers):
-    """(dask client or None, a function that closes what was opened) for checked scheduler/workers."""
-    if workers is not None:
-        dd = _distributed()
-        Client, LocalCluster = dd.Client, dd.LocalCluster
-        cluster = LocalCluster(n_workers=int(workers), threads_per_worker=1, dashboard_address=None)
-        client = Client(cluster)
-        return client, lambda: (client.close(), cluster.close())
-    if scheduler is None:
-        return None, lambda: None
-    Client = _distributed().Client
-    if isinstance(scheduler, Client):
-        return scheduler, lambda: None
-    if not isinstance(scheduler, str) or not scheduler:
-        raise ValueError(f"scheduler must be a dask scheduler address such as 'tcp://host:8786' or a "
-                         f"dask.distributed.Client, got {scheduler!r}")
-    try:
-        client = Client(scheduler, timeout="10s")
-    except (OSError, TimeoutError) as exc:
-        raise ValueError(f"cannot reach the dask scheduler at {scheduler!r}: {exc}") from None
-    return client, client.close
-
-
-#: Public name of the dask client helper, for the other scorers of a screen (consistency).
-open_client = _client
+#: The dask client helper (hard 10 s deadline, see :mod:`apnull.score._connect`), public for the other
+#: scorers of a screen (consistency).
+open_client = connect
 
 
 def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=None, features=None,
@@ -182,13 +152,19 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
         = (mAP - E) / (1 - E), E the mean over t's queries of the exact E[AP](m, n); significant =
         q_value <= alpha (see :mod:`apnull.score.summary`; ``.activity`` counts them); ``queries``:
         [row, <perturbation column(s)>, m, n, ap, precision_at_r, p_value, q_value, null,
-        permutations, p_value_bound], ``row`` the 0-based input row. ``permutations``: null draws the
-        p-value used (0 for an exact law); ``p_value_bound``: no draw reached the observed value, so
-        p is an upper bound. A query's ``null`` is "exact law" when all its positives share its
-        stratum (or ``positives_differ_by`` leaves some of its positives out), else "conditional permutation"
-        (:mod:`apnull.score.conditional`: keeps the query, swaps each positive with a member of its
-        own stratum's pool; calibrated under plate effects); ``skipped``: [<perturbation column>, reason];
-        ``warnings``; ``settings``. q-values are Benjamini-Hochberg, across perturbations and across
+        permutations, p_value_bound, <stratum>, <metadata columns>...], ``row`` the 0-based position
+        among the input's data rows, then the stratum and every text or ``Metadata_*`` column of that
+        row. ``permutations``: null draws the p-value used (0 for an exact law); ``p_value_bound``: no
+        draw reached the observed value, so p is an upper bound. A query's ``null`` is "exact law"
+        when all its positives share its stratum (or ``positives_differ_by`` leaves some of its
+        positives out), else "conditional permutation" (:mod:`apnull.score.conditional`: keeps the
+        query, swaps each positive with a member of its own stratum's pool; calibrated under plate
+        effects); ``skipped``: [<perturbation column>, reason]; ``warnings`` (including one when
+        perturbations sit at the p-value floor 1/(1 + B) of a fixed B); ``settings`` (with
+        ``perturbation_column``, the name of the perturbation column in the tables: an input name the
+        tables use themselves, such as ``null`` or ``mAP``, gets ``_input`` appended;
+        ``columns_left_out``: every column not used as a feature, with the reason). q-values are
+        Benjamini-Hochberg, across perturbations and across
         queries separately.
 
     Raises
@@ -229,19 +205,31 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
         run = run._replace(B=999)
         screen.warnings.append("positives_differ_by: the mAP p-values use a fixed B = 999 permutations "
                                "(adaptive permutations do not apply the pair rule); give permutations= for more")
+    start = time.monotonic()
     results, draws, query_p = _run(screen, run, scheduler, workers, progress)
+    seconds = time.monotonic() - start
     scored = pvalues(screen, results, run, draws, query_p)
+    pname = _outputs.output_name(keyed.column)
     settings = dict(perturbation=perturbation, control=[control] if isinstance(control, str) else list(control),
                     stratum=stratum, features=len(screen.features), similarity=similarity, null=null,
                     permutations=run.B, seed=run.seed, nan=nan, dropped_features=list(screen.dropped_features),
                     dropped_rows=list(screen.dropped_rows), alpha=alpha,
-                    positives_differ_by=positives_differ_by)
-    pcol = keyed.column
-    queries = query_table(scored, pcol)
-    groups = add_activity_columns(group_table(scored, run, pcol), queries, pcol, alpha)
-    return ScoreResult(groups=keyed.expand(groups), queries=keyed.expand(queries),
-                       skipped=keyed.expand(pd.DataFrame(screen.skipped, columns=[pcol, "reason"])),
-                       warnings=list(screen.warnings), settings=settings, _screen=screen)
+                    positives_differ_by=positives_differ_by,
+                    perturbation_column=pname if len(keyed.columns) == 1 else list(keyed.columns),
+                    columns_left_out=[{"column": c, "reason": r} for c, r in screen.left_out],
+                    row=_outputs.ROW_NOTE)
+    queries = query_table(scored, pname)
+    groups = keyed.expand(add_activity_columns(group_table(scored, run, pname), queries, pname, alpha))
+    queries = _outputs.carry_metadata(keyed.expand(queries), table,
+                                      _outputs.carried_columns(table, screen.features, keyed.columns, stratum))
+    warnings = list(screen.warnings)
+    floor = _outputs.floor_warning(groups["p_value"], run.B if run.null == "permutation" and isinstance(run.B, int)
+                                   else None, seconds)
+    if floor:
+        warnings.append(floor)
+    return ScoreResult(groups=groups, queries=queries,
+                       skipped=keyed.expand(pd.DataFrame(screen.skipped, columns=[pname, "reason"])),
+                       warnings=warnings, settings=settings, _screen=screen)
 
 
 # -- the stages of score_profiles ----------------------------------------------------------------------
@@ -289,7 +277,7 @@ def _run(screen: Screen, run: RunSettings, scheduler, workers, progress):
         (:func:`conditional.query_pvalues`; where ``positives_differ_by`` leaves a query out,
         ``pvalues`` uses the exact laws of the kept m instead).
     """
-    client, close = _client(scheduler, workers)
+    client, close = connect(scheduler, workers)
     try:
         if run.null == "permutation" and run.B == "auto":
             results, draws = _adaptive.run_screen_auto(screen, run.seed, client, progress, run.threads)

@@ -151,3 +151,16 @@ def _forget_initial_value(key: str) -> None:
             qp._initial_query_params.pop(key, None)
     except Exception:  # noqa: BLE001 - an internal API moved: the hostile-URL tests will say so
         pass
+
+
+def forget_param(key: str) -> None:
+    """Drop the widget value and the URL parameter ``key`` (bound or not): the widget shows its default
+    at its next appearance and a copied link no longer carries the old value."""
+    st.session_state.pop(key, None)
+    try:
+        del st.query_params[key]
+    except KeyError:
+        pass
+    except StreamlitAPIException:  # bound to a widget: unbind first
+        _unbind_and_remove(key)
+    _forget_initial_value(key)

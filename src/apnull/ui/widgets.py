@@ -58,3 +58,11 @@ def bound_text(label: str, key: str, default: str, help: str | None = None, cont
     """A ``st.text_input`` bound to the URL parameter ``key``."""
     box = container or st
     return box.text_input(label, value=default, key=key, help=help, bind=BIND)
+
+
+def bound_choice(label: str, key: str, options, help: str | None = None, container=None, format_func=str):
+    """A ``st.selectbox`` bound to the URL parameter ``key``; its default is the first option (order the
+    options with the preferred one first, so a value set through ``st.session_state`` never clashes
+    with a widget default)."""
+    box = container or st
+    return box.selectbox(label, list(options), index=0, key=key, help=help, bind=BIND, format_func=format_func)

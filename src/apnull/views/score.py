@@ -126,7 +126,7 @@ def resolve_controls(table: pd.DataFrame, column: str, text: str) -> list[str]:
         raise ValueError(f"column {_short(column)} is not in the table; its columns are: {_names(table.columns)}")
     wanted = [v.strip() for v in str(text or "").split(",") if v.strip()]
     if not wanted:
-        raise ValueError(f"give the control value(s) of {column!r}, e.g. {guess_control(table[column])}")
+        raise ValueError(f"type the control value(s) of {column!r} (comma-separated), e.g. {guess_control(table[column])}")
     present = set(table[column].dropna().astype(str).unique())
     missing = [v for v in wanted if v not in present]
     if missing:
@@ -170,6 +170,12 @@ class Settings:
         if self.null in USES_B:
             out["permutations"] = self.permutations
         return out
+
+    def plan_kwargs(self) -> dict:
+        """Keyword arguments of :func:`apnull.score.screen_plan` (the table-checking part of the settings)."""
+        control = list(self.control) if len(self.control) > 1 else self.control[0]
+        return dict(perturbation=self.perturbation, control=control, stratum=self.stratum,
+                    features=self.features, similarity=self.similarity)
 
     def key(self) -> tuple:
         return tuple(str(x) for x in astuple(self))

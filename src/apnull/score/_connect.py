@@ -1,0 +1,91 @@
+"""Reaching dask for ``score_profiles(scheduler=..., workers=...)`` within a hard deadline.
+
+``dask.distributed.Client(address, timeout=...)`` bounds the TCP connection, but a peer that
+accepts the connection and then never answers the handshake can hold it much longer (until the
+peer closes). :func:`connect` therefore builds the client on a helper thread and waits at most
+:data:`CONNECT_SECONDS` for it, whatever the peer does; past the deadline it raises ValueError
+("cannot reach the dask scheduler ... within 10 s"), and a client that connects later is closed
+at once by that thread.
+"""
+
+from __future__ import annotations
+
+import threading
+
+__all__ = ["connect", "CONNECT_SECONDS"]
+
+#: Longest wait, in seconds, for a dask scheduler to accept and answer.
+CONNECT_SECONDS = 10.0
+
+
+def _distributed():
+    """dask.distributed, or a ValueError saying how to install it (it is the optional 'dask' extra)."""
+    try:
+        import dask.distributed
+    except ImportError:
+        raise ValueError("scheduler=/workers= need dask.distributed, which is not installed: "
+                         "pip install 'apnull[dask]' (or run without them, in process)") from None
+    return dask.distributed
+
+
+def _within(make, seconds: float, what: str):
+    """``make()`` on a daemon thread; its value, or ValueError if it fails or takes over ``seconds``."""
+    box, lock, done = {}, threading.Lock(), threading.Event()
+
+    def target():
+        try:
+            value = make()
+        except BaseException as exc:  # reported to the caller below
+            box["error"] = exc
+            done.set()
+            return
+        with lock:
+            if box.get("abandoned"):
+                try:
+                    value.close()
+                except Exception:
+                    pass
+                return
+            box["value"] = value
+        done.set()
+
+    threading.Thread(target=target, name="apnull-dask-connect", daemon=True).start()
+    finished = done.wait(seconds)
+    with lock:
+        if not finished and "value" not in box:
+            box["abandoned"] = True
+            raise ValueError(f"cannot reach {what} within {seconds:g} s (no answer); check the address "
+                             "and that the scheduler is running") from None
+    if "error" in box:
+        exc = box["error"]
+        raise ValueError(f"cannot reach {what}: {' '.join(str(exc).split())[:200] or type(exc).__name__}") from None
+    return box["value"]
+
+
+def connect(scheduler, workers, seconds: float = CONNECT_SECONDS):
+    """(dask client or None, a function that closes what was opened) for checked scheduler/workers.
+
+    Parameters
+    ----------
+    scheduler : None, str address (``tcp://host:8786``) or dask.distributed.Client
+    workers : None or int
+        Start a local cluster of this many single-thread worker processes.
+    seconds : float
+        Hard deadline for reaching an address (default :data:`CONNECT_SECONDS`).
+    """
+    if workers is not None:
+        dd = _distributed()
+        cluster = dd.LocalCluster(n_workers=int(workers), threads_per_worker=1, dashboard_address=None)
+        client = dd.Client(cluster)
+        return client, lambda: (client.close(), cluster.close())
+    if scheduler is None:
+        return None, lambda: None
+    Client = _distributed().Client
+    if isinstance(scheduler, Client):
+        return scheduler, lambda: None
+    if not isinstance(scheduler, str) or not scheduler:
+        raise ValueError(f"scheduler must be a dask scheduler address such as 'tcp://host:8786' or a "
+                         f"dask.distributed.Client, got {scheduler!r}")
+    client = _within(lambda: Client(scheduler, timeout=f"{seconds:g}s"), seconds,
+                     f"the dask scheduler at {scheduler!r}")
+    return client, client.close

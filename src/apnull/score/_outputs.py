@@ -1,0 +1,105 @@
+"""The output tables of ``score_profiles`` as a scientist joins them back to the screen.
+
+- **Names never collide.** The tables' own columns (:data:`RESERVED`) keep their names; an input
+  column carried into a table under a clashing name (a perturbation column called ``null``,
+  ``mAP``, ``ap``, ``m`` or ``row``) is renamed ``<name>_input`` (``_input`` repeated until the
+  name is free). ``settings["perturbation_column"]`` names the perturbation column of the tables.
+- **Rows join back.** ``row`` is the 0-based position of the row among the data rows of the input
+  (the first row under the header is 0; a spreadsheet shows it as line ``row + 2``). The query
+  table carries the stratum and the metadata of each row: every input column that is not a
+  feature and is text or named ``Metadata_*``.
+- **p-values are numbers.** :func:`p_text` prints them in ``%.3g`` style (``0.001``, ``1e-05``);
+  a permutation p-value is at least 1/(1 + B) and never 0.
+- **The floor is said.** :func:`floor_warning` warns when perturbations sit at the smallest
+  p-value B allows and says what a larger B costs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["RESERVED", "ROW_NOTE", "output_name", "carried_columns", "carry_metadata", "p_text",
+           "floor_warning"]
+
+#: Column names the output tables use for their own values (both tables, and those other scoring
+#: options may add); an input column of one of these names is carried as ``<name>_input``.
+RESERVED = frozenset({"row", "m", "n", "ap", "precision_at_r", "p_value", "q_value", "n_replicates", "mAP",
+                      "null", "significant", "mAP_normalized", "reason", "stratum", "permutations",
+                      "p_value_bound"})
+#: What ``row`` means, for the JSON settings, the text output and the page.
+ROW_NOTE = ("row: 0-based position among the input's data rows (first row under the header = 0; "
+            "spreadsheet line = row + 2)")
+
+
+def output_name(name, taken=RESERVED) -> str:
+    """``name`` as text, with ``_input`` appended until it is not in ``taken``."""
+    out = str(name)
+    while out in taken:
+        out += "_input"
+    return out
+
+
+def carried_columns(table: pd.DataFrame, features, perturbation, stratum) -> list:
+    """Input columns carried into the query table: the stratum, then every non-feature column that is
+    text (not numeric) or named ``Metadata_*``, in table order (the perturbation column, or the list of
+    perturbation columns, is there already)."""
+    feats = {str(f) for f in features}
+    labels = {str(c) for c in ([perturbation] if isinstance(perturbation, str) else list(perturbation))}
+    if stratum is not None:
+        labels.add(str(stratum))
+    out = [stratum] if stratum is not None else []
+    for c in table.columns:
+        if str(c) in labels or str(c) in feats:
+            continue
+        col = table[c]
+        numeric = pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col)
+        if str(c).startswith("Metadata_") or not numeric:
+            out.append(c)
+    return out
+
+
+def carry_metadata(queries: pd.DataFrame, table: pd.DataFrame, columns) -> pd.DataFrame:
+    """``queries`` with the values of ``columns`` at each query's input ``row`` appended, under names
+    free in ``queries`` (see :func:`output_name`)."""
+    if not columns:
+        return queries
+    rows = queries["row"].to_numpy()
+    taken = set(RESERVED) | {str(c) for c in queries.columns}
+    extra = {}
+    for c in columns:
+        name = output_name(c, taken)
+        taken.add(name)
+        extra[name] = table[c].iloc[rows].to_numpy()
+    return pd.concat([queries, pd.DataFrame(extra, index=queries.index)], axis=1)
+
+
+def p_text(p: float) -> str:
+    """A p-value as a number in ``%.3g`` style (``0.001``, ``1e-05``); "nan" if missing; a p-value that
+    underflowed to 0 is printed as below the smallest positive double."""
+    if p != p:
+        return "nan"
+    if p == 0:
+        return f"<{np.finfo(float).tiny:.3g}"
+    return f"{p:.3g}"
+
+
+def floor_warning(p_values, B, seconds: float | None = None, fraction: float = 0.1, minimum: int = 2) -> str | None:
+    """A warning when at least ``minimum`` perturbations and ``fraction`` of them sit at the smallest
+    p-value of B permutations, 1/(1 + B); None otherwise or when B is not a number.
+
+    Their true p-value may be smaller; B ten times larger lowers the floor ten times and costs about
+    ten times the permutation time (``seconds``, this run's, when given).
+    """
+    if not isinstance(B, (int, np.integer)) or B <= 0:
+        return None
+    p = np.asarray(p_values, dtype=float)
+    floor = 1.0 / (1 + B)
+    at = int(np.sum(p <= floor * (1 + 1e-9)))
+    if at < minimum or at < fraction * p.size:
+        return None
+    bigger = 10 * (B + 1) - 1
+    cost = f" (this run: {seconds:.1f} s, so about {10 * seconds:.0f} s)" if seconds is not None else ""
+    return (f"{at:,} of {p.size:,} perturbations sit at the smallest p-value B = {B:,} permutations allow, "
+            f"{p_text(floor)}; their true p-values may be smaller and their q-values are limited by it. "
+            f"B = {bigger:,} lowers the floor to {p_text(1 / (1 + bigger))} and takes about 10 times as long{cost}.")

@@ -1,0 +1,62 @@
+"""Feature rows made ready for the kernels at any magnitude: exact power-of-two scaling.
+
+Cosine and correlation do not depend on the scale of a row, and the ranking by Euclidean distance
+does not depend on a common scale of all rows; but squaring 1e300 overflows and squaring 1e-300
+underflows. Multiplying by a power of two is exact in binary floating point (unless a value is
+pushed below the normal range), so every row is first divided by ``2**e``, ``e`` the binary
+exponent of its largest absolute value (``np.frexp``), which brings the largest entry into
+[0.5, 1): the sum of squares of d values is then at most d and cannot overflow, and it underflows
+only for entries more than 2**-500 below the row's largest. For values of ordinary magnitude the
+result is bit-for-bit what the unscaled computation gives.
+
+Degenerate rows are found by exact comparisons, not by a rounded norm:
+
+- cosine (and absolute cosine): a row is *zero* when every value is exactly 0;
+- correlation: a row is *constant* when every value equals the first exactly (a row of 0.1 is
+  caught like a row of 2.5, though its rounded mean differs from 0.1 in the last bit).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["unit_rows", "euclidean_rows", "degenerate_rows"]
+
+
+def _pow2_exponent(values: np.ndarray, axis=None) -> np.ndarray:
+    """Binary exponent e of the largest absolute value (0 where it is 0): max |x| / 2**e in [0.5, 1)."""
+    top = np.max(np.abs(values), axis=axis, keepdims=axis is not None) if values.size else np.zeros(())
+    _, exp = np.frexp(top)
+    return exp
+
+
+def degenerate_rows(X: np.ndarray, similarity: str) -> np.ndarray:
+    """Boolean mask of rows for which ``similarity`` is undefined (see the module text)."""
+    if similarity == "euclidean":
+        return np.zeros(X.shape[0], dtype=bool)
+    if similarity == "correlation":
+        return np.all(X == X[:, :1], axis=1)
+    return ~np.any(X != 0, axis=1)  # cosine, abs_cosine
+
+
+def unit_rows(X: np.ndarray, centre: bool) -> np.ndarray:
+    """Rows scaled to unit Euclidean norm (after subtracting the row mean when ``centre``).
+
+    Each row is divided by a power of two before its mean and norm are taken (exact), so the
+    result for ``c * x`` equals that for ``x`` up to rounding at any magnitude of ``c``. Rows must
+    not be degenerate (:func:`degenerate_rows`): their norm would be 0.
+    """
+    X = np.ldexp(X, -_pow2_exponent(X, axis=1))
+    if centre:
+        X = X - X.mean(axis=1, keepdims=True)
+        X = np.ldexp(X, -_pow2_exponent(X, axis=1))
+    norms = np.sqrt(np.sum(X * X, axis=1))
+    return X / norms[:, None]
+
+
+def euclidean_rows(X: np.ndarray) -> np.ndarray:
+    """All rows divided by one power of two (largest absolute value of the table into [0.5, 1)):
+    the order of squared distances is unchanged and they cannot overflow."""
+    if X.size == 0:
+        return X
+    return np.ldexp(X, -int(_pow2_exponent(X)))

@@ -1,0 +1,169 @@
+"""The scoring page's shared caches, upload handling and progress bar (the page stays thin).
+
+Every cache is an :class:`apnull.memo.Memo` shared by all sessions of the server process, bounded
+by entries and by bytes (least recently used dropped first):
+
+- ``UPLOADS``: parsed uploaded tables keyed by the SHA-256 of the file's bytes; at most
+  :data:`MAX_UPLOADS` = 6 tables and :data:`MAX_UPLOAD_BYTES` = 1 GiB of table memory (pandas'
+  ``memory_usage(deep=True)``). 30 students uploading 30 different 50 MB files therefore hold at
+  most 6 parsed tables (about 6 x 50-150 MB), never 30; an upload dropped from the cache is read
+  again from the browser's copy while the file input holds it, or asked for again.
+- ``SCORES``: scoring results keyed by (file hash, settings); at most :data:`MAX_SCORES` = 8 results
+  and :data:`MAX_SCORE_BYTES` = 512 MiB (feature matrix plus tables).
+- ``PLANS``: the plan of a (file hash, columns) choice (:func:`apnull.score.screen_plan`); 32 plans.
+
+A key asked for by several sessions at once is computed once: when a class of 30 presses **Score**
+on the same example with the same settings together, one session scores (with the progress bar)
+and the 29 others wait for its result (``Memo`` in-flight de-duplication). An error is not cached.
+Cached values are shared and only read.
+
+Each session keeps in ``st.session_state`` only small things: the hash and name of its last upload
+(:data:`UPLOAD_STATE`), so the upload survives page visits and the example/upload switch while the
+table stays in ``UPLOADS``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import time
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from ..memo import Memo
+from ..score import digits_screen, read_table, score_profiles, screen_plan
+from ..views import score as view
+from ..views import score_inputs as inputs
+from .state import forget_param
+
+__all__ = ["UPLOADS", "SCORES", "PLANS", "MAX_UPLOADS", "MAX_UPLOAD_BYTES", "MAX_SCORES", "MAX_SCORE_BYTES",
+           "UPLOAD_STATE", "EXAMPLE_DIGEST", "example_table", "remember_upload", "use_table", "upload_table",
+           "cached_result", "score_once", "cached_plan", "ScoreProgress", "label_columns_of"]
+
+MAX_UPLOADS = 6
+MAX_UPLOAD_BYTES = 1 << 30
+MAX_SCORES = 8
+MAX_SCORE_BYTES = 512 << 20
+#: session_state key of this session's last upload: (digest, file name)
+UPLOAD_STATE = "_sc_upload"
+#: the cache key of the bundled example
+EXAMPLE_DIGEST = "example"
+#: seconds between two updates of the progress bar
+PROGRESS_EVERY = 0.2
+
+
+def _frame_bytes(table) -> int:
+    return int(table.memory_usage(deep=True).sum()) if isinstance(table, pd.DataFrame) else 0
+
+
+def _result_bytes(result) -> int:
+    screen = getattr(result, "_screen", None)
+    size = getattr(getattr(screen, "X", None), "nbytes", 0)
+    return int(size + _frame_bytes(result.groups) + _frame_bytes(result.queries))
+
+
+UPLOADS = Memo(MAX_UPLOADS, MAX_UPLOAD_BYTES, sizeof=_frame_bytes)
+SCORES = Memo(MAX_SCORES, MAX_SCORE_BYTES, sizeof=_result_bytes)
+PLANS = Memo(32)
+_EXAMPLE = Memo(1)
+
+
+def example_table() -> pd.DataFrame:
+    """The bundled digits screen, built once per process."""
+    return _EXAMPLE.get_or_compute(EXAMPLE_DIGEST, digits_screen)
+
+
+def label_columns_of(columns) -> list:
+    """The columns of an upload read as text, exactly as written: ``Metadata_*`` and any column whose
+    name suggests a perturbation or a stratum (so ``1``, ``1.0`` and ``01`` stay three labels)."""
+    hints = view.PERTURBATION_HINTS + view.STRATUM_HINTS
+    return [c for c in columns if str(c).startswith("Metadata_") or any(h in str(c).lower() for h in hints)]
+
+
+def remember_upload(upload) -> tuple[str, str]:
+    """(digest, name) of a Streamlit upload, hashing each new file once per session; the table is parsed
+    into ``UPLOADS`` (once per process, whatever the sessions) and the pair kept in ``st.session_state``."""
+    seen = st.session_state.get("_sc_upload_id")
+    if seen is None or seen[0] != upload.file_id:
+        seen = (upload.file_id, view.file_digest(upload.getvalue()))
+        st.session_state["_sc_upload_id"] = seen
+    digest, name = seen[1], upload.name
+    UPLOADS.get_or_compute(digest, lambda: read_table(io.BytesIO(upload.getvalue()), name=name,
+                                                      labels=label_columns_of))
+    st.session_state[UPLOAD_STATE] = (digest, name)
+    return digest, name
+
+
+def use_table(digest: str, defaults: dict) -> None:
+    """Make the table-dependent inputs (:data:`apnull.views.score.TABLE_KEYS`) show what applies to the
+    table ``digest``, before the widgets are drawn.
+
+    The first table of a session keeps what the URL (a shared link) or the session says, and fills in
+    ``defaults`` (the table's guesses) for the rest. When the table changes (a new upload, or the
+    example/upload switch), the inputs of the table left are remembered for it, and the new table's
+    remembered inputs, else its ``defaults``, are set; the URL follows them (bound widgets), so nothing
+    typed for one table is applied, unseen, to another, and a copied link carries what is shown.
+    """
+    state = st.session_state
+    previous = state.get("_sc_table")
+    if previous == digest:
+        return
+    saved = state.setdefault("_sc_saved", {})
+    if previous is None:
+        for key, value in defaults.items():
+            if key not in state and key not in st.query_params:
+                state[key] = value
+    else:
+        saved[previous] = {k: state[k] for k in inputs.TABLE_KEYS if k in state}
+        restore = saved.get(digest, defaults)
+        for key in inputs.TABLE_KEYS:
+            if key in restore:
+                state[key] = restore[key]
+            else:
+                forget_param(key)
+    state["_sc_table"] = digest
+
+
+def upload_table(digest: str) -> pd.DataFrame | None:
+    """The cached table of an earlier upload, or None when it was dropped from ``UPLOADS``."""
+    return UPLOADS.get(digest)
+
+
+def cached_result(digest: str, key: tuple):
+    """The cached scoring result of (file, settings), or None."""
+    return SCORES.get((digest, key))
+
+
+def score_once(digest: str, key: tuple, table, kwargs: dict, container=None):
+    """Score (file, settings) once across sessions: the first caller scores with a progress bar in
+    ``container``; callers arriving meanwhile wait for its result."""
+    box = container or st
+    bar = box.progress(0.0, text="Scoring (or waiting for the same scoring by another session)...")
+    progress = ScoreProgress(bar)
+    try:
+        return SCORES.get_or_compute((digest, key), lambda: score_profiles(table, **kwargs, progress=progress))
+    finally:
+        bar.empty()
+
+
+def cached_plan(digest: str, key: tuple, table, kwargs: dict):
+    """The :class:`apnull.score.ScreenPlan` of (file, columns), computed once."""
+    return PLANS.get_or_compute((digest, key), lambda: screen_plan(table, **kwargs))
+
+
+class ScoreProgress:
+    """Progress of a scoring run on a ``st.progress`` bar, updated at most every ``PROGRESS_EVERY`` s."""
+
+    def __init__(self, bar):
+        self.bar, self.last = bar, 0.0
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if not total or (now - self.last < PROGRESS_EVERY and done < total):
+            return
+        self.last = now
+        text = (f"Scoring: {done:,} of {total:,} perturbations" if done < total
+                else "Per-query p-values and the tables...")
+        self.bar.progress(float(np.clip(done / total, 0.0, 1.0)), text=text)

@@ -1,0 +1,51 @@
+"""The scoring page's shared caches: one scoring for a class pressing Score together; bounded uploads."""
+
+import threading
+import time
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+
+from apnull.ui import score_cache as cache
+
+
+def test_thirty_sessions_score_once(monkeypatch):
+    calls = []
+
+    result = SimpleNamespace(groups=pd.DataFrame({"p": [0.1]}), queries=pd.DataFrame({"p": [0.2]}))
+
+    def slow_score(table, progress=None, **kwargs):
+        calls.append(1)
+        time.sleep(0.5)
+        return result
+
+    monkeypatch.setattr(cache, "score_profiles", slow_score)
+    cache.SCORES.clear()
+    class Bar:  # a stand-in for st.progress (no script context in these threads)
+        def progress(self, *a, **k):
+            return self
+
+        def empty(self):
+            pass
+
+    out = []
+    threads = [threading.Thread(target=lambda: out.append(cache.score_once("example", ("k",), None, {},
+                                                                           container=Bar())))
+               for _ in range(30)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(out) == 30 and all(r is result for r in out) and len(calls) == 1
+    cache.SCORES.clear()
+
+
+def test_uploads_are_bounded_in_count_and_bytes():
+    cache.UPLOADS.clear()
+    big = 50 << 20
+    for i in range(30):  # 30 different 50 MB tables
+        cache.UPLOADS.put(f"digest{i}", pd.DataFrame({"x": np.full(big // 8, float(i))}))
+        assert len(cache.UPLOADS) <= cache.MAX_UPLOADS and cache.UPLOADS.nbytes <= cache.MAX_UPLOAD_BYTES
+    assert cache.upload_table("digest29") is not None and cache.upload_table("digest0") is None
+    cache.UPLOADS.clear()
