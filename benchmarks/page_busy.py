@@ -62,7 +62,7 @@ def busy_loop(stop: threading.Event) -> None:
             x += i * i
 
 
-def child(tree: Path, page: str, busy: bool) -> dict:
+def child(tree: Path, page: str, busy: bool, switch: float = 0.0) -> dict:
     sys.path.insert(0, str(tree / "tests"))
     os.chdir(tree)
     from apptest import AppTest, assert_clean, find_widget  # noqa: E402
@@ -70,8 +70,13 @@ def child(tree: Path, page: str, busy: bool) -> dict:
     from apnull.ui import warmup
 
     t0 = time.perf_counter()
+    if switch:
+        sys.setswitchinterval(switch)
     warmup.start()
-    warmup.wait(300)
+    try:
+        warmup.wait(600, everything=True)
+    except TypeError:  # a checkout whose warm-up has one phase
+        warmup.wait(600)
     out = {"warmup": time.perf_counter() - t0}
     stop = threading.Event()
     if busy:
@@ -103,9 +108,9 @@ def child(tree: Path, page: str, busy: bool) -> dict:
     return out
 
 
-def measure(tree: Path, page: str, busy: bool) -> dict:
+def measure(tree: Path, page: str, busy: bool, switch: float = 0.0) -> dict:
     env = dict(os.environ, PYTHONPATH=str(tree / "src"))
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", str(tree), page, str(int(busy))]
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", str(tree), page, str(int(busy)), str(switch)]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if proc.returncode or not lines:
@@ -117,7 +122,7 @@ def measure(tree: Path, page: str, busy: bool) -> dict:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--child"]:
-        print(json.dumps(child(Path(argv[1]), argv[2], argv[3] == "1")))
+        print(json.dumps(child(Path(argv[1]), argv[2], argv[3] == "1", float(argv[4]))))
         return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pages", nargs="+", choices=list(PLAN), default=list(PLAN))
@@ -125,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="another checkout to measure in the same run ('none': this tree only)")
     ap.add_argument("--repeat", type=int, default=1, help="processes per (tree, page, busy); the median is shown")
     ap.add_argument("--busy", choices=("0", "1", "both"), default="both")
+    ap.add_argument("--switch", type=float, default=0.0,
+                    help="sys.setswitchinterval in the page's process (seconds; 0: Python's default, 0.005)")
     args = ap.parse_args(argv)
     trees = [("this", HERE)] + ([] if args.against == "none" else [("against", Path(args.against).resolve())])
     busies = [False, True] if args.busy == "both" else [args.busy == "1"]
@@ -133,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         alone = {}
         for busy in busies:
             for name, tree in trees:
-                runs = [measure(tree, page, busy) for _ in range(args.repeat)]
+                runs = [measure(tree, page, busy, args.switch) for _ in range(args.repeat)]
                 good = [r for r in runs if "error" not in r]
                 if not good:
                     print(f"{name:<8} {page:<15} {int(busy):>4}  error: {runs[0]['error'][:200]}")

@@ -15,6 +15,11 @@ dashboard.py``), dashboard.py starts it in the background on its first run and n
 a page that needs the kernel earlier blocks on Python's import lock until the thread's import is done,
 and a view being warmed is joined, not computed twice (the caches compute each key once).
 
+A second phase follows in the same thread, which nothing waits for: the scoring kernels of "Score
+your data" on the bundled example (imports scikit-learn, loads or, on a fresh checkout's first start,
+compiles the numba kernels: a first visitor of that page paid 14.6 s for it) and the default views
+of the binning and hypergeometric pages. ``wait(everything=True)`` waits for it too.
+
 It also sets ``OMP_WAIT_POLICY=PASSIVE`` (unless the environment already sets it) before numba's
 OpenMP thread pool starts. By default OpenMP's idle workers spin on a barrier; a server runs many
 sessions' kernels at once on few cores, and the spinning doubled the CPU time of the densities
@@ -28,6 +33,7 @@ Failures are logged, never raised: the pages then do the same work themselves, a
     from apnull.ui import warmup
     warmup.start()          # app.py's lifespan, dashboard.py; returns at once, runs once per process
     warmup.wait(5)          # tests/benchmarks: block until done (True if finished)
+    warmup.wait(60, everything=True)   # also the second phase
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ _LOG = logging.getLogger(__name__)
 _lock = threading.Lock()
 _thread: threading.Thread | None = None
 _done = threading.Event()
+_all_done = threading.Event()
 _status: dict[str, object] = {"state": "not started"}
 
 #: Modules the pages import; imported after the kernel (which is what the first page waits for).
@@ -74,6 +81,29 @@ def _warm() -> None:
         _LOG.warning("apnull warm-up failed (the pages will load the kernel themselves): %s", exc)
     finally:
         _done.set()
+    try:
+        _warm_other_pages(steps, t0)
+    except Exception as exc:  # noqa: BLE001
+        _LOG.warning("apnull warm-up of the other pages failed (they will do it themselves): %s", exc)
+    finally:
+        _status["rest"] = "done"
+        _all_done.set()
+
+
+def _warm_other_pages(steps: dict, t0: float) -> None:
+    """The second phase, which the server does not wait for: the scoring kernels (about 1.5 s loaded
+    from numba's disk cache, 15-60 s compiled on the very first start of a fresh checkout) on the
+    bundled example, and the default views of the binning and hypergeometric pages."""
+    from apnull.score import digits_screen, score_profiles
+
+    score_profiles(digits_screen(), perturbation="Metadata_perturbation", control="DMSO",
+                   stratum="Metadata_plate")
+    steps["score"] = time.perf_counter() - t0
+    from apnull.ui import binning_cache, hypergeom_cache
+
+    binning_cache.view(4, 0.95, 300, 1.3, "lower", "ap")
+    hypergeom_cache.view(4, 32, 4, 10_000, 2022)
+    steps["pages"] = time.perf_counter() - t0
 
 
 def _first_figure() -> None:
@@ -104,9 +134,11 @@ def start() -> threading.Thread | None:
         return _thread
 
 
-def wait(timeout: float | None = None) -> bool:
-    """Block until the warm-up has finished (True) or timeout seconds passed (False)."""
-    return _done.wait(timeout)
+def wait(timeout: float | None = None, everything: bool = False) -> bool:
+    """Block until the warm-up has finished (True) or timeout seconds passed (False). The server
+    waits for the first phase (the lesson pages); ``everything=True`` also waits for the second
+    (scoring kernels, binning and hypergeometric views)."""
+    return (_all_done if everything else _done).wait(timeout)
 
 
 def status() -> dict[str, object]:
