@@ -4,13 +4,13 @@ Each is a :class:`apnull.memo.Memo` (nothing pickled per rerun, arrays stored re
 figures only read by the page). Bounds (entries, bytes; least recently used dropped first):
 
 - ``BLOCKS``: one block of shuffled rankings (Precision@K and AP, 16 bytes a draw) per
-  (m, n, k, seed, block): 512 entries, 128 MB. A block is one compiled call
+  (m, n, k, seed, block): 512 entries, 64 MB. A block is one compiled call
   (:func:`apnull.views.hypergeometric.shuffled_block`).
-- ``HYPER``: the hypergeometric draws per (m, n, k, draws, seed): 64 entries, 64 MB.
-- ``VIEWS``: the page's tables and both figures per (m, n, k, draws, seed): 64 entries, 128 MB
+- ``HYPER``: the hypergeometric draws per (m, n, k, draws, seed): 64 entries, 32 MB.
+- ``VIEWS``: the page's tables and both figures per (m, n, k, draws, seed): 64 entries, 64 MB
   (a view of 10,000 draws is about 1 MB, mostly the scatter's points).
 
-At most about 320 MB in all.
+At most 160 MB in all.
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from ..plots.hypergeom import ap_precision_scatter, precision_histograms
 from ..views import hypergeometric as hv
 
 _MB = 2**20
-BLOCKS = Memo(512, max_bytes=128 * _MB, sizeof=rough_nbytes)
-HYPER = Memo(64, max_bytes=64 * _MB, sizeof=rough_nbytes)
-VIEWS = Memo(64, max_bytes=128 * _MB, sizeof=rough_nbytes)
+BLOCKS = Memo(512, max_bytes=64 * _MB, sizeof=rough_nbytes)
+HYPER = Memo(64, max_bytes=32 * _MB, sizeof=rough_nbytes)
+VIEWS = Memo(64, max_bytes=64 * _MB, sizeof=rough_nbytes)
 
 
 class HypergeomView(NamedTuple):
