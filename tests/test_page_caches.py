@@ -26,7 +26,7 @@ def test_rough_nbytes_counts_arrays_and_frames():
 def test_every_page_cache_is_bounded_in_entries_and_bytes():
     memos = [hypergeom_cache.BLOCKS, hypergeom_cache.HYPER, hypergeom_cache.VIEWS, binning_cache.VIEWS,
              sampled_cache.FIGURE1, sampled_cache.CURVES, sampled_cache.TABLES, sampled_cache.CHUNKS,
-             sampled_cache.CHANGES, sampled_cache.SIMULATIONS]
+             sampled_cache.CHANGES, sampled_cache.SIMULATIONS, sampled_cache.FIGURES]
     for memo in memos:
         assert isinstance(memo, Memo) and memo.max_bytes is not None and memo.max_entries <= 512
     assert sum(m.max_bytes for m in memos) <= 512 * 2**20
