@@ -1,4 +1,4 @@
-"""Binning n: seed 000's nonlinear breakpoints and what one null per bin does to the threshold."""
+"""Binning n: nonlinear breakpoints and what one null per bin does to the threshold."""
 
 import time
 
@@ -14,7 +14,7 @@ REP_TEXT = {"lower": "smallest", "upper": "largest", "middle": "middle"}
 intro(
     "Binning n",
     "A screen scores many rankings with different numbers of negatives n, and computing a separate null "
-    "for every (m, n) is costly. Seed 000 proposes to group the n's into bins and compute one null per "
+    "for every (m, n) is costly. One way out is to group the n's into bins and compute one null per "
     "bin. The breakpoints are i^power (i = 1, 2, ...): with power > 1 the bins get wider as n grows, "
     "which is fine because the null changes less and less when one more negative is added to an "
     "already long list. The first chart shows how wide each bin is. The next two show the price: every "

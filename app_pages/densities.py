@@ -9,7 +9,7 @@ from apnull.plots.null import METRIC_NAMES
 from apnull.ui import bound_int, bound_toggle, chart_slots, download_csv, guard, intro, show_figure
 from apnull.ui.cache import density_figures, density_ready
 
-D = summaries.DEFAULT_VIEW  # seed 000's experiment: the view a visitor sees first (warmed at server start)
+D = summaries.DEFAULT_VIEW  # the first experiment: the view a visitor sees first (warmed at server start)
 
 intro(
     "Null densities",
@@ -18,7 +18,8 @@ intro(
     "and **n** negatives, with the sizes growing together as (M·i, N·i) for i = 1..K. Small sizes "
     "(the colour runs from dark purple for small m + n to yellow for large) give wide curves: a random ranking often "
     "scores far above M/(M+N), so a high AP from few replicates is weak evidence. As the sizes grow "
-    "the curves narrow around the null mean.",
+    "the curves narrow around the null mean. Precision@R can only be 0, 1/m, 2/m, ..., 1, so its law "
+    "is drawn as the discrete law it is: steps for the random rankings, dots for the exact probabilities.",
 )
 
 c1, c2, c3, c4, c5 = st.columns(5)
@@ -32,21 +33,30 @@ K = bound_int("number of sizes K", "dn_K", D["K"], min_value=0, container=c4, he
 seed = bound_int("seed", "dn_seed", D["seed"], min_value=0, container=c5, help="Same seed, same draws: a link reproduces them.")
 show_exact = bound_toggle(
     "Overlay the exact law where it is cheap", "dn_exact", False,
-    help="Dashed: the exact law (all placements, or the grid law within 0.001) smoothed with the same "
-         "kernel as each sampled curve. Precision@R is always exact; AP only for the smaller sizes.",
+    help="AP chart, dashed: the exact law (all placements, or the grid law within 0.001) smoothed with the "
+         "same kernel as each sampled curve, for the smaller sizes. The Precision@R chart always shows its "
+         "exact law (dots).",
 )
 
 with guard():
     summaries.check_grid_request(M, N, K, draws)
 
 bar = st.container()
+Y_TITLES = {"ap": "density", "pr": "probability × m"}
 slots = chart_slots(2, lambda i: pending_figure(
-    f"{METRIC_NAMES[summaries.METRICS[i]]} under the null", METRIC_NAMES[summaries.METRICS[i]], "density",
+    f"{METRIC_NAMES[summaries.METRICS[i]]} under the null", METRIC_NAMES[summaries.METRICS[i]],
+    Y_TITLES[summaries.METRICS[i]],
     note=f"sampling {K * draws:,} random rankings..."), ready=density_ready(M, N, K, draws, seed, show_exact))
 
 for slot, (metric, fig, exact_sizes) in zip(slots, density_figures(M, N, K, draws, seed, show_exact, container=bar)):
     with slot.container():
         show_figure(fig, key=f"density_{metric}")
+        if metric == "pr":
+            st.caption("Precision@R is the share of positives in the top m places, so it takes only the values "
+                       "j/m (j hits). Each step line is one size's histogram of the random rankings, one bar of "
+                       "width 1/m per value; each dot is the exact probability of j hits, from the "
+                       "hypergeometric law. Heights are probability × m, so sizes with different m share one "
+                       "scale. A smooth density would draw bumps between the values that cannot occur.")
         if exact_sizes is not None:
             st.caption(f"Exact law drawn for {exact_sizes} of {K} sizes "
                        f"({'all' if exact_sizes == K else 'the cheap ones'}).")

@@ -15,6 +15,14 @@ intro(
     "This explorer computes it exactly where that is possible and by fast Monte Carlo where it is not.",
 )
 
+with st.container(border=True):
+    # the first thing a scientist with a screen needs: one primary action, before the teaching material
+    action, text = st.columns([1, 4], vertical_alignment="center")
+    if action.button("Score your data", type="primary", icon=":material/upload_file:", key="home_score"):
+        st.switch_page("app_pages/score.py")
+    text.markdown("**Have a screen of profiles?** Upload it (or try the bundled example) and see which "
+                "perturbations beat chance, with calibrated mAP p-values. Or learn how the null works below.")
+
 m, n = 4, 30
 c1, c2, c3 = st.columns(3)
 c1.metric("m / (m + n) for m = 4, n = 30", f"{m / (m + n):.3f}")

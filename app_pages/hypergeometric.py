@@ -1,4 +1,4 @@
-"""Hypergeometric check (seed 004): Precision@K of shuffled labels against the hypergeometric law."""
+"""Hypergeometric check: Precision@K of shuffled labels against the hypergeometric law."""
 
 import pandas as pd
 import streamlit as st
@@ -27,8 +27,7 @@ m = bound_int("m (positives)", "hg_m", 4, min_value=0, container=c1,
 n = bound_int("n (negatives)", "hg_n", 32, min_value=0, container=c2,
               help="Black balls in the urn (e.g. negative controls).")
 k = bound_int("k (top positions)", "hg_k", 4, min_value=0, container=c3,
-              help="Balls drawn = top positions counted, between 1 and m + n. Seed 004 uses k = m "
-                   "(Precision@R).")
+              help="Balls drawn = top positions counted, between 1 and m + n. k = m gives Precision@R.")
 draws = bound_int("draws", "hg_draws", 10_000, min_value=0, step=1000, container=c4,
                   help="Shuffles and hypergeometric draws: 100 to 1,000,000 (fewer for large m + n).")
 seed = bound_int("seed", "hg_seed", 2022, min_value=0, container=c5,
@@ -40,7 +39,7 @@ with guard():
     m, n, k, draws = hv.check_request(m, n, k, draws)
 
 
-layout = hv.block_layout(m, n, draws)
+layout = hv.block_layout(m, draws)
 if len(layout) > 1 and not hc.view_ready(m, n, k, draws, seed):  # fill the block cache with a progress bar
     progress = st.progress(0.0, text="Shuffling labels...")
     for i, (b, rows) in enumerate(layout, start=1):
@@ -71,7 +70,7 @@ st.markdown(
 
 left, right = st.columns([1, 2])
 with left:
-    st.subheader("Seed 004's thresholds")
+    st.subheader("Chance thresholds")
     st.dataframe(thresholds, hide_index=True, column_config={"value": st.column_config.NumberColumn(format="%.4f")},
                  key="thresholds_table")
     download_csv(thresholds, f"thresholds_m{m}_n{n}_k{k}_draws{draws}_seed{seed}.csv", key="download_thresholds")
@@ -79,18 +78,22 @@ with right:
     st.subheader("What the thresholds are")
     st.markdown("- **m / (m + n)**: the mean of Precision@K under the null, for every k.\n"
                 "- **empirical mean**: the mean of the shuffled Precision@K draws; it should sit next to m / (m + n).\n"
-                "- **hyper 95pct**: qhyper(0.95, m, n, k) / k, the smallest value x with P(Precision@K ≤ x) ≥ 0.95: "
+                "- **hyper 95pct**: the 95th percentile of the hypergeometric law divided by k, the smallest value x "
+                "with P(Precision@K ≤ x) ≥ 0.95: "
                 "a random ranking reaches more than this at most 5% of the time.")
 
 st.subheader("Simulated versus exact")
 fmt = {c: st.column_config.NumberColumn(format="%.4f") for c in summary.columns
        if c not in ("statistic", "draws", "exact method", "mean deviation (SE)")}
 fmt["mean deviation (SE)"] = st.column_config.NumberColumn(format="%+.2f")
-st.dataframe(summary, hide_index=True, column_config=fmt, key="summary_table")
-st.caption("The empirical 95th percentile interpolates between draws (R's quantile type 7, as in seed "
-           "004); the exact one is a value the statistic can take, so the two may differ by less than "
-           "one step of the law. 'mean deviation (SE)': (empirical − exact mean) in standard errors, "
-           "within ±2 for about 95% of seeds.")
+shown = [c for c in summary.columns if c not in ("draws", "exact method")]  # both in the caption; the CSV keeps them
+st.dataframe(summary, hide_index=True, column_config=fmt, column_order=shown, key="summary_table")
+methods = dict(zip(summary["statistic"], summary["exact method"]))
+st.caption(f"{draws:,} draws each. Exact laws: AP: {methods['AP (shuffled)']}; Precision@K: "
+           f"{methods['Precision@K (shuffled)']}. The empirical 95th percentile interpolates between draws "
+           "(type 7, the default of numpy and R); the exact one is a value the statistic can take, so the two "
+           "may differ by less than one step of the law. 'mean deviation (SE)': (empirical − exact mean) in "
+           "standard errors, within ±2 for about 95% of seeds.")
 download_csv(summary, f"ap_precision_summary_m{m}_n{n}_k{k}_draws{draws}_seed{seed}.csv",
              key="download_summary")
 

@@ -4,13 +4,15 @@ import pandas as pd
 import streamlit as st
 
 from apnull.limits import as_probability, check_sizes
-from apnull.significance import METHODS, choose_method
+from apnull.significance import METHODS, choose_method, resolved_pvalue
 from apnull.ui import bound_float, bound_int, bound_select, download_csv, guard, intro, show_figure
-from apnull.ui.cache import law_figure, moments, null_law
-from apnull.views.null import DEFAULT_VIEW
+from apnull.ui.cache import cached_law_figure, moments, null_law
+from apnull.views.null import DEFAULT_VIEW, format_p, pvalue_note
 
 TABLE_LEVELS = (0.75, 0.90, 0.95, 0.99)
 SHORT = {"ap": "AP", "pr": "Precision@R"}
+#: in the metric cards, under a heading that names the metric: "Precision@R threshold (95%)" is cut off
+LABEL = {"ap": "AP", "pr": "P@R"}
 
 intro(
     "Threshold lookup",
@@ -80,41 +82,35 @@ k3.metric("M/(M+N)", f"{ratio:.5f}", border=True,
           help="The share of positives: the null mean of Precision@R, and the naive (too low) baseline for AP.")
 
 
-def p_text(p: float) -> str:
-    """Three decimals down to 0.01 (0.060), then three significant digits (0.00297, 1.2e-05)."""
-    return f"{p:.3f}" if p >= 0.01 else f"{p:.3g}"
-
-
-def interval_text(x: float) -> str:
-    return f"{x:.4g}"
+def verdict_text(short: str, v: float, t: float, level_text: str) -> str:
+    """The comparison of a score with the threshold in words: only a score strictly greater than the
+    threshold beats it (a random ranking reaches the threshold itself more often than 1 − q)."""
+    shown = next((f"{t:.{d}g}" for d in range(3, 13) if f"{t:.{d}g}" != f"{v:g}" or v == t), f"{t!r}")
+    if v > t:
+        return f"**{short} = {v:g}** is greater than the {level_text} null threshold {shown}: it **beats** the threshold"
+    if v == t:
+        return (f"**{short} = {v:g}** equals the {level_text} null threshold {shown}; a score must be greater than the "
+                "threshold to beat it, so it **does not beat** it")
+    return f"**{short} = {v:g}** is less than the {level_text} null threshold {shown}: it **does not beat** it"
 
 
 cols = st.columns(2)
 for col, metric in zip(cols, ("ap", "pr")):
     law, t, v = laws[metric], thresholds[metric], observed[metric]
     short = SHORT[metric]
-    p = float(law.pvalue(v))
+    tail = resolved_pvalue(v, law)  # counted where the law cannot resolve a far tail
     with col:
         st.subheader(short)
         a, b = st.columns(2)
-        a.metric(f"{short} threshold ({level_text})", f"{t:.5g}", border=True,
+        a.metric(f"{LABEL[metric]} threshold ({level_text})", f"{t:.5g}", border=True,
                  help=f"The {q:g}-quantile of the null law of {short}: smallest value x with P(X ≤ x) ≥ {q:g}.")
         a.caption(f"method: {law.describe()}")
-        b.metric(f"p-value of {short} = {v:g}", p_text(p), border=True,
+        b.metric(f"p-value of {LABEL[metric]} = {v:g}", format_p(tail), border=True,
                  help=f"P(random {short} ≥ {v:g}) under the null.")
-        if law.method == "grid":
-            lo, hi = (float(x) for x in law.pvalue_bounds(v))
-            b.caption(f"guaranteed interval [{interval_text(lo)}, {interval_text(hi)}] (the grid law's error bound)")
-        elif law.method == "mc":
-            lo, hi = (float(x) for x in law.pvalue_bounds(v))
-            b.caption(f"95% interval [{interval_text(lo)}, {interval_text(hi)}] ({law.draws.size:,} draws)")
-        else:
-            b.caption("exact")
-        verdict = "yes" if v > t else "no"
-        st.markdown(f"**{short} = {v:g}** is above the {level_text} null threshold {t:.3f}? "
-                    f"**{verdict}**: p = {p_text(p)}")
+        b.caption(pvalue_note(tail, law))
+        st.markdown(verdict_text(short, v, t, level_text) + f" (p = {format_p(tail)}).")
         mean = mean_ap if metric == "ap" else ratio
-        show_figure(law_figure(m, n, metric, method, *mc_args[metric], t, v, mean, q), key=f"law_{metric}")
+        show_figure(cached_law_figure(m, n, metric, method, *mc_args[metric], t, v, mean, q), key=f"law_{metric}")
 
 st.subheader("Thresholds at other levels")
 levels = sorted(set(TABLE_LEVELS) | {round(q, 12)})

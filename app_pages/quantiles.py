@@ -6,7 +6,7 @@ from apnull.views import null as summaries
 from apnull.ui import bound_int, bound_select, download_csv, guard, intro, show_figure
 from apnull.ui.cache import quantile_view
 
-D = summaries.DEFAULT_VIEW  # seed 000's experiment: the view a visitor sees first (warmed at server start)
+D = summaries.DEFAULT_VIEW  # the first experiment: the view a visitor sees first (warmed at server start)
 
 intro(
     "Quantiles versus size",
@@ -14,7 +14,8 @@ intro(
     "M/(M+N) (the grey band). That is wrong twice. The null mean of AP (black dotted: the exact E[AP]) "
     "sits above that ratio, and at small sizes the null spreads wide. Its 95th percentile, a fair "
     "threshold, is far above the mean. The lines show the 75th, 90th and 95th percentiles and the mean "
-    "of AP (blue) and Precision@R (red) as m and n grow together. As the sizes grow, the quantiles "
+    "of AP (left, blue) and Precision@R (right, red) as m and n grow together; click a legend entry to show "
+    "or hide that statistic in both panels. As the sizes grow, the quantiles "
     "close in on the mean. So the same AP is more significant with more replicates.",
 )
 

@@ -11,6 +11,7 @@ from apnull.significance import choose_method, null_position
 from apnull.ui import bound_int, download_csv, guard, intro, show_figure
 from apnull.ui.cache import moments, null_law
 from apnull.ui.ranking_editor import load_ranking, preset_controls, ranking_editor
+from apnull.ui.relevance_pills import relevance_pills
 
 #: Monte Carlo draws when the null law of the ranking's (m, n) is too large to count exactly.
 DRAWS = 20_000
@@ -24,7 +25,8 @@ intro(
     "as precision against recall, that is a staircase of m steps of width 1/m, so AP is exactly the "
     "shaded area under it (no interpolation): relevant items placed low pull their steps down, "
     "non-relevant items placed low cost nothing.\n\n"
-    "Edit the ranking on the left or start from a preset; the table, the metrics and the curve follow, "
+    "Edit the ranking on the left (one click on an item's pill marks it relevant or not) or start from a "
+    "preset; the table, the metrics and the curve follow, "
     "and the address bar keeps the ranking, so a link reproduces it. The last section asks whether "
     "the AP is better than chance: how often does a random ordering of the same items score as high?",
 )
@@ -42,7 +44,10 @@ with right:
                        "number of items.")
 with left:
     st.subheader("The ranking")
-    new = ranking_editor(preset_controls(first_run, r_url))
+    choice = preset_controls(first_run, r_url)
+    pills_box = st.container()  # above the table, filled once the table has given the ranking
+    new = ranking_editor(choice)
+    relevance_pills(new, pills_box)
 
 # --- metric cards, table ------------------------------------------------------------------------
 items = [item for item, _ in new]
@@ -116,12 +121,17 @@ pos = null_position(curve.ap, law)
 mean, sd = moments(m, n)
 if pos.at_floor:
     p_text = f"p ≤ {pos.p:.2g} (none of the {DRAWS:,} random orderings reached it)"
+elif pos.p < 1e-300:
+    p_text = f"p = 10^{pos.log10_p:.2f}"
 else:
     p_text = f"p = {pos.p:.4g}"
     if pos.placements_at_least is not None:
         p_text += f" ({pos.placements_at_least:,} of the {pos.placements:,} placements)"
 if law.method == "exact":
     method = f"exact: all {math.comb(m + n, m):,} placements of the {m} relevant items counted"
+elif pos.source == "tail count":
+    method = (f"the far tail counted (placements that can still reach this AP, in log space); the exact p "
+              f"lies in [{pos.p_low:.4g}, {pos.p_high:.4g}], relative error {pos.rel_error:.1g}")
 elif law.method == "grid":
     method = (f"grid law within ±{law.error_bound:g} AP of the exact law; the exact p lies in "
               f"[{pos.p_low:.4g}, {pos.p_high:.4g}]")

@@ -8,6 +8,7 @@ import streamlit as st
 from apnull.plots.score import null_figure, volcano_figure
 from apnull.score import MAX_FILE_BYTES, NULLS, SIMILARITIES, digits_screen, read_table, score_profiles
 from apnull.ui import bound_float, bound_int, bound_select, download_csv, guard, intro, show_figure
+from apnull.ui.consistency_step import consistency_step
 from apnull.ui.widgets import BIND
 from apnull.views import score as view
 
@@ -257,3 +258,5 @@ st.caption(f"Each cell: {view.CALIBRATION_LAYOUTS}. Measured by {view.CALIBRATIO
            f"{view.CALIBRATION_FDR}")
 download_csv(calibration, "calibration.csv", label="Download the calibration table (CSV)",
              key="download_calibration")
+
+consistency_step(table, perturbation, settings.control, groups, digest=digest, file_name=file_name, auto=auto)

@@ -50,7 +50,7 @@ def main() -> None:
     # list of them would keep every evicted entry alive).
     steps = [
         ("views", lambda i: cache.density_figures(1 + i, 30, 200, 100, 0, False, progress=False), 120),
-        ("exact tables", lambda i: cache.exact_size_summary(1 + i % 40, 1 + i // 40), 1200),
+        ("exact tables", lambda i: cache.cached_exact_size_summary(1 + i % 40, 1 + i // 40), 1200),
         ("draws", lambda i: cache.size_draws(10 + i, 200 + i, 1_000_000, 0), 24),
         ("laws", lambda i: cache.null_law(20 + i, 300, "ap", "mc", draws=2_000_000, seed=0), 24),
         ("moments", lambda i: cache.moments(1 + i, 1000), 1200),

@@ -1,4 +1,4 @@
-"""Benchmark: null sampling of seed 000's workload W1, apnull against copairs, plus the grid law.
+"""Benchmark: null sampling of the reference experiment's workload W1, apnull against copairs, plus the grid law.
 
 W1: M = 4, N = 30, sizes (M*i, N*i) for i = 1..50, 10,000 draws each, AP and Precision@R.
 copairs (if installed: `pip install copairs`; it is not an apnull dependency) runs

@@ -37,8 +37,10 @@ def measure(fn):
     tracemalloc hooks every allocation (numba's too), which would slow the timed run several-fold.
     """
     t0 = time.perf_counter()
+    c0 = time.process_time()
     out = fn()
     elapsed = time.perf_counter() - t0
+    measure.cpu = time.process_time() - c0  # CPU seconds of the timed run (all threads of the process)
     tracemalloc.start()
     fn()
     peak = tracemalloc.get_traced_memory()[1]
@@ -85,7 +87,12 @@ def main(argv=None):
           f"({default_threads()} threads)")
     one, t_one, _ = measure(lambda: run_ours(table, B, threads=1))
     assert one.groups.equals(ours.groups) and one.queries.equals(ours.queries), "threads changed the results"
+    cpu_one = measure.cpu
     print(f"apnull.score (permutation null, 1 thread): {t_one:6.2f} s")
+    perms = args.perturbations * B
+    print(f"per permutation (whole run / {perms:,} permutations): {t_ours / perms * 1e6:.2f} us "
+          f"({default_threads()} threads), {t_one / perms * 1e6:.2f} us (1 thread; CPU time "
+          f"{cpu_one / perms * 1e6:.2f} us)")
     ours_ind, t_ind, _ = measure(lambda: run_ours_null(table, B, "copairs"))
     print(f"apnull.score (copairs-style null): {t_ind:6.2f} s")
     try:
@@ -93,7 +100,10 @@ def main(argv=None):
     except ImportError:
         print("copairs not installed: pip install copairs==0.5.5 for the comparison")
         return 0
+    cpu_cp = measure.cpu
     print(f"copairs 0.5.5 mean_average_precision: {t_cp:6.2f} s, peak {m_cp / 2**20:7.1f} MB")
+    print(f"CPU time ratio (copairs CPU s / apnull 1-thread CPU s): {cpu_cp / cpu_one:.1f}x "
+          f"({cpu_cp:.2f} s / {cpu_one:.2f} s; robust to other load on the machine)")
     print(f"speed-up (copairs time / apnull time): {t_cp / t_ours:.1f}x ({t_cp / t_one:.1f}x on 1 thread); "
           f"memory ratio {m_cp / m_ours:.1f}x")
     q = ours.queries.set_index("row")

@@ -148,7 +148,7 @@ def ranking_from_placement(placement, N: int) -> list[int]:
 
 
 def bestgen_expected_ap(m: int, n: int) -> Fraction:
-    """Bestgen (2015) / seed 004's double sum, in exact rationals.
+    """Bestgen (2015)'s double sum, in exact rationals.
 
     ``sum_{x=1..m} sum_{k=x..n+x} dhyper(x; m, n, k) * (x/k)^2 / m`` with
     ``dhyper(x; m, n, k) = C(m, x) C(n, k - x) / C(m + n, k)``.

@@ -3,6 +3,9 @@
 pages -> ui -> (views, plots) -> core; cli -> core; score and rendle are core-level packages. Core
 imports none of views, plots, ui, cli; views import neither plots nor streamlit nor plotly; plots
 import no streamlit, no views; nothing but ui imports streamlit. Every module stays under 400 lines.
+No module (library or page) takes another module's private name: no ``from x import _y`` (a package's
+own private modules excepted: ``from . import _kernels`` inside ``apnull.score``), no ``import x._y``
+from outside x's package, no ``module._y`` on an imported module.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from pathlib import Path
 import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "apnull"
+PAGES = Path(__file__).resolve().parents[1] / "app_pages"
 LAYERS = ("views", "plots", "ui", "cli")
 MAX_LINES = 400
 
@@ -85,3 +89,64 @@ def test_pages_import_no_private_helpers():
     for path in pages.glob("*.py"):
         for name in _imports(Path(path.name), path):
             assert not any(part.startswith("_") and part != "__future__" for part in name.split(".")), (path.name, name)
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _private_uses(path: Path, package: list[str]) -> list[str]:
+    """Private names a module takes from other modules (see the module docstring for what is allowed)."""
+    tree = ast.parse(path.read_text())
+    bad, imported = [], set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                imported.add(alias.asname or alias.name)
+                if not _private(alias.name):
+                    continue
+                sibling_module = (node.level == 1 and node.module is None and package
+                                  and (path.parent / f"{alias.name}.py").exists())
+                if not sibling_module:
+                    bad.append(f"from {'.' * node.level}{node.module or ''} import {alias.name}")
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                parts = alias.name.split(".")
+                imported.add(alias.asname or parts[0])
+                private = [i for i, part in enumerate(parts) if _private(part)]
+                if private and parts[: private[0]] != package:
+                    bad.append(f"import {alias.name}")
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in imported
+                and _private(node.attr)):
+            bad.append(f"{node.value.id}.{node.attr} (line {node.lineno})")
+    return bad
+
+
+def _all_sources():
+    for rel, path in _modules():
+        yield str(Path("apnull") / rel), path, ["apnull", *rel.parts[:-1]]
+    for path in sorted(PAGES.glob("*.py")):
+        yield f"app_pages/{path.name}", path, []
+
+
+@pytest.mark.parametrize("name, path, package", list(_all_sources()),
+                         ids=lambda x: x if isinstance(x, str) else "")
+def test_no_module_takes_another_modules_private_name(name, path, package):
+    assert not _private_uses(path, package), f"{name} takes private names: {_private_uses(path, package)}"
+
+
+def test_the_private_name_check_catches_each_form(tmp_path):
+    (tmp_path / "_kernels.py").write_text("")
+    cases = {
+        "from .hypergeom import _pmf": 1,
+        "from . import _kernels": 0,
+        "from . import _missing": 1,
+        "import apnull._kernels": 1,
+        "from . import ranks\nranks._check_n(3)": 1,
+        "from .ranks import check_n": 0,
+    }
+    for source, expected in cases.items():
+        path = tmp_path / "mod.py"
+        path.write_text(source)
+        assert len(_private_uses(path, ["apnull", "score"])) == expected, source

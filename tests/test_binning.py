@@ -1,4 +1,4 @@
-"""apnull.binning: seed 000's nonlinear breakpoints and the n-bins built on them."""
+"""apnull.binning: the nonlinear breakpoints and the n-bins built on them."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def r_seq_pow(max_value, power):
 # ------------------------------------------------------------------------------------------------
 # Breakpoints
 # ------------------------------------------------------------------------------------------------
-def test_default_breakpoints_match_seed000():
+def test_default_breakpoints_match_the_reference_diagram():
     bps = apnull.breakpoints()
     assert bps.size == 80
     assert bps[0] == 1.0

@@ -1,4 +1,4 @@
-"""Caches shared between sessions (issue 9, item 3): read-only results, safe under threads.
+"""Caches shared between sessions: read-only results, safe under threads.
 
 The dashboard serves every browser session from one process, so a cache is shared by every user:
 

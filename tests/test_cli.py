@@ -58,7 +58,7 @@ def test_threshold_default_metric_and_text_output():
     assert any("exact (all placements)" in line for line in lines)
 
 
-def test_threshold_pr_seed004():
+def test_threshold_pr_hypergeometric_reference():
     res = run_json("threshold", "--metric", "pr", "--m", "4", "--n", "32")
     assert res["threshold"] == stats.hypergeom(36, 4, 4).ppf(0.95) / 4 == 0.5
     assert res["method"] == "exact"

@@ -50,11 +50,11 @@ def test_known_values():
 
 @pytest.mark.parametrize("m, n", [(1, 40), (4, 30), (4, 32), (10, 50), (25, 25), (30, 3), (12, 200)])
 def test_bestgen_double_sum_equals_expected_ap(m, n):
-    """Seed 004's RandomAPExact (Bestgen 2015) equals the closed form, exactly and in floats."""
+    """The R notebook's RandomAPExact (Bestgen 2015) equals the closed form, exactly and in floats."""
     closed = exact.expected_ap_fraction(m, n)
     if m * n <= 1000:
         assert bestgen_expected_ap(m, n) == closed
-    # the seed's R code in floating point (dhyper = scipy's hypergeom pmf)
+    # the R notebook's code in floating point (dhyper = scipy's hypergeom pmf)
     x, k = np.meshgrid(np.arange(1, m + 1), np.arange(0, m + n + 1), indexing="ij")
     valid = (k >= x) & (k <= n + x)
     dh = stats.hypergeom.pmf(x[valid], m + n, m, k[valid])

@@ -1,4 +1,4 @@
-"""Hostile URLs (issue 9, item 2): every page, every parameter, every bad value, through dashboard.py in AppTest.
+"""Hostile URLs: every page, every parameter, every bad value, through dashboard.py in AppTest.
 
 The table ``CASES`` lists, for every page and every URL parameter it owns (apnull.ui.state.PAGE_PARAMS),
 the values missing, empty, negative, huge (1e308), NaN, non-numeric, an unknown option, a 100 kB string

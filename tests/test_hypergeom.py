@@ -1,5 +1,5 @@
 """apnull.hypergeom (the law of Precision@K, the fit) and apnull.views.hypergeometric (the page's shuffled
-rankings and tables), seed 004."""
+rankings and tables)."""
 
 from __future__ import annotations
 
@@ -37,10 +37,10 @@ def qhyper(q, m, n, k):
     raise AssertionError("unreachable")
 
 
-# --------------------------------------------------------------------------- seed 004's numbers
+# ------------------------------------------------------------- the R notebook's reference numbers
 
 
-def test_seed004_thresholds():
+def test_reference_thresholds():
     """m = 4, n = 32, k = m: m/(m+n) = 1/9 = 0.1111 and qhyper(0.95, 4, 32, 4) / 4 = 2 / 4 = 0.5."""
     sample = hv.shuffled_precision_at_k(4, 32, 4, 10_000, seed=2022)
     table = hv.thresholds_table(4, 32, 4, sample.precision)
@@ -213,7 +213,7 @@ def test_reproducible_by_seed():
 @pytest.mark.parametrize("m, n, draws", [(4, 200, 300_000), (30, 100, 40_000)])
 def test_draws_are_a_prefix_and_k_only_recounts(m, n, draws):
     """Fewer draws = the first draws of a longer run (across block boundaries); k does not move AP."""
-    layout = hv.block_layout(m, n, draws)
+    layout = hv.block_layout(m, draws)
     assert len(layout) >= 3 and sum(rows for _, rows in layout) == draws
     long = hv.shuffled_precision_at_k(m, n, 4, draws, seed=1)
     cut = layout[1][1] + 12_345  # inside the second block
@@ -230,7 +230,7 @@ def test_draws_are_a_prefix_and_k_only_recounts(m, n, draws):
 
 def test_large_n_small_m_is_few_blocks():
     """Blocks are sized by m, not by m + n: 10^6 draws of (4, 99,996) in 8 blocks."""
-    assert len(hv.block_layout(4, 99_996, 1_000_000)) == 8
+    assert len(hv.block_layout(4, 1_000_000)) == 8
     sample = hv.shuffled_precision_at_k(4, 99_996, 100, 20_000, seed=3)
     assert abs(sample.ap.mean() - apnull.expected_ap(4, 99_996)) < 4 * math.sqrt(apnull.ap_variance(4, 99_996) / 20_000)
 

@@ -18,8 +18,8 @@ from apnull import metrics as mt
 from reference import ap_fraction
 
 # ------------------------------------------------------------------------------------------------
-# Seed 001: ranking x, a, y, b, c, z with a, b, c relevant.
-# The seed's printed table repeats rank 5 and shifts the last rows; recomputed by hand:
+# The precision-recall example: ranking x, a, y, b, c, z with a, b, c relevant.
+# The notes' printed table repeats rank 5 and shifts the last rows; recomputed by hand:
 #   rank item rel  precision  recall
 #    1    x    0     0/1       0/3
 #    2    a    1     1/2       1/3
@@ -35,7 +35,7 @@ SEED1_PREC = [Fraction(0, 1), Fraction(1, 2), Fraction(1, 3), Fraction(2, 4), Fr
 SEED1_REC = [Fraction(0, 3), Fraction(1, 3), Fraction(1, 3), Fraction(2, 3), Fraction(3, 3), Fraction(3, 3)]
 
 
-def test_seed001_ranking_table():
+def test_precision_recall_example_ranking_table():
     table = apnull.ranking_table(SEED1_REL, items=SEED1_ITEMS)
     assert list(table.columns) == ["rank", "item", "relevant", "precision", "recall"]
     assert table["rank"].tolist() == [1, 2, 3, 4, 5, 6]
@@ -50,7 +50,7 @@ def test_seed001_ranking_table():
         assert table["recall"].iloc[k - 1] == pytest.approx(apnull.recall_at_k(SEED1_REL, k), abs=1e-15)
 
 
-def test_seed001_metrics():
+def test_precision_recall_example_metrics():
     rel = SEED1_REL
     assert apnull.average_precision(rel) == pytest.approx(8 / 15, abs=1e-15)
     assert ap_fraction([2, 4, 5]) == Fraction(8, 15)
@@ -77,8 +77,8 @@ def test_seed001_metrics():
     assert mt.reciprocal_rank(rel) == 0.5
 
 
-# Seed 002: ground truth of two items; printed AP (3 decimals) for item "1" at rank i and item "2" at
-# rank j in a list of 10 (the seed's double loop). E.g. [1, 0, 2, 0, ...] => 0.833.
+# The MAP tutorial: ground truth of two items; printed AP (3 decimals) for item "1" at rank i and item "2" at
+# rank j in a list of 10 (the tutorial's double loop). E.g. [1, 0, 2, 0, ...] => 0.833.
 SEED2_PRINTED = {
     (1, 2): 1.0, (1, 3): 0.833, (1, 4): 0.75, (1, 5): 0.7, (1, 6): 0.667, (1, 7): 0.643, (1, 8): 0.625,
     (1, 9): 0.611, (1, 10): 0.6, (2, 3): 0.583, (2, 4): 0.5, (2, 5): 0.45, (2, 6): 0.417, (2, 7): 0.393,
@@ -91,7 +91,7 @@ SEED2_PRINTED = {
 
 
 @pytest.mark.parametrize("ranks, printed", sorted(SEED2_PRINTED.items()))
-def test_seed002_two_item_examples(ranks, printed):
+def test_map_tutorial_two_item_examples(ranks, printed):
     i, j = ranks
     rel = [0] * 10
     rel[i - 1] = rel[j - 1] = 1
@@ -100,7 +100,7 @@ def test_seed002_two_item_examples(ranks, printed):
     assert abs(ap - printed) <= 0.0005 + 1e-12
 
 
-def test_seed002_verbose_example():
+def test_map_tutorial_verbose_example():
     # [0, 1, 0, 2, 0, ...]: precision 0.5 at rank 2 and at rank 4 -> (0.5 + 0.5) / 2
     assert apnull.average_precision([0, 1, 0, 1, 0, 0, 0, 0, 0, 0]) == 0.5
     # [0, ..., 0, 1, 2]: (1/9 + 2/10) / 2 = 0.15555...

@@ -17,7 +17,7 @@ def _run(**widgets):
 _metrics = metrics
 
 
-def test_defaults_show_seed000_breakpoints_and_bins():
+def test_defaults_show_the_reference_breakpoints_and_bins():
     at = _run()
     assert not at.exception and not at.error
     bp_fig, thr_fig, err_fig = figures(at)

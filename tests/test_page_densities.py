@@ -59,3 +59,14 @@ def test_bad_input_shows_error_and_no_exception(widgets, message):
     assert not at.exception
     assert any(message in e.value for e in at.error), [e.value for e in at.error]
     assert not at.get("plotly_chart")
+
+
+def test_precision_at_r_is_drawn_as_a_discrete_law():
+    at = _run(K=2, draws=1000, seed=3)
+    assert not at.exception and not at.error
+    pr_fig = _figures(at)[1]
+    steps = [t for t in pr_fig["data"] if t.get("mode") == "lines" and t.get("name", "").startswith("m=")]
+    assert [t["name"] for t in steps] == ["m=4, n=30", "m=8, n=60"]
+    dots = [t for t in pr_fig["data"] if t.get("mode") == "markers" and t.get("name") == "exact law (hypergeometric)"]
+    assert len(dots) == 1 and len(decode(dots[0]["y"])) == 4 + 5  # the values of P at least 1e-3 of the largest
+    assert "discrete" in pr_fig["layout"]["title"]["text"]

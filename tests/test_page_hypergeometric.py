@@ -1,4 +1,4 @@
-"""AppTest of app_pages/hypergeometric.py (seed 004): defaults reproduce the library, widgets change it,
+"""AppTest of app_pages/hypergeometric.py (the hypergeometric law of Precision@K): defaults reproduce the library, widgets change it,
 bad input shows st.error without an exception."""
 
 from __future__ import annotations

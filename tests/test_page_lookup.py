@@ -28,7 +28,7 @@ def test_defaults_give_the_library_numbers():
     t = apnull.threshold(4, 30)
     assert t == pytest.approx(0.42687908496732)
     assert metrics["AP threshold (95%)"] == f"{t:.5g}" == "0.42688"
-    assert metrics["Precision@R threshold (95%)"] == f"{apnull.threshold(4, 30, 'pr'):.5g}"
+    assert metrics["P@R threshold (95%)"] == f"{apnull.threshold(4, 30, 'pr'):.5g}"
     assert metrics["E[AP] (closed form)"] == f"{apnull.expected_ap(4, 30):.5f}"
     assert metrics["SD[AP] (closed form)"] == f"{np.sqrt(apnull.ap_variance(4, 30)):.5f}"
     assert metrics["M/(M+N)"] == f"{4 / 34:.5f}"
@@ -37,7 +37,11 @@ def test_defaults_give_the_library_numbers():
     captions = [c.value for c in at.caption]
     assert "method: exact (all placements)" in captions
     sentences = [md.value for md in at.markdown if "null threshold" in md.value]
-    assert sentences[0] == "**AP = 0.41** is above the 95% null threshold 0.427? **no**: p = 0.060"
+    assert sentences[0] == ("**AP = 0.41** is less than the 95% null threshold 0.427: it **does not beat** it "
+                            "(p = 0.060).")
+    # equal to the threshold: the sentence says that only a greater score beats it
+    assert sentences[1] == ("**Precision@R = 0.5** equals the 95% null threshold 0.5; a score must be greater "
+                            "than the threshold to beat it, so it **does not beat** it (p = 0.059).")
 
 
 def test_figures_mark_threshold_value_ratio_and_mean():
@@ -125,3 +129,15 @@ def test_bad_input_shows_error_not_exception(widgets, message):
     assert not at.exception
     assert len(at.error) == 1 and message in at.error[0].value
     assert not at.get("plotly_chart")
+
+
+def test_far_tail_is_counted_not_zero():
+    """P(AP = 1) = 1 / C(270, 30): the grid trims it; the page shows the counted p and its range."""
+    import math
+
+    at = _run(m=30, n=240, ap=1.0)
+    assert not at.exception and not at.error
+    exact = 1 / math.comb(270, 30)
+    assert _metrics(at)["p-value of AP = 1"] == f"{exact:.3g}" == "1.62e-40"
+    captions = [c.value for c in at.caption]
+    assert any(c.startswith("guaranteed interval [1.62e-40, 1.62e-40] (far tail counted") for c in captions)

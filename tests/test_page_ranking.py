@@ -82,13 +82,13 @@ def expected_cards(rel, k) -> dict[str, str]:
     return out
 
 
-# --- default view: seed 001's example -----------------------------------------------------------------
-def test_default_is_seed001_example():
+# --- default view: the precision-recall example -----------------------------------------------------------------
+def test_default_is_the_precision_recall_example():
     at = open_page()
     ok(at)
     assert errors(at) == []
     assert at.title[0].value == "Ranking editor"
-    assert ranking_shown(at) == list(rk.EXAMPLE_001)
+    assert ranking_shown(at) == list(rk.PR_EXAMPLE)
     t = table(at)
     assert list(t.columns) == ["rank", "item", "relevant", "precision@k", "recall@k", "in top k"]
     assert t["rank"].tolist() == [1, 2, 3, 4, 5, 6]
@@ -97,7 +97,7 @@ def test_default_is_seed001_example():
     assert np.allclose(t["recall@k"], [0, 1 / 3, 1 / 3, 2 / 3, 1, 1])
     # AP = (1/2 + 2/4 + 3/5) / 3 = 8/15
     assert cards(at)["AP"] == "0.5333" == f"{(1 / 2 + 2 / 4 + 3 / 5) / 3:.4f}"
-    assert cards(at) == expected_cards(rk.relevance(rk.EXAMPLE_001), 3)
+    assert cards(at) == expected_cards(rk.relevance(rk.PR_EXAMPLE), 3)
     # the editor starts on the same ranking, positions 1..6
     ed = editor(at).value
     assert ed["position"].tolist() == [1, 2, 3, 4, 5, 6]
@@ -127,26 +127,26 @@ def test_each_preset_changes_the_table():
     seen = {tuple(ranking_shown(at))}
     at.radio(key="rk_preset").set_value("Perfect").run()
     ok(at)
-    assert ranking_shown(at) == rk.perfect(rk.EXAMPLE_001)
+    assert ranking_shown(at) == rk.perfect(rk.PR_EXAMPLE)
     assert cards(at)["AP"] == "1.0000"
     assert at.query_params["r"] == "a:1,b:1,c:1,x:0,y:0,z:0"
     seen.add(tuple(ranking_shown(at)))
 
     at.radio(key="rk_preset").set_value("Worst").run()
     ok(at)
-    assert ranking_shown(at) == rk.worst(rk.EXAMPLE_001)
+    assert ranking_shown(at) == rk.worst(rk.PR_EXAMPLE)
     assert cards(at)["AP"] == f"{(1 / 4 + 2 / 5 + 3 / 6) / 3:.4f}"
     seen.add(tuple(ranking_shown(at)))
 
     at.radio(key="rk_preset").set_value("Random").run()
     ok(at)
-    shuffled = rk.shuffled(rk.worst(rk.EXAMPLE_001), 0)
+    shuffled = rk.shuffled(rk.worst(rk.PR_EXAMPLE), 0)
     assert ranking_shown(at) == shuffled
     seen.add(tuple(ranking_shown(at)))
 
-    at.radio(key="rk_preset").set_value("Seed 002 models").run()
+    at.radio(key="rk_preset").set_value("MAP tutorial models").run()
     ok(at)
-    assert ranking_shown(at) == rk.seed002_ranking("model 1")
+    assert ranking_shown(at) == rk.tutorial_ranking("model 1")
     assert cards(at)["AP"] == "0.5000"
     seen.add(tuple(ranking_shown(at)))
     at.radio(key="rk_model").set_value("model 3").run()
@@ -155,9 +155,9 @@ def test_each_preset_changes_the_table():
     assert cards(at)["AP"] == "1.0000"
     assert cards(at)["R@3"] == "1.0000"
 
-    at.radio(key="rk_preset").set_value("Seed 001 example").run()
+    at.radio(key="rk_preset").set_value("Precision-recall example").run()
     ok(at)
-    assert ranking_shown(at) == list(rk.EXAMPLE_001)
+    assert ranking_shown(at) == list(rk.PR_EXAMPLE)
     assert len(seen) == 5
 
 
@@ -165,7 +165,7 @@ def test_random_preset_is_seeded_and_shuffles_again():
     at = open_page()
     at.radio(key="rk_preset").set_value("Random").run()
     first = ranking_shown(at)
-    assert first == rk.shuffled(rk.EXAMPLE_001, 0)
+    assert first == rk.shuffled(rk.PR_EXAMPLE, 0)
     at.button(key="apply_again").click().run()
     ok(at)
     assert at.number_input(key="rk_seed").value == 1
@@ -173,7 +173,7 @@ def test_random_preset_is_seeded_and_shuffles_again():
     # a link with the preset alone reproduces the shuffle of the example
     again = open_page(preset="Random", seed="1")
     ok(again)
-    assert ranking_shown(again) == rk.shuffled(rk.EXAMPLE_001, 1)
+    assert ranking_shown(again) == rk.shuffled(rk.PR_EXAMPLE, 1)
 
 
 def test_apply_again_restores_a_preset_after_edits():
@@ -202,6 +202,25 @@ def test_toggling_relevance_changes_ap():
     edit(at, edited_rows={0: {"relevant": True}, 5: {"item": "zed"}})
     assert ranking_shown(at)[-1] == ("zed", False)
     assert [r for _, r in ranking_shown(at)] == rel
+
+
+def test_one_click_on_a_pill_toggles_relevance_and_the_editor_follows():
+    at = open_page()
+    (pills,) = at.get("button_group")
+    assert pills.value == [1, 3, 4]  # a, b, c: the relevant items by rank
+    pills.set_value([0, 1, 3, 4]).run()  # one click on "1. x"
+    ok(at)
+    rel = [True, True, False, True, True, False]
+    assert [r for _, r in ranking_shown(at)] == rel
+    assert editor(at).value["relevant"].tolist() == rel
+    assert cards(at)["AP"] == f"{mt.average_precision(rel):.4f}"
+    assert at.query_params["r"] == "x:1,a:1,y:0,b:1,c:1,z:0"
+    # a tick in the editor moves the pill too, and a click toggles back
+    edit(at, edited_rows={2: {"relevant": True}})
+    assert at.get("button_group")[0].value == [0, 1, 2, 3, 4]
+    at.get("button_group")[0].set_value([1, 2, 3, 4]).run()
+    ok(at)
+    assert [r for _, r in ranking_shown(at)] == [False, True, True, True, True, False]
 
 
 def test_position_edit_reorders_and_renumbers():
@@ -264,7 +283,7 @@ def test_bad_url_falls_back_to_the_example():
     ok(at)
     (msg,) = errors(at)
     assert "could not be read" in msg and "entry 2" in msg and "x:0,a:1" in msg
-    assert ranking_shown(at) == list(rk.EXAMPLE_001)
+    assert ranking_shown(at) == list(rk.PR_EXAMPLE)
     assert cards(at)["AP"] == "0.5333"
 
 
@@ -301,7 +320,7 @@ def test_k_is_bound_and_checked():
     at = open_page()
     at.number_input(key="rk_k").set_value(5).run()
     ok(at)
-    assert cards(at) == expected_cards(rk.relevance(rk.EXAMPLE_001), 5)
+    assert cards(at) == expected_cards(rk.relevance(rk.PR_EXAMPLE), 5)
     at.number_input(key="rk_k").set_value(7).run()
     ok(at)
     assert any("choose k between 1 and 6" in e for e in errors(at))
@@ -332,5 +351,32 @@ def test_too_many_rows_show_an_error_and_keep_the_ranking():
     edit(at, added_rows=[{"item": f"w{i}"} for i in range(rk.MAX_RANKING_ITEMS)])
     ok(at)
     assert any("at most 1,000" in e and "remove some items" in e for e in errors(at))
-    assert at.session_state["ranking"] == list(rk.EXAMPLE_001)
+    assert at.session_state["ranking"] == list(rk.PR_EXAMPLE)
     assert "r" not in at.query_params
+
+
+def test_a_perfect_long_ranking_gets_its_counted_p_value():
+    """200 relevant items first, 200 after: no random ordering of 20,000 reaches AP = 1; the page shows
+    the counted p = 1 / C(400, 200), not the Monte Carlo floor."""
+    import math
+
+    rel = [1] * 200 + [0] * 200
+    at = open_page(r=",".join(str(x) for x in rel))
+    ok(at)
+    text = " ".join(m.value for m in at.markdown)
+    log10 = -math.log10(math.comb(400, 200))
+    assert f"p = {10 ** log10:.4g}" in text
+    assert "the far tail counted" in text and "random orderings reached it" not in text
+
+
+@pytest.mark.parametrize("old, new, ranking", [
+    ("Seed 001 example", "Precision-recall example", lambda: list(rk.PR_EXAMPLE)),
+    ("Seed 002 models", "MAP tutorial models", lambda: rk.tutorial_ranking("model 2")),
+])
+def test_a_link_with_an_earlier_preset_name_opens_on_the_renamed_preset(old, new, ranking):
+    at = open_page(preset=old, model="model 2")
+    ok(at)
+    assert at.radio(key="rk_preset").value == new
+    # the address bar shows the new name (the default preset is left out of it, as every default)
+    assert at.query_params.get("rk_preset") == (None if new == rk.PRESETS[0] else new)
+    assert ranking_shown(at) == ranking()

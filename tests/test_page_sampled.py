@@ -1,4 +1,4 @@
-"""AppTest of app_pages/sampled.py (Rendle, seed 003): defaults reproduce apnull.sampled, widgets change
+"""AppTest of app_pages/sampled.py (Rendle 2020): defaults reproduce apnull.sampled, widgets change
 the output, bad input shows st.error without an exception."""
 
 from __future__ import annotations

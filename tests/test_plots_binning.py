@@ -13,7 +13,7 @@ def _trace(fig, name):
     return next(t for t in fig.data if t.name == name)
 
 
-def test_breakpoint_figure_is_seed000_diagram():
+def test_breakpoint_figure_is_the_reference_diagram():
     bps = apnull.breakpoints(300, 1.3)
     fig = breakpoint_figure(bps, 300, 1.3)
     (tr,) = fig.data
@@ -21,7 +21,8 @@ def test_breakpoint_figure_is_seed000_diagram():
     np.testing.assert_array_equal(tr.x, bps[1:])
     np.testing.assert_array_equal(tr.y, np.diff(bps))
     assert len(tr.x) == 79
-    assert "seq(1, 300^(1/1.3), 1)^1.3" in fig.layout.title.text
+    assert "i to the power 1.3, for i = 1, 2, 3, ... while it stays at most 300: 80 breakpoints" in fig.layout.title.text
+    assert "seq(" not in fig.layout.title.text and "^" not in fig.layout.title.text
     assert fig.layout.xaxis.title.text == "break point" and fig.layout.yaxis.title.text == "break width"
 
 

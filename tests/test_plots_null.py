@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 import pandas as pd
 import plotly.graph_objects as go
 
@@ -61,3 +62,52 @@ def test_quantile_figure_skips_missing_metric():
     long = pd.DataFrame({"m": [4], "n": [30], "metric": ["pr"], "statistic": ["q95"], "value": [0.5]})
     fig = plots.quantile_figure(long, 4, 30)
     assert [t.name for t in fig.data if t.name and "Average" in t.name] == []
+
+
+def _parts():
+    parts = []
+    for m, n in [(4, 30), (8, 60)]:
+        s = sample_null(m, n, 3000, 1)
+        parts.append(summaries.summarise_size(m, n, s.ap, s.pr))
+    return parts
+
+
+def test_discrete_pr_laws_are_the_sample_shares_and_the_hypergeometric_pmf():
+    from apnull.hypergeom import hypergeom_pmf
+
+    laws = summaries.discrete_pr_laws(_parts())
+    s = sample_null(8, 60, 3000, 1)
+    law = laws[1]
+    assert law["m"] == 8 and law["x"].tolist() == [j / 8 for j in range(9)]
+    np.testing.assert_allclose(law["share"], np.bincount(np.rint(s.pr * 8).astype(int), minlength=9) / 3000)
+    hits, probs = hypergeom_pmf(8, 60, 8)
+    np.testing.assert_allclose(law["exact"][hits], probs)
+    assert law["exact"].sum() == pytest.approx(1) and law["share"].sum() == pytest.approx(1)
+
+
+def test_pmf_figure_steps_per_size_and_exact_dots():
+    laws = summaries.discrete_pr_laws(_parts())
+    fig = plots.pmf_figure(laws, 4, 30, draws=3000)
+    steps = [t for t in fig.data if t.mode == "lines" and t.name.startswith("m=")]
+    assert [t.name for t in steps] == ["m=4, n=30", "m=8, n=60"]
+    # the outline of a histogram with one bar of width 1/m per value j/m, height share x m
+    x, y = decode(steps[0].x), decode(steps[0].y)
+    assert x[0] == pytest.approx(-0.125) and x[-1] == pytest.approx(1.125) and y[0] == y[-1] == 0
+    np.testing.assert_allclose(y[1:-1:2], laws[0]["share"] * 4, rtol=1e-6)
+    dots = next(t for t in fig.data if t.mode == "markers")
+    kept = [law["exact"][law["exact"] >= 1e-3 * law["exact"].max()] * law["m"] for law in laws]
+    assert len(kept[0]) == 4  # four hits in the top 4 (P = 2e-5) gets no dot
+    np.testing.assert_allclose(decode(dots.y), np.concatenate(kept), rtol=1e-6, atol=1e-9)
+    assert dots.marker.showscale and "discrete" in fig.layout.title.text
+
+
+def test_quantile_figure_has_one_panel_per_metric_and_one_legend_entry_per_statistic():
+    long = summaries.exact_summary(4, 30, 3)
+    fig = plots.quantile_figure(long, 4, 30, exact_mean=summaries.exact_mean_curve(4, 30, 3))
+    pr = next(t for t in fig.data if t.name == "Precision@R: 95th percentile")
+    ap = next(t for t in fig.data if t.name == "Average Precision: 95th percentile")
+    assert ap.xaxis == "x" and pr.xaxis == "x2"
+    shown = [t.name for t in fig.data if t.showlegend is not False]
+    assert shown == ["95th percentile", "90th percentile", "75th percentile", "mean", "exact E[AP]",
+                     "M/(M+N) = 0.1176"]
+    assert {t.legendgroup for t in fig.data if t.name.endswith("95th percentile")} == {"q95"}

@@ -16,7 +16,7 @@ from apnull.significance import null_distribution
 
 
 def _example_curve():
-    rows = list(rk.EXAMPLE_001)
+    rows = list(rk.PR_EXAMPLE)
     return rk.pr_curve_points(rk.relevance(rows), [i for i, _ in rows])
 
 
@@ -24,7 +24,7 @@ def _area(fig):
     return next(t for t in fig.data if t.fill == "tozeroy")
 
 
-def test_area_trace_integrates_to_ap_seed001():
+def test_area_trace_integrates_to_ap_of_the_precision_recall_example():
     fig = pr_curve_figure(_example_curve(), k=3)
     assert isinstance(fig, go.Figure)
     area = _area(fig)

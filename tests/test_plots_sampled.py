@@ -1,4 +1,4 @@
-"""Figure data and page helpers of apnull.plots.sampled (Rendle, seed 003)."""
+"""Figure data and page helpers of apnull.plots.sampled (Rendle 2020)."""
 
 from __future__ import annotations
 

@@ -44,6 +44,8 @@ def _cases():
                                                                          wide.method),
         "density": lambda: plots.density_figure(curves, "ap", 4, 30, draws=500),
         "density_exact": lambda: plots.density_figure(curves, "ap", 4, 30, exact=exact, draws=500),
+        "pr_discrete": lambda: plots.pmf_figure(
+            summaries.discrete_pr_laws(summaries.summarise_sizes(samples)), 4, 30, draws=500),
         "pending": lambda: plots.pending_figure("Average Precision under the null", "AP", "density", note="..."),
     }
 

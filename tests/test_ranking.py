@@ -23,13 +23,13 @@ rankings = st.lists(st.booleans(), min_size=1, max_size=60)
 rankings_with_hit = rankings.filter(any)
 
 
-# --- seed 001's example, from the definitions -----------------------------------------------------
-def test_seed001_example_curve_and_ap():
-    rows = list(rk.EXAMPLE_001)
+# --- the precision-recall example, from the definitions -----------------------------------------------------
+def test_precision_recall_example_curve_and_ap():
+    rows = list(rk.PR_EXAMPLE)
     assert [item for item, _ in rows] == ["x", "a", "y", "b", "c", "z"]
     rel = rk.relevance(rows)
     curve = rk.pr_curve_points(rel, [item for item, _ in rows])
-    # precision@k = hits/k, recall@k = hits/3 (the seed's printed table repeats rank 5)
+    # precision@k = hits/k, recall@k = hits/3 (the notes' printed table repeats rank 5)
     assert np.allclose(curve.precision, [0, 1 / 2, 1 / 3, 2 / 4, 3 / 5, 3 / 6])
     assert np.allclose(curve.recall, [0, 1 / 3, 1 / 3, 2 / 3, 1, 1])
     assert curve.ap == pytest.approx((1 / 2 + 2 / 4 + 3 / 5) / 3) == pytest.approx(8 / 15)
@@ -99,8 +99,8 @@ def test_metric_cards_undefined_values_say_why():
         assert cards[key].value is None and "at most 3" in cards[key].reason
 
 
-def test_seed001_metric_values_by_hand():
-    v = rk.metric_values(rk.relevance(rk.EXAMPLE_001), 3)
+def test_precision_recall_example_metric_values_by_hand():
+    v = rk.metric_values(rk.relevance(rk.PR_EXAMPLE), 3)
     assert v["ap"] == pytest.approx(8 / 15)
     assert v["r_precision"] == pytest.approx(1 / 3)           # top 3 = x, a, y
     assert v["auc"] == pytest.approx(4 / 9)                   # a beats y, z; b and c beat z
@@ -114,8 +114,8 @@ def test_seed001_metric_values_by_hand():
 
 # --- text form ------------------------------------------------------------------------------------
 def test_text_form_of_the_example():
-    assert rk.to_text(rk.EXAMPLE_001) == "x:0,a:1,y:0,b:1,c:1,z:0"
-    assert rk.from_text("x:0,a:1,y:0,b:1,c:1,z:0") == list(rk.EXAMPLE_001)
+    assert rk.to_text(rk.PR_EXAMPLE) == "x:0,a:1,y:0,b:1,c:1,z:0"
+    assert rk.from_text("x:0,a:1,y:0,b:1,c:1,z:0") == list(rk.PR_EXAMPLE)
     assert rk.from_text(" x : 0 , a:1 ,") == [("x", False), ("a", True)]
     assert rk.from_text("") == [] and rk.to_text([]) == ""
 
@@ -162,17 +162,17 @@ def test_as_rows_checks_labels():
 
 
 # --- presets --------------------------------------------------------------------------------------
-def test_seed002_models():
-    aps = {name: mt.average_precision(rk.relevance(rk.seed002_ranking(name))) for name in rk.SEED002_MODELS}
+def test_map_tutorial_models():
+    aps = {name: mt.average_precision(rk.relevance(rk.tutorial_ranking(name))) for name in rk.TUTORIAL_MODELS}
     assert aps["model 1"] == pytest.approx(0.5)
     assert aps["model 2"] == pytest.approx(1.0)
     assert aps["model 3"] == pytest.approx((1 / 9 + 2 / 10) / 2)
-    rows = rk.seed002_ranking("model 1")
+    rows = rk.tutorial_ranking("model 1")
     assert [i for i, _ in rows] == ["n1", "1", "n2", "2", "n3", "n4", "n5", "n6", "n7", "n8"]
-    for name in rk.SEED002_MODELS:  # every model finds both relevant documents in its 10
-        assert mt.recall_at_k(rk.relevance(rk.seed002_ranking(name)), 10) == 1
+    for name in rk.TUTORIAL_MODELS:  # every model finds both relevant documents in its 10
+        assert mt.recall_at_k(rk.relevance(rk.tutorial_ranking(name)), 10) == 1
     with pytest.raises(ValueError, match="model"):
-        rk.seed002_ranking("model 0")
+        rk.tutorial_ranking("model 0")
 
 
 @settings(max_examples=100, deadline=None)
@@ -195,8 +195,11 @@ def test_shuffle_is_seeded_and_a_permutation():
 
 def test_apply_preset():
     rows = [("q", True), ("r", False)]
-    assert rk.apply_preset("Seed 001 example", rows) == list(rk.EXAMPLE_001)
-    assert rk.apply_preset("Seed 002 models", rows, model="model 3") == rk.seed002_ranking("model 3")
+    assert rk.apply_preset("Precision-recall example", rows) == list(rk.PR_EXAMPLE)
+    assert rk.apply_preset("MAP tutorial models", rows, model="model 3") == rk.tutorial_ranking("model 3")
+    # the names of links made before the presets were renamed still work
+    assert rk.apply_preset("Seed 001 example", rows) == list(rk.PR_EXAMPLE)
+    assert rk.apply_preset("Seed 002 models", rows, model="model 3") == rk.tutorial_ranking("model 3")
     assert rk.apply_preset("Worst", rows) == [("r", False), ("q", True)]
     assert rk.apply_preset("Perfect", rk.apply_preset("Worst", rows)) == rows
     assert rk.apply_preset("Random", rows, seed=3) == rk.shuffled(rows, 3)
@@ -266,7 +269,7 @@ def test_positions_give_a_permutation_and_exact_single_moves(data):
 
 
 # --- null position --------------------------------------------------------------------------------
-def test_null_position_exact_seed001():
+def test_null_position_exact_precision_recall_example():
     law = null_distribution(3, 3, "ap", "exact")
     pos = null_position(8 / 15, law)
     enum = enumerate_ap(3, 3)

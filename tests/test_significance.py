@@ -90,8 +90,8 @@ def test_exact_method_too_large_names_alternative():
 # ------------------------------------------------------------------------------------------------
 # Thresholds
 # ------------------------------------------------------------------------------------------------
-def test_seed004_hyper_95pct_threshold():
-    """Seed 004: qhyper(0.95, m = 4, n = 32, k = 4) / 4. In scipy: hypergeom(M=36, n=4, N=4)."""
+def test_hyper_95pct_threshold():
+    """qhyper(0.95, m = 4, n = 32, k = 4) / 4. In scipy: hypergeom(M=36, n=4, N=4)."""
     m, n = 4, 32
     hg = stats.hypergeom(m + n, m, m)
     expected = hg.ppf(0.95) / m
@@ -181,15 +181,22 @@ def test_mc_p_values_follow_the_formula_and_are_never_zero():
     sample = apnull.sample_null(m, n, draws, seed=seed).ap
     values = [0.0, 0.1, 0.2, 0.3, 0.5, 0.75, 0.99, 1.0, float(np.max(sample)), float(sample[17]),
               float(np.median(sample))]
+    law = apnull.null_distribution(m, n, method="mc", draws=draws, seed=seed)
     for x in values:
-        p = apnull.p_value(x, m, n, method="mc", draws=draws, seed=seed)
         count = int(np.sum(sample >= x - 1e-9))
-        assert p == pytest.approx((1 + count) / (1 + draws), abs=1e-15), x
+        assert law.pvalue(x) == pytest.approx((1 + count) / (1 + draws), abs=1e-15), x
+        p = apnull.p_value(x, m, n, method="mc", draws=draws, seed=seed)
+        if count >= 10:  # resolved by the draws: the Monte Carlo formula
+            assert p == pytest.approx((1 + count) / (1 + draws), abs=1e-15), x
+        else:  # a tail the draws cannot resolve is counted, not floored
+            assert p == pytest.approx(apnull.p_value(x, m, n, method="exact"), rel=1e-9), x
         assert p > 0
     assert apnull.p_value(0.0, m, n, method="mc", draws=draws, seed=seed) == 1.0
-    # nothing reaches 1.0 in 20,000 draws (P = 1/46376 each): the p-value is 1/(1 + draws), not 0
+    # nothing reaches 1.0 in 20,000 draws (P = 1/46376 each): the law's p-value is 1/(1 + draws), not 0,
+    # and the resolved p-value counts the one placement
     if not np.any(sample >= 1.0):
-        assert apnull.p_value(1.0, m, n, method="mc", draws=draws, seed=seed) == 1 / (1 + draws)
+        assert law.pvalue(1.0) == 1 / (1 + draws)
+    assert apnull.p_value(1.0, m, n, method="mc", draws=draws, seed=seed) == pytest.approx(1 / 46376, rel=1e-9)
     # the Monte Carlo p-value is close to the exact one
     for x in (0.3, 0.4, 0.5):
         exact_p = apnull.p_value(x, m, n, method="exact")

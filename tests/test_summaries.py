@@ -46,7 +46,7 @@ def test_summarise_draws_uses_type7_quantiles_and_mean():
     assert row["q90"] == pytest.approx(np.quantile(pr, 0.90))
 
 
-def test_wide_summary_has_seed000_columns():
+def test_wide_summary_has_the_reference_columns():
     wide = summaries.wide_summary(summaries.summarise_draws(_samples()))
     assert list(wide.columns) == ["m", "n", "metric", "q75", "q90", "q95", "avg"]
     assert len(wide) == 6

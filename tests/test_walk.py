@@ -1,4 +1,4 @@
-"""Walk every page in one session (issue 9, items 1 and 3): change every input of every page, then visit
+"""Walk every page in one session: change every input of every page, then visit
 every page again; no page may show a new error, an exception or another page's URL parameter.
 
 One AppTest session goes through dashboard.py like a student clicking through the sidebar: on each page it
@@ -23,14 +23,16 @@ CHANGES = {
                ("seed", 5), ("level", "alpha"), ("alpha", 0.01)],
     "binning": [("power", 1.5), ("max", 100), ("rep", "middle"), ("m", 3), ("q", 0.9), ("metric", "pr")],
     "hypergeometric": [("m", 5), ("n", 20), ("k", 3), ("draws", 1000), ("seed", 5)],
-    "ranking": [("k", 2), ("preset", "Seed 002 models"), ("model", "model 2"), ("preset", "Random"), ("seed", 3)],
+    "ranking": [("k", 2), ("preset", "MAP tutorial models"), ("model", "model 2"), ("preset", "Random"), ("seed", 3)],
     "sampled": [("n", 2000), ("s", 50), ("k", 5), ("sampling", "without replacement"), ("metric", "ndcg"),
                 ("ranks_range", "all n"), ("ranks_A", "1, 2, 3"), ("ranks_B", "4, 5"), ("ranks_C", "6"),
                 ("simulate", True), ("reps", 200), ("sim_seed", 3)],
-    "score": [("similarity", "correlation"), ("perms", 99), ("seed", 3), ("fdr", 0.1), ("null", "independent")],
+    "score": [("similarity", "correlation"), ("perms", 99), ("seed", 3), ("fdr", 0.1), ("null", "independent"),
+              ("cs_aggregate", "mean"), ("cs_similarity", "correlation"), ("cs_perms", 99), ("cs_seed", 3),
+              ("cs_fdr", 0.1), ("cs_scope", "active only (q ≤ FDR level above)")],
 }
-#: the issue's report: lookup with the grid method and its defaults, then every other page
-ISSUE_LOOKUP = [("method", "grid"), ("draws", 100_000), ("seed", 0)]
+#: the reported case: lookup with the grid method and its defaults, then every other page
+REPORTED_LOOKUP = [("method", "grid"), ("draws", 100_000), ("seed", 0)]
 
 
 def _visit(at, page):
@@ -67,7 +69,8 @@ def test_changes_cover_every_page_and_input():
     assert set(CHANGES) == {p for p in PAGE_PARAMS if p}
     for page, steps in CHANGES.items():
         assert {PREFIX[page] + k for k, _ in steps} == PAGE_PARAMS[page] - {"r", "sc_data", "sc_pert", "sc_control",
-                                                                           "sc_stratum", "sc_features", "sc_inspect"}
+                                                                           "sc_stratum", "sc_features", "sc_inspect",
+                                                                           "sc_cs_annotation", "sc_cs_sep", "sc_cs_label"}
 
 
 def test_walk_all_pages_after_changing_every_input(baseline):
@@ -84,11 +87,11 @@ def test_walk_all_pages_after_changing_every_input(baseline):
         _check_page(at, page, baseline, "walk")
 
 
-def test_issue_report_lookup_grid_then_every_page(baseline):
+def test_reported_lookup_grid_then_every_page(baseline):
     """Lookup with grid, draws = 100,000, seed = 0, then every page: no foreign error, no foreign parameter."""
     at = open_page("lookup", {"lk_method": "grid", "lk_draws": "100000", "lk_seed": "0"}, timeout=120)
     assert not at.exception and not at.error, errors(at)
-    for key, value in ISSUE_LOOKUP:
+    for key, value in REPORTED_LOOKUP:
         set_widget(at, PREFIX["lookup"] + key, value)
     at.run()
     for page in CHANGES:

@@ -1,4 +1,4 @@
-"""Nonlinear binning of the number of negatives n (seed 000).
+"""Nonlinear binning of the number of negatives n.
 
 Computing a null for every (m, n) is wasteful when n varies a lot and m little; instead n is put
 into bins whose width grows with n, and one null per bin serves all its n. The breakpoints are
@@ -29,7 +29,7 @@ REPRESENTATIVES = ("lower", "upper", "middle")
 
 
 def breakpoints(max_value=300, power=1.3) -> np.ndarray:
-    """Breakpoints ``i^power`` for i = 1..floor(max_value^(1/power)), as in seed 000.
+    """Breakpoints ``i^power`` for i = 1..floor(max_value^(1/power)).
 
     Parameters
     ----------

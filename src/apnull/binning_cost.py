@@ -1,6 +1,6 @@
 """What binning n costs: the null threshold at every n against the threshold at its bin's representative.
 
-Seed 000 proposes one null per bin of n (see :mod:`apnull.binning`) instead of one per (m, n). For a
+One null per bin of n (see :mod:`apnull.binning`) instead of one per (m, n). For a
 fixed m and level q this module computes the q-quantile of the null law for every n = 0..max at
 once (:func:`threshold_curve`) and compares it with the quantile at the n that stands for n's bin
 (:func:`binning_cost`).

@@ -1,4 +1,4 @@
-"""Kernel density estimates for drawing null laws (the curves of seed 000's density plots).
+"""Kernel density estimates for drawing null laws (the curves of the density plots).
 
 The Gaussian kernel with R's default bandwidth ``bw.nrd0`` (as ggplot2's ``geom_density``), computed
 on an even grid by linear binning and a discrete convolution: O(draws + points * kernel width)

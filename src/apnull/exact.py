@@ -139,10 +139,10 @@ def pr_law(m, n) -> NullDistribution:
     m up to 2,000); Precision@R = hits / m. Support: 0, 1/m, ..., 1 (values with zero probability are
     dropped, e.g. hits < m - n).
     """
-    from .hypergeom import _pmf
+    from .hypergeom import hypergeom_pmf
 
     m, n = check_sizes(m, n)
-    hits, pmf = _pmf(m, n, m)
+    hits, pmf = hypergeom_pmf(m, n, m)
     keep = pmf > 0
     return NullDistribution(
         metric="pr", m=m, n=n, method="exact", values=hits[keep] / m, probs=pmf[keep], error_bound=0.0
@@ -278,7 +278,8 @@ def ap_law_grid(m, n, grid_size: int | None = None, tol: float = 1e-3) -> NullDi
     Cost at most O(N * m * G / 2) additions, memory O(m * G) floats. To save work, cells at the ends
     of each row's window whose probability is below ``TRIM_MASS / G`` are dropped every 8 positions;
     the total dropped probability is reported as ``dropped_mass`` (of order 1e-14) and widens the CDF
-    bound above by that much. Raises ValueError when N * m * G exceeds ``GRID_MAX_WORK``.
+    bound above by that much (the sum of every trimmed cell, tracked as it is dropped, plus rounding).
+    Raises ValueError when N * m * G exceeds ``GRID_MAX_WORK``.
     """
     m, n = check_sizes(m, n)
     N = m + n
@@ -298,13 +299,14 @@ def ap_law_grid(m, n, grid_size: int | None = None, tol: float = 1e-3) -> NullDi
 
 @lru_cache(maxsize=16)
 def _grid_dp(m: int, n: int, G: int):
-    for _, probs in grid_scan(m, n, G):
+    trimmed = [0.0]
+    for _, probs in grid_scan(m, n, G, trimmed):
         pass
     probs.setflags(write=False)
-    return probs, max(0.0, 1.0 - math.fsum(probs))
+    return probs, trimmed[0] * (1 + 1e-9)
 
 
-def grid_scan(m: int, n_max: int, G: int):
+def grid_scan(m: int, n_max: int, G: int, trimmed: list | None = None):
     """Yield ``(n, probs)`` for n = 0..n_max: the grid law of AP for (m, n) on cells 0..G, from ONE scan.
 
     Row j of ``P`` is the law of the running AP ``(1/m) sum_{i<=j} i / r_i`` given that exactly j
@@ -316,7 +318,8 @@ def grid_scan(m: int, n_max: int, G: int):
     To save work each row is kept as ``f[j] * P[j]`` (the (1 - w) branch only scales f), only its
     nonzero window is updated, rows that can no longer reach m positives by position m + n_max are
     left behind, and every 8 positions cells below ``TRIM_MASS / width`` are trimmed off the ends of
-    each window (the lost mass, of order 1e-14, is reported by :func:`ap_law_grid`). Fragments that
+    each window (the lost mass, of order 1e-14, is added to ``trimmed[0]`` when a list is given:
+    each row is a probability law, so a row's lost mass lowers the final law by at most as much). Fragments that
     rounding carried past AP = 1 are folded back onto 1. Unchecked: m >= 1, n_max >= 0, G >= 1.
     """
     K = m + n_max
@@ -371,6 +374,9 @@ def grid_scan(m: int, n_max: int, G: int):
                 if b - a < 64:
                     continue
                 big = np.flatnonzero(P[j, a:b] > cut / f[j])
+                if trimmed is not None:
+                    edge = (a + big[0], a + big[-1] + 1) if big.size else (b, b)
+                    trimmed[0] += (P[j, a:edge[0]].sum() + P[j, edge[1]:b].sum()) * f[j]
                 if big.size == 0:
                     P[j, a:b] = 0.0
                     hi[j] = lo[j]

@@ -1,4 +1,4 @@
-"""The hypergeometric law of Precision@K under the null (seed 004), and a goodness-of-fit test.
+"""The hypergeometric law of Precision@K under the null, and a goodness-of-fit test.
 
 m positives ("white balls", e.g. replicates) and n negatives ("black balls", e.g. controls) are put in
 uniformly random order. The top k positions are "drawn from the urn", so the number of positives in

@@ -21,7 +21,9 @@ class NullDistribution:
     Attributes
     ----------
     metric : {"ap", "pr"}
+        Average Precision or Precision@R.
     m, n : int
+        Positives (>= 1) and negatives (>= 0) of the ranking.
     method : {"exact", "grid", "mc"}
         "exact": every placement counted; "grid": the AP grid law, within ``error_bound`` of exact;
         "mc": an empirical law of ``draws`` Monte Carlo draws.
@@ -35,6 +37,16 @@ class NullDistribution:
         The raw Monte Carlo sample ("mc" only).
     seed : int or None
         The seed that reproduces a Monte Carlo law.
+    grid_size : int or None
+        G, the number of cells on [0, 1] of a grid law (``error_bound = m / G``); None otherwise.
+    counts : ndarray of int or None
+        Exact AP laws only: how many of the C(m + n, m) placements give each support value, so
+        ``probs = counts / total`` (the lookup page shows them); None otherwise.
+    total : int or None
+        Exact AP laws only: C(m + n, m), the number of placements; None otherwise.
+    dropped_mass : float
+        Grid laws only: the probability dropped by trimming improbable window ends (of order 1e-14,
+        see :func:`apnull.exact.ap_law_grid`); it widens the CDF bound by that much. 0 otherwise.
 
     Conventions (scipy's names and meanings)
     ------------------------------------------
@@ -43,10 +55,11 @@ class NullDistribution:
       ``(1 + #{draws >= x}) / (1 + draws)``, never zero;
     - ``ppf(q)``: the inverse cdf, the smallest support value with ``cdf >= q``, for every method
       (R's ``qhyper``; for Monte Carlo the empirical inverse cdf of the draws);
-    - ``sample_quantile(q)``: seed 000's type-7 quantile of the Monte Carlo draws (numpy's default
+    - ``sample_quantile(q)``: the type-7 quantile of the Monte Carlo draws (numpy's default
       linear interpolation); Monte Carlo laws only;
-    - ``quantile(q)``: the threshold convention of DESIGN.md, ``ppf`` for exact and grid laws and
-      ``sample_quantile`` for Monte Carlo; this is what :func:`apnull.threshold` returns;
+    - ``quantile(q)``: the threshold convention, ``ppf`` for exact and grid laws (a value of the
+      support) and ``sample_quantile`` for Monte Carlo (as R's and numpy's defaults); this is what
+      :func:`apnull.threshold` returns;
     - ``support()``: the bounds (a, b) of the support, as scipy's; the support points and their
       probabilities are the arrays ``values`` and ``probs``.
 
@@ -68,11 +81,20 @@ class NullDistribution:
     total: int | None = None
     dropped_mass: float = 0.0
     _cum: np.ndarray = field(init=False, repr=False)
+    _tail: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self):
         self.values = np.array(self.values, dtype=float)
         self.probs = np.array(self.probs, dtype=float)
         self._cum = np.cumsum(self.probs)
+        # upper tails summed from the top, so that a tail of 1e-30 is not lost in 1 - (1 - 1e-30)
+        # (from the integer counts of an exact law; else in extended precision)
+        if self.counts is not None and self.total:
+            self._tail = np.cumsum(np.asarray(self.counts)[::-1])[::-1] / float(self.total)
+            self._mass = 1.0
+        else:
+            self._tail = np.cumsum(self.probs[::-1], dtype=np.longdouble)[::-1].astype(float)
+            self._mass = float(self._tail[0]) if self._tail.size else 1.0
         if self._cum.size:
             # the last cumulative probability is 1 by construction; remove float drift
             self._cum /= self._cum[-1]
@@ -80,7 +102,7 @@ class NullDistribution:
             self.draws = np.array(self.draws, dtype=float)
         if self.counts is not None:
             self.counts = np.array(self.counts)
-        for arr in (self.values, self.probs, self._cum, self.draws, self.counts):
+        for arr in (self.values, self.probs, self._cum, self._tail, self.draws, self.counts):
             if arr is not None:
                 arr.setflags(write=False)
 
@@ -132,20 +154,28 @@ class NullDistribution:
             below = np.searchsorted(self.draws, x - VALUE_TOL, side="left")
             out = (1.0 + (self.draws.size - below)) / (1.0 + self.draws.size)
         else:
-            idx = np.searchsorted(self.values, x - VALUE_TOL, side="left")
-            below = np.where(idx > 0, self._cum[np.maximum(idx - 1, 0)], 0.0)
-            out = np.clip(1.0 - below, 0.0, 1.0)
+            out = np.clip(self._upper(x) / self._mass, 0.0, 1.0)
         return out if np.ndim(out) else float(out)
+
+    def _upper(self, x):
+        """sum of ``probs`` over values >= x - VALUE_TOL, summed from the top (not normalised)."""
+        idx = np.searchsorted(self.values, np.asarray(x, dtype=float) - VALUE_TOL, side="left")
+        return np.where(idx < self.values.size, self._tail[np.minimum(idx, self.values.size - 1)], 0.0)
 
     def pvalue_bounds(self, x):
         """Bounds (low, high) on the exact P(X >= x).
 
-        Guaranteed for a grid law (the p-values at x + error_bound and x - error_bound); a 95% Wilson
-        interval for Monte Carlo; both equal :meth:`pvalue` for exact laws.
+        Guaranteed for a grid law: low is the grid's mass at values >= x + error_bound, high its mass
+        at values >= x - error_bound plus ``dropped_mass`` (cells the grid trimmed could have landed
+        anywhere), so a far tail the grid could not resolve gets a range like [0, 1e-14], never [0, 0]
+        (:func:`apnull.tail.combine` resolves it by counting). A 95% Wilson interval for Monte Carlo;
+        both equal :meth:`pvalue` for exact laws.
         """
         if self.method == "grid":
             eb = self.error_bound
-            return self.pvalue(np.asarray(x) + eb), self.pvalue(np.asarray(x) - eb)
+            lo = self._upper(np.asarray(x) + eb) * (1 - 1e-12)
+            hi = np.minimum(1.0, self._upper(np.asarray(x) - eb) * (1 + 1e-12) + self.dropped_mass)
+            return (lo if np.ndim(lo) else float(lo)), (hi if np.ndim(hi) else float(hi))
         if self.method == "mc":
             k = self.draws.size * (1 - np.asarray(self.cdf(np.asarray(x) - VALUE_TOL * 2)))
             return _wilson(k, self.draws.size)
@@ -160,7 +190,7 @@ class NullDistribution:
         return out if out.ndim else float(out)
 
     def sample_quantile(self, q):
-        """Type-7 quantile of the Monte Carlo draws (numpy's default interpolation, as seed 000)."""
+        """Type-7 quantile of the Monte Carlo draws (numpy's default interpolation, R's default)."""
         if self.draws is None:
             raise ValueError(f"sample_quantile needs Monte Carlo draws; this law is {self.method}: use ppf")
         out = np.quantile(self.draws, _check_q(q))
@@ -168,7 +198,7 @@ class NullDistribution:
 
     def quantile(self, q):
         """The threshold convention: :meth:`ppf` for exact and grid laws, :meth:`sample_quantile` for
-        Monte Carlo (DESIGN.md's definition, returned by :func:`apnull.threshold`)."""
+        Monte Carlo (what :func:`apnull.threshold` returns)."""
         return self.sample_quantile(q) if self.draws is not None else self.ppf(q)
 
     def support(self) -> tuple[float, float]:

@@ -41,7 +41,7 @@ MIN_VIEW_DRAWS, MAX_VIEW_DRAWS = 100, 1_000_000
 MAX_VIEW_TOTAL_DRAWS = 2_000_000
 #: Largest n of a threshold curve (the "Binning n" page).
 MAX_CURVE_N = 5000
-#: Binning n (seed 000): breakpoints up to this value, growth exponents in this range.
+#: Binning n: breakpoints up to this value, growth exponents in this range.
 BINNING_MAX_VALUE = 1_000_000
 BINNING_POWER_RANGE = (1.0, 5.0)
 #: Largest ranking the ranking editor holds.

@@ -104,6 +104,16 @@ def average_precision(relevant) -> float:
     ------
     ValueError
         If the ranking has no relevant item (m = 0).
+
+    Examples
+    --------
+    Relevant items at ranks 1 and 3: (1/1 + 2/3) / 2.
+
+    >>> from apnull import average_precision
+    >>> round(average_precision([1, 0, 1, 0, 0]), 4)
+    0.8333
+    >>> average_precision([True, False, False])  # booleans and 0/1 labels alike
+    1.0
     """
     rel = as_relevance(relevant)
     m = _need_relevant(rel, "Average Precision")
@@ -127,7 +137,7 @@ def recall_at_k(relevant, k) -> float:
 
 
 def r_precision(relevant) -> float:
-    """R-precision = Precision@m, m the number of relevant items (the seeds' "Precision@R").
+    """R-precision = Precision@m, m the number of relevant items (called "Precision@R" in the R notebooks on null thresholds).
 
     At k = m precision equals recall. Needs m >= 1.
     """

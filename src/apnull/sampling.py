@@ -289,7 +289,7 @@ def _sample(m: int, n: int, draws: int, seed: int, chunk: int | None = None, top
 
 
 def grid_sizes(M, N, sizes) -> list[tuple[int, int]]:
-    """The sizes (M*i, N*i), i = 1..sizes, of seed 000's experiment (at most ``limits.MAX_GRID_SIZES``)."""
+    """The sizes (M*i, N*i), i = 1..sizes, of the reference experiment (M = 4, N = 30: at most ``limits.MAX_GRID_SIZES``)."""
     M = as_int(M, "M (positives of the first size)", minimum=1)
     N = as_int(N, "N (negatives of the first size)", minimum=0)
     K = as_int(sizes, "number of sizes K", minimum=1, maximum=MAX_GRID_SIZES)
@@ -313,7 +313,7 @@ def iter_sample_grid(M, N, sizes=50, draws=10_000, seed=None):
 
 
 def sample_grid(M, N, sizes=50, draws=10_000, seed=None) -> pd.DataFrame:
-    """Long table (m, n, ap, pr) of null draws for sizes (M*i, N*i), i = 1..sizes (seed 000).
+    """Long table (m, n, ap, pr) of null draws for sizes (M*i, N*i), i = 1..sizes (the reference experiment's table).
 
     Each size's draws depend only on (seed, m, n): the table for K = 10 is the first rows of the
     table for K = 50 with the same seed.

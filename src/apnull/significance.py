@@ -25,8 +25,10 @@ from .limits import (EXACT_MAX_PLACEMENTS, as_probability, check_choice, check_d
                      check_value)
 from .memo import Memo
 from .sampling import sample_null
+from .tail import TAIL_WORK, TailPValue, combine
 
 __all__ = ["null_distribution", "threshold", "p_value", "choose_method", "null_position", "NullPosition",
+           "tail_pvalue", "resolved_pvalue", "TailPValue",
            "METHODS", "AUTO_EXACT_WORK", "AUTO_GRID_WORK", "DEFAULT_DRAWS", "CACHE_SIZE", "CACHE_BYTES"]
 
 METHODS = ("auto", "exact", "grid", "mc")
@@ -102,6 +104,27 @@ def null_distribution(m, n, metric="ap", method="auto", draws=None, seed=None, t
     ValueError
         For bad sizes, an unknown metric or method, or an exact/grid law that is too large (the
         message names the method to use instead).
+
+    Examples
+    --------
+    Four positives among 34 items: the exact law (every one of the C(34, 4) placements counted).
+
+    >>> from apnull import null_distribution
+    >>> law = null_distribution(4, 30)
+    >>> law.method, round(law.mean, 4), round(law.quantile(0.95), 4)
+    ('exact', 0.201, 0.4269)
+    >>> round(law.pvalue(0.5), 4)  # P(AP >= 0.5) for a random ranking
+    0.0237
+
+    A larger size, on a grid of step 1/G with every quantile within ``error_bound``; Monte Carlo with
+    a seed gives the same draws every time.
+
+    >>> grid = null_distribution(20, 500, method="grid")
+    >>> grid.method, grid.error_bound, round(grid.quantile(0.95), 3)
+    ('grid', 0.001, 0.086)
+    >>> mc = null_distribution(4, 30, method="mc", draws=10_000, seed=1)
+    >>> mc.draws.size, round(mc.quantile(0.95), 4)
+    (10000, 0.4229)
     """
     m, n = check_sizes(m, n)
     metric = check_metric(metric)
@@ -134,6 +157,14 @@ def threshold(m, n, metric="ap", q=0.95, method="auto", **kwargs) -> float:
     Monte Carlo numpy's default interpolation (R's quantile type 7). ``kwargs`` go to
     :func:`null_distribution` (draws, seed, tol, grid_size). Use ``null_distribution(...).method``
     to see which method answered.
+
+    Examples
+    --------
+    >>> from apnull import threshold
+    >>> round(threshold(4, 30), 4)  # AP of 4 positives among 34 items: 95% of random rankings score <= this
+    0.4269
+    >>> round(threshold(4, 30, q=0.99), 4), threshold(4, 30, metric="pr")
+    (0.5845, 0.5)
     """
     q = as_probability(q, "q")
     return float(null_distribution(m, n, metric, method, **kwargs).quantile(q))
@@ -142,12 +173,42 @@ def threshold(m, n, metric="ap", q=0.95, method="auto", **kwargs) -> float:
 def p_value(value, m, n, metric="ap", method="auto", **kwargs) -> float:
     """P(X >= value) under the null: the chance that a random ranking scores at least ``value``.
 
-    Monte Carlo p-values are (1 + #{draws >= value}) / (1 + draws), never zero. Values are compared
-    with an absolute tolerance of ``VALUE_TOL`` (1e-12) so that an AP computed in another order
-    matches its null value.
+    The point of :func:`tail_pvalue`: the law's own p-value where it resolves it, the counted far tail
+    where it does not (so a value that can occur never gets 0: P(AP = 1) = 1 / C(m+n, m)). Monte Carlo
+    p-values are (1 + #{draws >= value}) / (1 + draws), never zero, where at least 10 draws reach the
+    value; beyond that AP's p-value is counted. Values are compared with an
+    absolute tolerance of ``VALUE_TOL`` (1e-12) so that an AP computed in another order matches its
+    null value.
+
+    Examples
+    --------
+    >>> from apnull import p_value
+    >>> round(p_value(0.5, 4, 30), 4)  # AP = 0.5 with 4 positives and 30 negatives
+    0.0237
+    >>> round(p_value(0.75, 4, 30, metric="pr"), 4)  # 3 of the 4 positives in the top 4
+    0.0026
+    >>> round(p_value(0.2, 10, 300, method="mc", draws=10_000, seed=1), 6)  # (1 + 26 hits) / (1 + 10,000)
+    0.0027
+    """
+    return tail_pvalue(value, m, n, metric, method, **kwargs).p
+
+
+def tail_pvalue(value, m, n, metric="ap", method="auto", rtol=1e-9, work=TAIL_WORK, **kwargs) -> TailPValue:
+    """P(X >= value) with bounds that hold and its log10, resolved in the far tail.
+
+    The law of ``method`` (see :func:`null_distribution`, which ``kwargs`` go to) answers where it
+    resolves the p-value; in the far tail, where the grid law trims and Monte Carlo sees no draw,
+    AP's p-value is counted (:func:`apnull.tail.combine`, :func:`apnull.tail.tail_bounds`) to a
+    relative error ``rtol`` within ``work`` states. Returns a :class:`apnull.tail.TailPValue`: ``p``,
+    ``low``, ``high``, ``log10_p`` (exact where the float underflows), ``rel_error``, ``source``.
     """
     v = check_value(value)
-    return float(null_distribution(m, n, metric, method, **kwargs).pvalue(v))
+    return combine(null_distribution(m, n, metric, method, **kwargs), v, rtol=rtol, work=work)
+
+
+def resolved_pvalue(value, law: NullDistribution, rtol=1e-9, work=TAIL_WORK) -> TailPValue:
+    """:func:`tail_pvalue` for a law already in hand (the pages and ``score`` hold theirs)."""
+    return combine(law, check_value(value), rtol=rtol, work=work)
 
 
 class NullPosition(NamedTuple):
@@ -157,9 +218,11 @@ class NullPosition(NamedTuple):
     percentile : the null percentile, 100 * P(AP_null < ap): the share of random orderings scoring
         strictly lower (Monte Carlo: the share of draws below ap). For exact and grid laws
         ``percentile + 100 p = 100``. The command line and the ranking editor both report this one.
-    p_low, p_high : guaranteed bounds on the exact p for the grid law; a 95% Wilson interval for
-        Monte Carlo; both equal ``p`` for the exact law.
-    at_floor : True when no Monte Carlo draw reached ap (p is then 1 / (1 + draws)).
+    p_low, p_high : guaranteed bounds on the exact p (exact and grid laws, and Monte Carlo laws whose
+        far tail was counted); a 95% Wilson interval for Monte Carlo otherwise; both equal ``p`` for
+        the exact law. The p and its bounds come from :func:`resolved_pvalue`.
+    at_floor : True when no Monte Carlo draw reached ap and counting could not resolve the p (p is then
+        1 / (1 + draws), an upper end).
     method, mean : the law's method ("exact", "grid", "mc") and mean.
     placements_at_least, placements : for the exact law, how many of the C(m+n, m) placements score
         >= ap, and C(m+n, m); None otherwise.
@@ -174,23 +237,28 @@ class NullPosition(NamedTuple):
     mean: float
     placements_at_least: int | None
     placements: int | None
+    log10_p: float = math.nan
+    rel_error: float = math.nan
+    source: str = ""
 
 
 def null_position(ap, law: NullDistribution) -> NullPosition:
     """p-value and null percentile of an observed AP under ``law`` (see :class:`NullPosition`)."""
     ap = check_value(ap)
-    p = float(law.pvalue(ap))
+    tail = resolved_pvalue(ap, law)
+    p = tail.p
     if law.draws is not None:
         below = float(np.searchsorted(law.draws, ap - VALUE_TOL, side="left") / law.draws.size)
-        at_floor = bool(law.draws[-1] < ap - VALUE_TOL)
+        at_floor = bool(law.draws[-1] < ap - VALUE_TOL) and tail.source == "mc bound"
     else:
         below = float(max(0.0, 1.0 - p))
         at_floor = False
-    lo, hi = (float(x) for x in law.pvalue_bounds(ap))
+    lo, hi = tail.low, tail.high
     count = total = None
     if law.method == "exact" and law.total is not None and law.counts is not None:
         total = int(law.total)
         idx = np.searchsorted(law.values, ap - VALUE_TOL, side="left")
         count = int(np.sum(law.counts[idx:]))
     return NullPosition(p=p, percentile=100.0 * below, p_low=min(lo, hi), p_high=max(lo, hi), at_floor=at_floor,
-                        method=law.method, mean=float(law.mean), placements_at_least=count, placements=total)
+                        method=law.method, mean=float(law.mean), placements_at_least=count, placements=total,
+                        log10_p=tail.log10_p, rel_error=tail.rel_error, source=tail.source)

@@ -17,7 +17,9 @@ def test_lookup_default_view(app_url, page):
     assert metric_value(page, "AP threshold (95%)") == "0.42688"
     assert metric_value(page, "p-value of AP = 0.41") == "0.060"
     assert page.get_by_text("method: exact (all placements)").count() == 2
-    assert page.get_by_text("is above the 95% null threshold 0.427?").count() == 1
+    assert page.get_by_text("is less than the 95% null threshold 0.427").count() == 1
+    assert page.get_by_text("equals the 95% null threshold 0.5; a score must be greater").count() == 1
+    assert metric_value(page, "P@R threshold (95%)") == "0.5"
     assert line_x(page, 0, "threshold") == apnull.threshold(4, 30)
     assert line_x(page, 0, "observed") == 0.41
     assert not page.page_errors

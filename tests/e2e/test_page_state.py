@@ -1,4 +1,4 @@
-"""Browser: page-local URL parameters and hostile URLs (issue 9, items 1 to 3).
+"""Browser: page-local URL parameters and hostile URLs.
 
 - The walk: open every page with every input changed (its own prefixed parameters in the URL, plus one
   input typed by hand), then click through the sidebar to every page. No page shows an exception, a new
@@ -68,7 +68,7 @@ def test_walk_every_page_after_changing_every_input(app_url, page):
     screenshot(page, "walk_back_on_densities")
 
 
-def test_issue_report_lookup_grid_then_quantiles(app_url, page):
+def test_reported_lookup_grid_then_quantiles(app_url, page):
     goto(page, app_url, "lookup", lk_method="grid", lk_draws=100000, lk_seed=0)
     assert_no_exception(page)
     navigate(page, "Quantiles vs size")

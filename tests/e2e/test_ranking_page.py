@@ -96,7 +96,7 @@ def select_editor_cell(page, row: int, column: int) -> None:
         page.keyboard.press("ArrowRight")
 
 
-def test_loads_with_chart_and_seed001_example(page, app_url):
+def test_loads_with_chart_and_the_precision_recall_example(page, app_url):
     goto(page, app_url, "ranking")
     assert_no_exception(page)
     assert_charts_rendered(page, 2)
@@ -131,6 +131,27 @@ def test_ticking_a_relevant_box_in_the_editor_changes_the_metrics(page, app_url)
     assert_charts_rendered(page, 2)
     assert area_under_pr_curve(page) == pytest.approx(0.8875)
     screenshot(page, "ranking_after_toggle")
+
+
+def test_one_click_on_a_pill_toggles_an_item(page, app_url):
+    goto(page, app_url, "ranking")
+    pills = page.locator('[data-testid="stButtonGroup"]').first
+    pill = pills.get_by_role("button", name="1. x", exact=True)
+    expect(pill).to_have_attribute("aria-pressed", "false")
+    with expect_rerun(page):
+        pill.click()  # one click, no selection step first
+    assert_no_exception(page)
+    expect(pill).to_have_attribute("aria-pressed", "true")
+    wait_editor_cells(page, [["1", "x", "true"], ["2", "a", "true"], ["3", "y", "false"],
+                             ["4", "b", "true"], ["5", "c", "true"], ["6", "z", "false"]])
+    assert metrics(page)["AP"] == "0.8875"
+    assert ranking_param(page) == "x:1,a:1,y:0,b:1,c:1,z:0"
+    screenshot(page, "ranking_after_pill")
+    with expect_rerun(page):
+        pill.click()  # and one click back
+    expect(pill).to_have_attribute("aria-pressed", "false")
+    assert metrics(page)["AP"] == "0.5333"
+    assert ranking_param(page) is None  # the default ranking again: the link is clean
 
 
 def type_position(page, row: int, old: str, new: str, attempts: int = 4) -> None:
@@ -189,10 +210,10 @@ def test_a_preset_changes_the_metrics_and_the_link(page, app_url):
     params = query_params(page)
     assert params["rk_preset"] == "Worst" and params["r"] == "x:0,y:0,z:0,a:1,b:1,c:1"
     with expect_rerun(page):
-        radio.get_by_text("Seed 002 models", exact=True).click()
+        radio.get_by_text("MAP tutorial models", exact=True).click()
     assert metrics(page)["AP"] == "0.5000"
     assert page.get_by_text("recall@10 = 1").is_visible()
-    screenshot(page, "ranking_seed002")
+    screenshot(page, "ranking_map_tutorial")
 
 
 def test_link_reproduces_ranking_and_k(page, app_url):

@@ -1,4 +1,4 @@
-"""Browser tests of the "Sampled metrics" page (Rendle, seed 003)."""
+"""Browser tests of the "Sampled metrics" page (Rendle 2020)."""
 
 from harness import (assert_charts_rendered, assert_no_exception, chart_data, expect_rerun, goto, number_input,
                      query_params, screenshot, set_number_input)
@@ -18,6 +18,19 @@ def _text_input(page, label):
     return page.locator(f'[data-testid="stTextInput"] input[aria-label="{label}"]')
 
 
+def _tab(page, name):
+    """Show one of the page's tabs (a table in a hidden tab draws no cells)."""
+    page.get_by_role("tab", name=name).click()
+    page.wait_for_function(  # the grids of the tab shown have drawn their cells
+        "() => Array.from(document.querySelectorAll('[data-testid=\"stDataFrame\"]'))"
+        ".filter(g => g.getClientRects().length > 0).every(g => g.querySelector('table tbody tr td'))",
+        timeout=15_000)
+    page.wait_for_timeout(300)
+
+
+EXAMPLE = "Algorithms A, B and C"
+
+
 def test_default_view(app_url, page):
     goto(page, app_url, "sampled")
     assert_no_exception(page)
@@ -26,6 +39,7 @@ def test_default_view(app_url, page):
     assert "sampled, s = 99" in _names(page, 1) and "exact AP" in _names(page, 1)
     assert _flips(page) == [73, 281, 438, 954]
     # the tables: the sampled one as printed by the paper's layout, and the paper comparison
+    _tab(page, EXAMPLE)
     assert page.get_by_text("0.3407 ± 0.0711").count() >= 1
     assert page.get_by_text("simulation of 1,000 repetitions", exact=False).count() == 1
     screenshot(page, "sampled_default")
@@ -41,6 +55,7 @@ def test_changing_s_and_metric_changes_the_output(app_url, page):
     assert "sampled, s = 50" in _names(page, 1) and "sampled, s = 99" not in _names(page, 1)
     assert query_params(page).get("sm_s") == "50"
     mean, sd = sm.algorithm_sampled_metric(sm.PAPER_EXAMPLE["B"], sm.PAPER_N, 50, "ap")
+    _tab(page, EXAMPLE)
     assert page.get_by_text(f"{mean:.4f} ± {sd:.4f}").count() >= 1
     with expect_rerun(page):
         page.locator('[data-testid="stRadio"]').filter(has_text="Metric for the figures") \
@@ -60,6 +75,7 @@ def test_url_reproduces_the_inputs(app_url, page):
     for label, value in (("n (items in the catalogue)", "20000"), ("s (sampled irrelevant items)", "200"),
                          ("k (cut-off)", "5")):
         assert number_input(page, label).input_value().replace(",", "") == value
+    _tab(page, EXAMPLE)
     assert _text_input(page, "Algorithm A: true ranks").input_value() == "1, 2, 3"
     assert "Recall@5" in _names(page, 0) and "exact Recall@5" in _names(page, 1)
     checked = page.locator('[data-testid="stRadio"] input[type="radio"]:checked')
@@ -72,6 +88,7 @@ def test_url_reproduces_the_inputs(app_url, page):
 
 def test_typed_ranks_and_bad_ranks(app_url, page):
     goto(page, app_url, "sampled")
+    _tab(page, EXAMPLE)
     box = _text_input(page, "Algorithm C: true ranks")
     with expect_rerun(page):
         box.fill("a,b")

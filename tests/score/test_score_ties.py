@@ -78,3 +78,10 @@ def test_compiled_harmonic_agrees_with_the_exact_one(n):
     from apnull.score._kernels import harmonic as compiled
 
     assert compiled(n) == pytest.approx(reference(n), rel=1e-15)
+
+
+def test_compiled_harmonic_reads_the_exact_one_below_64():
+    from apnull.exact import harmonic as reference
+    from apnull.score._kernels import harmonic as compiled
+
+    assert [compiled(n) for n in range(64)] == [reference(n) for n in range(64)]

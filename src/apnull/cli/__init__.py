@@ -1,4 +1,4 @@
-"""The ``apnull`` command: thresholds, p-values, null samples, metrics, sampled metrics and scoring.
+"""The ``apnull`` command: thresholds, p-values, null samples, metrics, sampled metrics, scoring and consistency.
 
 Every subcommand prints a readable table, or one JSON document with ``--json``. Bad input prints one
 line ``apnull: error: ...`` on stderr and exits with status 2. ``--n`` always means the number of
@@ -18,7 +18,7 @@ __all__ = ["main", "build_parser", "EXIT_USAGE"]
 
 
 def build_parser() -> Parser:
-    from . import null, sampled, score_cmd
+    from . import consistency_cmd, null, sampled, score_cmd
 
     parser = Parser(prog="apnull", description="Null distributions of Average Precision and Precision@R.")
     parser.add_argument("--version", action="version", version=f"apnull {__version__}")
@@ -27,6 +27,7 @@ def build_parser() -> Parser:
     null.add_parsers(sub)
     sampled.add_parser(sub)
     score_cmd.add_parser(sub)
+    consistency_cmd.add_parser(sub)
     return parser
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from ..limits import MAX_DRAWS, MAX_GRID_SIZES
 from ._common import Progress, add_json, emit, float_arg, int_arg, writable_path
 
@@ -68,16 +70,31 @@ def _threshold(args, out, err) -> int:
 def _pvalue(args, out, err) -> int:
     from ..limits import check_value
 
+    from ..significance import resolved_pvalue
+
     value = check_value(args.value)
     law = _law(args)
-    p = float(law.pvalue(value))
-    lo, hi = (float(x) for x in law.pvalue_bounds(value))
-    result = {"metric": law.metric, "m": law.m, "n": law.n, "value": value, "p_value": p,
-              "p_value_bounds": [lo, hi], **_law_info(law)}
-    rows = [(f"p-value of {_short(law.metric)} = {value:g}", p), ("m, n", f"{law.m}, {law.n}"),
+    tail = resolved_pvalue(value, law)
+
+    def log10(v):  # JSON has no -Infinity: a p of 0 (a value that cannot occur) has log10 null
+        return v if math.isfinite(v) else None
+
+    result = {"metric": law.metric, "m": law.m, "n": law.n, "value": value, "p_value": tail.p,
+              "p_value_bounds": [tail.low, tail.high], "log10_p_value": log10(tail.log10_p),
+              "log10_p_value_bounds": [log10(tail.log10_low), log10(tail.log10_high)],
+              "relative_error": tail.rel_error,
+              "p_value_source": tail.source, **_law_info(law)}
+    rows = [(f"p-value of {_short(law.metric)} = {value:g}", tail.p), ("m, n", f"{law.m}, {law.n}"),
             ("method", law.describe())]
-    if law.method != "exact":
-        rows.append(("guaranteed range" if law.method == "grid" else "95% interval", f"[{lo:.6g}, {hi:.6g}]"))
+    if tail.source != "exact":
+        label = {"mc": "95% interval", "mc bound": "95% interval (no draw reached it)"}.get(tail.source,
+                                                                                            "guaranteed range")
+        rows.append((label, f"[{tail.low:.6g}, {tail.high:.6g}]"))
+        rows.append(("relative error", f"{tail.rel_error:.2g}"))
+    if tail.source == "tail count":
+        rows.append(("tail", "counted: the placements that can still reach the value, in log space"))
+    if tail.log10_p > -math.inf:
+        rows.append(("log10 p", f"{tail.log10_p:.6f} in [{tail.log10_low:.6f}, {tail.log10_high:.6f}]"))
     return emit(args, out, result, rows)
 
 

@@ -70,7 +70,7 @@ def default_name(index: int) -> str:
     return string.ascii_uppercase[index] if index < 26 else f"A{index + 1}"
 
 
-def parse_ranks(text: str, index: int = 0) -> tuple[str, list[int]]:
+def parse_ranks_option(text: str, index: int = 0) -> tuple[str, list[int]]:
     """Parse one ``--ranks`` value, ``"1,2,3"`` or ``"name=1,2,3"``, into ``(name, ranks)``.
 
     Raises
@@ -117,7 +117,7 @@ def collect_rankings(args) -> dict[str, list[int]]:
     if getattr(args, "paper_example", False):
         rankings.update({k: list(v) for k, v in sampled.PAPER_EXAMPLE.items()})
     for i, text in enumerate(args.ranks or []):
-        name, ranks = parse_ranks(text, len(rankings) if getattr(args, "paper_example", False) else i)
+        name, ranks = parse_ranks_option(text, len(rankings) if getattr(args, "paper_example", False) else i)
         if name in rankings:
             raise ValueError(f"algorithm name {name!r} is used twice; give each --ranks its own NAME=")
         rankings[name] = ranks

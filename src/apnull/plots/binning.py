@@ -1,4 +1,4 @@
-"""Figures of the n-binning (seed 000): the breakpoint diagram and what binning does to the threshold."""
+"""Figures of the n-binning: the breakpoint diagram and what binning does to the threshold."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ BINNED_COLOR = "#ff7f0e"
 def breakpoint_figure(bps, max_value: float, power: float) -> go.Figure:
     """Break width (distance to the previous breakpoint) versus breakpoint, lines and points.
 
-    As seed 000: x = ``bps[1:]``, y = ``np.diff(bps)``; the first breakpoint (1) has no width.
+    The bin-width diagram: x = ``bps[1:]``, y = ``np.diff(bps)``; the first breakpoint (1) has no width.
     Hover gives the bin number, the breakpoint and the width.
     """
     bps = np.asarray(bps, dtype=float)
@@ -28,8 +28,8 @@ def breakpoint_figure(bps, max_value: float, power: float) -> go.Figure:
         marker=dict(size=6), customdata=np.arange(2, bps.size + 1),
         hovertemplate="breakpoint %{customdata} = %{x:.4f}<br>width = %{y:.4f}<extra></extra>",
     ))
-    base_layout(fig, f"Nonlinear breakpoints<br><sup>seq(1, {max_value:g}^(1/{power:g}), 1)^{power:g}: "
-                     f"{bps.size} breakpoints, the last at {bps[-1]:.1f}</sup>",
+    base_layout(fig, f"Nonlinear breakpoints<br><sup>breakpoint i is i to the power {power:g}, for i = 1, 2, 3, ... "
+                     f"while it stays at most {max_value:g}: {bps.size} breakpoints, the last at {bps[-1]:.1f}</sup>",
                 "break point", "break width", height=380)
     return fig
 

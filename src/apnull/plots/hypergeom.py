@@ -1,4 +1,4 @@
-"""Figures of the hypergeometric check (seed 004): Precision@K histograms and AP versus Precision@K."""
+"""Figures of the hypergeometric check: Precision@K histograms and AP versus Precision@K."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def precision_histograms(shuffled, hyper, k: int, thresholds, pmf=None, m: int |
     k : int
         The cut-off; bars sit at j / k and are 0.6 / k wide.
     thresholds : DataFrame or list of (name, value)
-        The seed-004 lines (``apnull.hypergeom.thresholds_table``): drawn as vertical lines in both
+        The threshold lines (``apnull.hypergeom.thresholds_table``): drawn as vertical lines in both
         panels, one legend entry each.
     pmf : (hits, probs), optional
         The exact hypergeometric pmf, drawn as markers on both panels.
@@ -100,9 +100,10 @@ def precision_histograms(shuffled, hyper, k: int, thresholds, pmf=None, m: int |
     fig.update_layout(
         title=dict(text=f"Precision@{k} under the null: shuffled labels vs the hypergeometric law"
                         f"<br><sup>{size}; bars: share of draws; diamonds: exact pmf</sup>", x=0, xanchor="left"),
-        height=680, font=FONT, template=TEMPLATE, margin=dict(l=60, r=20, t=90, b=130),
+        height=700, font=FONT, template=TEMPLATE, margin=dict(l=60, r=20, t=90, b=150),
         hovermode="closest", bargap=0,
-        legend=dict(orientation="h", yanchor="top", y=-0.1, xanchor="left", x=0),
+        # below the x axis title (about 45 px under the plot), not on it
+        legend=dict(orientation="h", yanchor="top", y=-0.12, xanchor="left", x=0),
     )
     fig.update_xaxes(showline=True, linecolor="#999", ticks="outside", range=[-0.5 / k, 1 + 0.5 / k])
     fig.update_xaxes(title=f"Precision@{k}", row=2, col=1)
@@ -114,7 +115,7 @@ def precision_histograms(shuffled, hyper, k: int, thresholds, pmf=None, m: int |
 def ap_precision_scatter(precision, ap, k: int, max_points: int = 4000, jitter: float = 0.3,
                          expected_ap: float | None = None, ap_threshold: float | None = None,
                          seed: int = 0) -> go.Figure:
-    """AP versus Precision@K of the same shuffled rankings (seed 004's scatter).
+    """AP versus Precision@K of the same shuffled rankings (one point per shuffled ranking).
 
     Precision@K takes only k + 1 values, so the points are jittered sideways by up to
     ``jitter / k`` (hover shows the exact, unjittered values). At most ``max_points`` points are
@@ -163,6 +164,6 @@ def ap_precision_scatter(precision, ap, k: int, max_points: int = 4000, jitter: 
                 f"Precision@{k}", "Average Precision", height=480)
     fig.update_xaxes(range=[-0.5 / k, 1 + 0.5 / k])
     fig.update_yaxes(range=[0, 1.02])
-    fig.update_layout(height=540, margin=dict(t=80, b=120),
-                      legend=dict(orientation="h", yanchor="top", y=-0.14, xanchor="left", x=0))
+    fig.update_layout(height=560, margin=dict(t=80, b=140),
+                      legend=dict(orientation="h", yanchor="top", y=-0.17, xanchor="left", x=0))
     return fig

@@ -1,4 +1,5 @@
-"""Figures of null laws across sizes: densities (seed 000) and quantiles versus size."""
+"""Figures of null laws across sizes: densities of AP, the discrete law of Precision@R, and
+quantiles versus size (the reference experiment: sizes (4i, 30i), i = 1..50)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from ._style import COLORSCALE, METRIC_NAMES, PALETTE, base_layout, fast_figure,
 
 STATISTICS = {"q95": "95th percentile", "q90": "90th percentile", "q75": "75th percentile", "avg": "mean"}
 DASHES = {"q95": "solid", "q90": "dash", "q75": "dot", "avg": "dashdot"}
+#: Exact probabilities below this share of a size's largest one get no dot (they would sit on the x axis).
+DOT_FLOOR = 1e-3
 
 
 def size_colors(totals) -> list[str]:
@@ -23,7 +26,7 @@ def size_colors(totals) -> list[str]:
 
 def density_figure(curves: list[dict], metric: str, M: int, N: int, exact: list[dict] | None = None,
                    draws: int | None = None) -> go.Figure:
-    """Density curves of one metric, one line per size, coloured by m + n (seed 000's plot).
+    """Density curves of one metric, one line per size, coloured by m + n.
 
     Parameters
     ----------
@@ -69,6 +72,78 @@ def density_figure(curves: list[dict], metric: str, M: int, N: int, exact: list[
                                            METRIC_NAMES[metric], "density", xaxis=dict(range=[0, _visible_end(curves)])))
 
 
+def pmf_figure(laws: list[dict], M: int, N: int, draws: int | None = None) -> go.Figure:
+    """The discrete null law of Precision@R, one size per colour: sampled steps, exact dots.
+
+    Parameters
+    ----------
+    laws : list of dict
+        :func:`apnull.views.null.discrete_pr_laws` entries: ``m``, ``n``, ``x`` (j / m), ``share``
+        (sampled) and ``exact`` (hypergeometric) probabilities of j hits, j = 0..m.
+    M, N : int
+        The base size, for the subtitle.
+
+    Precision@R takes only the values j / m, so each size is a histogram with one bar of width 1 / m
+    per value (drawn as its outline, a step line), and the exact probabilities are dots at the bar
+    centres (those at least ``DOT_FLOOR`` times the size's largest). Heights are probability x m (probability per unit of Precision@R), so sizes with
+    different m share one scale and the steps approach a density as m grows. Hover on a dot gives
+    the size, the hit count, the exact probability and the sampled share.
+    """
+    totals = [c["m"] + c["n"] for c in laws]
+    colors = size_colors(totals) if laws else []
+    traces = []
+    dots = {"x": [], "y": [], "c": [], "custom": []}
+    for c, color in zip(laws, colors):
+        m = c["m"]
+        share = np.asarray(c["share"], dtype=float)
+        edges = (np.arange(m + 2) - 0.5) / m
+        sx = np.repeat(edges, 2)
+        sy = np.concatenate([[0.0], np.repeat(share * m, 2), [0.0]])
+        traces.append(dict(type="scatter", x=typed_array(sx), y=typed_array(sy), mode="lines",
+                           line=dict(color=color, width=1.4), name=f"m={m}, n={c['n']}", showlegend=False,
+                           hoverinfo="skip"))
+        exact = np.asarray(c["exact"], dtype=float)
+        keep = exact >= DOT_FLOOR * exact.max()  # dots too small to see would only line the x axis
+        j = np.flatnonzero(keep)
+        dots["x"].append(np.asarray(c["x"], dtype=float)[keep])
+        dots["y"].append(exact[keep] * m)
+        dots["c"].append(np.full(j.size, float(m + c["n"])))
+        dots["custom"].append(np.column_stack([np.full(j.size, m), np.full(j.size, c["n"]), j, exact[keep],
+                                               share[keep]]))
+    if laws:
+        cmin, cmax = min(totals), max(totals)
+        traces.append(dict(
+            type="scatter", x=typed_array(np.concatenate(dots["x"])), y=typed_array(np.concatenate(dots["y"])),
+            mode="markers", name="exact law (hypergeometric)",
+            marker=dict(size=5, color=typed_array(np.concatenate(dots["c"])), colorscale=get_colorscale(COLORSCALE),
+                        cmin=cmin, cmax=cmax, line=dict(color="rgba(0,0,0,0.45)", width=0.5), showscale=True,
+                        colorbar=dict(title=dict(text="m + n"), thickness=14)),
+            customdata=typed_array(np.concatenate(dots["custom"])),
+            hovertemplate=("m = %{customdata[0]:.0f}, n = %{customdata[1]:.0f}: Precision@R = %{x:.4f} "
+                           "(%{customdata[2]:.0f} hits)<br>exact P = %{customdata[3]:.5f}, "
+                           "sampled share = %{customdata[4]:.5f}<extra></extra>")))
+        traces.append(dict(type="scatter", x=[None], y=[None], mode="lines", line=dict(color=PALETTE["mean"], width=1.4),
+                           name="sampled law (steps: share of draws x m)"))
+    end = _pmf_visible_end(laws)
+    sub = (f"M = {M}, N = {N}, sizes (M·i, N·i)" + (f", {draws:,} draws each" if draws else "")
+           + "; steps: sampled, dots: exact")
+    return fast_figure(traces, layout_dict(
+        f"{METRIC_NAMES['pr']} under the null: a discrete law<br><sup>{sub}</sup>", METRIC_NAMES["pr"],
+        "probability × m", xaxis=dict(range=[-0.5 / max(laws[0]["m"], 1) if laws else 0, end]),
+        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1)))
+
+
+def _pmf_visible_end(laws: list[dict]) -> float:
+    """Right end of the x range: past the last value whose exact probability is 0.2% of the largest."""
+    end = 0.0
+    for c in laws:
+        exact = np.asarray(c["exact"], dtype=float)
+        if exact.size and exact.max() > 0:
+            last = np.flatnonzero(exact > 0.002 * exact.max())[-1]
+            end = max(end, (last + 0.5) / c["m"])
+    return min(1.0 + 0.5 / max(c["m"] for c in laws), end * 1.05 + 0.01) if end > 0 else 1.0
+
+
 def _visible_end(curves: list[dict]) -> float:
     """Right end of the x range: where every curve has fallen below 0.2% of its peak (at most 1)."""
     end = 0.0
@@ -82,7 +157,7 @@ def _visible_end(curves: list[dict]) -> float:
 
 def quantile_figure(summary: pd.DataFrame, M: int, N: int, exact_mean: pd.DataFrame | None = None,
                     metrics=("ap", "pr"), statistics=("q95", "q90", "q75", "avg")) -> go.Figure:
-    """Null quantiles and mean versus m (seed 000's summary plot).
+    """Null quantiles and mean versus m, beside m / (m + n), one panel per metric.
 
     Parameters
     ----------
@@ -90,32 +165,57 @@ def quantile_figure(summary: pd.DataFrame, M: int, N: int, exact_mean: pd.DataFr
         Long table with columns ``m``, ``n``, ``metric`` ("ap"/"pr"), ``statistic`` (q75, q90, q95,
         avg) and ``value``.
     exact_mean : DataFrame, optional
-        Columns ``m``, ``value``: the exact E[AP] curve.
+        Columns ``m``, ``value``: the exact E[AP] curve (AP panel).
+
+    Average Precision (blue) sits in the left panel and Precision@R (red) in the right one, on one
+    y axis. The legend has one entry per statistic (the dash tells them apart), which shows or hides
+    it in both panels at once; each line's own name (e.g. "Average Precision: 95th percentile")
+    is in its hover. The grey band M/(M+N) is in both panels: it is the exact mean of Precision@R.
     """
-    fig = go.Figure()
-    for metric in metrics:
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04,
+                        subplot_titles=[METRIC_NAMES["ap"], METRIC_NAMES["pr"]])
+    drawn = set()
+    for col, metric in enumerate(("ap", "pr"), start=1):
+        if metric not in metrics:
+            continue
         for stat in statistics:
             part = summary[(summary["metric"] == metric) & (summary["statistic"] == stat)].sort_values("m")
             if part.empty:
                 continue
+            drawn.add(stat)
             fig.add_trace(go.Scatter(
-                x=part["m"], y=part["value"], mode="lines",
+                x=part["m"], y=part["value"], mode="lines", legendgroup=stat, showlegend=False,
                 line=dict(color=PALETTE[metric], dash=DASHES[stat], width=2 if stat == "q95" else 1.5),
                 name=f"{METRIC_NAMES[metric]}: {STATISTICS[stat]}", customdata=part[["n"]],
                 hovertemplate=(f"{METRIC_NAMES[metric]} {STATISTICS[stat]}<br>m = %{{x}}, n = %{{customdata[0]}}"
                                "<br>value = %{y:.4f}<extra></extra>"),
-            ))
+            ), row=1, col=col)
+    # the legend: one entry per statistic, in the neutral colour (the panels tell the metrics apart)
+    for stat in statistics:
+        if stat in drawn:
+            fig.add_trace(go.Scatter(
+                x=[None], y=[None], mode="lines", legendgroup=stat, name=STATISTICS[stat],
+                line=dict(color=PALETTE["mean"], dash=DASHES[stat], width=2 if stat == "q95" else 1.5),
+            ), row=1, col=1)
     if exact_mean is not None and len(exact_mean):
         fig.add_trace(go.Scatter(
-            x=exact_mean["m"], y=exact_mean["value"], mode="lines",
+            x=exact_mean["m"], y=exact_mean["value"], mode="lines", legendgroup="exact",
             line=dict(color=PALETTE["exact"], width=2.5, dash="dot"), name="exact E[AP]",
             hovertemplate="exact E[AP]<br>m = %{x}<br>%{y:.5f}<extra></extra>",
-        ))
+        ), row=1, col=1)
     ratio = M / (M + N)
-    fig.add_hline(y=ratio, line=dict(color=PALETTE["ratio"], width=6), opacity=0.35)
+    fig.add_hline(y=ratio, line=dict(color=PALETTE["ratio"], width=6), opacity=0.35, row=1, col="all")
     fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", line=dict(color=PALETTE["ratio"], width=6),
-                             opacity=0.35, name=f"M/(M+N) = {ratio:.4f}"))
-    base_layout(fig, f"Null summary statistics versus size<br><sup>M = {M}, N = {N}; grey band: M/(M+N)</sup>",
+                             opacity=0.35, name=f"M/(M+N) = {ratio:.4f}"), row=1, col=1)
+    base_layout(fig, f"Null summary statistics versus size<br><sup>M = {M}, N = {N}; sizes (M·i, N·i); "
+                     "grey band: M/(M+N), the exact mean of Precision@R</sup>",
                 "m (positives)", "metric value", height=520)
-    fig.update_layout(legend=dict(orientation="v", y=1, x=1.02, xanchor="left", yanchor="top"))
+    fig.update_xaxes(title=dict(text="m (positives)"), showline=True, linecolor="#999", ticks="outside")
+    fig.update_yaxes(showline=True, linecolor="#999", ticks="outside", rangemode="tozero")
+    fig.update_yaxes(title=dict(text="metric value"), row=1, col=1)
+    fig.update_layout(margin=dict(t=90, b=110),
+                      legend=dict(orientation="h", yanchor="top", y=-0.16, xanchor="left", x=0,
+                                  title=dict(text="click to show or hide: ")))
     return fig

@@ -1,4 +1,4 @@
-"""Figures of sampled metrics (Rendle, seed 003), the charts of the "Sampled metrics" page.
+"""Figures of sampled metrics (Rendle 2020, "Evaluation Metrics for Item Recommendation under Sampling"), the charts of the "Sampled metrics" page.
 
 Figure builders (plain data in, ``go.Figure`` out):
 

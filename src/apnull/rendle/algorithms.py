@@ -10,8 +10,8 @@ import numpy as np
 
 from ..limits import as_int
 from .paper import METRIC_LABELS, METRICS, TABLE_METRICS
-from .ranks import (_check_instances, _check_metric, _check_n, _check_s, _check_settings, _expected, _metric_values,
-                    _row_blocks)
+from .ranks import (check_instances, check_n, check_rank_metric, check_s, check_sampling_settings, expected_moments,
+                    metric_of_ranks, row_blocks)
 
 
 def algorithm_exact_metric(ranks, n: int, metric: str, k: int = 10) -> float:
@@ -24,11 +24,11 @@ def algorithm_exact_metric(ranks, n: int, metric: str, k: int = 10) -> float:
     n, metric, k
         As in :func:`metric_at_rank`.
     """
-    metric = _check_metric(metric)
-    n = _check_n(n)
+    metric = check_rank_metric(metric)
+    n = check_n(n)
     k = as_int(k, "k (cut-off)", 1)
-    arr = _check_instances(ranks, n)
-    return float(np.mean(_metric_values(metric, arr, n, k)))
+    arr = check_instances(ranks, n)
+    return float(np.mean(metric_of_ranks(metric, arr, n, k)))
 
 
 def algorithm_sampled_metric(
@@ -54,9 +54,9 @@ def algorithm_sampled_metric(
     -------
     (mean, sd) : tuple of float
     """
-    metric, n, s, k = _check_settings(metric, n, s, k, replace)
-    arr = _check_instances(ranks, n)
-    mean, var = _expected(metric, arr, n, s, k, bool(replace), True)
+    metric, n, s, k = check_sampling_settings(metric, n, s, k, replace)
+    arr = check_instances(ranks, n)
+    mean, var = expected_moments(metric, arr, n, s, k, bool(replace), True)
     return float(mean.mean()), float(math.sqrt(max(float(var.sum()), 0.0)) / arr.size)
 
 
@@ -100,22 +100,22 @@ def simulate_sampled_metric(
         Mean sampled metric of each run; its mean and SD estimate the outputs of
         :func:`algorithm_sampled_metric`. Memory is bounded (runs are drawn in blocks).
     """
-    metric, n, s, k = _check_settings(metric, n, s, k, replace)
+    metric, n, s, k = check_sampling_settings(metric, n, s, k, replace)
     repetitions = as_int(repetitions, "repetitions", 1)
-    arr = _check_instances(ranks, n)
+    arr = check_instances(ranks, n)
     if not replace and n > 10**9:
         # numpy's hypergeometric sampler needs a population below 1e9; at that size sampling
         # with and without replacement cannot be told apart anyway.
         raise ValueError(f"simulation without replacement needs n <= 1e9, got n = {n}; use replace=True")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     out = np.empty(repetitions)
-    for block in _row_blocks(repetitions, arr.size):
+    for block in row_blocks(repetitions, arr.size):
         size = (block.stop - block.start, arr.size)
         if replace:
             x = rng.binomial(s, (arr - 1.0) / (n - 1.0), size=size)
         else:
             x = rng.hypergeometric(arr - 1, n - arr, s, size=size)
-        out[block] = _metric_values(metric, 1 + x, s + 1, k).mean(axis=1)
+        out[block] = metric_of_ranks(metric, 1 + x, s + 1, k).mean(axis=1)
     return out
 
 
@@ -127,11 +127,11 @@ def simulate_sampled_metric(
 def _check_rankings(rankings: Mapping[str, Sequence[int]], n: int) -> dict[str, np.ndarray]:
     if not isinstance(rankings, Mapping) or len(rankings) == 0:
         raise ValueError("rankings must be a non-empty mapping {algorithm name: list of true ranks}")
-    return {str(name): _check_instances(r, n) for name, r in rankings.items()}
+    return {str(name): check_instances(r, n) for name, r in rankings.items()}
 
 
 def _check_sizes(sample_sizes, n: int, replace: bool) -> np.ndarray:
-    sizes = [_check_s(s, n, replace) for s in np.atleast_1d(np.asarray(sample_sizes)).tolist()]
+    sizes = [check_s(s, n, replace) for s in np.atleast_1d(np.asarray(sample_sizes)).tolist()]
     if not sizes:
         raise ValueError("sample_sizes must hold at least one sample size s >= 1")
     return np.array(sizes, dtype=np.int64)
@@ -162,8 +162,8 @@ def expected_metric_curve(
         ``E[mean sampled metric]`` of each algorithm at each ``s``. Cost is ``O(instances * sum(s))``
         for metrics without a closed-form mean (NDCG, AP without replacement, AP@k, NDCG@k).
     """
-    metric = _check_metric(metric)
-    n = _check_n(n)
+    metric = check_rank_metric(metric)
+    n = check_n(n)
     k = as_int(k, "k (cut-off)", 1)
     algos = _check_rankings(rankings, n)
     sizes = _check_sizes(sample_sizes, n, replace)
@@ -173,7 +173,7 @@ def expected_metric_curve(
     counts = np.bincount(owner, minlength=len(names))
     curves = np.empty((len(names), sizes.size))
     for j, s in enumerate(sizes.tolist()):
-        mean, _ = _expected(metric, all_ranks, n, s, k, bool(replace), False)
+        mean, _ = expected_moments(metric, all_ranks, n, s, k, bool(replace), False)
         curves[:, j] = np.bincount(owner, weights=mean, minlength=len(names)) / counts
     return {name: curves[i] for i, name in enumerate(names)}
 
@@ -220,7 +220,7 @@ def order_changes(
         Entries ``{"samples": s, "previous": str or None, "order": str}`` in increasing ``s``;
         e.g. ``{"samples": 61, "previous": "A > C > B", "order": "A > B > C"}``.
     """
-    sizes = np.unique(_check_sizes(sample_sizes, _check_n(n), replace))
+    sizes = np.unique(_check_sizes(sample_sizes, check_n(n), replace))
     curves = expected_metric_curve(rankings, n, sizes, metric, k=k, replace=replace)
     changes: list[dict] = []
     previous = None
@@ -239,7 +239,7 @@ def order_changes(
 
 def metric_label(metric: str, k: int = 10) -> str:
     """Display name of a metric key, e.g. ``metric_label("recall", 10) == "Recall@10"``."""
-    return METRIC_LABELS[_check_metric(metric)].format(k=k)
+    return METRIC_LABELS[check_rank_metric(metric)].format(k=k)
 
 
 def sampled_metrics_table(
@@ -277,10 +277,10 @@ def sampled_metrics_table(
     """
     import pandas as pd
 
-    n = _check_n(n)
-    s = _check_s(s, n, replace)
+    n = check_n(n)
+    s = check_s(s, n, replace)
     k = as_int(k, "k (cut-off)", 1)
-    keys = [_check_metric(m) for m in metrics]
+    keys = [check_rank_metric(m) for m in metrics]
     if not keys:
         raise ValueError(f"metrics must name at least one of {', '.join(METRICS)}")
     algos = _check_rankings(rankings, n)

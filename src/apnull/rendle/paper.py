@@ -1,4 +1,4 @@
-"""Constants of Rendle's paper (seed 003): metric keys and labels, the running example, its tables."""
+"""Constants of Rendle's paper ("Evaluation Metrics for Item Recommendation under Sampling", KDD 2020): metric keys and labels, the running example, its tables."""
 
 from __future__ import annotations
 

@@ -15,18 +15,21 @@ from .paper import METRICS
 _BLOCK_CELLS = 1 << 21
 
 
-def _check_metric(metric) -> str:
+def check_rank_metric(metric) -> str:
+    """The metric's key (lower case, one of ``paper.METRICS``); ValueError naming the choices otherwise."""
     key = str(metric).strip().lower()
     if key not in METRICS:
         raise ValueError(f"metric must be one of {', '.join(METRICS)}; got {metric!r}")
     return key
 
 
-def _check_n(n) -> int:
+def check_n(n) -> int:
+    """The number of items n as an int >= 2."""
     return as_int(n, "n (number of items)", 2)
 
 
-def _check_s(s, n: int, replace: bool) -> int:
+def check_s(s, n: int, replace: bool) -> int:
+    """The sample size s as an int >= 1, and at most n - 1 when sampling without replacement."""
     if replace:
         return as_int(s, "s (number of sampled irrelevant items)", 1)
     return as_int(
@@ -57,14 +60,14 @@ def _check_ranks(r, n: int, name: str = "rank") -> np.ndarray:
     return arr.astype(np.int64)
 
 
-def _check_settings(metric, n, s, k, replace: bool) -> tuple[str, int, int, int]:
+def check_sampling_settings(metric, n, s, k, replace: bool) -> tuple[str, int, int, int]:
     """The checks every public expectation shares: metric key, n >= 2, s (<= n - 1 without
     replacement) and the cut-off k >= 1."""
-    n = _check_n(n)
-    return _check_metric(metric), n, _check_s(s, n, replace), as_int(k, "k (cut-off)", 1)
+    n = check_n(n)
+    return check_rank_metric(metric), n, check_s(s, n, replace), as_int(k, "k (cut-off)", 1)
 
 
-def _check_instances(ranks, n: int) -> np.ndarray:
+def check_instances(ranks, n: int) -> np.ndarray:
     """A non-empty 1-d array of true ranks (one per evaluation instance)."""
     arr = _check_ranks(np.asarray(ranks).reshape(-1) if np.ndim(ranks) else [ranks], n, "ranks")
     if arr.size == 0:
@@ -77,7 +80,7 @@ def _check_instances(ranks, n: int) -> np.ndarray:
 # ----------------------------------------------------------------------------------------------
 
 
-def _metric_values(metric: str, r: np.ndarray, n: int, k: int) -> np.ndarray:
+def metric_of_ranks(metric: str, r: np.ndarray, n: int, k: int) -> np.ndarray:
     """Unchecked metric of rank(s) ``r`` among ``n`` items (float array of r's shape)."""
     r = np.asarray(r, dtype=np.float64)
     if metric == "auc":
@@ -124,11 +127,11 @@ def metric_at_rank(metric: str, r, n: int, k: int = 10):
     ValueError
         Unknown metric, ``n < 2``, ``k < 1``, or a rank that is not a whole number in ``1..n``.
     """
-    metric = _check_metric(metric)
-    n = _check_n(n)
+    metric = check_rank_metric(metric)
+    n = check_n(n)
     k = as_int(k, "k (cut-off)", 1)
     ranks = _check_ranks(r, n)
-    out = _metric_values(metric, ranks, n, k)
+    out = metric_of_ranks(metric, ranks, n, k)
     return float(out) if np.ndim(r) == 0 else out
 
 
@@ -160,7 +163,8 @@ def _hypergeom_pmf_block(r: np.ndarray, n: int, s: int) -> np.ndarray:
     return num / stats.binom.pmf(s, pop, q)
 
 
-def _row_blocks(size: int, width: int):
+def row_blocks(size: int, width: int):
+    """Slices of ``range(size)`` whose blocks of ``width`` float64 columns hold at most 2**21 cells."""
     rows = max(1, _BLOCK_CELLS // max(width, 1))
     for start in range(0, size, rows):
         yield slice(start, min(size, start + rows))
@@ -193,12 +197,12 @@ def sampled_rank_pmf(r, n: int, s: int, replace: bool = True):
         ``pmf[..., i] = P(R' = support[i])``; each row sums to 1. Memory is ``8 * r.size * (s + 1)``
         bytes, so keep ``r.size * s`` moderate.
     """
-    n = _check_n(n)
-    s = _check_s(s, n, replace)
+    n = check_n(n)
+    s = check_s(s, n, replace)
     ranks = _check_ranks(r, n)
     flat = ranks.reshape(-1)
     pmf = np.empty((flat.size, s + 1))
-    for block in _row_blocks(flat.size, s + 1):
+    for block in row_blocks(flat.size, s + 1):
         pmf[block] = _pmf_block(flat[block], n, s, replace)
     return np.arange(1, s + 2), pmf.reshape(np.shape(ranks) + (s + 1,))
 
@@ -234,7 +238,7 @@ def _ap_mean_without_replacement(r: np.ndarray, n: int, s: int) -> np.ndarray:
     """
     out = np.empty(r.shape)
     i = np.arange(s + 1, dtype=np.float64)
-    for block in _row_blocks(r.size, s + 1):
+    for block in row_blocks(r.size, s + 1):
         rb = r[block].astype(np.float64)
         tail = np.zeros(rb.shape)
         room = (n - rb) >= s + 1  # otherwise every (s+1)-subset of the n items meets the top r
@@ -272,8 +276,9 @@ def _auc_var(r: np.ndarray, n: int, s: int, replace: bool) -> np.ndarray:
     return var
 
 
-def _expected(metric: str, r: np.ndarray, n: int, s: int, k: int, replace: bool, want_sd: bool):
-    """Checked-input core of expected_sampled_metric for a 1-d rank array -> (mean, var|None)."""
+def expected_moments(metric: str, r: np.ndarray, n: int, s: int, k: int, replace: bool, want_sd: bool):
+    """Unchecked core of :func:`expected_sampled_metric` for a 1-d rank array: (mean, variance or None
+    when ``want_sd`` is false)."""
     r = r.reshape(-1)
     if metric == "auc":
         # Sampled AUC is unbiased (paper eqs 21-25, also without replacement).
@@ -296,10 +301,10 @@ def _expected(metric: str, r: np.ndarray, n: int, s: int, k: int, replace: bool,
     else:
         mean = None
     # general case: sum the metric of each sampled rank against the law of the sampled rank
-    values = _metric_values(metric, np.arange(1, s + 2), s + 1, k)
+    values = metric_of_ranks(metric, np.arange(1, s + 2), s + 1, k)
     sum_mean = np.empty(r.size)
     var = np.empty(r.size) if want_sd else None
-    for block in _row_blocks(r.size, s + 1):
+    for block in row_blocks(r.size, s + 1):
         pmf = _pmf_block(r[block], n, s, replace)
         mu = pmf @ values
         sum_mean[block] = mu
@@ -353,9 +358,9 @@ def expected_sampled_metric(metric: str, r, n: int, s: int, k: int = 10, replace
         Python floats for a scalar ``r``, arrays shaped like ``r`` otherwise. Cost is
         ``O(r.size * s)`` when the sum over the law is needed, ``O(r.size)`` otherwise.
     """
-    metric, n, s, k = _check_settings(metric, n, s, k, replace)
+    metric, n, s, k = check_sampling_settings(metric, n, s, k, replace)
     ranks = _check_ranks(r, n)
-    mean, var = _expected(metric, ranks, n, s, k, bool(replace), True)
+    mean, var = expected_moments(metric, ranks, n, s, k, bool(replace), True)
     sd = np.sqrt(np.clip(var, 0.0, None))
     if np.ndim(r) == 0:
         return float(mean[0]), float(sd[0])

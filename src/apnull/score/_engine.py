@@ -24,7 +24,7 @@ import numpy as np
 
 from ..law import permutation_pvalue
 from ..limits import SCORE_MAX_EXACT_ASSIGNMENTS as MAX_EXACT_ASSIGNMENTS
-from . import _diffby, _kernels, _permute
+from . import _diffby, _kernels, _permute, _tables
 from ._kernels import ControlRows, Replicates
 from .positives import pool_codes
 
@@ -120,7 +120,8 @@ class PerturbationResult(NamedTuple):
 def prepare_component(strata, Xc_list, kind) -> Component:
     """Concatenate the controls of ``strata``; sort each control's similarities once and rank them.
 
-    Memory: 12 bytes per ordered pair of controls in a stratum (sorted float64 row + int32 rank).
+    Memory: 20 bytes per ordered pair of controls in a stratum (sorted float64 row, int32 rank, and
+    the 16-byte (similarity, both ranks) record of each unordered pair the permutation kernel reads).
     """
     csize = np.array([x.shape[0] for x in Xc_list], dtype=np.int64)
     cstart = np.concatenate([[0], np.cumsum(csize)[:-1]]).astype(np.int64)
@@ -130,12 +131,15 @@ def prepare_component(strata, Xc_list, kind) -> Component:
     goff = np.concatenate([[0], np.cumsum(glens)[:-1]]).astype(np.int64)
     buf = np.empty(int(lens.sum()))
     gbuf = np.empty(int(glens.sum()), dtype=np.int32)
+    plens = csize * np.maximum(csize - 1, 0)  # one 16-byte record per unordered pair
+    pbuf = np.empty(int(plens.sum()))
     for j, x in enumerate(Xc_list):
         rows, greater = _kernels.sorted_control_rows(x, kind)
         buf[soff[j]:soff[j] + lens[j]] = rows.ravel()
         gbuf[goff[j]:goff[j] + glens[j]] = greater.ravel()
+        pbuf[soff[j]:soff[j] + plens[j]] = _tables.pair_rows(rows, greater)
     Xc = np.ascontiguousarray(np.concatenate(Xc_list)) if Xc_list else np.empty((0, 0))
-    return Component(list(strata), ControlRows(Xc, cstart, csize, buf, soff, gbuf, goff))
+    return Component(list(strata), ControlRows(Xc, cstart, csize, buf, soff, gbuf, goff, pbuf, soff))
 
 
 def pert_spec(screen, i, comp_strata, seed) -> PerturbationSpec:

@@ -20,7 +20,13 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from .. import exact
+from ._radix import radix_argsort, radix_work
+
 _EULER = 0.5772156649015329
+#: H_0 .. H_63 from the one harmonic, :func:`apnull.exact.harmonic` (correctly rounded), frozen into
+#: the compiled code: what ``harmonic`` returns below 64.
+HARMONIC_TABLE = np.array([exact.harmonic(n) for n in range(64)])
 
 
 class ControlRows(NamedTuple):
@@ -37,6 +43,10 @@ class ControlRows(NamedTuple):
     greater: np.ndarray         #: int32 buffer of ranks: how many of control c's similarities exceed
     # sim(c, c2), at greater_offset[j] + c * size[j] + c2 (-1 on the diagonal)
     greater_offset: np.ndarray  #: (J,) int64 start of stratum j in ``greater``
+    pairs: np.ndarray           #: float64 buffer of 16-byte pair records (``_tables.pair_rows``): for
+    # controls a < b of stratum j, record i = a (2 n - a - 1) / 2 + b - a - 1 at pairs_offset[j] + 2 i
+    # holds sim(a, b), then greater[a, b] and greater[b, a] as int32 (-1 - rank when tied in that row)
+    pairs_offset: np.ndarray    #: (J,) int64 start of stratum j in ``pairs``
 
 
 class Replicates(NamedTuple):
@@ -93,14 +103,59 @@ def sorted_control_rows(Xc, kind):  # pragma: no cover - compiled
     n = Xc.shape[0]
     out = np.empty((n, max(n - 1, 0)))
     greater = np.full((n, n), -1, dtype=np.int32)
+    d = Xc.shape[1]
     for a in range(n):
-        for b in range(a + 1, n):
+        b = a + 1
+        while b + 4 <= n:  # four sums at once, each in the order of ``sim``: the same bits
+            s0 = 0.0
+            s1 = 0.0
+            s2 = 0.0
+            s3 = 0.0
+            if kind != 1:  # dot product (kind 2: its absolute value, as in ``sim``)
+                for t in range(d):
+                    x = Xc[a, t]
+                    s0 += x * Xc[b, t]
+                    s1 += x * Xc[b + 1, t]
+                    s2 += x * Xc[b + 2, t]
+                    s3 += x * Xc[b + 3, t]
+                if kind == 2:
+                    s0, s1, s2, s3 = abs(s0), abs(s1), abs(s2), abs(s3)
+            else:
+                for t in range(d):
+                    x = Xc[a, t]
+                    e0 = x - Xc[b, t]
+                    e1 = x - Xc[b + 1, t]
+                    e2 = x - Xc[b + 2, t]
+                    e3 = x - Xc[b + 3, t]
+                    s0 += e0 * e0
+                    s1 += e1 * e1
+                    s2 += e2 * e2
+                    s3 += e3 * e3
+                s0 = -s0
+                s1 = -s1
+                s2 = -s2
+                s3 = -s3
+            out[a, b - 1] = s0
+            out[b, a] = s0
+            out[a, b] = s1
+            out[b + 1, a] = s1
+            out[a, b + 1] = s2
+            out[b + 2, a] = s2
+            out[a, b + 2] = s3
+            out[b + 3, a] = s3
+            b += 4
+        while b < n:
             v = sim(Xc, a, Xc, b, kind)
             out[a, b - 1] = v
             out[b, a] = v
+            b += 1
+    order = np.empty(max(n - 1, 0), dtype=np.int64)
+    row = np.empty(max(n - 1, 0))
+    work = radix_work(max(n - 1, 0))
     for a in range(n):
-        order = np.argsort(out[a, :], kind="mergesort")
-        row = out[a, :][order]
+        radix_argsort(out[a, :], order, work)  # = argsort(kind="mergesort"), several times faster
+        for t in range(n - 1):
+            row[t] = out[a, order[t]]
         hi = n - 1
         while hi > 0:
             lo = hi - 1
@@ -116,17 +171,15 @@ def sorted_control_rows(Xc, kind):  # pragma: no cover - compiled
 
 @numba.njit(cache=True)
 def harmonic(n):  # pragma: no cover - compiled
-    """H_n = sum_{i<=n} 1/i: summed for n < 64, else the asymptotic series (error < 1e-17).
+    """H_n = sum_{i<=n} 1/i for nopython code: :func:`apnull.exact.harmonic` below 64 (``HARMONIC_TABLE``),
+    the asymptotic series ln n + gamma + 1/(2n) - 1/(12n^2) + 1/(120n^4) - 1/(252n^6) above (error < 1e-17).
 
-    The compiled counterpart of :func:`apnull.exact.harmonic` (the reference: correctly rounded
-    ``math.fsum``, any power), which nopython code cannot call and which must not import numba; the
-    two agree within a few ulp (``tests/score/test_score_ties.py``). Only ``block_sum`` uses it.
+    ``exact.harmonic`` is the one definition (any power; numba cannot call it and it must not import
+    numba); this reads its values and is held to it within a few ulp (``tests/score/test_score_ties.py``).
+    Only ``block_sum`` uses it.
     """
     if n < 64:
-        s = 0.0
-        for i in range(1, n + 1):
-            s += 1.0 / i
-        return s
+        return HARMONIC_TABLE[n]
     x = float(n)
     x2 = 1.0 / (x * x)
     return math.log(x) + _EULER + 0.5 / x - x2 * (1.0 / 12 - x2 * (1.0 / 120 - x2 / 252))
@@ -209,7 +262,7 @@ def _equal_below(row, pos, v):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def _query(vals, same, base_gt, base_eq, order, m, R):  # pragma: no cover - compiled
+def query_counts(vals, same, base_gt, base_eq, order, m, R):  # pragma: no cover - compiled
     """Tie-aware AP and Precision@R of one query from its m positive similarities ``vals``.
 
     base_gt/base_eq[i]: pool members of the query's stratum (query excluded) with similarity > and
@@ -321,7 +374,7 @@ def evaluate(D, want, ap_out, pr_out, fwork, iwork, controls, pool, kind):  # pr
             base_gt[cnt] = gt
             base_eq[cnt] = eq
             cnt += 1
-        ap, pr = _query(vals, same, base_gt, base_eq, order, m, m)
+        ap, pr = query_counts(vals, same, base_gt, base_eq, order, m, m)
         total += ap
         if want:
             ap_out[qi] = ap

@@ -10,7 +10,9 @@ import numba
 import numpy as np
 
 from .._kernels import uniform
-from ._kernels import Pool, count_sorted, evaluate, sim
+from ._draws import null_means
+from ._kernels import Pool, evaluate
+from ._tables import replicate_ranks, replicate_sims
 
 
 @numba.njit(cache=True)
@@ -51,27 +53,14 @@ def pool_layout(reps, controls, kind):  # pragma: no cover - compiled
             g_row[g] = cstart[t_strata[s]] + c
             g_ctl[g] = c
             g += 1
-    simRP = np.empty((k, P))
-    for r in range(k):
-        for g in range(P):
-            if g_rep[g] >= 0:
-                simRP[r, g] = sim(Xr, r, Xr, g_rep[g], kind)
-            else:
-                simRP[r, g] = sim(Xr, r, Xc, g_row[g], kind)
+    simRP = replicate_sims(Xr, Xc, g_rep, g_row, kind)
     nmax = 0
     for s in range(J):
         nmax = max(nmax, s_n[s])
     sortedRC = np.empty((k, nmax))
-    for r in range(k):
-        s = rep_str[r]
-        lo = poff[s] + s_hi[s] - s_lo[s]
-        sortedRC[r, :s_n[s]] = np.sort(simRP[r, lo:lo + s_n[s]])
     gtR = np.zeros((k, P), dtype=np.int64)
     eqR = np.zeros((k, P), dtype=np.int64)
-    for r in range(k):
-        s = rep_str[r]
-        for g in range(poff[s], poff[s] + (s_hi[s] - s_lo[s]) + s_n[s]):
-            gtR[r, g], eqR[r, g] = count_sorted(sortedRC[r, :s_n[s]], simRP[r, g])
+    replicate_ranks(simRP, rep_str, poff, s_lo, s_hi, s_n, sortedRC, gtR, eqR)
     D0 = np.empty(k, dtype=np.int64)
     for r in range(k):
         s = rep_str[r]
@@ -142,17 +131,7 @@ def perturbation_scores(reps, controls, kind, B, keys, draws):  # pragma: no cov
             null[b] = evaluate(draws[b], False, ap, pr, fwork, iwork, controls, pool, kind)
         return ap, pr, map_obs, null
     null = np.empty(B)
-    J = reps.strata.size
-    counters = np.zeros(J, dtype=np.uint64)
-    D = np.empty(k, dtype=np.int64)
-    for b in range(B):
-        pos = 0
-        for s in range(J):
-            ks = pool.rep_hi[s] - pool.rep_lo[s]
-            size = ks + pool.n[s]
-            counters[s] = _draw_distinct(keys[s], counters[s], size, pool.offset[s], D, pos, ks)
-            pos += ks
-        null[b] = evaluate(D, False, ap, pr, fwork, iwork, controls, pool, kind)
+    null_means(pool, controls, kind, keys, np.zeros(reps.strata.size, dtype=np.uint64), null)
     return ap, pr, map_obs, null
 
 

@@ -5,7 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["digits_screen", "digits_null_screen", "digits_mixed_screen", "load_digits_arrays"]
+__all__ = ["digits_screen", "digits_null_screen", "digits_mixed_screen", "load_digits_arrays", "DIGIT_SHAPES"]
+
+#: How each digit is drawn, as '|'-separated labels: "loop" a closed loop, "bowls" two stacked bowls
+#: (3 and 8), "bowl" one open bowl, "stem" a straight stroke. The annotation of the bundled screen,
+#: for the consistency step: do digits sharing a stroke look alike?
+DIGIT_SHAPES = {0: "loop", 1: "stem", 2: "bowl|stem", 3: "bowls", 4: "stem", 5: "bowl|stem", 6: "loop|stem",
+                7: "stem", 8: "bowls|loop", 9: "loop|stem"}
 
 
 def load_digits_arrays():
@@ -31,7 +37,8 @@ def digits_screen(seed=0, controls_per_plate=(18, 19, 21, 22), n_null=8, real_di
     go to plates in turn (one per plate when ``replicates`` equals the number of plates).
 
     Columns: Metadata_perturbation, Metadata_plate, Metadata_kind (control, null, real, weak),
-    Metadata_digit, then the features. Deterministic for a given ``seed``.
+    Metadata_digit, Metadata_shape (the digit's strokes, :data:`DIGIT_SHAPES`, e.g. "bowls|loop"), then
+    the features. Deterministic for a given ``seed``.
 
     Raises
     ------
@@ -75,7 +82,8 @@ def digits_screen(seed=0, controls_per_plate=(18, 19, 21, 22), n_null=8, real_di
     table = pd.DataFrame({"Metadata_perturbation": [r[0] for r in rows],
                           "Metadata_plate": [r[1] for r in rows],
                           "Metadata_kind": [r[2] for r in rows],
-                          "Metadata_digit": [r[3] for r in rows]})
+                          "Metadata_digit": [r[3] for r in rows],
+                          "Metadata_shape": [DIGIT_SHAPES[r[3]] for r in rows]})
     feats = pd.DataFrame(np.array([r[4] for r in rows]), columns=[f"px_{i:02d}" for i in range(X.shape[1])])
     return pd.concat([table, feats], axis=1)
 

@@ -1,8 +1,10 @@
 """Null laws for per-query APs and the two approximate mAP nulls kept for comparison.
 
-- Per-query p-value: ``apnull.null_distribution(m, n).pvalue(ap)`` (exact, grid or Monte Carlo by the
-  library's auto rule), one law per (m, n), cached. A Monte Carlo law gets a seed derived from
-  (seed, m, n), so p-values reproduce.
+- Per-query p-value: P(AP >= ap) under the null law of the query's (m, n) (exact, grid or Monte Carlo
+  by the library's auto rule), one law per (m, n), cached; where that law does not resolve the p-value
+  (a far tail the grid trims or no Monte Carlo draw reaches) it is counted
+  (:func:`apnull.tail.combine`), so a strong replicate gets its real p (1 / C(m+n, m) for AP = 1), not
+  0 or a floor. A Monte Carlo law gets a seed derived from (seed, m, n), so p-values reproduce.
 - ``"independent"`` (approximate): the k query APs of a perturbation treated as independent draws of
   their own (m_i, n_i) laws. Each law is put on the grid ``round(G * value)`` (G = ``INDEPENDENT_GRID``),
   the k grids are convolved, and p = P(sum of grid indices >= the observed sum of grid indices).
@@ -20,6 +22,7 @@ import numpy as np
 
 import apnull
 from apnull.law import permutation_pvalue
+from apnull.tail import combine, needs_counting
 
 from . import _permute
 from ._engine import stream_key
@@ -48,8 +51,29 @@ class LawCache:
         return self._laws[key]
 
     def query_pvalues(self, ms, ns, aps) -> np.ndarray:
-        """P(AP >= ap) under the exact (auto) law of each query's (m, n)."""
-        return np.array([float(self.law(m, n).pvalue(a)) for m, n, a in zip(ms, ns, aps)])
+        """P(AP >= ap) under the null law of each query's (m, n), counted where the law cannot resolve it.
+
+        The per-query p-value of the exact law (exact where the query's positives and negatives are
+        exchangeable): the law's own p where it resolves it, else the upper end of the counted
+        bounds of :func:`apnull.tail.combine` (never 0 for an AP that can occur). Vectorised per (m, n);
+        counting runs only for the unresolved queries. NaN for a NaN AP.
+        """
+        ms, ns = np.asarray(ms, dtype=np.int64), np.asarray(ns, dtype=np.int64)
+        aps = np.asarray(aps, dtype=float)
+        out = np.full(aps.shape, np.nan)
+        for m, n in sorted(set(zip(ms.tolist(), ns.tolist()))):
+            rows = np.flatnonzero((ms == m) & (ns == n) & ~np.isnan(aps))
+            if rows.size == 0:
+                continue
+            law = self.law(m, n)
+            out[rows] = law.pvalue(aps[rows])
+            for r in rows[np.atleast_1d(needs_counting(law, aps[rows]))]:
+                out[r] = combine(law, float(aps[r])).p
+        return out
+
+    def query_pvalue(self, m: int, n: int, ap: float) -> float:
+        """:meth:`query_pvalues` of one query."""
+        return float(self.query_pvalues([m], [n], [ap])[0])
 
     # -- "independent" -------------------------------------------------------------------------
     def _grid(self, m, n):

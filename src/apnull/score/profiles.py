@@ -97,6 +97,10 @@ def _client(scheduler, workers):
     return client, client.close
 
 
+#: Public name of the dask client helper, for the other scorers of a screen (consistency).
+open_client = _client
+
+
 def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=None, features=None,
                    similarity="cosine", null="permutation", permutations=999, seed=0,
                    scheduler=None, workers=None, progress=None, threads=None, nan="error",

@@ -151,6 +151,6 @@ def _score_queries(ranking: Ranking, seed: int) -> tuple:
             skipped.append((name, "no relevant item: AP is undefined"))
             continue
         ap, pr = _kernels.tie_aware_from_sorted(ranking.scores[a:b], rel)
-        out.append((ranking.codes[a], name, m, n, float(ap), float(pr), float(laws.law(m, n).pvalue(ap))))
+        out.append((ranking.codes[a], name, m, n, float(ap), float(pr), laws.query_pvalue(m, n, float(ap))))
     out.sort(key=lambda r: r[0])
     return out, skipped

@@ -5,7 +5,8 @@ so each result is computed once and then served from memory. The caches are :cla
 objects: bounded by entries (and bytes where entries vary in size), least recently used dropped
 first, and a key asked for by several sessions at once is computed by one of them while the others
 wait. Shared objects are read-only (frozen arrays, laws with read-only arrays, figures that are only
-read: ``st.plotly_chart`` serialises a copy).
+read: ``st.plotly_chart`` serialises a copy). The views themselves are built by :mod:`apnull.ui.figures`
+and the progress bar is :class:`apnull.ui.progress.ProgressBar`; this module only fetches and keeps.
 
 - ``DRAWS``: the Monte Carlo draws (AP and Precision@R, 16 bytes a draw) of each (m, n, seed), at most
   256 MB. Draw i of a size is the same whatever the number of draws, so a view asking for more draws
@@ -26,20 +27,17 @@ so a view takes the GIL back a few times, not a thousand (under 30 sessions each
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Hashable, Sequence
 
 import numpy as np
-import streamlit as st
 
 from .. import significance
 from ..exact import ap_variance, expected_ap
 from ..memo import Memo
 from ..sampling import draw_many
 from ..views import null as summaries
-
-#: seconds between two updates of a progress bar
-PROGRESS_EVERY = 0.1
+from . import figures
+from .progress import ProgressBar
 
 
 def _view_bytes(value) -> int:
@@ -134,28 +132,9 @@ def size_summary(m: int, n: int, draws: int, seed: int) -> summaries.SizeSummary
     return size_summaries([(m, n)], draws, seed)[0]
 
 
-def exact_size_summary(m: int, n: int, tol: float = 1e-3):
+def cached_exact_size_summary(m: int, n: int, tol: float = 1e-3):
     """Cached :func:`apnull.views.null.exact_size_summary` (a small table; callers only read it)."""
     return EXACT_SUMMARIES.get_or_compute((m, n, tol), lambda: summaries.exact_size_summary(m, n, tol))
-
-
-class ProgressBar:
-    """``st.progress`` for work over sizes: ``bar(done, total, m, n)`` moves it (at most every
-    ``PROGRESS_EVERY`` seconds: a message each time would cost more than cached sizes do), ``close()``
-    removes it."""
-
-    def __init__(self, label: str, container=None):
-        self.label = label
-        self.bar = (container or st).progress(0.0, text=f"{label}...")
-        self.shown = time.monotonic()
-
-    def __call__(self, done: int, total: int, m: int, n: int) -> None:
-        if time.monotonic() - self.shown >= PROGRESS_EVERY:
-            self.bar.progress(done / total, text=f"{self.label}: size {done} of {total} (m = {m}, n = {n})")
-            self.shown = time.monotonic()
-
-    def close(self) -> None:
-        self.bar.empty()
 
 
 def _view(key: Hashable, sizes, fetch: Callable, build: Callable[[list], object], label: str, container=None,
@@ -175,7 +154,7 @@ def _view(key: Hashable, sizes, fetch: Callable, build: Callable[[list], object]
 def _exact_parts(sizes, progress=None) -> list:
     out = []
     for i, (m, n) in enumerate(sizes, start=1):
-        out.append(exact_size_summary(m, n))
+        out.append(cached_exact_size_summary(m, n))
         if progress is not None:
             progress(i, len(sizes), m, n)
     return out
@@ -192,45 +171,28 @@ def density_ready(M: int, N: int, K: int, draws: int, seed: int, show_exact: boo
 
 def density_figures(M: int, N: int, K: int, draws: int, seed: int, show_exact: bool, container=None,
                     progress: bool = True):
-    """The "Null densities" view: per metric (metric, figure, sizes with the exact overlay or None)."""
-    from .. import plots
-
+    """The cached "Null densities" view (:func:`apnull.ui.figures.density_view`): per metric (metric,
+    figure, sizes with the exact overlay or None)."""
     sizes = summaries.check_grid_request(M, N, K, draws)
-
-    def build(parts):
-        out = []
-        for metric in summaries.METRICS:
-            curves = [p.curves[metric] for p in parts]
-            exact = summaries.exact_density_curves(curves, metric) if show_exact else None
-            fig = plots.density_figure(curves, metric, M, N, exact=exact, draws=draws)
-            out.append((metric, fig, None if exact is None else len(exact)))
-        return tuple(out)
-
     return _view(_density_key(M, N, K, draws, seed, show_exact), sizes,
-                 lambda sizes, bar: size_summaries(sizes, draws, seed, bar), build, "Sampling null rankings",
+                 lambda sizes, bar: size_summaries(sizes, draws, seed, bar),
+                 lambda parts: figures.density_view(parts, M, N, draws, show_exact), "Sampling null rankings",
                  container, progress)
 
 
 def quantile_view(M: int, N: int, K: int, draws: int, seed: int, method: str, container=None,
                   progress: bool = True):
-    """The "Quantiles vs size" view: (long summary, wide table, figure), Monte Carlo or exact laws."""
-    import pandas as pd
-
-    from .. import plots
-
+    """The cached "Quantiles vs size" view (:func:`apnull.ui.figures.quantile_view_of`): (long summary,
+    wide table, figure), Monte Carlo or exact laws."""
     sizes = summaries.check_grid_request(M, N, K, draws)
     if method == "mc":
         fetch, label = (lambda sizes, bar: size_summaries(sizes, draws, seed, bar)), "Sampling null rankings"
     else:
         fetch, label = _exact_parts, "Exact laws"
 
-    def build(parts):
-        summary = summaries.summarise_draws(parts) if method == "mc" else pd.concat(parts, ignore_index=True)
-        fig = plots.quantile_figure(summary, M, N, exact_mean=summaries.exact_mean_curve(M, N, K))
-        return summary, summaries.wide_summary(summary), fig
-
     key = ("quantiles", M, N, K, draws if method == "mc" else None, seed if method == "mc" else None, method)
-    return _view(key, sizes, fetch, build, label, container, progress)
+    return _view(key, sizes, fetch, lambda parts: figures.quantile_view_of(parts, M, N, K, method), label,
+                 container, progress)
 
 
 def null_law(m: int, n: int, metric: str = "ap", method: str = "auto", draws: int | None = None,
@@ -240,15 +202,14 @@ def null_law(m: int, n: int, metric: str = "ap", method: str = "auto", draws: in
     return significance.null_distribution(m, n, metric, method, draws=draws, seed=seed, tol=tol)
 
 
-def law_figure(m: int, n: int, metric: str, method: str, draws: int | None, seed: int | None, threshold: float,
-               value: float, mean: float, q: float):
-    """:func:`apnull.plots.lookup.law_figure` of the cached :func:`null_law`, built once per input set
-    (a wide exact law takes tens of milliseconds to bin and draw)."""
-    from ..plots.lookup import law_figure as build
-
+def cached_law_figure(m: int, n: int, metric: str, method: str, draws: int | None, seed: int | None,
+                      threshold: float, value: float, mean: float, q: float):
+    """:func:`apnull.plots.lookup.law_figure` of the cached :func:`null_law` (through
+    :func:`apnull.ui.figures.law_view`), built once per input set (a wide exact law takes tens of
+    milliseconds to bin and draw)."""
     key = ("law", m, n, metric, method, draws, seed, threshold, value, mean, q)
-    return VIEWS.get_or_compute(key, lambda: build(null_law(m, n, metric, method, draws=draws, seed=seed),
-                                                   threshold, value, mean=mean, q=q))
+    return VIEWS.get_or_compute(key, lambda: figures.law_view(null_law(m, n, metric, method, draws=draws, seed=seed),
+                                                              threshold, value, mean, q))
 
 
 def moments(m: int, n: int) -> tuple[float, float]:
@@ -258,7 +219,7 @@ def moments(m: int, n: int) -> tuple[float, float]:
 
 def warm_default_views() -> None:
     """Compute what a visitor sees first, so the first visitors find it cached: the default view of the
-    densities and quantiles pages (seed 000's experiment) and the threshold lookup's laws for its first
+    densities and quantiles pages (the reference experiment, :data:`apnull.views.null.DEFAULT_VIEW`) and the threshold lookup's laws for its first
     size (about 0.3 s). Runs in the warm-up thread (see :mod:`apnull.ui.warmup`); a visitor who asks
     meanwhile joins the computation in progress instead of repeating it."""
     d = summaries.DEFAULT_VIEW

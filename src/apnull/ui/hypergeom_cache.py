@@ -64,7 +64,7 @@ def view_ready(m, n, k, draws, seed) -> bool:
 def view(m, n, k, draws, seed) -> HypergeomView:
     """The page's tables and figures for checked inputs (shuffled blocks from :func:`shuffled_block`)."""
     def compute():
-        parts = [shuffled_block(m, n, k, seed, b, rows) for b, rows in hv.block_layout(m, n, draws)]
+        parts = [shuffled_block(m, n, k, seed, b, rows) for b, rows in hv.block_layout(m, draws)]
         sample = freeze(hv.ShuffledSample(np.concatenate([p.precision for p in parts]),
                                           np.concatenate([p.ap for p in parts])))
         hyper = hyper_draws(m, n, k, draws, seed)

@@ -15,6 +15,7 @@ import streamlit as st
 
 from ..views import ranking as rk
 from .common import guard
+from .state import rewrite_renamed_value
 from .widgets import bound_int, bound_select
 
 RANKING = "ranking"            # the canonical ranking: list of (item, relevant) in rank order
@@ -24,7 +25,7 @@ SHOWN = "_ranking_shown"       # the ranking the editor showed at the end of the
 VERSION = "_ranking_version"   # editor key suffix; a new one rebuilds the editor
 APPLIED = "_ranking_applied"   # the preset choice last applied
 REBUILDS = "_ranking_rebuilds"  # editor rebuilds in a row (st.rerun after a reorder)
-DEFAULT = list(rk.EXAMPLE_001)
+DEFAULT = list(rk.PR_EXAMPLE)
 DEFAULT_CHOICE = (rk.PRESETS[0],)
 #: Longest part of an unreadable link quoted back in an error.
 QUOTE = 300
@@ -38,8 +39,8 @@ def _quote(exc: Exception) -> str:
 def load_ranking() -> tuple[bool, str | None]:
     """Bring the ranking in from the link (on arrival, or when the link changed from outside).
 
-    Returns (first_run, r_url). An unreadable link or ranking shows ``st.error`` and seed 001's
-    example instead.
+    Returns (first_run, r_url). An unreadable link or ranking shows ``st.error`` and the
+    precision-recall example instead.
     """
     ss = st.session_state
     r_url = st.query_params.get("r")
@@ -54,12 +55,12 @@ def load_ranking() -> tuple[bool, str | None]:
                 problem = exc
     ss[URL_SEEN] = r_url
     if problem is not None:
-        st.error(f"The ranking in the link (`r=...`) could not be read: {_quote(problem)}. Showing seed 001's "
-                 "example instead.", icon=":material/link_off:")
+        st.error(f"The ranking in the link (`r=...`) could not be read: {_quote(problem)}. Showing the "
+                 "precision-recall example instead.", icon=":material/link_off:")
     try:
         ss[RANKING] = rk.check_rows(ss[RANKING])
     except ValueError as exc:
-        st.error(f"{_quote(exc)}. Showing seed 001's example instead.", icon=":material/error:")
+        st.error(f"{_quote(exc)}. Showing the precision-recall example instead.", icon=":material/error:")
         ss[RANKING] = list(DEFAULT)
     return first_run, r_url
 
@@ -75,24 +76,26 @@ def _apply_again(random_preset: bool) -> None:
 def preset_controls(first_run: bool, r_url: str | None) -> tuple:
     """The preset choice (with its model or seed) and the "Apply again" button; applies a newly
     chosen preset to the ranking. A ranking in the link wins over the preset on arrival. Returns the
-    choice tuple (preset, [model or seed])."""
+    choice tuple (preset, [model or seed]). A link with an earlier preset name (``rk.RENAMED_PRESETS``)
+    opens on the preset's name now."""
     ss = st.session_state
+    rewrite_renamed_value("rk_preset", rk.RENAMED_PRESETS)
     preset = bound_select(
         "Preset", "rk_preset", rk.PRESETS, default=rk.PRESETS[0],
-        help="Seed 001's example and seed 002's models replace the ranking; Perfect, Worst and Random "
-             "reorder the current items. Choosing a preset applies it; 'Apply again' re-applies it "
-             "after edits.",
+        help="The precision-recall example and the MAP tutorial's models replace the ranking; Perfect, "
+             "Worst and Random reorder the current items. Choosing a preset applies it; 'Apply again' "
+             "re-applies it after edits.",
     )
     choice = (preset,)
-    if preset == "Seed 002 models":
-        choice += (bound_select("Model", "rk_model", list(rk.SEED002_MODELS), default="model 1",
-                                help="The model rankings of query q1 in seed 002."),)
+    if preset == rk.TUTORIAL_PRESET:
+        choice += (bound_select("Model", "rk_model", list(rk.TUTORIAL_MODELS), default="model 1",
+                                help="The model rankings of query q1 in the MAP tutorial."),)
         st.caption(
-            "Seed 002: query q1 has two relevant documents, **1** and **2**; n1 ... n8 are the other "
-            "eight documents each model retrieved. All three models find both relevant documents "
+            "The MAP tutorial: query q1 has two relevant documents, **1** and **2**; n1 ... n8 are the "
+            "other eight documents each model retrieved. All three models find both relevant documents "
             "(recall@10 = 1), but AP tells them apart: 1 with both on top (model 2), 0.5 at ranks 2 and 4 "
             "(model 1), 0.156 at ranks 9 and 10 (model 3). Recall does not look at where the hits are; "
-            "AP does. (The seed's model 0 never retrieves document 1, so it is left out.)"
+            "AP does. (The tutorial's model 0 never retrieves document 1, so it is left out.)"
         )
     elif preset == "Random":
         choice += (bound_int("Shuffle seed", "rk_seed", 0, min_value=0,
@@ -105,7 +108,7 @@ def preset_controls(first_run: bool, r_url: str | None) -> tuple:
               on_click=_apply_again, args=(preset == "Random",), key="apply_again", icon=":material/refresh:")
     if (ss.get(APPLIED) != choice and not first_run) or (first_run and r_url is None and choice != DEFAULT_CHOICE):
         ss[RANKING] = rk.apply_preset(preset, ss[RANKING],
-                                      model=choice[1] if preset == "Seed 002 models" else "model 1",
+                                      model=choice[1] if preset == rk.TUTORIAL_PRESET else "model 1",
                                       seed=choice[1] if preset == "Random" else 0)
     ss[APPLIED] = choice
     return choice

@@ -69,7 +69,7 @@ def curve_chunk(rankings_items, n, sizes, metric, k, replace):
         lambda: freeze(sm.expected_metric_curve(dict(rankings_items), n, list(sizes), metric, k=k, replace=replace)))
 
 
-def order_changes(rankings_items, n, sizes, metric, k, replace, curves):
+def cached_exact_order_changes(rankings_items, n, sizes, metric, k, replace, curves):
     """Where the order of the algorithms changes along ``sizes`` (located exactly by bisection).
     ``curves`` (the metric at ``sizes``, as :func:`curve_chunk` gives it) follows from the other
     arguments, so it is not part of the key."""
@@ -87,6 +87,6 @@ def simulation(rankings_items, n, s, reps, seed, k, replace, expected):
         lambda: sv.simulation_table(dict(rankings_items), n, s, reps, seed, k=k, replace=replace, expected=expected))
 
 
-def paper_comparison():
+def cached_paper_comparison():
     """The paper's printed tables beside the exact values."""
     return PAPER.get_or_compute("paper", sv.paper_comparison)

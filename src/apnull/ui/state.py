@@ -11,6 +11,7 @@ link holds only the inputs of the page it shows. The table is documented in docs
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
@@ -28,7 +29,10 @@ PAGE_PARAMS: dict[str, frozenset[str]] = {
     "sampled": frozenset({"sm_n", "sm_s", "sm_k", "sm_sampling", "sm_metric", "sm_ranks_range", "sm_ranks_A",
                           "sm_ranks_B", "sm_ranks_C", "sm_simulate", "sm_reps", "sm_sim_seed"}),
     "score": frozenset({"sc_data", "sc_pert", "sc_control", "sc_stratum", "sc_features", "sc_similarity",
-                        "sc_null", "sc_perms", "sc_seed", "sc_fdr", "sc_inspect"}),
+                        "sc_null", "sc_perms", "sc_seed", "sc_fdr", "sc_inspect"}
+                       # the consistency step (apnull.ui.consistency_step.KEYS)
+                       | {"sc_cs_annotation", "sc_cs_sep", "sc_cs_scope", "sc_cs_aggregate", "sc_cs_similarity",
+                          "sc_cs_perms", "sc_cs_seed", "sc_cs_fdr", "sc_cs_label"}),
 }
 
 #: parameters Streamlit itself reads; never dropped
@@ -106,6 +110,35 @@ def drop_unreadable_number(key: str) -> bool:
         _unbind_and_remove(key)
     _forget_initial_value(key)
     return True
+
+
+def rewrite_renamed_value(key: str, renamed: Mapping[str, str]) -> bool:
+    """Replace the value of the URL parameter ``key`` by its new name when it is an old one (a key of
+    ``renamed``), before the widget bound to ``key`` is made: a link made before a renaming opens on
+    the renamed choice, and the address bar shows the new name. Returns True when a value was rewritten."""
+    raw = st.query_params.get(key)
+    if raw not in renamed:
+        return False
+    new = renamed[raw]
+    try:
+        st.query_params[key] = new
+    except StreamlitAPIException:  # already bound to this widget from an earlier run: it holds a choice
+        return False
+    _set_initial_value(key, new)
+    return True
+
+
+def _set_initial_value(key: str, value: str) -> None:
+    """Seed the bound widget ``key`` with ``value``: Streamlit reads the URL as it was when the page
+    loaded (see :func:`_forget_initial_value`; internals, pinned 1.67)."""
+    try:
+        from streamlit.runtime.state.session_state_proxy import get_session_state
+
+        with get_session_state().query_params() as qp:
+            if key in qp._initial_query_params:
+                qp._initial_query_params[key] = [value]
+    except Exception:  # noqa: BLE001 - an internal API moved: the renamed-preset test will say so
+        pass
 
 
 def _forget_initial_value(key: str) -> None:

@@ -3,7 +3,7 @@ the views a visitor sees first.
 
 A fresh dashboard process pays about 1.5 s before its first Monte Carlo draw: ``import numba``
 (0.3-0.9 s) and loading the cached machine code of ``apnull._kernels.floyd_pieces`` (about 0.6 s,
-including the start of numba's thread pool). Its first page then samples seed 000's 50 sizes. ``start()``
+including the start of numba's thread pool). Its first page then samples the reference experiment's 50 sizes. ``start()``
 does that work in a daemon thread as soon as the server starts: the kernel, the figure modules, and
 the default views of the first pages (:func:`apnull.ui.cache.warm_default_views`: the densities and
 quantiles pages' first view, the threshold lookup's laws; about 0.3 s more). app.py's ``st.App``

@@ -1,4 +1,4 @@
-"""The "Hypergeometric check" page's data (seed 004): shuffled rankings against the hypergeometric law.
+"""The "Hypergeometric check" page's data: shuffled rankings against the hypergeometric law.
 
 The shuffled rankings are the package's one sampler (:func:`apnull.sample_null` with ``top=k``): the
 same seed gives the same rankings here as on the null pages, a prefix of a longer run for fewer
@@ -16,7 +16,7 @@ import pandas as pd
 from ..exact import expected_ap
 from ..hypergeom import check_top, hypergeom_ppf, pmf_fit
 from ..limits import MAX_VIEW_DRAWS, MIN_VIEW_DRAWS, as_probability, check_draws, check_sampling_work, check_seed
-from ..sampling import block_layout as _layout, draw_block
+from ..sampling import block_layout, draw_block
 from ..significance import null_distribution
 
 __all__ = ["ShuffledSample", "check_request", "block_layout", "shuffled_block", "iter_shuffled",
@@ -39,12 +39,6 @@ def check_request(m, n, k, draws) -> tuple[int, int, int, int]:
     return m, n, k, draws
 
 
-def block_layout(m, n, draws) -> list[tuple[int, int]]:
-    """The blocks (index, rows) of ``draws`` draws of size (m, n): each block's draws depend only on
-    (seed, m, n, block), so a page can compute (and cache) them one at a time."""
-    return _layout(int(m), int(draws))
-
-
 def shuffled_block(m, n, k, seed, block: int, rows: int) -> ShuffledSample:
     """Precision@K = #{positive ranks <= k} / k and AP of block ``block`` (unchecked)."""
     ap, _, hits = draw_block(int(m), int(n), int(seed), int(block), int(rows), top=int(k))
@@ -55,7 +49,7 @@ def iter_shuffled(m, n, k, draws, seed) -> Iterator[ShuffledSample]:
     """Yield the blocks of :func:`shuffled_precision_at_k` one at a time (for progress bars)."""
     m, n, k, draws = check_request(m, n, k, draws)
     seed = check_seed(seed)
-    for b, rows in block_layout(m, n, draws):
+    for b, rows in block_layout(m, draws):
         yield shuffled_block(m, n, k, seed, b, rows)
 
 
@@ -67,11 +61,11 @@ def shuffled_precision_at_k(m, n, k, draws=10_000, seed=None) -> ShuffledSample:
 
 
 def thresholds_table(m, n, k, precision, q=0.95) -> pd.DataFrame:
-    """Seed 004's thresholds: columns ``name``, ``value`` with the rows
+    """The chance thresholds of Precision@K: columns ``name``, ``value`` with the rows
 
     - ``"m / (m + n)"``: the mean of the hypergeometric Precision@K (for every k);
     - ``"empirical mean"``: the mean of the shuffled Precision@K draws ``precision``;
-    - ``"hyper 95pct"``: ``qhyper(q, m, n, k) / k`` (the name keeps seed 004's label for q = 0.95).
+    - ``"hyper 95pct"``: ``qhyper(q, m, n, k) / k`` (the name is R's label for q = 0.95).
     """
     m, n, k = check_top(m, n, k)
     precision = np.asarray(precision, dtype=float)
@@ -89,7 +83,7 @@ def summary_table(m, n, k, sample: ShuffledSample, hyper=None, q=0.95, seed=0) -
 
     Rows: ``"AP (shuffled)"``, ``"Precision@K (shuffled)"`` and, if ``hyper`` draws are given,
     ``"Precision@K (hypergeometric draws)"``. Columns: ``statistic``, ``empirical mean``, ``exact
-    mean``, ``empirical 95pct`` (numpy's default interpolation, R's type 7, as in seed 004), ``exact
+    mean``, ``empirical 95pct`` (numpy's default interpolation, R's type 7), ``exact
     95pct``, ``mean deviation (SE)`` ((empirical - exact) / SE), ``SE of mean`` (sample SD /
     sqrt(draws)), ``draws`` and ``exact method``.
 

@@ -14,21 +14,22 @@ import pandas as pd
 
 from ..density import STATS, sample_summaries, smooth_pmf
 from ..exact import expected_ap
+from ..hypergeom import hypergeom_pmf
 from ..limits import check_sampling_work, check_view
 from ..sampling import grid_sizes
 from ..significance import choose_method, null_distribution
 
 __all__ = ["QUANTILES", "check_grid_request", "density_curves", "exact_density_curves", "summarise_draws",
            "SizeSummary", "summarise_size", "summarise_sizes", "exact_size_summary", "exact_summary", "wide_summary",
-           "exact_mean_curve", "DENSITY_GRID", "METRICS", "DEFAULT_VIEW"]
+           "exact_mean_curve", "discrete_pr_laws", "DENSITY_GRID", "METRICS", "DEFAULT_VIEW", "format_p", "pvalue_note"]
 
-#: The statistics of seed 000: quantiles of type 7 and the mean.
+#: The statistics of the summary tables: quantiles of type 7 and the mean.
 QUANTILES = {"q75": 0.75, "q90": 0.90, "q95": 0.95}
 #: Common x grid of every density curve (AP and Precision@R live in [0, 1]).
 DENSITY_GRID = np.linspace(0.0, 1.0, 401)
 DENSITY_GRID.setflags(write=False)
 METRICS = ("ap", "pr")
-#: The view both pages open with: seed 000's experiment (M = 4, N = 30, 50 sizes, 10,000 draws, seed 2022).
+#: The view both pages open with: the reference experiment (M = 4, N = 30, 50 sizes, 10,000 draws, seed 2022).
 DEFAULT_VIEW = {"M": 4, "N": 30, "K": 50, "draws": 10_000, "seed": 2022}
 
 
@@ -58,8 +59,10 @@ class SizeSummary:
     """What the "Null densities" and "Quantiles vs size" pages show of one size's draws, in a few KB.
 
     ``curves[metric]`` is that metric's :func:`density_curves` entry and ``rows`` its
-    :func:`summarise_draws` rows (m, n, metric, statistic, value). Read-only throughout (it is shared by
-    every session): frozen fields, read-only mappings and arrays.
+    :func:`summarise_draws` rows (m, n, metric, statistic, value). ``pr_share[j]`` is the share of the
+    draws whose Precision@R is j / m (j = 0..m): Precision@R takes only those m + 1 values, so its
+    sample is kept as the discrete law it is. Read-only throughout (it is shared by every session):
+    frozen fields, read-only mappings and arrays.
     """
 
     m: int
@@ -67,6 +70,7 @@ class SizeSummary:
     draws: int
     curves: dict
     rows: tuple
+    pr_share: np.ndarray | None = None
 
 
 def summarise_sizes(samples, grid=DENSITY_GRID) -> list[SizeSummary]:
@@ -77,7 +81,7 @@ def summarise_sizes(samples, grid=DENSITY_GRID) -> list[SizeSummary]:
     curves.setflags(write=False)
     at = {name: STATS.index(name) for name in ("q75", "q90", "q95", "mean", "bw")}
     out = []
-    for i, (m, n, ap, _) in enumerate(samples):
+    for i, (m, n, ap, pr) in enumerate(samples):
         by_metric, rows = {}, []
         for j, metric in enumerate(METRICS):
             row = stats[2 * i + j]
@@ -85,8 +89,11 @@ def summarise_sizes(samples, grid=DENSITY_GRID) -> list[SizeSummary]:
                                                   "bw": float(row[at["bw"]])})
             rows += [(m, n, metric, name, float(row[at[name]])) for name in QUANTILES]
             rows.append((m, n, metric, "avg", float(row[at["mean"]])))
+        hits = np.rint(np.asarray(pr, dtype=float) * m).astype(np.int64)
+        share = np.bincount(hits, minlength=m + 1)[:m + 1] / max(hits.size, 1)
+        share.setflags(write=False)
         out.append(SizeSummary(m=m, n=n, draws=int(np.size(ap)), curves=MappingProxyType(by_metric),
-                               rows=tuple(rows)))
+                               rows=tuple(rows), pr_share=share))
     return out
 
 
@@ -155,7 +162,7 @@ def exact_summary(M, N, K, tol: float = 1e-3) -> pd.DataFrame:
 
 
 def wide_summary(long: pd.DataFrame) -> pd.DataFrame:
-    """Seed 000's wide table: one row per (m, n, metric) with columns q75, q90, q95, avg."""
+    """The wide table: one row per (m, n, metric) with columns q75, q90, q95, avg."""
     wide = long.pivot_table(index=["m", "n", "metric"], columns="statistic", values="value").reset_index()
     wide.columns.name = None
     cols = ["m", "n", "metric"] + [c for c in ("q75", "q90", "q95", "avg") if c in wide.columns]
@@ -166,3 +173,52 @@ def exact_mean_curve(M, N, K) -> pd.DataFrame:
     """Exact E[AP] at every size (columns m, n, value)."""
     sizes = grid_sizes(M, N, K)
     return pd.DataFrame([(m, n, expected_ap(m, n)) for m, n in sizes], columns=["m", "n", "value"])
+
+
+def discrete_pr_laws(parts) -> list[dict]:
+    """The sampled and the exact law of Precision@R of each size, on its support j / m (j = 0..m).
+
+    ``parts`` are :class:`SizeSummary` objects. Returns dicts with ``m``, ``n``, ``x`` (j / m),
+    ``share`` (the share of draws with j hits in the top m) and ``exact`` (the hypergeometric
+    probability C(m, j) C(n, m - j) / C(m + n, m) of j hits, :func:`apnull.hypergeom.hypergeom_pmf`
+    with k = m; zero where j hits are impossible, j < m - n). A kernel density of this discrete law
+    would draw bumps between the values it can take; these are drawn as steps and dots instead.
+    """
+    out = []
+    for p in parts:
+        m, n = p.m, p.n
+        hits, probs = hypergeom_pmf(m, n, m)
+        exact = np.zeros(m + 1)
+        exact[hits] = probs
+        out.append({"m": m, "n": n, "x": np.arange(m + 1) / m, "share": p.pr_share, "exact": exact})
+    return out
+
+
+def format_p(tail) -> str:
+    """A p-value for a card: three decimals down to 0.01 (0.060), then three significant digits
+    (0.00297, 1.62e-40), and below the smallest normal float its power of ten (10^-725.93)."""
+    if tail.p >= 0.01:
+        return f"{tail.p:.3f}"
+    if tail.p >= 1e-300 or tail.p == 0:
+        return f"{tail.p:.3g}"
+    return f"10^{tail.log10_p:.2f}"
+
+
+def pvalue_note(tail, law) -> str:
+    """One line under a p-value saying how sure it is (``tail`` from
+    :func:`apnull.significance.resolved_pvalue`): exact, the grid's guaranteed interval, the counted
+    far tail's interval with its relative error and log10, or the Monte Carlo interval."""
+    lo, hi = f"{tail.low:.4g}", f"{tail.high:.4g}"
+    if tail.source == "exact":
+        return "exact"
+    if tail.source == "grid":
+        return f"guaranteed interval [{lo}, {hi}] (the grid law's error bound)"
+    if tail.source == "tail count":
+        if tail.high < 1e-300:
+            lo, hi = f"10^{tail.log10_low:.4f}", f"10^{tail.log10_high:.4f}"
+        return (f"guaranteed interval [{lo}, {hi}] (far tail counted: relative error {tail.rel_error:.1g}, "
+                f"log10 p = {tail.log10_p:.4f})")
+    draws = f"{law.draws.size:,} draws" if law.draws is not None else "draws"
+    if tail.source == "mc bound":
+        return f"95% interval [{lo}, {hi}] (no draw of {draws} reached it, and it is too far out to count)"
+    return f"95% interval [{lo}, {hi}] ({draws})"

@@ -18,48 +18,34 @@ import pandas as pd
 from .. import metrics
 from ..limits import MAX_RANKING_ITEMS
 
-__all__ = [
-    "Row",
-    "EXAMPLE_001",
-    "SEED002_MODELS",
-    "SEED002_RELEVANT",
-    "PRESETS",
-    "as_rows",
-    "check_rows",
-    "relevance",
-    "to_text",
-    "from_text",
-    "seed002_ranking",
-    "perfect",
-    "worst",
-    "shuffled",
-    "apply_preset",
-    "apply_positions",
-    "PRCurve",
-    "pr_curve_points",
-    "METRICS",
-    "metric_cards",
-    "metric_values",
-]
+__all__ = ["Row", "PR_EXAMPLE", "TUTORIAL_MODELS", "TUTORIAL_RELEVANT", "PR_PRESET", "TUTORIAL_PRESET",
+           "PRESETS", "RENAMED_PRESETS", "as_rows", "check_rows", "relevance", "to_text", "from_text",
+           "tutorial_ranking", "perfect", "worst", "shuffled", "apply_preset", "apply_positions",
+           "PRCurve", "pr_curve_points", "METRICS", "metric_cards", "metric_values"]
 
 Row = tuple[str, bool]
 
-#: Seed 001's example: premises ranked x, a, y, b, c, z; a, b and c are the useful ones.
-EXAMPLE_001: tuple[Row, ...] = (("x", False), ("a", True), ("y", False), ("b", True), ("c", True), ("z", False))
+#: The precision-recall example: premises ranked x, a, y, b, c, z for a theorem; a, b, c are useful.
+PR_EXAMPLE: tuple[Row, ...] = (("x", False), ("a", True), ("y", False), ("b", True), ("c", True), ("z", False))
 
-#: Seed 002's ground truth for query q1: documents 1 and 2 are relevant.
-SEED002_RELEVANT = (1, 2)
-#: Seed 002's model rankings for q1 (10 slots; 0 = a non-relevant document, 1 and 2 = the relevant
-#: documents). Model 0 of the seed ([0, 0, 0, 2, 0, ...]) never retrieves document 1, so its AP
-#: depends on where document 1 would come after the list; it is left out.
-SEED002_MODELS: dict[str, tuple[int, ...]] = {
+#: The MAP tutorial's ground truth for query q1: documents 1 and 2 are relevant.
+TUTORIAL_RELEVANT = (1, 2)
+#: The MAP tutorial's model rankings for q1 (10 slots; 0 = a non-relevant document, 1 and 2 = the
+#: relevant documents). The tutorial's model 0 ([0, 0, 0, 2, 0, ...]) never retrieves document 1, so
+#: its AP depends on where document 1 would come after the list; it is left out.
+TUTORIAL_MODELS: dict[str, tuple[int, ...]] = {
     "model 1": (0, 1, 0, 2, 0, 0, 0, 0, 0, 0),
     "model 2": (1, 2, 0, 0, 0, 0, 0, 0, 0, 0),
     "model 3": (0, 0, 0, 0, 0, 0, 0, 0, 1, 2),
 }
 
+#: The presets that replace the ranking by a worked example.
+PR_PRESET = "Precision-recall example"
+TUTORIAL_PRESET = "MAP tutorial models"
 #: Preset names, in display order.
-PRESETS = ("Seed 001 example", "Seed 002 models", "Perfect", "Worst", "Random")
+PRESETS = (PR_PRESET, TUTORIAL_PRESET, "Perfect", "Worst", "Random")
+#: Earlier names of presets (links made before the renaming) -> their names now.
+RENAMED_PRESETS = {"Seed 001 example": PR_PRESET, "Seed 002 models": TUTORIAL_PRESET}
 
 
 # --- rows -------------------------------------------------------------------------------------
@@ -148,20 +134,20 @@ def from_text(text: str) -> list[Row]:
 
 
 # --- presets --------------------------------------------------------------------------------
-def seed002_ranking(model: str = "model 1") -> list[Row]:
-    """A model ranking of seed 002 as rows: documents 1 and 2 relevant, the 0s named n1, n2, ...
+def tutorial_ranking(model: str = "model 1") -> list[Row]:
+    """A model ranking of the MAP tutorial as rows: documents 1 and 2 relevant, the 0s named n1, n2, ...
 
     Raises
     ------
     ValueError
-        For a model name not in ``SEED002_MODELS``.
+        For a model name not in ``TUTORIAL_MODELS``.
     """
-    if model not in SEED002_MODELS:
-        raise ValueError(f"model must be one of {', '.join(SEED002_MODELS)}, got {model!r}")
+    if model not in TUTORIAL_MODELS:
+        raise ValueError(f"model must be one of {', '.join(TUTORIAL_MODELS)}, got {model!r}")
     rows: list[Row] = []
     others = 0
-    for doc in SEED002_MODELS[model]:
-        if doc in SEED002_RELEVANT:
+    for doc in TUTORIAL_MODELS[model]:
+        if doc in TUTORIAL_RELEVANT:
             rows.append((str(doc), True))
         else:
             others += 1
@@ -189,14 +175,17 @@ def shuffled(rows, seed: int) -> list[Row]:
 
 
 def apply_preset(preset: str, rows, model: str = "model 1", seed: int = 0) -> list[Row]:
-    """The ranking a preset gives: seed 001's example, a seed 002 model, or a reordering of ``rows``.
+    """The ranking a preset gives: the precision-recall example, a MAP tutorial model, or a reordering
+    of ``rows``.
 
-    "Perfect", "Worst" and "Random" reorder the current ``rows``; the two seed presets replace them.
+    "Perfect", "Worst" and "Random" reorder the current ``rows``; the two example presets replace them.
+    An earlier preset name (``RENAMED_PRESETS``) means its preset now.
     """
-    if preset == "Seed 001 example":
-        return list(EXAMPLE_001)
-    if preset == "Seed 002 models":
-        return seed002_ranking(model)
+    preset = RENAMED_PRESETS.get(preset, preset)
+    if preset == PR_PRESET:
+        return list(PR_EXAMPLE)
+    if preset == TUTORIAL_PRESET:
+        return tutorial_ranking(model)
     if preset == "Perfect":
         return perfect(rows)
     if preset == "Worst":

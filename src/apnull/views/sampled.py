@@ -1,4 +1,4 @@
-"""The data behind the "Sampled metrics" page (Rendle, seed 003): input checks (limits in apnull.limits), grids,
+"""The data behind the "Sampled metrics" page (Rendle 2020): input checks (limits in apnull.limits), grids,
 exact order changes, the simulation table and the comparison with the paper's printed tables.
 
 Thin layers over :mod:`apnull.rendle`; no streamlit, no plotting (figures: :mod:`apnull.plots.sampled`).

@@ -35,9 +35,10 @@ NO_STRATUM = "(none)"
 #: The nulls that draw B times (label permutations; copairs's random AP rows): p >= 1 / (1 + B).
 USES_B = ("permutation", "copairs")
 
-#: The calibration note. Measured in issue 8 (single-cell profiles and scikit-learn's digits; true-null
-#: screens built from one class, 4 replicates per fake perturbation, cosine similarity, thousands of
-#: tests). One constant, so our own measured table can replace it.
+#: The calibration note: false-positive rates at 0.05 and 0.01 of each null on true-null screens built
+#: from one class of single-cell profiles and of scikit-learn's digits (4 replicates per fake
+#: perturbation, cosine similarity, thousands of tests; ``benchmarks/calibration.py``). One constant,
+#: so a newer measured table can replace it.
 CALIBRATION_SOURCE = ("measured by benchmarks/calibration.py: true-null screens from scikit-learn's digits, "
                       "4 replicates, cosine, B = 999; 735 tests per layout (2,940 per-query tests), 99.9% "
                       "binomial band at 0.05: [0.026, 0.079]")

@@ -1,0 +1,110 @@
+"""``apnull consistency FILE ...``: do perturbations sharing an annotation look alike, from the shell.
+
+``apnull consistency FILE --perturbation COL --annotation COL [--label-sep SEP]
+[--aggregate median|mean|none] [--control VALUE ...] [--only GROUPS.csv] [--alpha 0.05]
+[--features REGEX] [--similarity S] [--permutations B] [--seed S] [--workers N | --scheduler ADDRESS]
+[--out-labels F] [--out-queries F] [--json]`` (see :func:`apnull.score.score_consistency`).
+
+Prints the labels table, or one JSON document with ``--json``:
+``{"settings": {...}, "summary": {...}, "labels": [...], "queries": [...], "skipped": [...],
+"warnings": [...]}``. ``--only`` reads the groups table ``apnull score --out-groups`` wrote and keeps
+its significant perturbations (activity first, consistency on the active). Outputs are written
+atomically and never over the input file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from ..limits import SCORE_MAX_PERMUTATIONS as MAX_PERMUTATIONS
+from ..score import SIMILARITIES, read_table, score_consistency
+from ..score.consistency import AGGREGATES
+from ._common import Progress, add_json, float_arg, int_arg, writable_path
+from .tables import format_table, records, write_table
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(subparsers):
+    """Add the ``consistency`` subcommand; it sets ``run=run``."""
+    p = subparsers.add_parser(
+        "consistency", help="phenotypic consistency: label mAP of perturbations sharing an annotation",
+        description="For each label of an annotation column (e.g. a target; several per cell with "
+                    "--label-sep), how well the perturbations carrying it retrieve each other among the "
+                    "perturbations sharing no label (mAP of aggregated profiles), with a p-value by "
+                    "permuting label sets among the profiles and BH q-values across labels.")
+    p.add_argument("file", metavar="FILE", help="CSV or Parquet profile table")
+    p.add_argument("--perturbation", metavar="COL", required=True, help="perturbation column")
+    p.add_argument("--annotation", metavar="COL", required=True, help="annotation column (labels)")
+    p.add_argument("--label-sep", metavar="SEP", help="separator of several labels in one cell, e.g. '|'")
+    p.add_argument("--aggregate", choices=AGGREGATES, default="median",
+                   help="per-feature aggregate of a perturbation's replicates (none: keep replicates); default median")
+    p.add_argument("--control", metavar="VALUE", action="append",
+                   help="perturbation value to drop (controls); repeat for several")
+    p.add_argument("--only", metavar="GROUPS", help="keep the significant perturbations of this apnull score --out-groups file")
+    p.add_argument("--alpha", metavar="A", type=float_arg("--alpha"), default=0.05,
+                   help="significant: q_value <= alpha (also for --only without a significant column); default 0.05")
+    p.add_argument("--features", metavar="REGEX", help="feature columns by regex (default: numeric, not Metadata_)")
+    p.add_argument("--similarity", choices=SIMILARITIES, default="cosine", help="default cosine")
+    p.add_argument("--permutations", metavar="B", type=int_arg("--permutations", 1, MAX_PERMUTATIONS), default=999,
+                   help=f"permutations per label, 1..{MAX_PERMUTATIONS:,} (default 999)")
+    p.add_argument("--seed", metavar="S", type=int_arg("--seed", 0), default=0, help="seed (default 0)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--workers", metavar="N", type=int_arg("--workers", 1, 256), help="start a local dask cluster of N workers")
+    where.add_argument("--scheduler", metavar="ADDRESS", help="dask scheduler address, e.g. tcp://host:8786")
+    p.add_argument("--out-labels", metavar="F", type=writable_path("--out-labels"), help="write the labels table (CSV/.parquet)")
+    p.add_argument("--out-queries", metavar="F", type=writable_path("--out-queries"), help="write the per-query table")
+    add_json(p)
+    p.set_defaults(run=run)
+    return p
+
+
+def _check_outputs(args) -> None:
+    inputs = [os.path.abspath(f) for f in (args.file, args.only) if f]
+    outs = [f for f in (args.out_labels, args.out_queries) if f]
+    for f in outs:
+        if os.path.abspath(f) in inputs:
+            raise ValueError(f"{f} is an input file; give another name for the output")
+    if len(outs) == 2 and os.path.abspath(outs[0]) == os.path.abspath(outs[1]):
+        raise ValueError("--out-labels and --out-queries name the same file")
+
+
+def run(args, out, err) -> int:
+    """Run ``apnull consistency`` with parsed ``args``; writes to ``out``/``err``; returns 0."""
+    _check_outputs(args)
+    table = read_table(args.file)
+    only = None
+    if args.only:
+        only = read_table(args.only)
+        if args.perturbation not in only.columns:
+            raise ValueError(f"--only {args.only} has no column {args.perturbation!r}; give the groups file "
+                             "apnull score --out-groups wrote for the same --perturbation")
+    res = score_consistency(table, perturbation=args.perturbation, annotation=args.annotation,
+                            label_sep=args.label_sep, aggregate=args.aggregate, control=args.control, only=only,
+                            features=args.features, similarity=args.similarity, permutations=args.permutations,
+                            seed=args.seed, alpha=args.alpha, scheduler=args.scheduler, workers=args.workers,
+                            progress=Progress(err, "apnull consistency: labels", after=3.0))
+    if args.out_labels:
+        write_table(res.labels, args.out_labels)
+    if args.out_queries:
+        write_table(res.queries, args.out_queries)
+    k, n = int(res.labels["significant"].sum()), len(res.labels)
+    summary = {"consistent": k, "labels": n, "fraction": k / n}
+    settings = dict(res.settings, file=args.file, only_file=args.only)
+    if args.json:
+        doc = {"settings": settings, "summary": summary, "labels": records(res.labels),
+               "queries": records(res.queries), "skipped": records(res.skipped), "warnings": list(res.warnings)}
+        out.write(json.dumps(doc) + "\n")
+        return 0
+    out.write("settings: " + ", ".join(f"{k}={v}" for k, v in settings.items() if k not in ("file", "only_file")) + "\n")
+    out.write(f"\nconsistent: {k} of {n} labels ({k / n:.0%}; q <= {args.alpha:g}, Benjamini-Hochberg; "
+              f"p-value: {res.settings['permutations']} permutations of the label sets)\n")
+    out.write(format_table(res.labels) + "\n")
+    if not args.out_queries:
+        out.write(f"\n{len(res.queries)} queries: write them with --out-queries F\n")
+    for row in records(res.skipped):
+        out.write(f"skipped: {row}\n")
+    for w in res.warnings:
+        out.write(f"warning: {w}\n")
+    return 0

@@ -1,0 +1,218 @@
+"""Compiled kernels (numba) for the null of one perturbation: many draws at once.
+
+The permutation null of a perturbation t draws, B times, k_s members of each stratum pool (layout in
+:mod:`._kernels`) and takes the mean AP of the drawn set. Each draw gives the same bits as
+:func:`._kernels.evaluate` (the same counts and values reach the same ``query_counts``); only the order of
+the work changes:
+
+- Draws come in chunks of ``CHUNK``: all draws of a chunk are made first (the streams are read in the
+  same order as one draw at a time), then for a single-stratum pool the look-ups of the whole chunk
+  (two controls' similarity and each one's rank in the other's row, one 16-byte record of
+  ``ControlRows.pairs`` for both directions) are gathered in one pass with no dependency between the
+  reads, so the memory system serves many at once instead of one after another. The APs are then
+  computed from small local arrays; a query none of whose positives ties anything is summed from its
+  counts alone.
+- Pools over several strata are evaluated one draw at a time by :func:`._kernels.evaluate`.
+
+The tables read here are built in :mod:`._tables`.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from .._kernels import uniform
+from ._kernels import count_sorted, evaluate, query_counts
+from ._tables import pair_index
+
+#: Draws evaluated together (the gathered look-ups of a chunk fit in the first-level cache).
+CHUNK = 128
+
+
+@numba.njit(cache=True)
+def draw_distinct(key, counter, size, offset, out, first, count):  # pragma: no cover - compiled
+    """Draw ``count`` distinct values of offset + [0, size) into out[first:first + count] by rejection.
+
+    Uniforms are taken in order from the stream ``key`` starting at index ``counter``; returns the next
+    unused index (the rule of the permutation null: the same draws as ``_permute``'s).
+    """
+    pos = first
+    while pos < first + count:
+        idx = np.int64(uniform(key, counter) * size)
+        counter += np.uint64(1)
+        if idx >= size:
+            idx = size - 1
+        g = offset + idx
+        fresh = True
+        for t in range(first, pos):
+            if out[t] == g:
+                fresh = False
+                break
+        if fresh:
+            out[pos] = g
+            pos += 1
+    return counter
+
+
+@numba.njit(cache=True)
+def _gather(D, nb, k, n, pairs, base, G, V):  # pragma: no cover - compiled
+    """For draws D[:nb] of a single-stratum pool (replicates 0..k-1, controls k..), the record of each
+    pair of drawn controls u, y (``pair_rows``): V = sim(u, y) and G = y's rank field in u's row, for
+    pair p = qi * (k - 1) + (index of yi among the others) (not written when u or y is a replicate).
+    The reads do not depend on each other, so many are in flight at once."""
+    ranks = pairs.view(np.int32)
+    for b in range(nb):
+        for qi in range(k):
+            u = D[b, qi] - k
+            for yi in range(qi + 1, k):
+                y = D[b, yi] - k
+                if u >= 0 and y >= 0:
+                    lo = min(u, y)
+                    at = base + 2 * pair_index(lo, max(u, y), n)
+                    v = pairs[at]
+                    g_lo = ranks[2 * at + 2]
+                    g_hi = ranks[2 * at + 3]
+                    p_uy = qi * (k - 1) + yi - 1
+                    p_yu = yi * (k - 1) + qi
+                    V[b, p_uy] = v
+                    V[b, p_yu] = v
+                    G[b, p_uy] = g_lo if u == lo else g_hi
+                    G[b, p_yu] = g_hi if u == lo else g_lo
+
+
+@numba.njit(cache=True)
+def _single_stratum(D, nb, out, first, controls, pool, simPR, G, V, vals, same, bgt, beq, order):
+    """out[first + b] = mAP of draw D[b] of a single-stratum pool; the counts of ``evaluate``."""  # noqa
+    k = D.shape[1]
+    m = k - 1
+    n = pool.n[0]
+    j = pool.component_stratum[0]
+    sorted_buf = controls.sorted_sims
+    rbase = controls.sorted_offset[j]
+    _gather(D, nb, k, n, controls.pairs, controls.pairs_offset[j], G, V)
+    simRP, gtR, eqR = pool.sim, pool.gt, pool.eq
+    for b in range(nb):
+        total = 0.0
+        p = 0
+        for qi in range(k):
+            u = D[b, qi]
+            cnt = 0
+            plain = True
+            for yi in range(k):
+                if yi == qi:
+                    continue
+                y = D[b, yi]
+                if u < k:  # a replicate query: its ranks of the pool, once per perturbation
+                    v = simRP[u, y]
+                    gt = gtR[u, y]
+                    eq = eqR[u, y]
+                elif y < k:  # a control query, a replicate positive: search u's sorted row
+                    v = simRP[y, u]
+                    rs = rbase + (u - k) * (n - 1)
+                    gt, eq = count_sorted(sorted_buf[rs:rs + n - 1], v)
+                else:
+                    v = V[b, p]
+                    gt = G[b, p]
+                    eq = 1
+                    if gt < 0:  # v ties other controls in u's row (rare): count them in the sorted row
+                        gt = -1 - gt
+                        rs = rbase + (u - k) * (n - 1)
+                        pos = n - 3 - gt
+                        while pos >= 0 and sorted_buf[rs + pos] == v:
+                            eq += 1
+                            pos -= 1
+                for r2 in range(k):  # branch-free: these comparisons are unpredictable
+                    w = simPR[u, r2]
+                    other = r2 != u
+                    gt += other & (w > v)
+                    eq += other & (w == v)
+                if eq != 1:
+                    plain = False
+                vals[cnt] = v
+                same[cnt] = 1
+                bgt[cnt] = gt
+                beq[cnt] = eq
+                cnt += 1
+                p += 1
+            if plain:
+                total += _untied_ap(bgt, m)
+            else:
+                ap, _ = query_counts(vals, same, bgt, beq, order, m, m)
+                total += ap
+        out[first + b] = total / k
+
+
+@numba.njit(cache=True, inline="always")
+def _untied_ap(gt, m):  # pragma: no cover - compiled
+    """AP of a query whose m positives (all in its stratum) tie with no pool member: the positive with
+    the i-th smallest count gt of members above it (i = 0, 1, ...) has precision (i + 1) / (gt + 1).
+
+    The additions run in the order of ``query_counts`` (most similar first), with the values it
+    computes there: each block has one positive, start = gt and before = i, so the bits are the same.
+    """
+    if m == 3:  # a sorting network of min/max: no unpredictable branch
+        a = gt[0]
+        b = gt[1]
+        c = gt[2]
+        lo = min(a, b)
+        hi = max(a, b)
+        mid = max(lo, c)
+        gt[0] = min(lo, c)
+        gt[1] = min(mid, hi)
+        gt[2] = max(mid, hi)
+    else:
+        for i in range(1, m):  # insertion sort, ascending (m is small); counts are distinct
+            x = gt[i]
+            j = i
+            while j > 0 and gt[j - 1] > x:
+                gt[j] = gt[j - 1]
+                j -= 1
+            gt[j] = x
+    total = 0.0
+    for i in range(m):
+        total += (i + 1.0) / (gt[i] + 1.0)
+    return total / m
+
+
+@numba.njit(cache=True, nogil=True)
+def null_means(pool, controls, kind, keys, counters, out):  # pragma: no cover - compiled
+    """out[b] = mAP of the b-th random assignment of ``pool`` (a :class:`._kernels.Pool`).
+
+    Stratum s draws its k_s members from the SplitMix64 stream keys[s], uniforms taken in order from
+    index counters[s]; ``counters`` is advanced past the uniforms used, so a later call continues the
+    same streams (B draws in one call = the same draws in several calls). The values are bit for bit
+    those of :func:`._kernels.evaluate` on each draw.
+    """
+    k = pool.sim.shape[0]
+    B = out.size
+    J = pool.n.size
+    C = CHUNK
+    D = np.empty((C, k), dtype=np.int64)
+    m = max(k - 1, 1)
+    G = np.empty((C, k * m), dtype=np.int64)
+    V = np.empty((C, k * m))
+    P = pool.sim.shape[1]
+    simPR = np.empty((P, k))
+    for r in range(k):
+        for g in range(P):
+            simPR[g, r] = pool.sim[r, g]
+    ap = np.empty(k)
+    pr = np.empty(k)
+    fwork = np.empty((1, k))
+    iwork = np.empty((4, k), dtype=np.int64)
+    single = J == 1 and k >= 2
+    for b0 in range(0, B, C):
+        nb = min(C, B - b0)
+        for b in range(nb):
+            pos = 0
+            for s in range(J):
+                ks = pool.rep_hi[s] - pool.rep_lo[s]
+                counters[s] = draw_distinct(keys[s], counters[s], ks + pool.n[s], pool.offset[s], D[b], pos, ks)
+                pos += ks
+        if single:
+            _single_stratum(D, nb, out, b0, controls, pool, simPR, G, V,
+                            fwork[0], iwork[0], iwork[1], iwork[2], iwork[3])
+        else:
+            for b in range(nb):
+                out[b0 + b] = evaluate(D[b], False, ap, pr, fwork, iwork, controls, pool, kind)

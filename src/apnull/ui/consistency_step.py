@@ -1,0 +1,179 @@
+"""The consistency step of "Score your data": do perturbations sharing an annotation look alike?
+
+One call, :func:`consistency_step`, after the activity results: pick the annotation column and its
+separator (guessed), restrict to the active perturbations or not, run with a progress bar, see the
+labels table, the figure of label mAP against -log10 p with the q threshold, a label's null on a click,
+and download the tables as CSV. Statistics come from :func:`apnull.score.score_consistency`, data
+shaping from :mod:`apnull.views.consistency`, figures from :mod:`apnull.plots`.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pandas as pd
+import streamlit as st
+
+from ..plots.consistency import labels_figure
+from ..plots.score import null_figure
+from ..score import SIMILARITIES, score_consistency
+from ..views import consistency as view
+from ..views.score import check_fdr, null_histogram, null_summary, p_text, selected_name
+from .common import download_csv, guard, show_figure
+from .widgets import BIND, bound_float, bound_int, bound_select
+
+__all__ = ["consistency_step", "KEYS"]
+
+_TTL = 3600
+#: The step's widget keys (URL parameters of the score page).
+KEYS = ("sc_cs_annotation", "sc_cs_sep", "sc_cs_scope", "sc_cs_aggregate", "sc_cs_similarity", "sc_cs_perms",
+        "sc_cs_seed", "sc_cs_fdr", "sc_cs_label")
+
+
+class NotComputed(Exception):
+    """Raised by :func:`_result` on a cache miss (exceptions are not cached)."""
+
+
+@st.cache_resource(max_entries=8, ttl=_TTL, show_spinner=False)
+def _result(digest: str, key: tuple, _value=None):
+    """The result of (file hash, settings); stored by calling with ``_value`` (the run is outside the
+    cache, so its progress bar is live)."""
+    if _value is None:
+        raise NotComputed
+    return _value
+
+
+def _run(digest, table, settings, run: bool):
+    try:
+        return _result(digest, settings.key())
+    except NotComputed:
+        if not run:
+            return None
+    bar = st.progress(0.0, text="Consistency...")
+    last = [0.0]
+
+    def progress(done, total):
+        now = time.monotonic()
+        if total and (now - last[0] > 0.2 or done >= total):
+            last[0] = now
+            bar.progress(min(1.0, done / total), text=f"Consistency: {done:,} of {total:,} labels")
+
+    try:
+        value = score_consistency(table, **settings.kwargs(), progress=progress)
+    finally:
+        bar.empty()
+    return _result(digest, settings.key(), value)
+
+
+def _pick_label(names):
+    name = selected_name(st.session_state.get("sc_cs_figure", {}).get("selection"))
+    if name in names:
+        st.session_state["sc_cs_label"] = name
+
+
+def consistency_step(table: pd.DataFrame, perturbation: str, control, active_groups: pd.DataFrame | None,
+                     digest: str = "table", file_name: str = "screen", auto: bool = False) -> None:
+    """Render the consistency step for ``table`` (perturbation column ``perturbation``, controls
+    ``control`` dropped). ``active_groups``: the activity table with a ``significant`` column (or None);
+    ``digest`` keys the cache; ``auto`` runs without the button (the bundled example)."""
+    st.header("Consistency: do perturbations that share an annotation look alike?")
+    st.markdown(
+        "Activity asks whether a perturbation's replicates find each other. Consistency asks the next "
+        "question: do perturbations **sharing a label** (a target, a mechanism) find each other? Each "
+        "perturbation's replicates are aggregated into one profile (median per feature). A profile carrying a "
+        "label ranks the other profiles carrying it (positives) among the profiles that share **no** label "
+        "with it (negatives); a label's **mAP** averages those APs. Its **p-value** comes from shuffling the "
+        "label sets among the profiles: if the annotation said nothing about the profiles, any shuffle would "
+        "be as likely as the real one.")
+    columns = [str(c) for c in table.columns if str(c) != perturbation]
+    guess = view.guess_annotation(table, perturbation)
+    c1, c2, c3 = st.columns([1.4, 1, 1.6])
+    options = ([] if guess else ["(pick a column)"]) + columns
+    annotation = c1.selectbox("Annotation column", options, index=options.index(guess) if guess else 0,
+                              key="sc_cs_annotation", bind=BIND,
+                              help="The labels to test, e.g. a target or mechanism column (guessed when a column "
+                                   "is constant within each perturbation and shared by several).")
+    seps = [view.NO_SEPARATOR] + list(view.SEPARATORS)
+    sep_guess = view.guess_separator(table[annotation]) if annotation in table.columns else view.NO_SEPARATOR
+    separator = c2.selectbox("Label separator", seps, index=seps.index(sep_guess), key="sc_cs_sep", bind=BIND,
+                             format_func=lambda s: view.SEPARATOR_NAMES.get(s, s),
+                             help="Several labels in one cell, e.g. EGFR|HER2 (guessed from the cells).")
+    scopes = [view.ALL] + ([view.ACTIVE] if active_groups is not None else [])
+    scope = bound_select("Perturbations", "sc_cs_scope", scopes, view.ALL, container=c3,
+                         help="Consistency is usually asked of the active perturbations only (the activity "
+                              "results above, at their FDR level).")
+    c4, c5, c6, c7, c8 = st.columns(5)
+    aggregate = bound_select("Replicates", "sc_cs_aggregate", view.AGGREGATES, "median", container=c4,
+                             help="median/mean per feature, or none: every replicate is its own profile.")
+    similarity = bound_select("Similarity", "sc_cs_similarity", SIMILARITIES, "cosine", container=c5, horizontal=False)
+    permutations = bound_int("Permutations B", "sc_cs_perms", 999, step=1000, container=c6,
+                             help="Shuffles of the label sets per label. The smallest possible p is 1/(1 + B).")
+    seed = bound_int("Seed", "sc_cs_seed", 0, container=c7)
+    fdr = bound_float("FDR level q", "sc_cs_fdr", 0.05, step=0.01, format="%.3g", container=c8,
+                      help="Labels with q-value at most this are called consistent.")
+    with guard():
+        settings = view.make_settings(table, perturbation, annotation if annotation in table.columns else None,
+                                      separator, scope, active_groups, control, aggregate, similarity,
+                                      permutations, seed)
+        fdr = check_fdr(fdr)
+    pressed = not auto and st.button("Score consistency", type="primary", key="sc_cs_run", icon=":material/play_arrow:")
+    with guard():
+        result = _run(digest, table, settings, run=auto or pressed)
+    if result is None:
+        st.info("Check the annotation and settings, then press **Score consistency**.", icon=":material/info:")
+        return
+    _results(result, settings, fdr, file_name)
+
+
+def _results(result, settings, fdr, file_name) -> None:
+    acol = settings.annotation
+    labels = view.label_table(result.labels, fdr)
+    for message in result.warnings:
+        st.warning(message, icon=":material/warning:")
+    if len(result.skipped):
+        with st.expander(f"{len(result.skipped):,} label(s) skipped"):
+            st.dataframe(result.skipped, hide_index=True, key="sc_cs_skipped")
+    k = int(labels["significant"].sum())
+    m1, m2, m3 = st.columns(3)
+    m1.metric("Labels scored", f"{len(labels):,}", border=True)
+    m2.metric(f"Consistent at q ≤ {fdr:g}", f"{k:,} of {len(labels):,}", border=True)
+    m3.metric("Profiles", f"{result.settings['profiles']:,}", border=True,
+              help="Aggregated perturbations (or replicates with none) that carry a label.")
+    fmt = {"mAP": st.column_config.NumberColumn(format="%.4f"),
+           "p_value": st.column_config.NumberColumn("p-value", format="%.4g"),
+           "q_value": st.column_config.NumberColumn("q-value", format="%.4g"),
+           "significant": st.column_config.CheckboxColumn(f"q ≤ {fdr:g}")}
+    st.dataframe(labels, hide_index=True, column_config=fmt, key="sc_cs_labels_table")
+    download_csv(labels, f"{file_name}_consistency_labels.csv", label="Download the labels table (CSV)",
+                 key="sc_cs_download_labels")
+    data = view.figure_data(labels, acol, fdr)
+    names = data["name"].tolist()
+    left, right = st.columns([1.1, 1])
+    with right:
+        chosen = st.selectbox("Label to inspect", names, key="sc_cs_label", bind=BIND,
+                              help="Or click its point in the figure. Ordered by p-value.")
+    with left:
+        fig = labels_figure(data, fdr, cutoff=view.p_cutoff(data), p_floor=1.0 / (1 + settings.permutations),
+                            highlight=chosen)
+        st.plotly_chart(fig, key="sc_cs_figure", on_select=lambda: _pick_label(names), selection_mode="points",
+                        config={"displaylogo": False, "toImageButtonOptions": {"format": "png"}})
+    row = labels.loc[labels[acol].astype(str) == chosen].iloc[0]
+    with right:
+        with guard():
+            null = result.null_maps(chosen)
+            hist = null_histogram(null, float(row["mAP"]))
+        summary = null_summary(null[null == null], float(row["mAP"]))  # NaN: no query had a negative
+        show_figure(null_figure(hist, float(row["mAP"]), chosen, float(row["p_value"]), float(row["q_value"]),
+                                permutations=null.size, null_mean=summary["mean"]),
+                    key="sc_cs_null_figure")
+        st.caption(f"{summary['reached']:,} of the {null.size:,} shuffles of the label sets "
+                   f"({summary['reached'] / null.size:.1%}) reach the observed mAP {row['mAP']:.4f}; p = (1 + that count) "
+                   f"/ (1 + B) = {p_text(row['p_value'])}.")
+    st.subheader(f"Queries of {chosen}")
+    st.caption("One row per profile carrying the label: it ranks the m other profiles carrying it among the n "
+               "profiles sharing no label with it. Its p-value comes from the exact null law of AP for (m, n).")
+    st.dataframe(view.queries_of(result.queries, acol, chosen), hide_index=True, key="sc_cs_queries_table",
+                 column_config={"ap": st.column_config.NumberColumn(format="%.4f"),
+                                "p_value": st.column_config.NumberColumn(format="%.4g")})
+    download_csv(result.queries, f"{file_name}_consistency_queries.csv", label="Download all queries (CSV)",
+                 key="sc_cs_download_queries")
