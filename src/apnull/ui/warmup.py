@@ -104,11 +104,17 @@ def _warm() -> None:
 def _warm_other_pages(steps: dict, t0: float) -> None:
     """The second phase, which the server does not wait for: the scoring kernels (about 1.5 s loaded
     from numba's disk cache, 15-60 s compiled on the very first start of a fresh checkout) on the
-    bundled example, and the default views of the binning and hypergeometric pages."""
+    bundled example (scoring and its consistency step), and the default views of the binning and hypergeometric pages."""
     from apnull.score import digits_screen, score_profiles
 
-    score_profiles(digits_screen(), perturbation="Metadata_perturbation", control="DMSO",
-                   stratum="Metadata_plate")
+    table = digits_screen()
+    score_profiles(table, perturbation="Metadata_perturbation", control="DMSO", stratum="Metadata_plate")
+    from apnull.score.consistency import score_consistency
+    from apnull.views.consistency import guess_annotation
+
+    annotation = guess_annotation(table, "Metadata_perturbation")
+    if annotation is not None:  # the page's consistency step on the example: its own kernels
+        score_consistency(table, "Metadata_perturbation", annotation, control=["DMSO"])
     steps["score"] = time.perf_counter() - t0
     from apnull.ui import binning_cache, hypergeom_cache
 
