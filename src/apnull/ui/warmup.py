@@ -104,7 +104,8 @@ def _warm() -> None:
 def _warm_other_pages(steps: dict, t0: float) -> None:
     """The second phase, which the server does not wait for: the scoring kernels (about 1.5 s loaded
     from numba's disk cache, 15-60 s compiled on the very first start of a fresh checkout) on the
-    bundled example (scoring and its consistency step), and the default views of the binning and hypergeometric pages."""
+    bundled example (scoring and its consistency step), and the default views of the binning and
+    hypergeometric pages."""
     from apnull.score import digits_screen, score_profiles
 
     table = digits_screen()
