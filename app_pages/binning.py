@@ -4,9 +4,8 @@ import time
 
 import streamlit as st
 
-from apnull.binning import REPRESENTATIVES, bin_table, breakpoints
-from apnull.binning_cost import binning_cost, binning_summary
-from apnull.plots.binning import breakpoint_figure, threshold_binning_figure, threshold_error_figure
+from apnull.binning import REPRESENTATIVES
+from apnull.ui import binning_cache as bc
 from apnull.ui import bound_float, bound_int, bound_select, download_csv, guard, intro, show_figure
 
 SHORT = {"ap": "AP", "pr": "Precision@R"}
@@ -42,16 +41,14 @@ metric = bound_select("metric", "bn_metric", ["ap", "pr"], "ap", container=c6,
                       help="ap: Average Precision; pr: Precision@R (hits in the top m, divided by m).")
 
 with guard():
-    bps = breakpoints(max_value, power)
-    bins = bin_table(max_value, power)
     started = time.perf_counter()
     with st.spinner("Computing the null threshold at every n..."):
-        cost = binning_cost(m, q, max_value, power, representative, metric)
+        view = bc.view(m, q, max_value, power, representative, metric)
     seconds = time.perf_counter() - started
-    summary = binning_summary(cost)
+    bins, cost, summary = view.bins, view.cost, view.summary
 
 st.subheader("Breakpoints")
-show_figure(breakpoint_figure(bps, max_value, power), key="breakpoints")
+show_figure(view.breakpoint_figure, key="breakpoints")
 st.caption(f"Bin i holds the whole numbers n with b_i ≤ n < b_(i+1); n = 0 is a bin of its own (bin 0) and the last "
            f"bin is open-ended (every n ≥ {bins['first_n'].iloc[-1]}).")
 st.dataframe(bins, hide_index=True, height=250,
@@ -90,8 +87,7 @@ st.markdown(words)
 took = "came from the cache" if seconds < 0.005 else f"took {seconds:.2f} s"
 st.caption(f"Thresholds: {how}; the whole curve {took}.")
 
-first_n = bins["first_n"].to_numpy()
-show_figure(threshold_binning_figure(cost, first_n, m, q, metric, representative), key="thresholds")
-show_figure(threshold_error_figure(cost, first_n, m, q, metric, representative), key="errors")
+show_figure(view.threshold_figure, key="thresholds")
+show_figure(view.error_figure, key="errors")
 download_csv(cost, f"binning_cost_m{m}_q{q:g}_{metric}_{representative}.csv",
              label="Download the threshold at every n (CSV)", key="download_cost")

@@ -1,16 +1,12 @@
 """Hypergeometric check: Precision@K of shuffled labels against the hypergeometric law."""
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
-from apnull import hypergeom
 from apnull.limits import MAX_ITEMS, MAX_VIEW_DRAWS, MIN_VIEW_DRAWS
 from apnull.views import hypergeometric as hv
-from apnull.plots.hypergeom import ap_precision_scatter, precision_histograms
+from apnull.ui import hypergeom_cache as hc
 from apnull.ui import bound_int, download_csv, guard, intro, show_figure
-
-_TTL = 3600
 
 intro(
     "Hypergeometric check",
@@ -43,41 +39,18 @@ with guard():
     m, n, k, draws = hv.check_request(m, n, k, draws)
 
 
-@st.cache_data(max_entries=512, ttl=_TTL, show_spinner=False)
-def cached_shuffled_block(m, n, k, seed, block, rows):
-    return hv.shuffled_block(m, n, k, seed, block, rows)
-
-
-@st.cache_data(max_entries=32, ttl=_TTL, show_spinner=False)
-def hyper_draws(m, n, k, draws, seed):
-    return hypergeom.hypergeom_precision_at_k(m, n, k, draws, seed)
-
-
-@st.cache_data(max_entries=64, ttl=_TTL, show_spinner=False)
-def tables(m, n, k, draws, seed):
-    layout = hv.block_layout(m, draws)
-    parts = [cached_shuffled_block(m, n, k, seed, b, rows) for b, rows in layout]
-    sample = hv.ShuffledSample(np.concatenate([p.precision for p in parts]),
-                                      np.concatenate([p.ap for p in parts]))
-    hyper = hyper_draws(m, n, k, draws, seed)
-    return (sample, hyper, hv.thresholds_table(m, n, k, sample.precision),
-            hv.summary_table(m, n, k, sample, hyper, seed=seed),
-            hv.fit_table(m, n, k, {"shuffled labels": sample.precision, "hypergeometric draws": hyper}))
-
-
 layout = hv.block_layout(m, draws)
-if len(layout) > 1:  # fill the block cache with a progress bar; small requests skip the bar
+if len(layout) > 1 and not hc.view_ready(m, n, k, draws, seed):  # fill the block cache with a progress bar
     progress = st.progress(0.0, text="Shuffling labels...")
     for i, (b, rows) in enumerate(layout, start=1):
-        cached_shuffled_block(m, n, k, seed, b, rows)
+        hc.shuffled_block(m, n, k, seed, b, rows)
         progress.progress(i / len(layout), text=f"Shuffling labels: block {i} of {len(layout)}")
     progress.empty()
 with st.spinner("Exact laws..."):
-    sample, hyper, thresholds, summary, fit = tables(m, n, k, draws, seed)
-hits, probs = hypergeom.hypergeom_pmf(m, n, k)
+    view = hc.view(m, n, k, draws, seed)
+sample, hyper, thresholds, summary, fit = view.sample, view.hyper, view.thresholds, view.summary, view.fit
 
-show_figure(precision_histograms(sample.precision, hyper, k, thresholds, pmf=(hits, probs), m=m, n=n),
-            key="hist_precision")
+show_figure(view.histograms, key="hist_precision")
 
 shuffled_fit, hyper_fit = fit.iloc[0], fit.iloc[1]
 
@@ -124,9 +97,7 @@ st.caption(f"{draws:,} draws each. Exact laws: AP: {methods['AP (shuffled)']}; P
 download_csv(summary, f"ap_precision_summary_m{m}_n{n}_k{k}_draws{draws}_seed{seed}.csv",
              key="download_summary")
 
-ap_row = summary.set_index("statistic").loc["AP (shuffled)"]
-show_figure(ap_precision_scatter(sample.precision, sample.ap, k, expected_ap=float(ap_row["exact mean"]),
-                                 ap_threshold=float(ap_row["exact 95pct"])), key="scatter_ap_precision")
+show_figure(view.scatter, key="scatter_ap_precision")
 st.caption("Rankings with more positives in the top k tend to have a higher AP, but AP also rewards "
            "positives just below the top k, so each column of points spreads out.")
 

@@ -9,8 +9,8 @@ from apnull import rendle as sm
 from apnull.views import sampled as sv
 from apnull.plots import sampled as ps
 from apnull.ui import bound_int, bound_select, bound_text, bound_toggle, download_csv, guard, intro, show_figure
-from apnull.ui.sampled_cache import (cached_exact_order_changes, cached_paper_comparison, curve_chunk, figure1_data,
-                                     sampled_curve, simulation, table_long)
+from apnull.ui.sampled_cache import (cached_exact_order_changes, cached_paper_comparison, curve_chunk, figure,
+                                     figure1_data, sampled_curve, simulation, table_long)
 
 intro(
     "Sampled metrics",
@@ -68,7 +68,8 @@ tab_rank, tab_example, tab_samples, tab_paper = st.tabs(
 with tab_rank:
     st.header("1. Metrics of the true rank")
     full, top = figure1_data(n, k)
-    show_figure(ps.metric_vs_rank_figure(full, top, n, highlight=label), key="fig_metric_rank")
+    show_figure(figure(("rank", n, k, label), lambda: ps.metric_vs_rank_figure(full, top, n, highlight=label)),
+                key="fig_metric_rank")
     st.caption("One relevant item at true rank r among n items: AUC = (n − r)/(n − 1), AP = 1/r (the reciprocal "
                "rank), NDCG = 1/log₂(r + 1), Recall@k = [r ≤ k], Precision@k = [r ≤ k]/k. Rank 1 is worth twice "
                "rank 2 in AP, 1.58 times in NDCG; in AUC moving from 101 to 100 counts as much as from 2 to 1.")
@@ -87,7 +88,9 @@ with tab_rank:
     exact_ranks3 = (sv.rank_grid(n, extra=(k, k + 1)) if whole
                     else np.arange(1, min(n, 1000) + 1))
     exact3 = sm.metric_at_rank(metric, exact_ranks3, n, k)
-    show_figure(ps.sampled_vs_rank_figure(ranks3, exact3, curves3, label, n, replace=replace, exact_ranks=exact_ranks3),
+    key3 = ("sampled", metric, tuple(sizes3), n, k, replace, whole, label)
+    show_figure(figure(key3, lambda: ps.sampled_vs_rank_figure(
+        ranks3, exact3, curves3, label, n, replace=replace, exact_ranks=exact_ranks3)),
                 key="fig_sampled_rank")
     st.caption(f"Each curve is E[{label} of the sampled rank] for one s, the sampled rank being the relevant item's "
                "place among itself and the s sampled irrelevant items; the dashed line is the exact metric. The "
@@ -168,7 +171,8 @@ with tab_samples:
     more = curve_chunk(items, n, tuple(extra.tolist()), metric, k, replace) if extra.size else None
     grid2, curves2 = sv.merge_curves(sizes2, base, extra, more)
     exact2 = {name: sm.algorithm_exact_metric(r, n, metric, k=k) for name, r in rankings.items()}
-    show_figure(ps.metric_vs_samples_figure(grid2, curves2, label, n, changes=changes, exact=exact2, replace=replace),
+    show_figure(figure(("samples", items, n, metric, k, replace, label), lambda: ps.metric_vs_samples_figure(
+        grid2, curves2, label, n, changes=changes, exact=exact2, replace=replace)),
                 key="fig_metric_samples")
     exact_order = sm.algorithm_order(exact2)
     top2 = int(sizes2.max())

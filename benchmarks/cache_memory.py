@@ -39,7 +39,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from apnull import significance
-    from apnull.ui import cache
+    from apnull.ui import binning_cache, cache, hypergeom_cache, sampled_cache
 
     def count(x):
         return max(1, int(round(x * args.scale)))
@@ -54,6 +54,8 @@ def main() -> None:
         ("draws", lambda i: cache.size_draws(10 + i, 200 + i, 1_000_000, 0), 24),
         ("laws", lambda i: cache.null_law(20 + i, 300, "ap", "mc", draws=2_000_000, seed=0), 24),
         ("moments", lambda i: cache.moments(1 + i, 1000), 1200),
+        ("hypergeom", lambda i: hypergeom_cache.view(4 + i % 20, 200 + i, 4, 100_000, 0), 80),
+        ("binning", lambda i: binning_cache.view(4, 0.95, 2000, 1.05 + i / 100, "lower", "ap"), 80),
     ]
     for name, request, requests in steps:
         t0 = time.perf_counter()
@@ -66,7 +68,10 @@ def main() -> None:
     print(f"{'cache':<16}{'entries':>9}{'max':>7}{'MB':>9}{'max MB':>9}")
     for name, memo in [("DRAWS", cache.DRAWS), ("SUMMARIES", cache.SUMMARIES), ("VIEWS", cache.VIEWS),
                        ("EXACT_SUMMARIES", cache.EXACT_SUMMARIES), ("MOMENTS", cache.MOMENTS),
-                       ("null laws", law_cache)]:
+                       ("null laws", law_cache), ("HG BLOCKS", hypergeom_cache.BLOCKS),
+                       ("HG HYPER", hypergeom_cache.HYPER), ("HG VIEWS", hypergeom_cache.VIEWS),
+                       ("BINNING VIEWS", binning_cache.VIEWS), ("SAMPLED CURVES", sampled_cache.CURVES),
+                       ("SAMPLED FIGURES", sampled_cache.FIGURES)]:
         bound = "-" if memo.max_bytes is None else f"{memo.max_bytes / 2**20:.0f}"
         held = "-" if memo.max_bytes is None else f"{memo.nbytes / 2**20:.1f}"
         print(f"{name:<16}{len(memo):>9}{memo.max_entries:>7}{held:>9}{bound:>9}")

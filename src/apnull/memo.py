@@ -23,9 +23,47 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any
 
-__all__ = ["Memo"]
+__all__ = ["Memo", "freeze", "rough_nbytes"]
 
 _MISSING = object()
+
+
+def freeze(value):
+    """``value`` with every numpy array in it (nested in tuples, named tuples, lists and dicts) made read-only in place, so a shared cache entry cannot be changed by one of
+    its readers; returns ``value``. Other objects (DataFrames, figures) are left as they are: callers
+    only read them."""
+    import numpy as np
+
+    if isinstance(value, np.ndarray):
+        value.flags.writeable = False
+    elif isinstance(value, (tuple, list)):
+        for item in value:
+            freeze(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            freeze(item)
+    return value
+
+
+def rough_nbytes(value) -> int:
+    """Rough bytes held by ``value``: arrays' ``nbytes``, DataFrames' deep memory, strings' length,
+    summed through tuples, lists, dicts and plotly figures; 8 for anything else."""
+    import numpy as np
+
+    if isinstance(value, np.ndarray):
+        return int(value.nbytes)
+    if isinstance(value, (str, bytes)):
+        return len(value)
+    if isinstance(value, dict):
+        return sum(rough_nbytes(v) for v in value.values())
+    if isinstance(value, (tuple, list)):
+        return sum(rough_nbytes(item) for item in value)
+    kind = type(value).__name__
+    if kind == "DataFrame":
+        return int(value.memory_usage(deep=True).sum())
+    if kind == "Figure" and hasattr(value, "_data"):
+        return rough_nbytes(value._data) + rough_nbytes(value._layout)
+    return 8
 
 
 class _Flight:

@@ -1,0 +1,62 @@
+"""The hypergeometric, binning and sampled-metrics pages' caches: shared, bounded, read-only values."""
+
+import numpy as np
+import pytest
+
+from apnull.memo import Memo, freeze, rough_nbytes
+from apnull.ui import binning_cache, hypergeom_cache, sampled_cache
+
+
+def test_freeze_makes_nested_arrays_read_only():
+    value = (np.zeros(3), [np.ones(2)], {"a": np.arange(4)})
+    assert freeze(value) is value
+    for arr in (value[0], value[1][0], value[2]["a"]):
+        with pytest.raises(ValueError):
+            arr[0] = 5
+
+
+def test_rough_nbytes_counts_arrays_and_frames():
+    import pandas as pd
+
+    assert rough_nbytes(np.zeros(10)) == 80
+    assert rough_nbytes((np.zeros(10), "abcd")) == 84
+    assert rough_nbytes(pd.DataFrame({"x": np.zeros(10)})) >= 80
+
+
+def test_every_page_cache_is_bounded_in_entries_and_bytes():
+    memos = [hypergeom_cache.BLOCKS, hypergeom_cache.HYPER, hypergeom_cache.VIEWS, binning_cache.VIEWS,
+             sampled_cache.FIGURE1, sampled_cache.CURVES, sampled_cache.TABLES, sampled_cache.CHUNKS,
+             sampled_cache.CHANGES, sampled_cache.SIMULATIONS, sampled_cache.FIGURES]
+    for memo in memos:
+        assert isinstance(memo, Memo) and memo.max_bytes is not None and memo.max_entries <= 512
+    assert sum(m.max_bytes for m in memos) <= 512 * 2**20
+
+
+def test_hypergeometric_view_is_shared_and_read_only():
+    first = hypergeom_cache.view(3, 10, 3, 200, 7)
+    assert hypergeom_cache.view_ready(3, 10, 3, 200, 7)
+    assert hypergeom_cache.view(3, 10, 3, 200, 7) is first
+    assert len(first.sample.precision) == 200 and len(first.hyper) == 200
+    with pytest.raises(ValueError):
+        first.sample.ap[0] = 1.0
+    with pytest.raises(ValueError):
+        first.hyper[0] = 1.0
+
+
+def test_binning_view_is_shared_and_errors_are_not_cached():
+    first = binning_cache.view(3, 0.95, 60, 1.3, "lower", "ap")
+    assert binning_cache.view(3, 0.95, 60, 1.3, "lower", "ap") is first
+    before = len(binning_cache.VIEWS)
+    with pytest.raises(ValueError):
+        binning_cache.view(3, 0.95, 60, 0.5, "lower", "ap")
+    assert len(binning_cache.VIEWS) == before
+
+
+def test_sampled_caches_share_results():
+    full, top = sampled_cache.figure1_data(50, 5)
+    assert sampled_cache.figure1_data(50, 5)[0] is full
+    items = (("A", (1, 3, 7)), ("B", (2, 2, 9)))
+    table = sampled_cache.table_long(items, 50, 10, 5, True)
+    assert sampled_cache.table_long(items, 50, 10, 5, True) is table
+    chunk = sampled_cache.curve_chunk(items, 50, (5, 10), "AP", 5, True)
+    assert sampled_cache.curve_chunk(items, 50, (5, 10), "AP", 5, True) is chunk
