@@ -40,7 +40,7 @@ import numpy as np
 from scipy.stats import beta
 
 from ..law import VALUE_TOL
-from . import _engine, _permute
+from . import _engine, _permute, _scattered
 
 __all__ = ["CAP", "FIRST", "GROWTH", "H", "DELTA", "LEVELS", "schedule", "clopper_pearson",
            "undecided", "sequential_pvalue", "Sequential", "run_rounds", "run_screen_auto"]
@@ -130,6 +130,9 @@ def run_rounds(screen, seed, indices, states, target, h, one_batch, client=None,
 
     Returns the concatenated outputs (in any order). ``states[i]`` is the state of perturbation i.
     """
+    if client is not None:  # the components go to the workers once (see apnull.score._scattered)
+        shared = client if isinstance(client, _scattered.Scattered) else _scattered.Scattered(client, screen, seed)
+        return shared.run(indices, states, target, h, one_batch, batch, progress)
     chosen = set(indices)
     plan = []
     for comp_idx in _engine.components(screen):
@@ -139,40 +142,27 @@ def run_rounds(screen, seed, indices, states, target, h, one_batch, client=None,
         strata = sorted({s for i in todo for s in screen.perts[i].strata})
         plan.append((strata, [todo[a:a + batch] for a in range(0, len(todo), batch)]))
     out, done = [], 0
-    if client is None:
-        for strata, batches in plan:
-            comp = _engine.prepare_component(strata, [screen.X[screen.controls[s]] for s in strata], screen.kind)
-            for b in batches:
-                specs = [_engine.pert_spec(screen, i, strata, seed) for i in b]
-                sts = [states[i] for i in b]
-                if pool is None or len(b) < 2:
-                    parts = [one_batch(comp, [sp], [st], screen.kind, target, h) for sp, st in zip(specs, sts)]
-                else:
-                    parts = list(pool.map(lambda a: one_batch(comp, [a[0]], [a[1]], screen.kind, target, h),
-                                          zip(specs, sts)))
-                for part in parts:
-                    out.extend(part)
-                done += len(b)
-                if progress:
-                    progress(done, len(chosen))
-        return out
-    from dask.distributed import as_completed
-
-    futures = []
     for strata, batches in plan:
-        comp = client.submit(_engine.prepare_component, strata, [screen.X[screen.controls[s]] for s in strata],
-                             screen.kind, pure=False)
+        comp = _engine.prepare_component(strata, [screen.X[screen.controls[s]] for s in strata], screen.kind)
         for b in batches:
             specs = [_engine.pert_spec(screen, i, strata, seed) for i in b]
-            futures.append(client.submit(one_batch, comp, specs, [states[i] for i in b], screen.kind, target, h,
-                                         pure=False))
-    for fut in as_completed(futures):
-        part = fut.result()
-        out.extend(part)
-        done += len(part)
-        if progress:
-            progress(done, len(chosen))
+            sts = [states[i] for i in b]
+            if pool is None or len(b) < 2:
+                parts = [one_batch(comp, [sp], [st], screen.kind, target, h) for sp, st in zip(specs, sts)]
+            else:
+                parts = list(pool.map(lambda a: one_batch(comp, [a[0]], [a[1]], screen.kind, target, h),
+                                      zip(specs, sts)))
+            for part in parts:
+                out.extend(part)
+            done += len(b)
+            if progress:
+                progress(done, len(chosen))
     return out
+
+
+def shared(client, screen, seed):
+    """``client`` as a :class:`._scattered.Scattered` for rounds on the same screen (None stays None)."""
+    return None if client is None else _scattered.Scattered(client, screen, seed)
 
 
 def executor(threads):
@@ -199,6 +189,7 @@ def run_screen_auto(screen, seed, client=None, progress=None, threads=None, cap=
     targets = schedule(cap)
     err = delta / (max(n, 1) * len(targets))
     active = list(range(n))
+    client = shared(client, screen, seed)
     with executor(threads) as pool:
         for r, target in enumerate(targets):
             out = run_rounds(screen, seed, active, states, target, h, _map_round, client, pool,

@@ -11,7 +11,8 @@ import pandas as pd
 from ..limits import SCORE_MAX_STRATUM_CONTROLS as MAX_STRATUM_CONTROLS
 from ..limits import check_column, check_stratum
 from ._columns import select_features
-from ._scale import degenerate_rows, euclidean_rows, unit_rows
+from ._matrix import duplicate_rows, feature_matrix, grouped_rows, scale_in_place
+from ._scale import degenerate_rows
 from .missing import apply_nan_mode, check_nan_mode
 from .positives import check_differ_by, differ_codes, drop_without_positives
 
@@ -105,7 +106,7 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
         raise ValueError(f"no control rows: column {pcol!r} never equals {' or '.join(map(repr, controls))}; {hint}")
     feats, left_out = select_features(table, features, {pcol, *differ} | ({scol} if scol else set()))
     used = np.flatnonzero(keep)
-    values = table[feats].to_numpy(dtype=float, na_value=np.nan)[used]
+    values = feature_matrix(table, feats, used)
     dropped = apply_nan_mode(values, used, feats, nan)
     values, used, feats = dropped.values, dropped.used, dropped.features
     warnings.extend(dropped.warnings)
@@ -118,13 +119,11 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
             why = "the same value in every feature" if similarity == "correlation" else "all-zero features"
             raise ValueError(f"rows {_rows_text(used[zero])} have {why}, so {similarity} similarity is "
                              "undefined; drop them or use similarity='euclidean'")
-        X = unit_rows(values, centre=similarity == "correlation")
-    else:
-        X = euclidean_rows(values)
-    X = np.ascontiguousarray(X, dtype=np.float64)
     meta = pd.DataFrame({"p": label_text[used],
                          "s": table[scol].astype(str).to_numpy()[used] if scol else ONE_STRATUM})
-    dup = pd.concat([meta, pd.DataFrame(values)], axis=1).duplicated(keep="first").to_numpy()
+    dup = duplicate_rows(meta["p"].to_numpy(), meta["s"].to_numpy(), values)
+    X = scale_in_place(np.ascontiguousarray(values, dtype=np.float64), similarity)  # values is ours: no copy
+    del values
     if dup.any():
         warnings.append(f"{int(dup.sum())} duplicate rows (same perturbation, stratum and features: rows "
                         f"{_rows_text(used[dup])}) were kept; they tie with their copies, which the "
@@ -140,20 +139,16 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
         ctl_by[s] = idx
     perts, skipped, empty_strata = [], [], set()
     orig_names = table[pcol].to_numpy()[used]
-    groups = pd.Series(np.arange(used.size))[~ctl].groupby(meta["p"][~ctl].to_numpy(), sort=True)
-    for key, members in groups:
-        members = members.to_numpy()
-        name = orig_names[members[0]]
-        if members.size < 2:
+    for key, keys, reps, first in grouped_rows(X, meta["p"].to_numpy(), strata, ~ctl):
+        name = orig_names[first]
+        if sum(r.size for r in reps) < 2:
             skipped.append((name, "only one replicate: no positives to rank"))
             continue
-        keys = sorted(set(strata[members]))
         missing = [s for s in keys if s not in ctl_by]
         if missing:
             empty_strata.update(missing)
             skipped.append((name, f"no control rows in stratum {missing[0]!r}"))
             continue
-        reps = [_canonical(X, members[strata[members] == s]) for s in keys]
         perts.append(Pert(name=name, key=str(key), strata=keys, reps=reps))
     perts, no_positives = drop_without_positives(perts, codes)
     skipped.extend(no_positives)

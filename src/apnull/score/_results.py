@@ -116,7 +116,8 @@ def group_table(scored: list, run: RunSettings, pcol: str) -> pd.DataFrame:
     groups = pd.DataFrame([(s.pert.name, s.pert.k, s.result.map, s.p_value, label, *s.draws) for s in scored],
                           columns=[pcol, "n_replicates", "mAP", "p_value", "null", "permutations", "p_value_bound"])
     groups.insert(4, "q_value", benjamini_hochberg(groups["p_value"].to_numpy()))
-    order = sorted(range(len(groups)), key=lambda r: (groups["p_value"].iat[r], str(groups[pcol].iat[r])))
+    names = np.array([str(v) for v in groups[pcol].tolist()], dtype=str) if len(groups) else np.empty(0, dtype=str)
+    order = np.lexsort((names, groups["p_value"].to_numpy()))  # stable: ties keep the perturbations' order
     return groups.iloc[order].reset_index(drop=True)
 
 

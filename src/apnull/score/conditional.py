@@ -95,6 +95,7 @@ def conditional_pvalues(screen, seed, B, fixed, client=None, threads=None):
     units = sum(screen.perts[i].k for i in idx) + known.size
     err = _adaptive.DELTA / (max(units, 1) * len(targets))
     active = idx
+    client = _adaptive.shared(client, screen, seed)  # components sent to dask workers once
     with _adaptive.executor(threads) as pool:
         for target in targets:
             for i, st in _adaptive.run_rounds(screen, seed, active, states, target, h, _query_round, client, pool):
