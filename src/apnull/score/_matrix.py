@@ -113,6 +113,9 @@ def grouped_rows(X: np.ndarray, labels: np.ndarray, strata: np.ndarray, members:
     out = []
     for k in range(keys.size):
         seg, ss = order[bounds[k]:bounds[k + 1]], so[bounds[k]:bounds[k + 1]]
+        if ss[0] == ss[-1]:  # one stratum (ss is sorted)
+            out.append((keys[k], [skeys[ss[0]]], [seg], int(seg.min())))
+            continue
         cut = np.flatnonzero(ss[1:] != ss[:-1]) + 1
         starts = [0, *cut.tolist()]
         out.append((keys[k], [skeys[ss[a]] for a in starts], np.split(seg, cut), int(seg.min())))

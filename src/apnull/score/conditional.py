@@ -144,13 +144,17 @@ def query_pvalues(screen, results, laws, seed, B, client=None, threads=None) -> 
         0 permutations and bound False.
     """
     fixed, out = {}, {}
-    for i, p in enumerate(screen.perts):
-        if not needs_conditional(p):
-            ms = np.full(p.k, p.k - 1)
-            ns = np.full(p.k, len(screen.controls[p.strata[0]]))
-            fixed[i] = laws.query_pvalues(ms, ns, results[i].ap)
-            out[i] = (fixed[i], np.full(p.k, QUERY_NULLS["exact"], dtype=object), np.zeros(p.k, dtype=np.int64),
-                      np.zeros(p.k, dtype=bool))
+    exact = [i for i, p in enumerate(screen.perts) if not needs_conditional(p)]
+    if exact:  # one call for all of them: the laws' work is per (m, n), not per perturbation
+        ks = [screen.perts[i].k for i in exact]
+        ms = np.repeat(np.array(ks) - 1, ks)
+        ns = np.repeat([len(screen.controls[screen.perts[i].strata[0]]) for i in exact], ks)
+        allp = laws.query_pvalues(ms, ns, np.concatenate([results[i].ap for i in exact]))
+        for i, part in zip(exact, np.split(allp, np.cumsum(ks)[:-1])):
+            k = part.size
+            fixed[i] = part
+            out[i] = (part, np.full(k, QUERY_NULLS["exact"], dtype=object), np.zeros(k, dtype=np.int64),
+                      np.zeros(k, dtype=bool))
     for i, (pv, used, bound) in conditional_pvalues(screen, seed, B, fixed, client, threads).items():
         out[i] = (pv, np.full(pv.size, QUERY_NULLS["conditional"], dtype=object), used, bound)
     return out
