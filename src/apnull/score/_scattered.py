@@ -3,11 +3,12 @@
 Each round of :func:`._adaptive.run_rounds` needs, for every perturbation still refined, its
 replicate rows and its component's prepared controls. Shipping them with every round's tasks costs
 the whole screen again per round (the scheduler, in the client process of a local cluster, holds
-every pending task's data). :class:`Scattered` instead builds each component once, in a task on a
-worker: its prepared controls (:func:`._engine.prepare_component`) and the
-:class:`._engine.PerturbationSpec` of every perturbation of the component, over all the
-component's strata. A round's task then carries only the indices of its batch and their small
-stream states, and runs where the component lives.
+every pending task's data, and keeps a task's data while its result may be recomputed).
+:class:`Scattered` instead builds each component once and scatters it to a worker
+(``client.scatter``: the data is not part of any task): its prepared controls
+(:func:`._engine.prepare_component`) and the :class:`._engine.PerturbationSpec` of every
+perturbation of the component, over all the component's strata. A round's task then carries only
+the indices of its batch and their small stream states, and runs where the component lives.
 
 The results are those of the in-process rounds bit for bit: a perturbation's scores depend on its
 own rows, its strata's controls and its stream keys, not on which other strata share its component.
@@ -23,7 +24,7 @@ __all__ = ["Scattered", "build_component", "run_part"]
 
 
 def build_component(strata, control_rows, kind, specs):
-    """(Component, {perturbation index: spec}) of one component (runs on a worker)."""
+    """(Component, {perturbation index: spec}) of one component."""
     return _engine.prepare_component(strata, control_rows, kind), {sp.index: sp for sp in specs}
 
 
@@ -52,7 +53,7 @@ class Scattered:
             strata = sorted({s for i in idx for s in sc.perts[i].strata})
             specs = [_engine.pert_spec(sc, i, strata, self.seed) for i in idx]
             rows = [np.ascontiguousarray(sc.X[sc.controls[s]]) for s in strata]
-            self._futures[c] = self.client.submit(build_component, strata, rows, sc.kind, specs, pure=False)
+            [self._futures[c]] = self.client.scatter([build_component(strata, rows, sc.kind, specs)], hash=False)
         return self._futures[c]
 
     def run(self, indices, states, target, h, one_batch, batch, progress=None):

@@ -220,6 +220,7 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
                     row=_outputs.ROW_NOTE)
     queries = query_table(scored, pname)
     groups = keyed.expand(add_activity_columns(group_table(scored, run, pname), queries, pname, alpha))
+    del scored, results, draws, query_p  # the tables hold what is kept: free the rest before the metadata copy
     queries = _outputs.carry_metadata(keyed.expand(queries), table,
                                       _outputs.carried_columns(table, screen.features, keyed.columns, stratum))
     warnings = list(screen.warnings)
