@@ -46,3 +46,15 @@ def test_missing_dask_is_a_clear_error(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_dask)
     with pytest.raises(ValueError, match=r"pip install 'apnull\[dask\]'"):
         score_profiles(digits_screen(), perturbation="Metadata_perturbation", control="DMSO", workers=2)
+
+
+def test_adaptive_rounds_on_dask_equal_in_process():
+    """permutations="auto": the components scattered once give the in-process rounds bit for bit."""
+    from dask.distributed import Client, LocalCluster
+
+    table = digits_screen(seed=5)
+    kw = dict(KW, permutations="auto")
+    local = score_profiles(table, **kw)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        _check_same(local, score_profiles(table, scheduler=client, **kw))
