@@ -12,6 +12,7 @@ from ..limits import SCORE_MAX_PERMUTATIONS as MAX_PERMUTATIONS
 from ..limits import check_choice, check_permutations, check_seed, check_threads, check_workers
 from . import _adaptive, _engine, _outputs, conditional
 from ._connect import connect
+from ._trim import release_memory
 from ._keys import combine_columns, key_of
 from ._prepare import Screen, prepare_screen
 from .nulls import LawCache
@@ -201,6 +202,7 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
     screen = prepare_screen(keyed.table, keyed.column, control, stratum, features, similarity, nan,
                             positives_differ_by)
     _check_exact_sizes(screen, run)
+    release_memory()  # the preparation's freed temporaries go back to the system before the rounds
     if screen.codes is not None and run.B == "auto":  # the adaptive rounds do not apply the pair rule
         run = run._replace(B=999)
         screen.warnings.append("positives_differ_by: the mAP p-values use a fixed B = 999 permutations "
@@ -219,8 +221,10 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
                     columns_left_out=[{"column": c, "reason": r} for c, r in screen.left_out],
                     row=_outputs.ROW_NOTE)
     queries = query_table(scored, pname)
-    groups = keyed.expand(add_activity_columns(group_table(scored, run, pname), queries, pname, alpha))
-    del scored, results, draws, query_p  # the tables hold what is kept: free the rest before the metadata copy
+    groups = group_table(scored, run, pname)
+    del scored, results, draws, query_p  # the tables hold what is kept: free the rest before their copies
+    release_memory()
+    groups = keyed.expand(add_activity_columns(groups, queries, pname, alpha))
     queries = _outputs.carry_metadata(keyed.expand(queries), table,
                                       _outputs.carried_columns(table, screen.features, keyed.columns, stratum))
     warnings = list(screen.warnings)
