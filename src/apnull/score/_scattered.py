@@ -20,7 +20,10 @@ import numpy as np
 
 from . import _engine
 
-__all__ = ["Scattered", "build_component", "run_part"]
+__all__ = ["Scattered", "build_component", "run_part", "TASK_BATCH"]
+
+#: Perturbations per dask task at least (a task's overhead is that of scoring a few perturbations).
+TASK_BATCH = 512
 
 
 def build_component(strata, control_rows, kind, specs):
@@ -66,7 +69,7 @@ class Scattered:
         by_comp: dict = {}
         for i in sorted(indices):
             by_comp.setdefault(self._of[i], []).append(i)
-        futures = []
+        futures, batch = [], max(batch, TASK_BATCH)
         for c in sorted(by_comp):
             todo, data = by_comp[c], self._component(c)
             for a in range(0, len(todo), batch):
