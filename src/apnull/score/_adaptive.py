@@ -130,9 +130,6 @@ def run_rounds(screen, seed, indices, states, target, h, one_batch, client=None,
 
     Returns the concatenated outputs (in any order). ``states[i]`` is the state of perturbation i.
     """
-    if client is not None:  # the components go to the workers once (see apnull.score._scattered)
-        shared = client if isinstance(client, _scattered.Scattered) else _scattered.Scattered(client, screen, seed)
-        return shared.run(indices, states, target, h, one_batch, batch, progress)
     chosen = set(indices)
     plan = []
     for comp_idx in _engine.components(screen):
@@ -142,22 +139,26 @@ def run_rounds(screen, seed, indices, states, target, h, one_batch, client=None,
         strata = sorted({s for i in todo for s in screen.perts[i].strata})
         plan.append((strata, [todo[a:a + batch] for a in range(0, len(todo), batch)]))
     out, done = [], 0
-    for strata, batches in plan:
-        comp = _engine.prepare_component(strata, [screen.X[screen.controls[s]] for s in strata], screen.kind)
-        for b in batches:
-            specs = [_engine.pert_spec(screen, i, strata, seed) for i in b]
-            sts = [states[i] for i in b]
-            if pool is None or len(b) < 2:
-                parts = [one_batch(comp, [sp], [st], screen.kind, target, h) for sp, st in zip(specs, sts)]
-            else:
-                parts = list(pool.map(lambda a: one_batch(comp, [a[0]], [a[1]], screen.kind, target, h),
-                                      zip(specs, sts)))
-            for part in parts:
-                out.extend(part)
-            done += len(b)
-            if progress:
-                progress(done, len(chosen))
-    return out
+    if client is None:
+        for strata, batches in plan:
+            comp = _engine.prepare_component(strata, [screen.X[screen.controls[s]] for s in strata], screen.kind)
+            for b in batches:
+                specs = [_engine.pert_spec(screen, i, strata, seed) for i in b]
+                sts = [states[i] for i in b]
+                if pool is None or len(b) < 2:
+                    parts = [one_batch(comp, [sp], [st], screen.kind, target, h) for sp, st in zip(specs, sts)]
+                else:
+                    parts = list(pool.map(lambda a: one_batch(comp, [a[0]], [a[1]], screen.kind, target, h),
+                                          zip(specs, sts)))
+                for part in parts:
+                    out.extend(part)
+                done += len(b)
+                if progress:
+                    progress(done, len(chosen))
+        return out
+    # dask: the components go to the workers once (see apnull.score._scattered)
+    shared_ = client if isinstance(client, _scattered.Scattered) else _scattered.Scattered(client, screen, seed)
+    return shared_.run(indices, states, target, h, one_batch, batch, progress)
 
 
 def shared(client, screen, seed):
