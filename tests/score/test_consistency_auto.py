@@ -93,7 +93,7 @@ def test_auto_dask_equals_in_process():
 
     df = _table(n_pert=24, seed=8)
     local = score_consistency(df, seed=2, **KW)
-    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster, \
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=":0") as cluster, \
             Client(cluster) as client:
         pd.testing.assert_frame_equal(local.labels, score_consistency(df, seed=2, scheduler=client, **KW).labels,
                                       check_exact=True)
@@ -123,3 +123,11 @@ def test_auto_is_valid_on_random_labels_of_real_profiles():
 def test_bad_permutations(bad):
     with pytest.raises(ValueError, match="permutations"):
         score_consistency(_table(), permutations=bad, **KW)
+
+
+def test_still_open_is_undecided_below_the_cap():
+    g, L = np.array([0, 3, 20, 1, 0]), np.array([100, 100, 400, 1000, 1000])
+    lo, hi = _adaptive.clopper_pearson(g, L, 1e-3 / (5 * 3))
+    expect = _adaptive.undecided(lo, hi) & (L < 1000)
+    assert _adaptive.still_open(g, L, 3, cap=1000, delta=1e-3).tolist() == expect.tolist()
+    assert not _adaptive.still_open(g, L, 3, cap=100, delta=1e-3).any()
