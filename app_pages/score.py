@@ -4,8 +4,8 @@ import streamlit as st
 
 from apnull.plots.score import null_figure, volcano_figure
 from apnull.score import MAX_FILE_BYTES, NULLS, SIMILARITIES
-from apnull.ui import (bound_choice, bound_float, bound_int, bound_select, bound_text, download_csv, guard, intro,
-                       show_figure)
+from apnull.ui import (bound_choice, bound_float, bound_int, bound_select, bound_text, bound_toggle, download_csv,
+                       guard, intro, show_figure)
 from apnull.ui import score_cache as cache
 from apnull.ui.consistency_step import consistency_step
 from apnull.views import score as view
@@ -82,7 +82,14 @@ null = bound_select("Null of the mAP", "sc_null", NULLS, "permutation", containe
                     help="permutation: label permutation within strata (calibrated). independent and copairs are "
                          "approximations, for comparison only (see the calibration table below).")
 permutations = 0
-if null in view.USES_B:
+adaptive = null == "permutation" and bound_toggle(
+    "adaptive B", "sc_auto", False, container=c7,
+    help="Adaptive permutations (the library's default, permutations='auto'): each perturbation gets more "
+         "draws only while its Benjamini-Hochberg decision needs them, from 100 up to 1,000,000, so strong "
+         "hits get p-values far below 1/1,000. Slower on screens with a perturbation right at the cutoff.")
+if adaptive:
+    permutations = "auto"
+elif null in view.USES_B:
     permutations = bound_int("Permutations B", "sc_perms", 999, step=1000, container=c7,
                              help=f"Label permutations per perturbation (copairs: random AP draws per size), "
                                   f"1 to {view.MAX_PERMUTATIONS:,}. The smallest possible p is 1/(1 + B).")
@@ -140,7 +147,7 @@ k2.metric(f"Hits at q ≤ {fdr:g}", f"{int(groups['significant'].sum()):,}", bor
           help="Perturbations whose Benjamini-Hochberg q-value is at most the FDR level.")
 k3.metric("Queries (replicates)", f"{len(result.queries):,}", border=True)
 k4.metric(f"{null.capitalize()} null" + ("" if null == "permutation" else " (approximate)"),
-          f"B = {settings.permutations:,}" if null in view.USES_B else "formula", border=True,
+          view.draws_text(settings.permutations, result.groups) if null in view.USES_B else "formula", border=True,
           help="How the p-value of each mAP was computed (B: draws of the null per perturbation).")
 
 st.subheader("Perturbations")
@@ -168,7 +175,7 @@ with right:
     chosen = bound_choice("Perturbation to inspect", INSPECT, names,
                           help="Or click its point in the volcano plot. Ordered by p-value.")
 with left:
-    p_floor = 1.0 / (1 + settings.permutations) if null in view.USES_B else None
+    p_floor = 1.0 / (1 + settings.permutations) if null in view.USES_B and not adaptive else None
     fig = volcano_figure(points, fdr, cutoff=view.p_cutoff(points), p_floor=p_floor, highlight=chosen, method=null)
     st.plotly_chart(fig, key="volcano", on_select=pick_from_chart, selection_mode="points",
                     config={"displaylogo": False, "toImageButtonOptions": {"format": "png"}})

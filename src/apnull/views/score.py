@@ -159,7 +159,7 @@ class Settings:
     features: str | None
     similarity: str
     null: str
-    permutations: int
+    permutations: int | str   #: B, or "auto" (adaptive permutations)
     seed: int
 
     def kwargs(self) -> dict:
@@ -181,8 +181,20 @@ class Settings:
         return tuple(str(x) for x in astuple(self))
 
 
+def draws_text(permutations, groups: pd.DataFrame) -> str:
+    """The page's card text of the draws behind the mAP p-values: "B = 999", or for adaptive
+    permutations the range each perturbation used ("100 to 1,000,000 draws")."""
+    if permutations != "auto":
+        return f"B = {permutations:,}"
+    used = groups["permutations"] if "permutations" in groups else pd.Series(dtype="int64")
+    if used.empty:
+        return "adaptive"
+    lo, hi = int(used.min()), int(used.max())
+    return f"{lo:,} draws" if lo == hi else f"{lo:,} to {hi:,} draws"
+
+
 def make_settings(table: pd.DataFrame, perturbation: str, control_text: str, stratum: str | None,
-                  features: str | None, similarity: str, null: str, permutations: int, seed: int) -> Settings:
+                  features: str | None, similarity: str, null: str, permutations, seed: int) -> Settings:
     """Check the page's inputs against the table and bundle them. ValueError says what to change."""
     control = resolve_controls(table, perturbation, control_text)
     if stratum in (None, "", NO_STRATUM):
