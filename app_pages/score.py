@@ -191,7 +191,7 @@ with right:
                                 null_mean=summary["mean"]), key="null_figure")
         st.caption(f"{summary['reached']:,} of the {summary['permutations']:,} shuffled mAPs "
                    f"({summary['share_above']:.1%}) reach the observed {row['mAP']:.4f}; p = (1 + that count) / "
-                   f"(1 + B) = {view.p_text(row['p_value'])}. "
+                   f"(1 + B) = {view.p_label(row['p_value'])}. "
                    f"The null's 95th percentile is {summary['q95']:.4f}.")
     else:
         st.metric(f"{chosen}: mAP", f"{row['mAP']:.4f}", border=True)

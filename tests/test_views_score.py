@@ -141,5 +141,5 @@ def test_calibration_table_and_formatting():
     assert verdicts["label"] == "calibrated" and "over-rejects" in verdicts["the"]
     assert "benchmarks/calibration.py" in view.CALIBRATION_SOURCE
     assert float(cal.loc[0, "fpr_05"].split(" / ")[0]) == pytest.approx(0.05, abs=0.01)
-    assert view.p_text(0.06) == "0.060" and view.p_text(0.00297) == "0.00297" and view.p_text(np.nan) == "n/a"
+    assert view.p_label(0.06) == "0.060" and view.p_label(0.00297) == "0.00297" and view.p_label(np.nan) == "n/a"
     assert view.file_digest(b"abc") == view.file_digest(b"abc") != view.file_digest(b"abd")

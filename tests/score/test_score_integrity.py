@@ -171,6 +171,22 @@ def test_any_perturbation_column_name(name, tmp_path):
     assert json.loads(out)["groups"][0][col]
 
 
+@pytest.mark.parametrize("names", [["m", "null"], ["Metadata_perturbation", "reason"], ["m", "m_input"]])
+def test_any_names_of_several_perturbation_columns(names):
+    table = digits_screen().rename(columns={"Metadata_perturbation": names[0]})
+    table[names[1]] = table["Metadata_shape"]
+    res = score_profiles(table, perturbation=names, control="DMSO", stratum="Metadata_plate", permutations=9)
+    cols = res.settings["perturbation_column"]
+    assert len(cols) == 2 and not set(cols) & {"m", "null", "reason"} and len(set(cols) | set(names)) > 2
+    for frame in (res.groups, res.queries, res.skipped):
+        assert len(set(frame.columns)) == len(frame.columns)
+    assert {"n_replicates", "mAP", "p_value", "q_value", "null"} <= set(res.groups.columns)
+    assert set(res.groups[cols[0]]) == set(table[names[0]]) - {"DMSO"}
+    pairs = set(zip(table[names[0]], table[names[1]]))
+    assert set(zip(res.groups[cols[0]], res.groups[cols[1]])) <= pairs
+    assert set(zip(res.queries[cols[0]], res.queries[cols[1]])) <= pairs
+
+
 def test_seed_beyond_2_53_is_exact(victim):
     seed = 9007199254740993
     status, out, _ = run(["score", str(victim), *BASE, "--seed", str(seed), "--json"])

@@ -18,7 +18,7 @@ from ..plots.consistency import labels_figure
 from ..plots.score import null_figure
 from ..score import SIMILARITIES, score_consistency
 from ..views import consistency as view
-from ..views.score import check_fdr, null_histogram, null_summary, p_text, selected_name
+from ..views.score import check_fdr, null_histogram, null_summary, p_cutoff, p_label, queries_of, selected_name
 from .common import download_csv, guard, show_figure
 from .widgets import BIND, bound_float, bound_int, bound_select
 
@@ -112,9 +112,10 @@ def consistency_step(table: pd.DataFrame, perturbation: str, control, active_gro
     fdr = bound_float("FDR level q", "sc_cs_fdr", 0.05, step=0.01, format="%.3g", container=c8,
                       help="Labels with q-value at most this are called consistent.")
     with guard():
-        settings = view.make_settings(table, perturbation, annotation if annotation in table.columns else None,
-                                      separator, scope, active_groups, control, aggregate, similarity,
-                                      permutations, seed)
+        settings = view.make_consistency_settings(table, perturbation,
+                                                  annotation if annotation in table.columns else None,
+                                                  separator, scope, active_groups, control, aggregate, similarity,
+                                                  permutations, seed)
         fdr = check_fdr(fdr)
     pressed = not auto and st.button("Score consistency", type="primary", key="sc_cs_run", icon=":material/play_arrow:")
     with guard():
@@ -153,7 +154,7 @@ def _results(result, settings, fdr, file_name) -> None:
         chosen = st.selectbox("Label to inspect", names, key="sc_cs_label", bind=BIND,
                               help="Or click its point in the figure. Ordered by p-value.")
     with left:
-        fig = labels_figure(data, fdr, cutoff=view.p_cutoff(data), p_floor=1.0 / (1 + settings.permutations),
+        fig = labels_figure(data, fdr, cutoff=p_cutoff(data), p_floor=1.0 / (1 + settings.permutations),
                             highlight=chosen)
         st.plotly_chart(fig, key="sc_cs_figure", on_select=lambda: _pick_label(names), selection_mode="points",
                         config={"displaylogo": False, "toImageButtonOptions": {"format": "png"}})
@@ -168,11 +169,11 @@ def _results(result, settings, fdr, file_name) -> None:
                     key="sc_cs_null_figure")
         st.caption(f"{summary['reached']:,} of the {null.size:,} shuffles of the label sets "
                    f"({summary['reached'] / null.size:.1%}) reach the observed mAP {row['mAP']:.4f}; p = (1 + that count) "
-                   f"/ (1 + B) = {p_text(row['p_value'])}.")
+                   f"/ (1 + B) = {p_label(row['p_value'])}.")
     st.subheader(f"Queries of {chosen}")
     st.caption("One row per profile carrying the label: it ranks the m other profiles carrying it among the n "
                "profiles sharing no label with it. Its p-value comes from the exact null law of AP for (m, n).")
-    st.dataframe(view.queries_of(result.queries, acol, chosen), hide_index=True, key="sc_cs_queries_table",
+    st.dataframe(queries_of(result.queries, acol, chosen), hide_index=True, key="sc_cs_queries_table",
                  column_config={"ap": st.column_config.NumberColumn(format="%.4f"),
                                 "p_value": st.column_config.NumberColumn(format="%.4g")})
     download_csv(result.queries, f"{file_name}_consistency_queries.csv", label="Download all queries (CSV)",

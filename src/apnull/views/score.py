@@ -15,6 +15,7 @@ import pandas as pd
 
 from ..law import count_reached
 from ..limits import SCORE_PAGE_MAX_PERMUTATIONS, check_permutations, check_regex, check_seed, check_stratum
+from ..score import p_text
 
 #: The page's permutation limit, :data:`apnull.limits.SCORE_PAGE_MAX_PERMUTATIONS` (the library's is
 #: ``SCORE_MAX_PERMUTATIONS``); kept under this name for the page.
@@ -226,11 +227,12 @@ def check_fdr(level: float) -> float:
 # results
 # ----------------------------------------------------------------------------------------------
 
-def p_text(p: float) -> str:
-    """Three decimals down to 0.01 (0.060), then three significant digits (0.00297, 1.2e-05)."""
+def p_label(p: float) -> str:
+    """A p-value in a sentence on the page: three decimals down to 0.01 (0.060), below that
+    :func:`apnull.score.p_text` (0.00297, 1.2e-05, never a bare 0); "n/a" when missing."""
     if p is None or not np.isfinite(p):
         return "n/a"
-    return f"{p:.3f}" if p >= 0.01 else f"{p:.3g}"
+    return f"{p:.3f}" if p >= 0.01 else p_text(p)
 
 
 def group_table(groups: pd.DataFrame, fdr: float) -> pd.DataFrame:
@@ -259,8 +261,9 @@ def volcano_data(groups: pd.DataFrame, perturbation: str, fdr: float) -> pd.Data
 
 
 def p_cutoff(data: pd.DataFrame) -> float | None:
-    """The largest p-value among the significant perturbations: with BH, every p at or below it is
-    significant, so a line at -log10 of it separates the two colours. None if nothing is significant."""
+    """The largest p-value among the significant rows (perturbations, or labels of the consistency step):
+    with BH, every p at or below it is significant, so a line at -log10 of it separates the two colours.
+    None if nothing is significant."""
     sig = data.loc[data["significant"], "p_value"]
     return float(sig.max()) if len(sig) else None
 
@@ -283,9 +286,10 @@ def original_name(groups: pd.DataFrame, perturbation: str, name: str):
     return row_of(groups, perturbation, name)[perturbation]
 
 
-def queries_of(queries: pd.DataFrame, perturbation: str, name: str) -> pd.DataFrame:
-    """The per-query rows of one perturbation."""
-    return queries.loc[queries[perturbation].astype(str) == str(name)].reset_index(drop=True)
+def queries_of(queries: pd.DataFrame, column: str, name: str) -> pd.DataFrame:
+    """The per-query rows whose ``column`` reads ``name`` as text (one perturbation, or one label of the
+    consistency step), renumbered from 0."""
+    return queries.loc[queries[column].astype(str) == str(name)].reset_index(drop=True)
 
 
 def selected_name(selection) -> str | None:
