@@ -117,6 +117,21 @@ def test_text_cell_in_numeric_column_is_named(tmp_path):
     assert status == 2 and "'null' in row 7" in err
 
 
+def test_blank_cells_go_to_the_nan_choice(tmp_path):
+    table = digits_screen()
+    table["px_10"] = table["px_10"].astype(object)
+    table.loc[9, "px_10"] = "abc"
+    with pytest.raises(ValueError, match=r"'abc' in row 9 .*blank cells are missing values, left out by nan='drop-rows'"):
+        score_profiles(table, **KW, nan="drop-rows")
+    table.loc[9, "px_10"] = None  # blanked: numbers held as text with a blank are a numeric column
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        score_profiles(table, **KW)
+    assert score_profiles(table, **KW, nan="drop-rows").settings["dropped_rows"] == [9]
+    as_text = digits_screen()
+    as_text["px_10"] = as_text["px_10"].astype(str).astype(object)
+    pd.testing.assert_frame_equal(score_profiles(as_text, **KW).groups, score_profiles(digits_screen(), **KW).groups)
+
+
 def test_columns_left_out_are_said(victim):
     table = digits_screen()
     table["note"] = "free text"
