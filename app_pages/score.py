@@ -5,7 +5,7 @@ import streamlit as st
 from apnull.plots.score import null_figure, volcano_figure
 from apnull.score import MAX_FILE_BYTES, NULLS, SIMILARITIES
 from apnull.ui import (bound_choice, bound_float, bound_int, bound_select, bound_text, bound_toggle, download_csv,
-                       guard, intro, show_figure)
+                       guard, intro, p_formats, show_figure)
 from apnull.ui import score_cache as cache
 from apnull.ui.consistency_step import consistency_step
 from apnull.views import score as view
@@ -151,11 +151,11 @@ k4.metric(f"{null.capitalize()} null" + ("" if null == "permutation" else " (app
           help="How the p-value of each mAP was computed (B: draws of the null per perturbation).")
 
 st.subheader("Perturbations")
+shown = view.p_shown(groups)
 fmt = {"mAP": st.column_config.NumberColumn(format="%.4f"),
-       "p_value": st.column_config.NumberColumn("p-value", format="%.4g"),
-       "q_value": st.column_config.NumberColumn("q-value", format="%.4g"),
+       **p_formats(shown, {"p_value": "p-value", "q_value": "q-value"}),
        "significant": st.column_config.CheckboxColumn(f"q ≤ {fdr:g}")}
-st.dataframe(groups, hide_index=True, column_config=fmt, height=300, key="groups_table")
+st.dataframe(shown, hide_index=True, column_config=fmt, height=300, key="groups_table")
 download_csv(groups, f"{file_name}_perturbations.csv", label="Download the perturbation table (CSV)",
              key="download_groups")
 
@@ -204,9 +204,9 @@ st.caption("One row per replicate: it ranks the other replicates (m positives) a
            "queries of the screen. `row` is the 0-based position of the profile among the file's data rows "
            "(first row under the header = 0); the stratum and metadata of each row follow the scores.")
 qfmt = {c: st.column_config.NumberColumn(format="%.4f") for c in ("ap", "precision_at_r")}
-qfmt.update({c: st.column_config.NumberColumn(format="%.4g") for c in ("p_value", "q_value")})
-st.dataframe(view.queries_of(result.queries, perturbation, chosen), hide_index=True, column_config=qfmt,
-             key="queries_table")
+shown_queries = view.p_shown(view.queries_of(result.queries, perturbation, chosen))
+qfmt.update(p_formats(shown_queries))
+st.dataframe(shown_queries, hide_index=True, column_config=qfmt, key="queries_table")
 download_csv(result.queries, f"{file_name}_queries.csv", label="Download all queries (CSV)",
              key="download_queries")
 

@@ -18,8 +18,9 @@ from ..plots.consistency import labels_figure
 from ..plots.score import null_figure
 from ..score import SIMILARITIES, score_consistency
 from ..views import consistency as view
-from ..views.score import check_fdr, null_histogram, null_summary, p_cutoff, p_label, queries_of, selected_name
-from .common import download_csv, guard, show_figure
+from ..views.score import (check_fdr, null_histogram, null_summary, p_cutoff, p_label, p_shown, queries_of,
+                           selected_name)
+from .common import download_csv, guard, p_formats, show_figure
 from .widgets import BIND, bound_float, bound_int, bound_select
 
 __all__ = ["consistency_step", "KEYS"]
@@ -140,11 +141,11 @@ def _results(result, settings, fdr, file_name) -> None:
     m2.metric(f"Consistent at q ≤ {fdr:g}", f"{k:,} of {len(labels):,}", border=True)
     m3.metric("Profiles", f"{result.settings['profiles']:,}", border=True,
               help="Aggregated perturbations (or replicates with none) that carry a label.")
+    shown = p_shown(labels)
     fmt = {"mAP": st.column_config.NumberColumn(format="%.4f"),
-           "p_value": st.column_config.NumberColumn("p-value", format="%.4g"),
-           "q_value": st.column_config.NumberColumn("q-value", format="%.4g"),
+           **p_formats(shown, {"p_value": "p-value", "q_value": "q-value"}),
            "significant": st.column_config.CheckboxColumn(f"q ≤ {fdr:g}")}
-    st.dataframe(labels, hide_index=True, column_config=fmt, key="sc_cs_labels_table")
+    st.dataframe(shown, hide_index=True, column_config=fmt, key="sc_cs_labels_table")
     download_csv(labels, f"{file_name}_consistency_labels.csv", label="Download the labels table (CSV)",
                  key="sc_cs_download_labels")
     data = view.figure_data(labels, acol, fdr)
@@ -173,8 +174,8 @@ def _results(result, settings, fdr, file_name) -> None:
     st.subheader(f"Queries of {chosen}")
     st.caption("One row per profile carrying the label: it ranks the m other profiles carrying it among the n "
                "profiles sharing no label with it. Its p-value comes from the exact null law of AP for (m, n).")
-    st.dataframe(queries_of(result.queries, acol, chosen), hide_index=True, key="sc_cs_queries_table",
-                 column_config={"ap": st.column_config.NumberColumn(format="%.4f"),
-                                "p_value": st.column_config.NumberColumn(format="%.4g")})
+    shown_queries = p_shown(queries_of(result.queries, acol, chosen))
+    st.dataframe(shown_queries, hide_index=True, key="sc_cs_queries_table",
+                 column_config={"ap": st.column_config.NumberColumn(format="%.4f"), **p_formats(shown_queries)})
     download_csv(result.queries, f"{file_name}_consistency_queries.csv", label="Download all queries (CSV)",
                  key="sc_cs_download_queries")

@@ -235,6 +235,23 @@ def p_label(p: float) -> str:
     return f"{p:.3f}" if p >= 0.01 else p_text(p)
 
 
+#: The p-value columns of the page's tables (permutation or exact-law p-values, BH q-values).
+P_COLUMNS = ("p_value", "q_value")
+
+
+def p_shown(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` as the page shows it: a p-value column holding an exact 0 (an exact law below the smallest
+    double) becomes :func:`apnull.score.p_text` text ("<2.23e-308", "1e-05"), so no p-value reads as a bare
+    0; other columns, and p-value columns without a 0, are left as numbers."""
+    zero = [c for c in P_COLUMNS if c in table.columns and bool((table[c] == 0).any())]
+    if not zero:
+        return table
+    out = table.copy()
+    for c in zero:
+        out[c] = out[c].map(p_text)
+    return out
+
+
 def group_table(groups: pd.DataFrame, fdr: float) -> pd.DataFrame:
     """The perturbation table, most significant first, with ``significant`` (q <= fdr)."""
     out = groups.copy()
