@@ -130,7 +130,7 @@ if result is None:
 perturbation = result.settings.get("perturbation_column", perturbation)
 
 # --- results -------------------------------------------------------------------------------------
-groups = view.group_table(result.groups, fdr)
+groups = view.ranked_groups(result.groups, fdr)
 for message in result.warnings:
     st.warning(message, icon=":material/warning:")
 if len(result.skipped):

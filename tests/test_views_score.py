@@ -91,7 +91,7 @@ def test_make_settings_checks_and_keys():
 
 
 def test_group_table_and_volcano_data():
-    g = view.group_table(_groups(), 0.05)
+    g = view.ranked_groups(_groups(), 0.05)
     assert g[PERT].tolist() == ["a", "c", "b", 7]  # by p, NaN last
     assert g["significant"].tolist() == [True, True, False, False]
     d = view.volcano_data(g, PERT, 0.05)

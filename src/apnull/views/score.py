@@ -252,8 +252,8 @@ def p_shown(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def group_table(groups: pd.DataFrame, fdr: float) -> pd.DataFrame:
-    """The perturbation table, most significant first, with ``significant`` (q <= fdr)."""
+def ranked_groups(groups: pd.DataFrame, fdr: float) -> pd.DataFrame:
+    """The perturbation table as the page ranks it: most significant first, with ``significant`` (q <= fdr)."""
     out = groups.copy()
     out["significant"] = out["q_value"] <= fdr
     out = out.sort_values(["p_value", "q_value", "mAP"], ascending=[True, True, False], kind="stable")
@@ -286,7 +286,7 @@ def p_cutoff(data: pd.DataFrame) -> float | None:
 
 
 def names(groups: pd.DataFrame, perturbation: str) -> list[str]:
-    """The perturbations (as text) in the order of :func:`group_table`."""
+    """The perturbations (as text) in the order of :func:`ranked_groups`."""
     return groups[perturbation].astype(str).tolist()
 
 
