@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 
 from ..limits import SCORE_MAX_PERMUTATIONS as MAX_PERMUTATIONS
-from ..score import SIMILARITIES, read_table, score_consistency
+from ..score import SIMILARITIES, check_outputs, read_table, score_consistency, write_table
 from ..score.consistency import AGGREGATES
 from ._common import Progress, add_json, float_arg, int_arg, writable_path
-from .tables import format_table, records, write_table
+from .tables import format_table, records
 
 __all__ = ["add_parser", "run"]
 
@@ -75,16 +74,6 @@ def add_parser(subparsers):
     return p
 
 
-def _check_outputs(args) -> None:
-    inputs = [os.path.abspath(f) for f in (args.file, args.only) if f]
-    outs = [f for f in (args.out_labels, args.out_queries) if f]
-    for f in outs:
-        if os.path.abspath(f) in inputs:
-            raise ValueError(f"{f} is an input file; give another name for the output")
-    if len(outs) == 2 and os.path.abspath(outs[0]) == os.path.abspath(outs[1]):
-        raise ValueError("--out-labels and --out-queries name the same file")
-
-
 def _draws(res) -> str:
     """The permutations behind the p-values: B, or the range an adaptive run used."""
     if res.settings["permutations"] != "auto":
@@ -95,7 +84,7 @@ def _draws(res) -> str:
 
 def run(args, out, err) -> int:
     """Run ``apnull consistency`` with parsed ``args``; writes to ``out``/``err``; returns 0."""
-    _check_outputs(args)
+    check_outputs([args.file, args.only], [("--out-labels", args.out_labels), ("--out-queries", args.out_queries)])
     table = read_table(args.file)
     only = None
     if args.only:
