@@ -43,7 +43,7 @@ layout = hv.block_layout(m, draws)
 if len(layout) > 1 and not hc.view_ready(m, n, k, draws, seed):  # fill the block cache with a progress bar
     progress = st.progress(0.0, text="Shuffling labels...")
     for i, (b, rows) in enumerate(layout, start=1):
-        hc.shuffled_block(m, n, k, seed, b, rows)
+        hc.cached_shuffled_block(m, n, k, seed, b, rows)
         progress.progress(i / len(layout), text=f"Shuffling labels: block {i} of {len(layout)}")
     progress.empty()
 with st.spinner("Exact laws..."):

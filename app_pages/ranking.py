@@ -120,13 +120,13 @@ with guard():
 pos = null_position(curve.ap, law)
 mean, sd = moments(m, n)
 if pos.at_floor:
-    p_text = f"p ≤ {pos.p:.2g} (none of the {DRAWS:,} random orderings reached it)"
+    p_phrase = f"p ≤ {pos.p:.2g} (none of the {DRAWS:,} random orderings reached it)"
 elif pos.p < 1e-300:
-    p_text = f"p = 10^{pos.log10_p:.2f}"
+    p_phrase = f"p = 10^{pos.log10_p:.2f}"
 else:
-    p_text = f"p = {pos.p:.4g}"
+    p_phrase = f"p = {pos.p:.4g}"
     if pos.placements_at_least is not None:
-        p_text += f" ({pos.placements_at_least:,} of the {pos.placements:,} placements)"
+        p_phrase += f" ({pos.placements_at_least:,} of the {pos.placements:,} placements)"
 if law.method == "exact":
     method = f"exact: all {math.comb(m + n, m):,} placements of the {m} relevant items counted"
 elif pos.source == "tail count":
@@ -140,7 +140,7 @@ else:
               f"[{pos.p_low:.3g}, {pos.p_high:.3g}]")
 st.markdown(
     f"**AP = {curve.ap:.4f}** with m = {m} relevant and n = {n} other items: a random ordering of these "
-    f"{N} items scores at least this with probability **{p_text}**. This ranking is at **percentile "
+    f"{N} items scores at least this with probability **{p_phrase}**. This ranking is at **percentile "
     f"{pos.percentile:.1f}** of the null: {pos.percentile:.1f}% of random orderings score lower. "
     f"(A random ordering scores E[AP] = {mean:.4f} on average, SD {sd:.4f}.)  \n"
     f"Method: {method}."

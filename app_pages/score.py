@@ -4,8 +4,8 @@ import streamlit as st
 
 from apnull.plots.score import null_figure, volcano_figure
 from apnull.score import MAX_FILE_BYTES, NULLS, SIMILARITIES
-from apnull.ui import (bound_choice, bound_float, bound_int, bound_select, bound_text, download_csv, guard, intro,
-                       show_figure)
+from apnull.ui import (bound_choice, bound_float, bound_int, bound_select, bound_text, bound_toggle, download_csv,
+                       guard, intro, p_formats, show_figure)
 from apnull.ui import score_cache as cache
 from apnull.ui.consistency_step import consistency_step
 from apnull.views import score as view
@@ -82,7 +82,14 @@ null = bound_select("Null of the mAP", "sc_null", NULLS, "permutation", containe
                     help="permutation: label permutation within strata (calibrated). independent and copairs are "
                          "approximations, for comparison only (see the calibration table below).")
 permutations = 0
-if null in view.USES_B:
+adaptive = null == "permutation" and bound_toggle(
+    "adaptive B", "sc_auto", False, container=c7,
+    help="Adaptive permutations (the library's default, permutations='auto'): each perturbation gets more "
+         "draws only while its Benjamini-Hochberg decision needs them, from 100 up to 1,000,000, so strong "
+         "hits get p-values far below 1/1,000. Slower on screens with a perturbation right at the cutoff.")
+if adaptive:
+    permutations = "auto"
+elif null in view.USES_B:
     permutations = bound_int("Permutations B", "sc_perms", 999, step=1000, container=c7,
                              help=f"Label permutations per perturbation (copairs: random AP draws per size), "
                                   f"1 to {view.MAX_PERMUTATIONS:,}. The smallest possible p is 1/(1 + B).")
@@ -123,7 +130,7 @@ if result is None:
 perturbation = result.settings.get("perturbation_column", perturbation)
 
 # --- results -------------------------------------------------------------------------------------
-groups = view.group_table(result.groups, fdr)
+groups = view.ranked_groups(result.groups, fdr)
 for message in result.warnings:
     st.warning(message, icon=":material/warning:")
 if len(result.skipped):
@@ -140,15 +147,15 @@ k2.metric(f"Hits at q ≤ {fdr:g}", f"{int(groups['significant'].sum()):,}", bor
           help="Perturbations whose Benjamini-Hochberg q-value is at most the FDR level.")
 k3.metric("Queries (replicates)", f"{len(result.queries):,}", border=True)
 k4.metric(f"{null.capitalize()} null" + ("" if null == "permutation" else " (approximate)"),
-          f"B = {settings.permutations:,}" if null in view.USES_B else "formula", border=True,
+          view.draws_text(settings.permutations, result.groups) if null in view.USES_B else "formula", border=True,
           help="How the p-value of each mAP was computed (B: draws of the null per perturbation).")
 
 st.subheader("Perturbations")
+shown = view.p_shown(groups)
 fmt = {"mAP": st.column_config.NumberColumn(format="%.4f"),
-       "p_value": st.column_config.NumberColumn("p-value", format="%.4g"),
-       "q_value": st.column_config.NumberColumn("q-value", format="%.4g"),
+       **p_formats(shown, {"p_value": "p-value", "q_value": "q-value"}),
        "significant": st.column_config.CheckboxColumn(f"q ≤ {fdr:g}")}
-st.dataframe(groups, hide_index=True, column_config=fmt, height=300, key="groups_table")
+st.dataframe(shown, hide_index=True, column_config=fmt, height=300, key="groups_table")
 download_csv(groups, f"{file_name}_perturbations.csv", label="Download the perturbation table (CSV)",
              key="download_groups")
 
@@ -168,7 +175,7 @@ with right:
     chosen = bound_choice("Perturbation to inspect", INSPECT, names,
                           help="Or click its point in the volcano plot. Ordered by p-value.")
 with left:
-    p_floor = 1.0 / (1 + settings.permutations) if null in view.USES_B else None
+    p_floor = 1.0 / (1 + settings.permutations) if null in view.USES_B and not adaptive else None
     fig = volcano_figure(points, fdr, cutoff=view.p_cutoff(points), p_floor=p_floor, highlight=chosen, method=null)
     st.plotly_chart(fig, key="volcano", on_select=pick_from_chart, selection_mode="points",
                     config={"displaylogo": False, "toImageButtonOptions": {"format": "png"}})
@@ -184,7 +191,7 @@ with right:
                                 null_mean=summary["mean"]), key="null_figure")
         st.caption(f"{summary['reached']:,} of the {summary['permutations']:,} shuffled mAPs "
                    f"({summary['share_above']:.1%}) reach the observed {row['mAP']:.4f}; p = (1 + that count) / "
-                   f"(1 + B) = {view.p_text(row['p_value'])}. "
+                   f"(1 + B) = {view.p_label(row['p_value'])}. "
                    f"The null's 95th percentile is {summary['q95']:.4f}.")
     else:
         st.metric(f"{chosen}: mAP", f"{row['mAP']:.4f}", border=True)
@@ -197,9 +204,9 @@ st.caption("One row per replicate: it ranks the other replicates (m positives) a
            "queries of the screen. `row` is the 0-based position of the profile among the file's data rows "
            "(first row under the header = 0); the stratum and metadata of each row follow the scores.")
 qfmt = {c: st.column_config.NumberColumn(format="%.4f") for c in ("ap", "precision_at_r")}
-qfmt.update({c: st.column_config.NumberColumn(format="%.4g") for c in ("p_value", "q_value")})
-st.dataframe(view.queries_of(result.queries, perturbation, chosen), hide_index=True, column_config=qfmt,
-             key="queries_table")
+shown_queries = view.p_shown(view.queries_of(result.queries, perturbation, chosen))
+qfmt.update(p_formats(shown_queries))
+st.dataframe(shown_queries, hide_index=True, column_config=qfmt, key="queries_table")
 download_csv(result.queries, f"{file_name}_queries.csv", label="Download all queries (CSV)",
              key="download_queries")
 

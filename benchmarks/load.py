@@ -18,8 +18,9 @@ seconds (uniform, seeded per user) between interactions:
 (interactions named after the page: to_densities, set_densities_M, to_quantiles, set_quantiles_M,
 to_lookup, set_lookup_m, to_binning, set_binning_power, to_hypergeometric, set_hypergeometric_k,
 to_ranking, set_ranking_k, to_sampled, set_sampled_k), then the score page with its bundled
-example: to_score, click_score (the Score button), click_score_volcano (a click on one point of the
-volcano plot, which shows that perturbation's null).
+example (scored as the page opens, no button to press): to_score, set_score_fdr (another FDR level q:
+the significance colours and counts change, the scoring is reused), click_score_volcano (a click on one
+point of the volcano plot, which shows that perturbation's null).
 
 ``--values free`` (default): each user picks its own values from small sets (seeded per user), so
 users rarely share a cache entry: the hard case.  ``--values class``: everyone types the values the
@@ -88,11 +89,11 @@ ALL_PAGES = (
     ("hypergeometric", "k", "k (top positions", (2, 3, 4, 5, 8)),
     ("ranking", "k", "k, the cut-off", (1, 2, 4, 5, 6)),
     ("sampled", "k", "k (cut-off", (5, 10, 20, 50)),
-    ("score", "", "", ()),
+    ("score", "fdr", "FDR level q", (0.01, 0.05, 0.1, 0.2)),
 )
-SCORE_BUTTON = "Score"
 ALL_INTERACTIONS = tuple(name for page, inp, _, _ in ALL_PAGES for name in (
-    (f"to_{page}", "click_score", "click_score_volcano") if page == "score" else (f"to_{page}", f"set_{page}_{inp}")))
+    (f"to_{page}", f"set_{page}_{inp}", "click_score_volcano") if page == "score" else
+    (f"to_{page}", f"set_{page}_{inp}")))
 # (url path, minimum plotly charts the page shows after a good run)
 PAGES = {"densities": 2, "quantiles": 1, "lookup": 1, "ranking": 1, "binning": 1, "hypergeometric": 1,
          "sampled": 1, "score": 0}
@@ -496,11 +497,9 @@ def lesson_plan(lesson: str, sess: "WsSession", rng: random.Random, rnd: int) ->
     for page, name, label, choices in ALL_PAGES:
         plan.append((f"to_{page}", (lambda p=page: sess.open(p)) if rnd == 0 and not plan else
                      (lambda p=page: sess.switch(p))))
+        plan.append((f"set_{page}_{name}", change(label, choices)))
         if page == "score":
-            plan.append(("click_score", lambda: sess.press(SCORE_BUTTON)))
             plan.append(("click_score_volcano", lambda: sess.click_point("volcano", rng)))
-        else:
-            plan.append((f"set_{page}_{name}", change(label, choices)))
     return plan
 
 
@@ -651,7 +650,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mode", choices=("ws", "browser"), default="ws")
     ap.add_argument("--lesson", choices=("lesson", "all"), default="lesson",
                     help="lesson: densities, quantiles, lookup, ranking (default); all: every page of the "
-                         "sidebar, one input changed on each, and the score page (score, click a volcano point)")
+                         "sidebar, one input changed on each, and the score page (FDR level, click a volcano point)")
     ap.add_argument("--app", default=str(REPO / "app.py"))
     ap.add_argument("--think", type=float, nargs=2, default=(0.5, 2.0), metavar=("MIN", "MAX"),
                     help="pause between interactions, seconds (uniform); default 0.5 2.0")

@@ -16,7 +16,8 @@ PAGE = str(Path(__file__).resolve().parents[1] / "app_pages" / "score.py")
 PERT = "Metadata_perturbation"
 #: The page's default number of permutations (quick on the example).
 B = 999
-GROUP_COLUMNS = [PERT, "n_replicates", "mAP", "mAP_normalized", "p_value", "q_value", "significant", "null"]
+GROUP_COLUMNS = [PERT, "n_replicates", "mAP", "mAP_normalized", "p_value", "q_value", "significant", "null",
+                 "permutations", "p_value_bound"]
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +60,7 @@ def test_example_gives_the_library_table(expected):
     assert not at.exception and not at.error, [e.value for e in at.error]
     table = _groups(at)
     assert list(table.columns) == GROUP_COLUMNS
-    want = view.group_table(expected.groups, 0.05)
+    want = view.ranked_groups(expected.groups, 0.05)
     pd.testing.assert_frame_equal(table.reset_index(drop=True), want, check_dtype=False)
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Perturbations scored"] == str(len(want))
@@ -79,14 +80,14 @@ def test_volcano_has_one_point_per_perturbation(expected):
     assert sorted(ys) == pytest.approx(sorted(-np.log10(expected.groups["p_value"])))
     assert "replicates" in hits["hovertemplate"]
     # the most significant perturbation is inspected first, ringed in the volcano
-    first = view.group_table(expected.groups, 0.05)[PERT].iloc[0]
+    first = view.ranked_groups(expected.groups, 0.05)[PERT].iloc[0]
     assert _trace(volcano, f"selected: {first}")
     assert null["layout"]["title"]["text"].startswith(f"{first}: mAP = ")
 
 
 def test_choosing_a_perturbation_shows_its_null(expected):
     at = _run()
-    groups = view.group_table(expected.groups, 0.05)
+    groups = view.ranked_groups(expected.groups, 0.05)
     name = str(groups[PERT].iloc[-1])  # the least significant one
     at.selectbox(key="sc_inspect").set_value(name).run()
     assert not at.exception and not at.error
@@ -112,7 +113,7 @@ def test_upload_is_scored_when_the_button_is_pressed(example, expected):
     assert not at.get("plotly_chart")
     at.button(key="score").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    pd.testing.assert_frame_equal(_groups(at).reset_index(drop=True), view.group_table(expected.groups, 0.05),
+    pd.testing.assert_frame_equal(_groups(at).reset_index(drop=True), view.ranked_groups(expected.groups, 0.05),
                                   check_dtype=False)
     assert len(figures(at)) == 2
     # a rerun (another FDR level) reuses the cached scoring: no button needed
@@ -183,3 +184,21 @@ def test_one_replicate_is_skipped_and_reported(example):
     skipped = next(d.value for d in at.dataframe if "reason" in d.value.columns and PERT in d.value.columns)
     assert skipped[PERT].tolist() == ["solo"] and "one replicate" in skipped["reason"].iloc[0]
     assert "solo" not in set(_groups(at)[PERT])
+
+
+def test_adaptive_permutations_give_the_library_table(example):
+    """The "adaptive B" toggle scores with permutations="auto": the table is the library's, the card
+    gives the draws the perturbations used, and a strong hit's p-value goes below 1/1,000."""
+    at = _run(auto="true")
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    control = view.guess_control(example[PERT])
+    want = score_profiles(example, perturbation=PERT, control=control, stratum="Metadata_plate",
+                          permutations="auto", seed=0)
+    table = _groups(at)
+    mine = view.ranked_groups(want.groups, 0.05)
+    pd.testing.assert_frame_equal(table.reset_index(drop=True), mine, check_dtype=False)
+    used = want.groups["permutations"]
+    card = {m.label: m.value for m in at.metric}["Permutation null"]
+    assert card == (f"{used.min():,} draws" if used.min() == used.max() else f"{used.min():,} to {used.max():,} draws")
+    assert want.groups["p_value"].min() < 1 / 1000
+    assert at.query_params.get("sc_auto") in ("true", "True", True, ["true"])

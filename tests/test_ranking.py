@@ -294,14 +294,16 @@ def test_exact_percentile_and_p_add_to_100(m, n):
 
 
 def test_null_position_monte_carlo():
-    draws = np.array([0.1, 0.2, 0.2, 0.5, 0.9])
+    draws = np.array([0.1, 0.2, 0.2, 0.5, 0.9] * 4)  # 20 draws, 16 of them reach 0.2
     law = NullDistribution.from_draws("ap", 2, 3, draws, seed=1)
     pos = null_position(0.2, law)
-    assert pos.p == pytest.approx((1 + 4) / (1 + 5)) and pos.percentile == pytest.approx(20)
+    assert pos.p == pytest.approx((1 + 16) / (1 + 20)) and pos.percentile == pytest.approx(20)
     assert pos.method == "mc" and pos.placements is None and not pos.at_floor
+    # no draw reaches 0.95: the far tail is counted instead of floored at 1 / (1 + draws):
+    # P(AP >= 0.95) = P(AP = 1) = 1 / C(5, 2) for 2 positives among 5
     top = null_position(0.95, law)
-    assert top.at_floor and top.p == pytest.approx(1 / 6) and top.percentile == 100
-    assert 0 <= top.p_low <= top.p_high <= 1
+    assert not top.at_floor and top.p == pytest.approx(0.1) and top.percentile == 100
+    assert 0 <= top.p_low <= 0.1 <= top.p_high <= 1
 
 
 def test_null_position_grid_bounds_hold_the_exact_p():

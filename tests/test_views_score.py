@@ -91,7 +91,7 @@ def test_make_settings_checks_and_keys():
 
 
 def test_group_table_and_volcano_data():
-    g = view.group_table(_groups(), 0.05)
+    g = view.ranked_groups(_groups(), 0.05)
     assert g[PERT].tolist() == ["a", "c", "b", 7]  # by p, NaN last
     assert g["significant"].tolist() == [True, True, False, False]
     d = view.volcano_data(g, PERT, 0.05)
@@ -141,5 +141,15 @@ def test_calibration_table_and_formatting():
     assert verdicts["label"] == "calibrated" and "over-rejects" in verdicts["the"]
     assert "benchmarks/calibration.py" in view.CALIBRATION_SOURCE
     assert float(cal.loc[0, "fpr_05"].split(" / ")[0]) == pytest.approx(0.05, abs=0.01)
-    assert view.p_text(0.06) == "0.060" and view.p_text(0.00297) == "0.00297" and view.p_text(np.nan) == "n/a"
+    assert view.p_label(0.06) == "0.060" and view.p_label(0.00297) == "0.00297" and view.p_label(np.nan) == "n/a"
+    assert view.p_label(0.0) != "0" and view.p_label(1e-5) == "1e-05"
+
+
+def test_p_shown_never_a_bare_zero():
+    t = pd.DataFrame({"x": ["a", "b"], "p_value": [0.0, 1e-5], "q_value": [0.5, 1e-5], "mAP": [0.0, 0.2]})
+    shown = view.p_shown(t)
+    assert "0" not in set(shown["p_value"]) and shown["p_value"].iloc[1] == "1e-05"
+    assert shown["q_value"].dtype == float and shown["mAP"].tolist() == [0.0, 0.2]  # no 0 p: numbers kept
+    assert t["p_value"].dtype == float  # the input is not changed
+    assert view.p_shown(t.iloc[1:]) is not None and view.p_shown(t.iloc[1:])["p_value"].dtype == float
     assert view.file_digest(b"abc") == view.file_digest(b"abc") != view.file_digest(b"abd")

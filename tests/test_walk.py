@@ -27,7 +27,8 @@ CHANGES = {
     "sampled": [("n", 2000), ("s", 50), ("k", 5), ("sampling", "without replacement"), ("metric", "ndcg"),
                 ("ranks_range", "all n"), ("ranks_A", "1, 2, 3"), ("ranks_B", "4, 5"), ("ranks_C", "6"),
                 ("simulate", True), ("reps", 200), ("sim_seed", 3)],
-    "score": [("similarity", "correlation"), ("perms", 99), ("seed", 3), ("fdr", 0.1), ("null", "independent"),
+    "score": [("similarity", "correlation"), ("perms", 99), ("seed", 3), ("fdr", 0.1), ("auto", True),
+              ("null", "independent"),
               ("cs_aggregate", "mean"), ("cs_similarity", "correlation"), ("cs_perms", 99), ("cs_seed", 3),
               ("cs_fdr", 0.1), ("cs_scope", "active only (q ≤ FDR level above)")],
 }

@@ -36,7 +36,7 @@ def test_text_json_and_files(screen, tmp_path):
     assert status == 0 and set(doc) == {"settings", "summary", "labels", "queries", "skipped", "warnings"}
     assert doc["summary"] == {"consistent": 1, "labels": 2, "fraction": 0.5}
     assert list(pd.read_csv(labels).columns) == ["Metadata_shape", "n_perturbations", "mAP", "p_value", "q_value",
-                                                 "significant"]
+                                                 "significant", "permutations", "p_value_bound"]
     assert list(pd.read_parquet(queries).columns) == ["Metadata_perturbation", "Metadata_shape", "m", "n", "ap",
                                                       "p_value"]
     assert doc["skipped"] == [{"Metadata_shape": "stem", "reason": "carried by one perturbation: nothing to compare it with"}]
@@ -55,6 +55,7 @@ def test_only_keeps_the_active(screen, tmp_path):
     (["--label-sep", ";"], "splits no annotation cell"),
     (["--annotation", "Metadata_plate", "--label-sep", "_"], "different annotations"),
     (["--permutations", "0"], "--permutations must be at least 1"),
+    (["--permutations", "fast"], "--permutations must be 'auto' or a whole number"),
     (["--aggregate", "max"], "invalid choice"),
 ])
 def test_bad_input_one_line_exit_2(screen, extra, message):
@@ -83,3 +84,13 @@ def test_all_labels_skipped(tmp_path):
 def test_output_never_replaces_the_input(screen):
     status, _, err = run(["consistency", screen] + BASE + ["--out-labels", screen])
     assert status == 2 and "input file" in err
+
+
+def test_auto_is_the_default(screen):
+    base = [a for a in BASE if a not in ("--permutations", "49")]
+    status, out, _ = run(["consistency", screen] + base + ["--json"])
+    doc = json.loads(out)
+    assert status == 0 and doc["settings"]["permutations"] == "auto"
+    assert all(row["permutations"] >= 20 for row in doc["labels"])
+    status, text, _ = run(["consistency", screen] + base + ["--permutations", "auto"])
+    assert status == 0 and "p-value: adaptive" in text

@@ -117,6 +117,21 @@ def test_text_cell_in_numeric_column_is_named(tmp_path):
     assert status == 2 and "'null' in row 7" in err
 
 
+def test_blank_cells_go_to_the_nan_choice(tmp_path):
+    table = digits_screen()
+    table["px_10"] = table["px_10"].astype(object)
+    table.loc[9, "px_10"] = "abc"
+    with pytest.raises(ValueError, match=r"'abc' in row 9 .*blank cells are missing values, left out by nan='drop-rows'"):
+        score_profiles(table, **KW, nan="drop-rows")
+    table.loc[9, "px_10"] = None  # blanked: numbers held as text with a blank are a numeric column
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        score_profiles(table, **KW)
+    assert score_profiles(table, **KW, nan="drop-rows").settings["dropped_rows"] == [9]
+    as_text = digits_screen()
+    as_text["px_10"] = as_text["px_10"].astype(str).astype(object)
+    pd.testing.assert_frame_equal(score_profiles(as_text, **KW).groups, score_profiles(digits_screen(), **KW).groups)
+
+
 def test_columns_left_out_are_said(victim):
     table = digits_screen()
     table["note"] = "free text"
@@ -169,6 +184,22 @@ def test_any_perturbation_column_name(name, tmp_path):
                             "--permutations", "9", "--json"])
     assert status == 0, err
     assert json.loads(out)["groups"][0][col]
+
+
+@pytest.mark.parametrize("names", [["m", "null"], ["Metadata_perturbation", "reason"], ["m", "m_input"]])
+def test_any_names_of_several_perturbation_columns(names):
+    table = digits_screen().rename(columns={"Metadata_perturbation": names[0]})
+    table[names[1]] = table["Metadata_shape"]
+    res = score_profiles(table, perturbation=names, control="DMSO", stratum="Metadata_plate", permutations=9)
+    cols = res.settings["perturbation_column"]
+    assert len(cols) == 2 and not set(cols) & {"m", "null", "reason"} and len(set(cols) | set(names)) > 2
+    for frame in (res.groups, res.queries, res.skipped):
+        assert len(set(frame.columns)) == len(frame.columns)
+    assert {"n_replicates", "mAP", "p_value", "q_value", "null"} <= set(res.groups.columns)
+    assert set(res.groups[cols[0]]) == set(table[names[0]]) - {"DMSO"}
+    pairs = set(zip(table[names[0]], table[names[1]]))
+    assert set(zip(res.groups[cols[0]], res.groups[cols[1]])) <= pairs
+    assert set(zip(res.queries[cols[0]], res.queries[cols[1]])) <= pairs
 
 
 def test_seed_beyond_2_53_is_exact(victim):

@@ -2,7 +2,7 @@
 
 ``apnull consistency FILE --perturbation COL --annotation COL [--label-sep SEP]
 [--aggregate median|mean|none] [--control VALUE ...] [--only GROUPS.csv] [--alpha 0.05]
-[--features REGEX] [--similarity S] [--permutations B] [--seed S] [--workers N | --scheduler ADDRESS]
+[--features REGEX] [--similarity S] [--permutations auto|B] [--seed S] [--workers N | --scheduler ADDRESS]
 [--out-labels F] [--out-queries F] [--json]`` (see :func:`apnull.score.score_consistency`).
 
 Prints the labels table, or one JSON document with ``--json``:
@@ -14,16 +14,29 @@ atomically and never over the input file.
 
 from __future__ import annotations
 
+import argparse
 import json
-import os
 
 from ..limits import SCORE_MAX_PERMUTATIONS as MAX_PERMUTATIONS
-from ..score import SIMILARITIES, read_table, score_consistency
+from ..score import SIMILARITIES, check_outputs, read_table, score_consistency, write_table
 from ..score.consistency import AGGREGATES
 from ._common import Progress, add_json, float_arg, int_arg, writable_path
-from .tables import format_table, records, write_table
+from .tables import format_table, records
 
 __all__ = ["add_parser", "run"]
+
+
+def _permutations(text):
+    """'auto' or a whole number B in 1..MAX_PERMUTATIONS (argparse type)."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        return int_arg("--permutations", 1, MAX_PERMUTATIONS)(text)
+    except argparse.ArgumentTypeError as exc:
+        if "whole number" not in str(exc):
+            raise
+        raise argparse.ArgumentTypeError(f"--permutations must be 'auto' or a whole number from 1 to "
+                                         f"{MAX_PERMUTATIONS:,}, got {text!r}") from None
 
 
 def add_parser(subparsers):
@@ -47,8 +60,9 @@ def add_parser(subparsers):
                    help="significant: q_value <= alpha (also for --only without a significant column); default 0.05")
     p.add_argument("--features", metavar="REGEX", help="feature columns by regex (default: numeric, not Metadata_)")
     p.add_argument("--similarity", choices=SIMILARITIES, default="cosine", help="default cosine")
-    p.add_argument("--permutations", metavar="B", type=int_arg("--permutations", 1, MAX_PERMUTATIONS), default=999,
-                   help=f"permutations per label, 1..{MAX_PERMUTATIONS:,} (default 999)")
+    p.add_argument("--permutations", metavar="auto|B", type=_permutations, default="auto",
+                   help=f"permutations per label: 'auto' (default: as many as each BH decision needs, up to "
+                        f"{MAX_PERMUTATIONS:,}) or a fixed B in 1..{MAX_PERMUTATIONS:,}")
     p.add_argument("--seed", metavar="S", type=int_arg("--seed", 0), default=0, help="seed (default 0)")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--workers", metavar="N", type=int_arg("--workers", 1, 256), help="start a local dask cluster of N workers")
@@ -60,19 +74,17 @@ def add_parser(subparsers):
     return p
 
 
-def _check_outputs(args) -> None:
-    inputs = [os.path.abspath(f) for f in (args.file, args.only) if f]
-    outs = [f for f in (args.out_labels, args.out_queries) if f]
-    for f in outs:
-        if os.path.abspath(f) in inputs:
-            raise ValueError(f"{f} is an input file; give another name for the output")
-    if len(outs) == 2 and os.path.abspath(outs[0]) == os.path.abspath(outs[1]):
-        raise ValueError("--out-labels and --out-queries name the same file")
+def _draws(res) -> str:
+    """The permutations behind the p-values: B, or the range an adaptive run used."""
+    if res.settings["permutations"] != "auto":
+        return str(res.settings["permutations"])
+    used = res.labels["permutations"]
+    return f"adaptive, {int(used.min()):,} to {int(used.max()):,}" if len(used) else "adaptive"
 
 
 def run(args, out, err) -> int:
     """Run ``apnull consistency`` with parsed ``args``; writes to ``out``/``err``; returns 0."""
-    _check_outputs(args)
+    check_outputs([args.file, args.only], [("--out-labels", args.out_labels), ("--out-queries", args.out_queries)])
     table = read_table(args.file)
     only = None
     if args.only:
@@ -99,7 +111,7 @@ def run(args, out, err) -> int:
         return 0
     out.write("settings: " + ", ".join(f"{k}={v}" for k, v in settings.items() if k not in ("file", "only_file")) + "\n")
     out.write(f"\nconsistent: {k} of {n} labels ({k / n:.0%}; q <= {args.alpha:g}, Benjamini-Hochberg; "
-              f"p-value: {res.settings['permutations']} permutations of the label sets)\n")
+              f"p-value: {_draws(res)} permutations of the label sets)\n")
     out.write(format_table(res.labels) + "\n")
     if not args.out_queries:
         out.write(f"\n{len(res.queries)} queries: write them with --out-queries F\n")

@@ -144,7 +144,7 @@ def build(args):
     return settings, table
 
 
-def format_table(settings: dict, table) -> str:
+def sampled_text(settings: dict, table) -> str:
     """Readable text: one line per (algorithm, metric) with exact and sampled mean +- SD."""
     how = "with" if settings["replace"] else "without"
     lines = [
@@ -167,4 +167,4 @@ def format_table(settings: dict, table) -> str:
 def run(args, out, err) -> int:
     """Run ``apnull sampled``: the table (or JSON) on ``out``. Raises ValueError on bad input."""
     settings, table = build(args)
-    return emit(args, out, dict(settings, rows=table.to_dict(orient="records")), text=format_table(settings, table))
+    return emit(args, out, dict(settings, rows=table.to_dict(orient="records")), text=sampled_text(settings, table))

@@ -23,18 +23,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import re
 
-import numpy as np
-
-from ..score import (MAX_FILE_BYTES, NULLS, SIMILARITIES, check_outputs, p_text, read_table, score_profiles,
+from ..score import (MAX_FILE_BYTES, NULLS, SIMILARITIES, check_outputs, read_table, score_profiles,
                      score_rankings, write_table)
 from ..limits import SCORE_MAX_PERMUTATIONS as MAX_PERMUTATIONS
 from ..score.rankings import RANKING_COLUMNS
 from . import _score_activity as activity
 from ._common import Progress, add_json, int_arg, writable_path
+from .tables import format_table, records
 
 __all__ = ["add_parser", "run"]
 
@@ -102,32 +100,6 @@ def add_parser(subparsers):
     return p
 
 
-def _records(df):
-    rows = df.to_dict(orient="records")
-    for row in rows:
-        for key, val in row.items():
-            if isinstance(val, (np.integer,)):
-                row[key] = int(val)
-            elif isinstance(val, (float, np.floating)):
-                row[key] = None if math.isnan(val) else float(val)
-            elif isinstance(val, np.bool_):
-                row[key] = bool(val)
-            elif not isinstance(val, (int, str, bool)) and val is not None:
-                row[key] = str(val)
-    return rows
-
-
-def _fmt(df):
-    shown = df.copy()
-    for col in ("mAP", "mAP_normalized", "ap", "precision_at_r", "mean_average_precision", "average_precision"):
-        if col in shown:
-            shown[col] = shown[col].map(lambda v: f"{v:.4f}")
-    for col in ("p_value", "q_value", "corrected_p_value"):
-        if col in shown:
-            shown[col] = shown[col].map(p_text)
-    return shown.to_string(index=False)
-
-
 def run(args, out, err) -> int:
     """Run ``apnull score`` with parsed ``args``; writes to ``out``/``err``; returns 0."""
     check_outputs([args.file], [("--out-queries", args.out_queries), ("--out-groups", args.out_groups)])
@@ -155,7 +127,7 @@ def run(args, out, err) -> int:
                              **activity.library_kwargs(args))
         groups, queries, warnings = res.groups, res.queries, res.warnings
         settings = dict(res.settings, form="profiles", file=args.file)
-        skipped_rows = _records(res.skipped)
+        skipped_rows = records(res.skipped)
         summary = res.activity
     groups, queries = activity.rename(args, groups, queries)
     if args.out_queries:
@@ -163,8 +135,8 @@ def run(args, out, err) -> int:
     if args.out_groups and groups is not None:
         write_table(groups, args.out_groups)
     if args.json:
-        doc = {"settings": settings, "groups": _records(groups) if groups is not None else [],
-               "queries": _records(queries), "skipped": skipped_rows, "warnings": list(warnings)}
+        doc = {"settings": settings, "groups": records(groups) if groups is not None else [],
+               "queries": records(queries), "skipped": skipped_rows, "warnings": list(warnings)}
         if summary is not None:
             doc["activity"] = summary
         out.write(json.dumps(doc) + "\n")
@@ -178,7 +150,7 @@ def run(args, out, err) -> int:
                   + (f"; and {len(left_out) - 20:,} more (see --json)" if len(left_out) > 20 else "") + "\n")
     if groups is not None:
         out.write(f"\n{len(groups)} perturbations (mAP p-value: {settings['null']} null; q: Benjamini-Hochberg)\n")
-        out.write(_fmt(groups) + "\n")
+        out.write(format_table(groups) + "\n")
         out.write(activity.summary_text(summary) + "\n")
         if not args.out_queries:
             out.write(f"\n{len(queries)} queries: write them with --out-queries F\n")
@@ -186,7 +158,7 @@ def run(args, out, err) -> int:
             out.write(f"\n{len(queries)} queries written to {args.out_queries} ({settings['row']})\n")
     else:
         out.write(f"\n{len(queries)} queries (p-value: exact null law of AP; q: Benjamini-Hochberg)\n")
-        out.write(_fmt(queries) + "\n")
+        out.write(format_table(queries) + "\n")
     for row in skipped_rows:
         out.write(f"skipped: {row}\n")
     for w in warnings:

@@ -1,34 +1,20 @@
-"""Result tables on the command line: writing them (CSV or Parquet), as JSON records, as text."""
+"""Result tables on the command line: as JSON records and as aligned text (writing them:
+:func:`apnull.score.write_table`)."""
 
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 
 import numpy as np
 
-__all__ = ["write_table", "records", "format_table"]
+from ..score import p_text
 
+__all__ = ["records", "format_table"]
 
-def write_table(df, path) -> None:
-    """Write ``df`` to ``path`` atomically: Parquet for ``.parquet``/``.pq``, else CSV (no index).
-
-    The table goes to a temporary file in the same folder, renamed over ``path`` once complete, so an
-    interrupted run never leaves half a file.
-    """
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".apnull-", suffix=os.path.splitext(path)[1])
-    os.close(fd)
-    try:
-        if path.lower().endswith((".parquet", ".pq")):
-            df.to_parquet(tmp, index=False)
-        else:
-            df.to_csv(tmp, index=False)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+#: Columns printed to 4 decimals.
+AP_COLUMNS = ("mAP", "mAP_normalized", "ap", "precision_at_r", "mean_average_precision", "average_precision")
+#: Columns printed by :func:`apnull.score.p_text` (never a bare 0).
+P_COLUMNS = ("p_value", "q_value", "corrected_p_value")
 
 
 def records(df) -> list:
@@ -48,12 +34,13 @@ def records(df) -> list:
 
 
 def format_table(df) -> str:
-    """``df`` as aligned text: mAP/ap to 4 decimals, p- and q-values to 3 significant digits."""
+    """``df`` as aligned text: the :data:`AP_COLUMNS` to 4 decimals, the :data:`P_COLUMNS` by
+    :func:`apnull.score.p_text` (``%.3g``; 0 as below the smallest double); NaN as ``nan``."""
     shown = df.copy()
-    for col in ("mAP", "ap", "precision_at_r"):
+    for col in AP_COLUMNS:
         if col in shown:
             shown[col] = shown[col].map(lambda v: "nan" if v != v else f"{v:.4f}")
-    for col in ("p_value", "q_value"):
+    for col in P_COLUMNS:
         if col in shown:
-            shown[col] = shown[col].map(lambda v: "nan" if v != v else f"{v:.3g}")
+            shown[col] = shown[col].map(p_text)
     return shown.to_string(index=False)

@@ -43,7 +43,7 @@ from ..law import VALUE_TOL
 from . import _engine, _permute, _scattered
 
 __all__ = ["CAP", "FIRST", "GROWTH", "H", "DELTA", "LEVELS", "schedule", "clopper_pearson",
-           "undecided", "sequential_pvalue", "Sequential", "run_rounds", "run_screen_auto"]
+           "undecided", "still_open", "sequential_pvalue", "Sequential", "run_rounds", "run_screen_auto"]
 
 CAP = 1_000_000     #: most draws of one unit
 FIRST = 100         #: draws of the first round
@@ -211,3 +211,13 @@ def run_screen_auto(screen, seed, client=None, progress=None, threads=None, cap=
     results = {i: _engine.PerturbationResult(i, observed[i][0], observed[i][1], observed[i][2], float(p[i]), None)
                for i in range(n)}
     return results, {i: (int(L[i]), bool(bound[i])) for i in range(n)}
+
+
+def still_open(reached, drawn, rounds, cap=CAP, delta=DELTA, levels=LEVELS) -> np.ndarray:
+    """Units to refine after a round: MMCTest-undecided (:func:`undecided` on Clopper-Pearson
+    intervals at level ``delta / (units * rounds)``) and below ``cap`` draws. ``reached``/``drawn``
+    hold every unit of the screen (their BH decisions are joint), ``rounds`` is ``len(schedule(cap))``."""
+    g = np.asarray(reached)
+    L = np.asarray(drawn)
+    lo, hi = clopper_pearson(g, L, delta / (max(g.size, 1) * rounds))
+    return undecided(lo, hi, levels) & (L < cap)

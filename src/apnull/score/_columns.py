@@ -13,7 +13,12 @@ the page. A column no run may quietly lose:
 - a true/false column is left out as ``"true/false values"``.
 
 With a list or a regex (``features=...``) the chosen columns must all be numeric; a text cell is
-an error naming the cells the same way.
+an error naming the cells the same way. A column of numbers held as text (blank cells allowed) is
+numeric either way.
+
+Text cells (``abc``, ``null``, ``n/a``) are not missing values; blank cells are (in a CSV, also
+``NA`` and ``NaN``), and ``nan=`` (``--nan``, :mod:`apnull.score.missing`) decides what happens to
+them: so the errors say that blanking the cells hands them to that choice.
 """
 
 from __future__ import annotations
@@ -48,10 +53,15 @@ def _cells_text(col: pd.Series, bad: np.ndarray) -> str:
     return shown + more
 
 
+#: What blank cells become, for the errors naming text cells.
+BLANK_CELLS = ("blank cells are missing values, left out by nan='drop-rows' or nan='drop-features' (--nan on "
+               "the command line)")
+
+
 def _numeric_but_cells(name, col: pd.Series, bad: np.ndarray, how: str) -> ValueError:
     return ValueError(
         f"feature column {str(name)!r} is not numeric in {bad.size:,} cell(s): {_cells_text(col, bad)} "
-        f"(rows are 0-based data rows); {how}")
+        f"(rows are 0-based data rows); {how}; {BLANK_CELLS}")
 
 
 def select_features(table: pd.DataFrame, features, exclude) -> tuple[list, list]:
@@ -91,6 +101,9 @@ def select_features(table: pd.DataFrame, features, exclude) -> tuple[list, list]
             else:
                 bad = _not_numbers(col)
                 filled = int(col.notna().sum())
+                if filled and bad.size == 0:  # numbers held as text (e.g. with None for blanks): numeric
+                    chosen.append(c)
+                    continue
                 if filled and bad.size < filled and (filled - bad.size) >= MOSTLY_NUMERIC * filled:
                     raise _numeric_but_cells(c, col, bad, "fix or blank those cells, or choose the feature "
                                              "columns with features= (a list or a regex) to leave it out")

@@ -22,7 +22,8 @@ import numpy as np
 
 from ._kernels import block_sum, sim
 
-__all__ = ["LabelLists", "similarity_rows", "label_queries", "label_null", "label_null_perms", "shuffle"]
+__all__ = ["LabelLists", "similarity_rows", "label_queries", "label_null", "label_null_more", "label_null_perms",
+           "shuffle"]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -264,6 +265,41 @@ def label_null(t, key, B, rows, L):  # pragma: no cover - compiled
             ginv[gperm[i]] = i
         out[b] = label_queries(t, gperm, ginv, rows, L, carrier, share, counter, work, ap, nn, qq)[0]
     return out
+
+
+@numba.njit(cache=True, nogil=True)
+def label_null_more(t, state, gperm, target, drawn, reached, observed, tol, h, rows, L):  # pragma: no cover
+    """Continue label t's null stream (a sequential p-value): the draws of :func:`label_null`, from the
+    SplitMix64 ``state`` and the labelling ``gperm`` (updated in place) left after ``drawn`` draws.
+
+    Counts the draws whose mAP reaches ``observed - tol`` (NaN never does) on top of ``reached``, up
+    to ``target`` draws in all; if ``reached < h`` on entry it stops at the draw that makes it ``h``
+    (Besag & Clifford's rule). Returns (state, drawn, reached, stopped).
+    """
+    G = L.gm_ptr.size - 1
+    P = rows[0].shape[0]
+    ginv = np.empty(G, dtype=np.int64)
+    work = np.empty((2, P), dtype=np.int64)
+    carrier = np.zeros(P, dtype=np.int64)
+    share = np.zeros(P, dtype=np.int64)
+    counter = np.zeros(1, dtype=np.int64)
+    ap = np.empty(P)
+    nn = np.empty(P, dtype=np.int64)
+    qq = np.empty(P, dtype=np.int64)
+    early = reached < h
+    stopped = False
+    while drawn < target:
+        state = shuffle(gperm, state)
+        for i in range(G):
+            ginv[gperm[i]] = i
+        v = label_queries(t, gperm, ginv, rows, L, carrier, share, counter, work, ap, nn, qq)[0]
+        drawn += 1
+        if v >= observed - tol:
+            reached += 1
+            if early and reached >= h:
+                stopped = True
+                break
+    return state, drawn, reached, stopped
 
 
 @numba.njit(cache=True, nogil=True)

@@ -17,33 +17,11 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .._kernels import uniform
+from ._draws import draw_distinct
 from ._kernels import block_sum, count_sorted, sim
 from ._permute import pool_layout
 
-__all__ = ["perturbation_scores_excluding", "evaluate_excluding", "draw_distinct"]
-
-
-@numba.njit(cache=True)
-def draw_distinct(key, counter, size, offset, out, first, count):  # pragma: no cover - compiled
-    """``count`` distinct values of offset + [0, size) into out[first:first + count], by rejection from
-    the stream ``key`` from index ``counter`` (the permutation kernels' draw); returns the next index."""
-    pos = first
-    while pos < first + count:
-        idx = np.int64(uniform(key, counter) * size)
-        counter += np.uint64(1)
-        if idx >= size:
-            idx = size - 1
-        g = offset + idx
-        fresh = True
-        for t in range(first, pos):
-            if out[t] == g:
-                fresh = False
-                break
-        if fresh:
-            out[pos] = g
-            pos += 1
-    return counter
+__all__ = ["perturbation_scores_excluding", "evaluate_excluding"]
 
 
 @numba.njit(cache=True)

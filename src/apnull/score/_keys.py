@@ -5,7 +5,8 @@ distinct (compound, dose) pair as one perturbation. A row is a control when its 
 perturbation column is one of the control values (compared as text), whatever its other columns
 hold; any other row with an empty value in one of the columns is ignored like a row with an empty
 perturbation. The scoring reads one text key per row, the values joined by :data:`KEY_SEP`; the
-result tables show the original columns again, one per column, in the order given.
+result tables show the original columns again, one per column, in the order given, each under its
+:func:`apnull.score._outputs.output_name` (a column called ``m`` or ``null`` comes back as ``m_input``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..limits import check_column
+from ._outputs import RESERVED, output_name
 
 __all__ = ["KEY_SEP", "Combined", "combine_columns", "key_of"]
 
@@ -29,7 +31,8 @@ class Combined(NamedTuple):
     table: pd.DataFrame        #: the input table, or a copy with the key column instead of the columns
     column: str                #: the perturbation column the scoring reads
     columns: list              #: the perturbation columns as given (one or several)
-    expand: Callable           #: result table (with ``column``) -> table with ``columns`` instead
+    expand: Callable           #: result table (with ``column``) -> table with ``names`` instead
+    names: list                #: the perturbation columns' names in the result tables (``output_name``)
 
 
 def key_of(name) -> str:
@@ -73,7 +76,7 @@ def combine_columns(table, perturbation, control, stratum=None) -> Combined:
     else:
         cols = [perturbation]
     if not isinstance(table, pd.DataFrame) or len(cols) == 1:
-        return Combined(table, perturbation, cols, _identity)
+        return Combined(table, perturbation, cols, _identity, [output_name(perturbation)])
     cols = [check_column(table, c, "perturbation") for c in cols]
     if stratum is not None and stratum in cols:
         raise ValueError(f"the stratum column {stratum!r} is also a perturbation column; give it once")
@@ -94,14 +97,17 @@ def combine_columns(table, perturbation, control, stratum=None) -> Combined:
     originals = {k: tuple(table[c].iat[i] for c in cols) for k, i in values.items()}
     work = table.drop(columns=cols)
     work[name] = keys
+    names = []
+    for c in cols:  # free of the tables' own names, of the other columns and of the names given so far
+        names.append(output_name(c, RESERVED | {str(o) for o in cols if o is not c} | set(names)))
 
     def expand(df: pd.DataFrame) -> pd.DataFrame:
         if name not in df.columns:
             return df
         at = list(df.columns).index(name)
         out = df.drop(columns=[name])
-        for j, c in enumerate(cols):
+        for j, c in enumerate(names):
             out.insert(at + j, c, [originals.get(k, (k,) * len(cols))[j] for k in df[name]])
         return out
 
-    return Combined(work, name, cols, expand)
+    return Combined(work, name, cols, expand, names)

@@ -9,8 +9,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .._kernels import uniform
-from ._draws import null_means
+from ._draws import draw_distinct, null_means
 from ._kernels import Pool, evaluate
 from ._tables import replicate_ranks, replicate_sims
 
@@ -68,31 +67,6 @@ def pool_layout(reps, controls, kind):  # pragma: no cover - compiled
     return Pool(g_str, g_rep, g_row, g_ctl, s_n, t_strata, s_lo, s_hi, poff, simRP, sortedRC, gtR, eqR, D0)
 
 
-@numba.njit(cache=True)
-def _draw_distinct(key, counter, size, offset, out, first, count):  # pragma: no cover - compiled
-    """Draw ``count`` distinct values of offset + [0, size) into out[first:first + count] by rejection.
-
-    Uniforms are taken in order from the stream ``key`` starting at index ``counter``; returns the next
-    unused index. (count is small against size here: a few replicates among a pool of controls.)
-    """
-    pos = first
-    while pos < first + count:
-        idx = np.int64(uniform(key, counter) * size)
-        counter += np.uint64(1)
-        if idx >= size:
-            idx = size - 1
-        g = offset + idx
-        fresh = True
-        for t in range(first, pos):
-            if out[t] == g:
-                fresh = False
-                break
-        if fresh:
-            out[pos] = g
-            pos += 1
-    return counter
-
-
 @numba.njit(cache=True, nogil=True)
 def perturbation_scores(reps, controls, kind, B, keys, draws):  # pragma: no cover - compiled
     """Observed per-query AP, Precision@R and mAP of t, and the mAP of each null assignment.
@@ -143,7 +117,7 @@ def random_ap_rows(m, n, B, key):  # pragma: no cover - compiled
     pos = np.empty(m, dtype=np.int64)
     counter = np.uint64(0)
     for b in range(B):
-        counter = _draw_distinct(key, counter, N, 0, pos, 0, m)
+        counter = draw_distinct(key, counter, N, 0, pos, 0, m)
         srt = np.sort(pos)
         s = 0.0
         for i in range(m):
@@ -162,7 +136,7 @@ def draw_assignment(pool, keys, counters, D):  # pragma: no cover - compiled
     pos = 0
     for s in range(keys.size):
         ks = pool.rep_hi[s] - pool.rep_lo[s]
-        counters[s] = _draw_distinct(keys[s], counters[s], ks + pool.n[s], pool.offset[s], D, pos, ks)
+        counters[s] = draw_distinct(keys[s], counters[s], ks + pool.n[s], pool.offset[s], D, pos, ks)
         pos += ks
 
 

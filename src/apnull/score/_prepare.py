@@ -13,7 +13,7 @@ from ..limits import check_column, check_stratum
 from ._columns import select_features
 from ._matrix import duplicate_rows, feature_matrix, grouped_rows, scale_in_place
 from ._scale import degenerate_rows
-from .missing import apply_nan_mode, check_nan_mode
+from .missing import apply_nan_mode, check_nan_mode, rows_text
 from .positives import check_differ_by, differ_codes, drop_without_positives
 
 __all__ = ["Screen", "prepare_screen", "SIMILARITIES", "MAX_STRATUM_CONTROLS", "ONE_STRATUM"]
@@ -23,12 +23,6 @@ SIMILARITIES = ("cosine", "correlation", "euclidean", "abs_cosine")
 KINDS = {"cosine": 0, "correlation": 0, "euclidean": 1, "abs_cosine": 2}
 #: The stratum key of every row when no stratum column is given (the whole screen is one stratum).
 ONE_STRATUM = ""
-
-
-def _rows_text(rows, limit=5) -> str:
-    rows = [int(r) for r in rows]
-    text = ", ".join(str(r) for r in rows[:limit])
-    return text + (f" and {len(rows) - limit} more" if len(rows) > limit else "")
 
 
 @dataclass
@@ -95,7 +89,7 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
         keep &= table[scol].notna().to_numpy()
     if not keep.all():
         warnings.append(f"{int((~keep).sum())} rows with an empty perturbation"
-                        f"{' or stratum' if scol else ''} value were ignored (rows {_rows_text(np.flatnonzero(~keep))}).")
+                        f"{' or stratum' if scol else ''} value were ignored (rows {rows_text(np.flatnonzero(~keep))}).")
     label_text = labels.astype(str).to_numpy()
     is_ctl = np.isin(label_text, controls) & keep
     if not is_ctl.any():
@@ -117,7 +111,7 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
         zero = degenerate_rows(values, similarity)
         if zero.any():
             why = "the same value in every feature" if similarity == "correlation" else "all-zero features"
-            raise ValueError(f"rows {_rows_text(used[zero])} have {why}, so {similarity} similarity is "
+            raise ValueError(f"rows {rows_text(used[zero])} have {why}, so {similarity} similarity is "
                              "undefined; drop them or use similarity='euclidean'")
     meta = pd.DataFrame({"p": label_text[used],
                          "s": table[scol].astype(str).to_numpy()[used] if scol else ONE_STRATUM})
@@ -126,7 +120,7 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
     del values
     if dup.any():
         warnings.append(f"{int(dup.sum())} duplicate rows (same perturbation, stratum and features: rows "
-                        f"{_rows_text(used[dup])}) were kept; they tie with their copies, which the "
+                        f"{rows_text(used[dup])}) were kept; they tie with their copies, which the "
                         "tie-aware AP handles, but check the file was not concatenated twice.")
     ctl = is_ctl[used]
     strata = meta["s"].to_numpy()

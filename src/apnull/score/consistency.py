@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..law import permutation_pvalue
+from ..law import count_reached, permutation_pvalue
 from ..limits import as_probability, check_permutations, check_seed, check_threads, check_workers
-from . import _consistency_kernels as K
+from . import _consistency_auto, _consistency_kernels as K
 from ._consistency_prepare import AGGREGATES, MAX_PROFILES, Profiles, prepare_profiles
 from ._engine import default_threads, stream_key
 from .fdr import benjamini_hochberg
@@ -20,7 +20,7 @@ from .profiles import open_client
 __all__ = ["score_consistency", "ConsistencyResult", "AGGREGATES", "MAX_PROFILES"]
 
 #: Labels per dask task (progress granularity; results do not depend on it).
-LABEL_BATCH = 16
+LABEL_BATCH = _consistency_auto.LABEL_BATCH
 
 
 @dataclass
@@ -36,14 +36,19 @@ class ConsistencyResult:
     _rows: object = field(default=None, repr=False)
 
     def null_maps(self, label) -> np.ndarray:
-        """The B null mAP values of ``label``, recomputed from the run's stream key (exactly the draws
-        its p-value counted; NaN where no query had a negative). ValueError if it was not scored."""
+        """The null mAP values of ``label``, recomputed from the run's stream key: the B draws of a fixed
+        run, or the first ``permutations`` draws (the label's column) of an adaptive one; exactly the
+        draws its p-value counted (NaN where no query had a negative). ValueError if it was not scored."""
         prof = self._profiles
         label = str(label)
         if label not in set(self.labels[self.settings["annotation"]].astype(str)):
             raise ValueError(f"{label!r} is not a scored label of this result")
         t = prof.labels.index(label)
-        return _null(prof, self._rows, t, self.settings["permutations"], self.settings["seed"])
+        B = self.settings["permutations"]
+        if B == "auto":
+            acol = self.settings["annotation"]
+            B = int(self.labels.loc[self.labels[acol].astype(str) == label, "permutations"].iloc[0])
+        return _null(prof, self._rows, t, B, self.settings["seed"])
 
 
 def _null(prof: Profiles, rows, t, B, seed) -> np.ndarray:
@@ -58,7 +63,7 @@ def _null_batch(prof, rows, ts, B, seed):
 
 
 def score_consistency(table, perturbation, annotation, label_sep=None, aggregate="median", control=None,
-                      only=None, features=None, similarity="cosine", permutations=999, seed=0, alpha=0.05,
+                      only=None, features=None, similarity="cosine", permutations="auto", seed=0, alpha=0.05,
                       scheduler=None, workers=None, progress=None, threads=None,
                       query_pvalues=True) -> ConsistencyResult:
     """Phenotypic consistency: label mAP of profiles that share an annotation, with a permutation p-value.
@@ -74,7 +79,10 @@ def score_consistency(table, perturbation, annotation, label_sep=None, aggregate
     perturbations. Label l's null draws B random permutations of the label sets among the
     perturbations (with aggregate "none", a perturbation's replicates move together) and recomputes
     l's mAP (Fisher-Yates shuffles driven by SplitMix64); p = (1 + #{null >= mAP - tol}) / (1 + B)
-    (:func:`apnull.law.permutation_pvalue`); q-values are Benjamini-Hochberg across labels. Label l's
+    (:func:`apnull.law.permutation_pvalue`); q-values are Benjamini-Hochberg across labels. With
+    ``permutations="auto"`` each label's stream runs in rounds as in ``score_profiles`` (Besag-Clifford
+    stop at the 20th null mAP reaching the observed one, p = 20 / L; otherwise p = (1 + g) / (1 + L);
+    MMCTest refines only labels whose BH decision at 0.05 is still open, up to 1,000,000). Label l's
     permutations come from the stream key (seed, "consistency", l) over the perturbations in canonical
     order (sorted by name), so results do not depend on row order or on the other labels. Labels on
     fewer than two perturbations are skipped with a reason.
@@ -101,8 +109,9 @@ def score_consistency(table, perturbation, annotation, label_sep=None, aggregate
         As in ``score_profiles``.
     similarity : {"cosine", "correlation", "euclidean"}
         Of the aggregated profiles.
-    permutations : int
-        B per label, 1 to 1,000,000.
+    permutations : "auto" or int
+        "auto" (default): adaptive, as many draws per label as its BH decision needs (few for most
+        labels); or a fixed B per label, 1 to 1,000,000.
     seed : int
     alpha : float
         ``significant`` is q_value <= alpha.
@@ -118,7 +127,8 @@ def score_consistency(table, perturbation, annotation, label_sep=None, aggregate
     -------
     ConsistencyResult
         ``labels``: [<annotation>, n_perturbations, (n_profiles with aggregate "none"), mAP, p_value,
-        q_value, significant], one label a row, sorted by p_value then label; ``queries``: [(row),
+        q_value, significant, permutations, p_value_bound], one label a row (``permutations``: null
+        draws its p-value used; ``p_value_bound``: none reached the observed mAP, so p is an upper bound), sorted by p_value then label; ``queries``: [(row),
         <perturbation>, <annotation> (the label), m, n, ap, p_value] with ``p_value`` of AP under the
         exact law of (m, n) (NaN, and ap NaN, for a query without negatives, which its label's mAP
         leaves out); ``skipped``: [<annotation>, reason]; ``warnings``; ``settings``; and
@@ -147,13 +157,13 @@ def score_consistency(table, perturbation, annotation, label_sep=None, aggregate
     if not observed:
         reasons = "; ".join(sorted({r for _, r in skipped}))
         raise ValueError(f"nothing to score: no label has two profiles and a query with negatives ({reasons})")
-    nulls = _run(prof, rows, sorted(observed), B, seed, scheduler, workers, progress, threads)
+    pvals = _run(prof, rows, observed, B, seed, scheduler, workers, progress, threads)
     settings = dict(perturbation=perturbation, annotation=annotation, label_sep=label_sep, aggregate=aggregate,
                     control=None if control is None else [control] if isinstance(control, str) else list(control),
                     only=None if only is None else len({str(n) for n in prof.names}), similarity=similarity,
                     permutations=B, seed=seed, alpha=alpha, profiles=int(prof.X.shape[0]),
                     features=len(prof.features))
-    return ConsistencyResult(labels=_label_table(prof, observed, nulls, settings),
+    return ConsistencyResult(labels=_label_table(prof, observed, pvals, settings),
                              queries=_query_table(prof, observed, settings, bool(query_pvalues)),
                              skipped=pd.DataFrame(skipped, columns=[annotation, "reason"]),
                              warnings=list(prof.warnings), settings=settings, _profiles=prof, _rows=rows)
@@ -181,32 +191,45 @@ def _observed(prof: Profiles, rows) -> tuple:
     return observed, skipped
 
 
-def _run(prof, rows, ts, B, seed, scheduler, workers, progress, threads) -> dict:
-    """{t: null mAP values} for the labels ``ts``, on threads in process or as dask tasks."""
+def _run(prof, rows, observed, B, seed, scheduler, workers, progress, threads) -> dict:
+    """{t: (p-value, permutations, bound)} of the ``observed`` labels, on threads or as dask tasks."""
     client, close = open_client(scheduler, workers)
-    total, done, out = len(ts), 0, {}
     try:
-        if client is not None:
-            import dask.distributed as dd
-            pf, rw = client.scatter(prof, broadcast=True), client.scatter(rows, broadcast=True)
-            futures = [client.submit(_null_batch, pf, rw, ts[i:i + LABEL_BATCH], B, seed, pure=False)
-                       for i in range(0, total, LABEL_BATCH)]
-            for fut in dd.as_completed(futures):
-                part = fut.result()
-                out.update(part)
-                done += len(part)
-                if progress:
-                    progress(done, total)
-            return out
-        with ThreadPoolExecutor(max_workers=threads or default_threads()) as pool:
-            for t, null in zip(ts, pool.map(lambda t: _null(prof, rows, t, B, seed), ts)):
-                out[t] = null
-                done += 1
-                if progress:
-                    progress(done, total)
+        if B == "auto":
+            return _consistency_auto.run_labels_auto(prof, rows, {t: o[0] for t, o in observed.items()}, seed,
+                                                     client, progress, threads)
+        nulls = _fixed(prof, rows, sorted(observed), B, seed, client, progress, threads)
+        out = {}
+        for t, null in nulls.items():
+            obs = observed[t][0]
+            out[t] = (permutation_pvalue(null, obs), B, count_reached(null, obs) == 0)
         return out
     finally:
         close()
+
+
+def _fixed(prof, rows, ts, B, seed, client, progress, threads) -> dict:
+    """{t: the B null mAP values} of the labels ``ts``."""
+    total, done, out = len(ts), 0, {}
+    if client is not None:
+        import dask.distributed as dd
+        pf, rw = client.scatter(prof, broadcast=True), client.scatter(rows, broadcast=True)
+        futures = [client.submit(_null_batch, pf, rw, ts[i:i + LABEL_BATCH], B, seed, pure=False)
+                   for i in range(0, total, LABEL_BATCH)]
+        for fut in dd.as_completed(futures):
+            part = fut.result()
+            out.update(part)
+            done += len(part)
+            if progress:
+                progress(done, total)
+        return out
+    with ThreadPoolExecutor(max_workers=threads or default_threads()) as pool:
+        for t, null in zip(ts, pool.map(lambda t: _null(prof, rows, t, B, seed), ts)):
+            out[t] = null
+            done += 1
+            if progress:
+                progress(done, total)
+    return out
 
 
 def _counts(prof, t) -> tuple:
@@ -216,18 +239,20 @@ def _counts(prof, t) -> tuple:
     return len(groups), int(sum(L.gm_ptr[g + 1] - L.gm_ptr[g] for g in groups))
 
 
-def _label_table(prof, observed, nulls, st) -> pd.DataFrame:
-    """[<annotation>, n_perturbations, (n_profiles), mAP, p_value, q_value, significant], by p then label."""
+def _label_table(prof, observed, pvals, st) -> pd.DataFrame:
+    """[<annotation>, n_perturbations, (n_profiles), mAP, p_value, q_value, significant, permutations,
+    p_value_bound], by p then label."""
     acol = st["annotation"]
-    recs = [(prof.labels[t], *_counts(prof, t), observed[t][0], permutation_pvalue(nulls[t], observed[t][0]))
-            for t in sorted(observed)]
-    out = pd.DataFrame(recs, columns=[acol, "n_perturbations", "n_profiles", "mAP", "p_value"])
+    recs = [(prof.labels[t], *_counts(prof, t), observed[t][0], *pvals[t]) for t in sorted(observed)]
+    out = pd.DataFrame(recs, columns=[acol, "n_perturbations", "n_profiles", "mAP", "p_value", "permutations",
+                                      "p_value_bound"])
     out["q_value"] = benjamini_hochberg(out["p_value"].to_numpy())
     out["significant"] = out["q_value"] <= st["alpha"]
     if st["aggregate"] != "none":
         out = out.drop(columns="n_profiles")
     out = out.sort_values(["p_value", acol], kind="mergesort").reset_index(drop=True)
-    return out.astype({"n_perturbations": "int64"})
+    out = out[[c for c in out.columns if c not in ("permutations", "p_value_bound")] + ["permutations", "p_value_bound"]]
+    return out.astype({"n_perturbations": "int64", "permutations": "int64", "p_value_bound": bool})
 
 
 def _query_table(prof, observed, st, pvalues) -> pd.DataFrame:

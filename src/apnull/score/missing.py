@@ -20,7 +20,7 @@ import numpy as np
 
 from ..limits import check_choice
 
-__all__ = ["NAN_MODES", "Dropped", "apply_nan_mode", "check_nan_mode"]
+__all__ = ["NAN_MODES", "Dropped", "apply_nan_mode", "check_nan_mode", "rows_text"]
 
 NAN_MODES = ("error", "drop-features", "drop-rows")
 
@@ -42,7 +42,8 @@ def check_nan_mode(nan) -> str:
     return nan
 
 
-def _rows_text(rows, limit=5) -> str:
+def rows_text(rows, limit=5) -> str:
+    """Row numbers as text: the first ``limit`` joined by commas, then "and N more"."""
     rows = [int(r) for r in rows]
     text = ", ".join(str(r) for r in rows[:limit])
     return text + (f" and {len(rows) - limit} more" if len(rows) > limit else "")
@@ -66,7 +67,7 @@ def apply_nan_mode(values: np.ndarray, used: np.ndarray, features: list, nan: st
         parts = [f"{str(features[c])!r} ({int(bad[:, c].sum())} rows)" for c in cols[:3]]
         more = f" and {cols.size - 3} more columns" if cols.size > 3 else ""
         raise ValueError(f"feature columns with NaN or infinite values: {', '.join(parts)}{more} "
-                         f"(first rows: {_rows_text(used[rows])}); drop or impute those rows, leave the "
+                         f"(first rows: {rows_text(used[rows])}); drop or impute those rows, leave the "
                          "columns out with features=, or pass nan='drop-features' or nan='drop-rows' (--nan on the "
                          "command line)")
     if nan == "drop-features":
@@ -88,4 +89,4 @@ def apply_nan_mode(values: np.ndarray, used: np.ndarray, features: list, nan: st
     gone = [int(r) for r in used[rows]]
     return Dropped(values[keep], used[keep], list(features), [], gone,
                    [f"{len(gone)} rows with NaN or infinite feature values were left out (nan='drop-rows'): "
-                    f"rows {_rows_text(gone)}."])
+                    f"rows {rows_text(gone)}."])

@@ -163,7 +163,8 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
         effects); ``skipped``: [<perturbation column>, reason]; ``warnings`` (including one when
         perturbations sit at the p-value floor 1/(1 + B) of a fixed B); ``settings`` (with
         ``perturbation_column``, the name of the perturbation column in the tables: an input name the
-        tables use themselves, such as ``null`` or ``mAP``, gets ``_input`` appended;
+        tables use themselves, such as ``null`` or ``mAP``, gets ``_input`` appended; for several
+        perturbation columns, the list of their names, each renamed the same way;
         ``columns_left_out``: every column not used as a feature, with the reason). q-values are
         Benjamini-Hochberg, across perturbations and across
         queries separately.
@@ -217,7 +218,7 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
                     permutations=run.B, seed=run.seed, nan=nan, dropped_features=list(screen.dropped_features),
                     dropped_rows=list(screen.dropped_rows), alpha=alpha,
                     positives_differ_by=positives_differ_by,
-                    perturbation_column=pname if len(keyed.columns) == 1 else list(keyed.columns),
+                    perturbation_column=pname if len(keyed.columns) == 1 else list(keyed.names),
                     columns_left_out=[{"column": c, "reason": r} for c, r in screen.left_out],
                     row=_outputs.ROW_NOTE)
     queries = query_table(scored, pname)

@@ -68,3 +68,16 @@ def chart_slots(count: int, placeholder: Callable[[int], object], ready: bool = 
         for i, slot in enumerate(slots):
             slot.plotly_chart(placeholder(i), config=CHART_CONFIG)
     return slots
+
+
+def p_formats(table: pd.DataFrame, labels: dict | None = None) -> dict:
+    """Column configs of the p-value columns of ``table`` (as :func:`apnull.views.score.p_shown` left
+    them): numbers in ``%.4g`` (1e-05 reads 0.00001000, never 0), text as text; ``labels``: headers."""
+    labels = labels or {}
+    out = {}
+    for c in ("p_value", "q_value"):
+        if c in table.columns:
+            numeric = pd.api.types.is_numeric_dtype(table[c])
+            out[c] = (st.column_config.NumberColumn(labels.get(c), format="%.4g") if numeric
+                      else st.column_config.TextColumn(labels.get(c)))
+    return out

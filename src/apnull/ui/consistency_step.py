@@ -18,8 +18,9 @@ from ..plots.consistency import labels_figure
 from ..plots.score import null_figure
 from ..score import SIMILARITIES, score_consistency
 from ..views import consistency as view
-from ..views.score import check_fdr, null_histogram, null_summary, p_text, selected_name
-from .common import download_csv, guard, show_figure
+from ..views.score import (check_fdr, null_histogram, null_summary, p_cutoff, p_label, p_shown, queries_of,
+                           selected_name)
+from .common import download_csv, guard, p_formats, show_figure
 from .widgets import BIND, bound_float, bound_int, bound_select
 
 __all__ = ["consistency_step", "KEYS"]
@@ -112,9 +113,10 @@ def consistency_step(table: pd.DataFrame, perturbation: str, control, active_gro
     fdr = bound_float("FDR level q", "sc_cs_fdr", 0.05, step=0.01, format="%.3g", container=c8,
                       help="Labels with q-value at most this are called consistent.")
     with guard():
-        settings = view.make_settings(table, perturbation, annotation if annotation in table.columns else None,
-                                      separator, scope, active_groups, control, aggregate, similarity,
-                                      permutations, seed)
+        settings = view.make_consistency_settings(table, perturbation,
+                                                  annotation if annotation in table.columns else None,
+                                                  separator, scope, active_groups, control, aggregate, similarity,
+                                                  permutations, seed)
         fdr = check_fdr(fdr)
     pressed = not auto and st.button("Score consistency", type="primary", key="sc_cs_run", icon=":material/play_arrow:")
     with guard():
@@ -139,11 +141,11 @@ def _results(result, settings, fdr, file_name) -> None:
     m2.metric(f"Consistent at q ≤ {fdr:g}", f"{k:,} of {len(labels):,}", border=True)
     m3.metric("Profiles", f"{result.settings['profiles']:,}", border=True,
               help="Aggregated perturbations (or replicates with none) that carry a label.")
+    shown = p_shown(labels)
     fmt = {"mAP": st.column_config.NumberColumn(format="%.4f"),
-           "p_value": st.column_config.NumberColumn("p-value", format="%.4g"),
-           "q_value": st.column_config.NumberColumn("q-value", format="%.4g"),
+           **p_formats(shown, {"p_value": "p-value", "q_value": "q-value"}),
            "significant": st.column_config.CheckboxColumn(f"q ≤ {fdr:g}")}
-    st.dataframe(labels, hide_index=True, column_config=fmt, key="sc_cs_labels_table")
+    st.dataframe(shown, hide_index=True, column_config=fmt, key="sc_cs_labels_table")
     download_csv(labels, f"{file_name}_consistency_labels.csv", label="Download the labels table (CSV)",
                  key="sc_cs_download_labels")
     data = view.figure_data(labels, acol, fdr)
@@ -153,7 +155,7 @@ def _results(result, settings, fdr, file_name) -> None:
         chosen = st.selectbox("Label to inspect", names, key="sc_cs_label", bind=BIND,
                               help="Or click its point in the figure. Ordered by p-value.")
     with left:
-        fig = labels_figure(data, fdr, cutoff=view.p_cutoff(data), p_floor=1.0 / (1 + settings.permutations),
+        fig = labels_figure(data, fdr, cutoff=p_cutoff(data), p_floor=1.0 / (1 + settings.permutations),
                             highlight=chosen)
         st.plotly_chart(fig, key="sc_cs_figure", on_select=lambda: _pick_label(names), selection_mode="points",
                         config={"displaylogo": False, "toImageButtonOptions": {"format": "png"}})
@@ -168,12 +170,12 @@ def _results(result, settings, fdr, file_name) -> None:
                     key="sc_cs_null_figure")
         st.caption(f"{summary['reached']:,} of the {null.size:,} shuffles of the label sets "
                    f"({summary['reached'] / null.size:.1%}) reach the observed mAP {row['mAP']:.4f}; p = (1 + that count) "
-                   f"/ (1 + B) = {p_text(row['p_value'])}.")
+                   f"/ (1 + B) = {p_label(row['p_value'])}.")
     st.subheader(f"Queries of {chosen}")
     st.caption("One row per profile carrying the label: it ranks the m other profiles carrying it among the n "
                "profiles sharing no label with it. Its p-value comes from the exact null law of AP for (m, n).")
-    st.dataframe(view.queries_of(result.queries, acol, chosen), hide_index=True, key="sc_cs_queries_table",
-                 column_config={"ap": st.column_config.NumberColumn(format="%.4f"),
-                                "p_value": st.column_config.NumberColumn(format="%.4g")})
+    shown_queries = p_shown(queries_of(result.queries, acol, chosen))
+    st.dataframe(shown_queries, hide_index=True, key="sc_cs_queries_table",
+                 column_config={"ap": st.column_config.NumberColumn(format="%.4f"), **p_formats(shown_queries)})
     download_csv(result.queries, f"{file_name}_consistency_queries.csv", label="Download all queries (CSV)",
                  key="sc_cs_download_queries")

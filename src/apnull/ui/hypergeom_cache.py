@@ -44,7 +44,7 @@ class HypergeomView(NamedTuple):
     scatter: object  # plotly figure
 
 
-def shuffled_block(m, n, k, seed, block, rows) -> hv.ShuffledSample:
+def cached_shuffled_block(m, n, k, seed, block, rows) -> hv.ShuffledSample:
     """Block ``block`` (``rows`` draws) of the shuffled rankings, cached."""
     return BLOCKS.get_or_compute((m, n, k, seed, block, rows),
                                  lambda: freeze(hv.shuffled_block(m, n, k, seed, block, rows)))
@@ -62,9 +62,9 @@ def view_ready(m, n, k, draws, seed) -> bool:
 
 
 def view(m, n, k, draws, seed) -> HypergeomView:
-    """The page's tables and figures for checked inputs (shuffled blocks from :func:`shuffled_block`)."""
+    """The page's tables and figures for checked inputs (shuffled blocks from :func:`cached_shuffled_block`)."""
     def compute():
-        parts = [shuffled_block(m, n, k, seed, b, rows) for b, rows in hv.block_layout(m, draws)]
+        parts = [cached_shuffled_block(m, n, k, seed, b, rows) for b, rows in hv.block_layout(m, draws)]
         sample = freeze(hv.ShuffledSample(np.concatenate([p.precision for p in parts]),
                                           np.concatenate([p.ap for p in parts])))
         hyper = hyper_draws(m, n, k, draws, seed)

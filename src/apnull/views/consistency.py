@@ -11,8 +11,8 @@ from ..limits import SCORE_PAGE_MAX_PERMUTATIONS, check_permutations, check_seed
 from ..score.consistency import AGGREGATES
 
 __all__ = ["SEPARATORS", "SEPARATOR_NAMES", "NO_SEPARATOR", "ALL", "ACTIVE", "ConsistencySettings", "guess_annotation",
-           "guess_separator", "make_settings", "active_names", "label_table", "figure_data", "p_cutoff",
-           "queries_of", "AGGREGATES"]
+           "guess_separator", "make_consistency_settings", "active_names", "label_table", "figure_data",
+           "AGGREGATES"]
 
 #: Separators offered for several labels in one cell, in the order they are guessed.
 SEPARATORS = ("|", ";", ",", "/", "+")
@@ -90,7 +90,7 @@ def active_names(groups: pd.DataFrame, perturbation: str) -> tuple:
     return tuple(sorted(groups.loc[groups["significant"].astype(bool), perturbation].astype(str)))
 
 
-def make_settings(table: pd.DataFrame, perturbation: str, annotation: str | None, separator: str, scope: str,
+def make_consistency_settings(table: pd.DataFrame, perturbation: str, annotation: str | None, separator: str, scope: str,
                   groups: pd.DataFrame | None, control, aggregate: str, similarity: str, permutations: int,
                   seed: int) -> ConsistencySettings:
     """Check the step's inputs and bundle them. ValueError says what to change."""
@@ -133,14 +133,3 @@ def figure_data(labels: pd.DataFrame, annotation: str, fdr: float) -> pd.DataFra
                          "q_value": labels["q_value"].to_numpy(dtype=float),
                          "neg_log10_p": -np.log10(np.maximum(p, P_FLOOR)),
                          "significant": (labels["q_value"] <= fdr).to_numpy()})
-
-
-def p_cutoff(data: pd.DataFrame) -> float | None:
-    """Largest p among the significant labels (BH calls every smaller p significant too), or None."""
-    sig = data.loc[data["significant"], "p_value"]
-    return float(sig.max()) if len(sig) else None
-
-
-def queries_of(queries: pd.DataFrame, annotation: str, label: str) -> pd.DataFrame:
-    """The queries of one label."""
-    return queries.loc[queries[annotation].astype(str) == str(label)].reset_index(drop=True)

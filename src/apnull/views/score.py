@@ -15,6 +15,7 @@ import pandas as pd
 
 from ..law import count_reached
 from ..limits import SCORE_PAGE_MAX_PERMUTATIONS, check_permutations, check_regex, check_seed, check_stratum
+from ..score import p_text
 
 #: The page's permutation limit, :data:`apnull.limits.SCORE_PAGE_MAX_PERMUTATIONS` (the library's is
 #: ``SCORE_MAX_PERMUTATIONS``); kept under this name for the page.
@@ -159,7 +160,7 @@ class Settings:
     features: str | None
     similarity: str
     null: str
-    permutations: int
+    permutations: int | str   #: B, or "auto" (adaptive permutations)
     seed: int
 
     def kwargs(self) -> dict:
@@ -181,8 +182,20 @@ class Settings:
         return tuple(str(x) for x in astuple(self))
 
 
+def draws_text(permutations, groups: pd.DataFrame) -> str:
+    """The page's card text of the draws behind the mAP p-values: "B = 999", or for adaptive
+    permutations the range each perturbation used ("100 to 1,000,000 draws")."""
+    if permutations != "auto":
+        return f"B = {permutations:,}"
+    used = groups["permutations"] if "permutations" in groups else pd.Series(dtype="int64")
+    if used.empty:
+        return "adaptive"
+    lo, hi = int(used.min()), int(used.max())
+    return f"{lo:,} draws" if lo == hi else f"{lo:,} to {hi:,} draws"
+
+
 def make_settings(table: pd.DataFrame, perturbation: str, control_text: str, stratum: str | None,
-                  features: str | None, similarity: str, null: str, permutations: int, seed: int) -> Settings:
+                  features: str | None, similarity: str, null: str, permutations, seed: int) -> Settings:
     """Check the page's inputs against the table and bundle them. ValueError says what to change."""
     control = resolve_controls(table, perturbation, control_text)
     if stratum in (None, "", NO_STRATUM):
@@ -214,15 +227,33 @@ def check_fdr(level: float) -> float:
 # results
 # ----------------------------------------------------------------------------------------------
 
-def p_text(p: float) -> str:
-    """Three decimals down to 0.01 (0.060), then three significant digits (0.00297, 1.2e-05)."""
+def p_label(p: float) -> str:
+    """A p-value in a sentence on the page: three decimals down to 0.01 (0.060), below that
+    :func:`apnull.score.p_text` (0.00297, 1.2e-05, never a bare 0); "n/a" when missing."""
     if p is None or not np.isfinite(p):
         return "n/a"
-    return f"{p:.3f}" if p >= 0.01 else f"{p:.3g}"
+    return f"{p:.3f}" if p >= 0.01 else p_text(p)
 
 
-def group_table(groups: pd.DataFrame, fdr: float) -> pd.DataFrame:
-    """The perturbation table, most significant first, with ``significant`` (q <= fdr)."""
+#: The p-value columns of the page's tables (permutation or exact-law p-values, BH q-values).
+P_COLUMNS = ("p_value", "q_value")
+
+
+def p_shown(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` as the page shows it: a p-value column holding an exact 0 (an exact law below the smallest
+    double) becomes :func:`apnull.score.p_text` text ("<2.23e-308", "1e-05"), so no p-value reads as a bare
+    0; other columns, and p-value columns without a 0, are left as numbers."""
+    zero = [c for c in P_COLUMNS if c in table.columns and bool((table[c] == 0).any())]
+    if not zero:
+        return table
+    out = table.copy()
+    for c in zero:
+        out[c] = out[c].map(p_text)
+    return out
+
+
+def ranked_groups(groups: pd.DataFrame, fdr: float) -> pd.DataFrame:
+    """The perturbation table as the page ranks it: most significant first, with ``significant`` (q <= fdr)."""
     out = groups.copy()
     out["significant"] = out["q_value"] <= fdr
     out = out.sort_values(["p_value", "q_value", "mAP"], ascending=[True, True, False], kind="stable")
@@ -247,14 +278,15 @@ def volcano_data(groups: pd.DataFrame, perturbation: str, fdr: float) -> pd.Data
 
 
 def p_cutoff(data: pd.DataFrame) -> float | None:
-    """The largest p-value among the significant perturbations: with BH, every p at or below it is
-    significant, so a line at -log10 of it separates the two colours. None if nothing is significant."""
+    """The largest p-value among the significant rows (perturbations, or labels of the consistency step):
+    with BH, every p at or below it is significant, so a line at -log10 of it separates the two colours.
+    None if nothing is significant."""
     sig = data.loc[data["significant"], "p_value"]
     return float(sig.max()) if len(sig) else None
 
 
 def names(groups: pd.DataFrame, perturbation: str) -> list[str]:
-    """The perturbations (as text) in the order of :func:`group_table`."""
+    """The perturbations (as text) in the order of :func:`ranked_groups`."""
     return groups[perturbation].astype(str).tolist()
 
 
@@ -271,9 +303,10 @@ def original_name(groups: pd.DataFrame, perturbation: str, name: str):
     return row_of(groups, perturbation, name)[perturbation]
 
 
-def queries_of(queries: pd.DataFrame, perturbation: str, name: str) -> pd.DataFrame:
-    """The per-query rows of one perturbation."""
-    return queries.loc[queries[perturbation].astype(str) == str(name)].reset_index(drop=True)
+def queries_of(queries: pd.DataFrame, column: str, name: str) -> pd.DataFrame:
+    """The per-query rows whose ``column`` reads ``name`` as text (one perturbation, or one label of the
+    consistency step), renumbered from 0."""
+    return queries.loc[queries[column].astype(str) == str(name)].reset_index(drop=True)
 
 
 def selected_name(selection) -> str | None:

@@ -34,7 +34,7 @@ METHOD_TEXT = (
 #: Inputs a shared link may carry for an uploaded file, with the words the page uses for them.
 LINK_SETTINGS = {"sc_pert": "perturbation column", "sc_control": "control", "sc_stratum": "stratum",
                  "sc_features": "features", "sc_similarity": "similarity", "sc_null": "null",
-                 "sc_perms": "B", "sc_seed": "seed", "sc_fdr": "FDR level"}
+                 "sc_perms": "B", "sc_auto": "adaptive B", "sc_seed": "seed", "sc_fdr": "FDR level"}
 
 
 def link_settings(params: dict) -> str:
