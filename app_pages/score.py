@@ -176,19 +176,24 @@ with right:
                           help="Or click its point in the volcano plot. Ordered by p-value.")
 with left:
     p_floor = 1.0 / (1 + settings.permutations) if null in view.USES_B and not adaptive else None
-    fig = volcano_figure(points, fdr, cutoff=view.p_cutoff(points), p_floor=p_floor, highlight=chosen, method=null)
+    fig = cache.cached_view(("volcano", digest, settings.key(), fdr, chosen), lambda: volcano_figure(
+        points, fdr, cutoff=view.p_cutoff(points), p_floor=p_floor, highlight=chosen, method=null))
     st.plotly_chart(fig, key="volcano", on_select=pick_from_chart, selection_mode="points",
                     config={"displaylogo": False, "toImageButtonOptions": {"format": "png"}})
 row = view.row_of(groups, perturbation, chosen)
 with right:
     if null == "permutation":
-        with guard():
+        def perturbation_null():
             null_maps = result.null_maps(view.original_name(groups, perturbation, chosen))
             hist = view.null_histogram(null_maps, float(row["mAP"]))
-        summary = view.null_summary(null_maps, float(row["mAP"]))
-        show_figure(null_figure(hist, float(row["mAP"]), chosen, float(row["p_value"]), float(row["q_value"]),
-                                permutations=summary["permutations"], n_replicates=int(row["n_replicates"]),
-                                null_mean=summary["mean"]), key="null_figure")
+            summary = view.null_summary(null_maps, float(row["mAP"]))
+            return summary, null_figure(hist, float(row["mAP"]), chosen, float(row["p_value"]),
+                                        float(row["q_value"]), permutations=summary["permutations"],
+                                        n_replicates=int(row["n_replicates"]), null_mean=summary["mean"])
+
+        with guard():
+            summary, fig = cache.cached_view(("null", digest, settings.key(), chosen), perturbation_null)
+        show_figure(fig, key="null_figure")
         st.caption(f"{summary['reached']:,} of the {summary['permutations']:,} shuffled mAPs "
                    f"({summary['share_above']:.1%}) reach the observed {row['mAP']:.4f}; p = (1 + that count) / "
                    f"(1 + B) = {view.p_label(row['p_value'])}. "

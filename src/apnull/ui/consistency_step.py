@@ -21,6 +21,7 @@ from ..views import consistency as view
 from ..views.score import (check_fdr, null_histogram, null_summary, p_cutoff, p_label, p_shown, queries_of,
                            selected_name)
 from .common import download_csv, guard, p_formats, show_figure
+from .score_cache import cached_view
 from .widgets import BIND, bound_float, bound_int, bound_select
 
 __all__ = ["consistency_step", "KEYS"]
@@ -124,10 +125,10 @@ def consistency_step(table: pd.DataFrame, perturbation: str, control, active_gro
     if result is None:
         st.info("Check the annotation and settings, then press **Score consistency**.", icon=":material/info:")
         return
-    _results(result, settings, fdr, file_name)
+    _results(result, settings, fdr, file_name, digest)
 
 
-def _results(result, settings, fdr, file_name) -> None:
+def _results(result, settings, fdr, file_name, digest) -> None:
     acol = settings.annotation
     labels = view.label_table(result.labels, fdr)
     for message in result.warnings:
@@ -155,21 +156,25 @@ def _results(result, settings, fdr, file_name) -> None:
         chosen = st.selectbox("Label to inspect", names, key="sc_cs_label", bind=BIND,
                               help="Or click its point in the figure. Ordered by p-value.")
     with left:
-        fig = labels_figure(data, fdr, cutoff=p_cutoff(data), p_floor=1.0 / (1 + settings.permutations),
-                            highlight=chosen)
+        fig = cached_view(("cs_labels", digest, settings.key(), fdr, chosen), lambda: labels_figure(
+            data, fdr, cutoff=p_cutoff(data), p_floor=1.0 / (1 + settings.permutations), highlight=chosen))
         st.plotly_chart(fig, key="sc_cs_figure", on_select=lambda: _pick_label(names), selection_mode="points",
                         config={"displaylogo": False, "toImageButtonOptions": {"format": "png"}})
     row = labels.loc[labels[acol].astype(str) == chosen].iloc[0]
     with right:
-        with guard():
+        def label_null():
             null = result.null_maps(chosen)
             hist = null_histogram(null, float(row["mAP"]))
-        summary = null_summary(null[null == null], float(row["mAP"]))  # NaN: no query had a negative
-        show_figure(null_figure(hist, float(row["mAP"]), chosen, float(row["p_value"]), float(row["q_value"]),
-                                permutations=null.size, null_mean=summary["mean"]),
-                    key="sc_cs_null_figure")
-        st.caption(f"{summary['reached']:,} of the {null.size:,} shuffles of the label sets "
-                   f"({summary['reached'] / null.size:.1%}) reach the observed mAP {row['mAP']:.4f}; p = (1 + that count) "
+            summary = null_summary(null[null == null], float(row["mAP"]))  # NaN: no query had a negative
+            return null.size, summary, null_figure(hist, float(row["mAP"]), chosen, float(row["p_value"]),
+                                                   float(row["q_value"]), permutations=null.size,
+                                                   null_mean=summary["mean"])
+
+        with guard():
+            draws, summary, fig = cached_view(("cs_null", digest, settings.key(), chosen), label_null)
+        show_figure(fig, key="sc_cs_null_figure")
+        st.caption(f"{summary['reached']:,} of the {draws:,} shuffles of the label sets "
+                   f"({summary['reached'] / draws:.1%}) reach the observed mAP {row['mAP']:.4f}; p = (1 + that count) "
                    f"/ (1 + B) = {p_label(row['p_value'])}.")
     st.subheader(f"Queries of {chosen}")
     st.caption("One row per profile carrying the label: it ranks the m other profiles carrying it among the n "

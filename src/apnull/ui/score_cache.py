@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from ..memo import Memo
+from ..memo import Memo, rough_nbytes
 from ..score import digits_screen, read_table, score_profiles, screen_plan
 from ..views import score as view
 from ..views import score_inputs as inputs
@@ -67,6 +67,18 @@ def _result_bytes(result) -> int:
 UPLOADS = Memo(MAX_UPLOADS, MAX_UPLOAD_BYTES, sizeof=_frame_bytes)
 SCORES = Memo(MAX_SCORES, MAX_SCORE_BYTES, sizeof=_result_bytes)
 PLANS = Memo(32)
+#: The page's figures and null summaries (the volcano plot, a perturbation's or a label's null), keyed
+#: by the table's digest, the settings and the inputs each follows from: built once for all sessions
+#: (a page rerun would otherwise rebuild four validated plotly figures and recompute a null), 256
+#: entries and 64 MB at most.
+VIEWS = Memo(256, max_bytes=64 * 2**20, sizeof=rough_nbytes)
+
+
+def cached_view(key: tuple, build):
+    """``build()``'s value stored for ``key`` (a tuple naming the view and everything it follows from),
+    computed once when many sessions ask at once. Shared and read-only: callers only read it
+    (``st.plotly_chart`` serialises a copy). Errors are not stored."""
+    return VIEWS.get_or_compute(key, build)
 _EXAMPLE = Memo(1)
 
 
