@@ -60,6 +60,25 @@ def int_arg(name: str, minimum: int | None = None, maximum: int | None = None):
     return parse
 
 
+def permutations_arg(words, maximum: int):
+    """argparse type of ``--permutations``: one of ``words`` (e.g. "auto", "all"; any case) or a whole
+    number B in 1..``maximum``; a bad value's message lists what is accepted."""
+    accepted = ", ".join(f"'{w}'" for w in words)
+
+    def parse(text):
+        word = text.strip().lower()
+        if word in words:
+            return word
+        try:
+            return int_arg("--permutations", 1, maximum)(text)
+        except argparse.ArgumentTypeError as exc:
+            if "whole number" not in str(exc):
+                raise
+            raise argparse.ArgumentTypeError(f"--permutations must be {accepted} or a whole number from 1 to "
+                                             f"{maximum:,}, got {text!r}") from None
+    return parse
+
+
 def float_arg(name: str):
     """argparse type: a finite number."""
     def parse(text):

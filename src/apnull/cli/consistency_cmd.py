@@ -14,29 +14,15 @@ atomically and never over the input file.
 
 from __future__ import annotations
 
-import argparse
 import json
 
 from ..limits import SCORE_MAX_PERMUTATIONS as MAX_PERMUTATIONS
 from ..score import SIMILARITIES, check_outputs, read_table, score_consistency, write_table
 from ..score.consistency import AGGREGATES
-from ._common import Progress, add_json, float_arg, int_arg, writable_path
+from ._common import Progress, add_json, float_arg, int_arg, permutations_arg, writable_path
 from .tables import format_table, records
 
 __all__ = ["add_parser", "run"]
-
-
-def _permutations(text):
-    """'auto' or a whole number B in 1..MAX_PERMUTATIONS (argparse type)."""
-    if text.strip().lower() == "auto":
-        return "auto"
-    try:
-        return int_arg("--permutations", 1, MAX_PERMUTATIONS)(text)
-    except argparse.ArgumentTypeError as exc:
-        if "whole number" not in str(exc):
-            raise
-        raise argparse.ArgumentTypeError(f"--permutations must be 'auto' or a whole number from 1 to "
-                                         f"{MAX_PERMUTATIONS:,}, got {text!r}") from None
 
 
 def add_parser(subparsers):
@@ -60,7 +46,8 @@ def add_parser(subparsers):
                    help="significant: q_value <= alpha (also for --only without a significant column); default 0.05")
     p.add_argument("--features", metavar="REGEX", help="feature columns by regex (default: numeric, not Metadata_)")
     p.add_argument("--similarity", choices=SIMILARITIES, default="cosine", help="default cosine")
-    p.add_argument("--permutations", metavar="auto|B", type=_permutations, default="auto",
+    p.add_argument("--permutations", metavar="auto|B",
+                   type=permutations_arg(("auto",), MAX_PERMUTATIONS), default="auto",
                    help=f"permutations per label: 'auto' (default: as many as each BH decision needs, up to "
                         f"{MAX_PERMUTATIONS:,}) or a fixed B in 1..{MAX_PERMUTATIONS:,}")
     p.add_argument("--seed", metavar="S", type=int_arg("--seed", 0), default=0, help="seed (default 0)")

@@ -31,23 +31,10 @@ from ..score import (MAX_FILE_BYTES, NULLS, SIMILARITIES, check_outputs, read_ta
 from ..limits import SCORE_MAX_PERMUTATIONS as MAX_PERMUTATIONS
 from ..score.rankings import RANKING_COLUMNS
 from . import _score_activity as activity
-from ._common import Progress, add_json, int_arg, writable_path
+from ._common import Progress, add_json, int_arg, permutations_arg, writable_path
 from .tables import format_table, records
 
 __all__ = ["add_parser", "run"]
-
-def _permutations(text):
-    word = text.strip().lower()
-    if word in ("auto", "all"):
-        return word
-    try:
-        return int_arg("--permutations", 1, MAX_PERMUTATIONS)(text)
-    except argparse.ArgumentTypeError as exc:
-        if "whole number" not in str(exc):
-            raise
-        raise argparse.ArgumentTypeError(f"--permutations must be 'auto', 'all' or a whole number from 1 to "
-                                         f"{MAX_PERMUTATIONS:,}, got {text!r}") from None
-
 
 def _regex(text):
     try:
@@ -85,7 +72,8 @@ def add_parser(subparsers):
     p.add_argument("--similarity", choices=SIMILARITIES, default="cosine", help="default cosine")
     p.add_argument("--null", choices=NULLS, default="permutation",
                    help="mAP null: permutation (exact, default); independent, copairs (approximate)")
-    p.add_argument("--permutations", metavar="auto|B|all", type=_permutations, default="auto",
+    p.add_argument("--permutations", metavar="auto|B|all",
+                   type=permutations_arg(("auto", "all"), MAX_PERMUTATIONS), default="auto",
                    help=f"permutations per p-value: 'auto' (default: as many as each BH decision needs, up to "
                         f"{MAX_PERMUTATIONS:,}), a fixed B in 1..{MAX_PERMUTATIONS:,}, or 'all' assignments")
     p.add_argument("--seed", metavar="S", type=int_arg("--seed", 0), default=0, help="seed (default 0)")
