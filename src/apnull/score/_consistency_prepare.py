@@ -9,7 +9,7 @@ import pandas as pd
 
 from ..limits import check_column, check_regex
 from ._consistency_kernels import LabelLists
-from ._prepare import KINDS, SIMILARITIES
+from ._prepare import KINDS, check_table
 
 __all__ = ["Profiles", "prepare_profiles", "split_labels", "only_names", "AGGREGATES", "MAX_PROFILES"]
 
@@ -106,12 +106,7 @@ def _prepared_rows(values, similarity, names) -> tuple:
 def prepare_profiles(table, perturbation, annotation, label_sep, aggregate, control, only, features,
                      similarity, alpha) -> Profiles:
     """Check the table and build the :class:`Profiles` (rules in ``score_consistency``)."""
-    if not isinstance(table, pd.DataFrame):
-        raise ValueError("table must be a pandas DataFrame (use read_table to load a CSV or Parquet file)")
-    if table.shape[0] == 0:
-        raise ValueError("the table has no rows")
-    if similarity not in SIMILARITIES:
-        raise ValueError(f"similarity must be one of {', '.join(SIMILARITIES)}, got {similarity!r}")
+    check_table(table, similarity)
     if aggregate not in AGGREGATES:
         raise ValueError(f"aggregate must be one of {', '.join(AGGREGATES)}, got {aggregate!r}")
     pcol = check_column(table, perturbation, "perturbation")

@@ -65,15 +65,21 @@ def _canonical(X: np.ndarray, idx: np.ndarray) -> np.ndarray:
     return idx[order]
 
 
-def prepare_screen(table, perturbation, control, stratum, features, similarity, nan="error",
-                   positives_differ_by=None) -> Screen:
-    """Validate the table and build the :class:`Screen` (see ``score_profiles`` for the rules)."""
+def check_table(table, similarity) -> None:
+    """ValueError unless ``table`` is a DataFrame with rows and ``similarity`` one of
+    :data:`SIMILARITIES` (the first checks of every scorer of a profile table)."""
     if not isinstance(table, pd.DataFrame):
         raise ValueError("table must be a pandas DataFrame (use read_table to load a CSV or Parquet file)")
     if table.shape[0] == 0:
         raise ValueError("the table has no rows")
     if similarity not in SIMILARITIES:
         raise ValueError(f"similarity must be one of {', '.join(SIMILARITIES)}, got {similarity!r}")
+
+
+def prepare_screen(table, perturbation, control, stratum, features, similarity, nan="error",
+                   positives_differ_by=None) -> Screen:
+    """Validate the table and build the :class:`Screen` (see ``score_profiles`` for the rules)."""
+    check_table(table, similarity)
     check_nan_mode(nan)
     pcol = check_column(table, perturbation, "perturbation")
     scol = None if stratum is None else check_column(table, stratum, "stratum")
