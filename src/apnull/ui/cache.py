@@ -33,31 +33,11 @@ import numpy as np
 
 from .. import significance
 from ..exact import ap_variance, expected_ap
-from ..memo import Memo
+from ..memo import Memo, rough_nbytes
 from ..sampling import draw_many
 from ..views import null as summaries
 from . import figures
 from .progress import ProgressBar
-
-
-def _view_bytes(value) -> int:
-    """Rough bytes of a cached view: the strings and arrays of its figures and tables."""
-    import pandas as pd
-    import plotly.graph_objects as go
-
-    if isinstance(value, go.Figure):
-        return _view_bytes(value._data) + _view_bytes(value._layout)
-    if isinstance(value, pd.DataFrame):
-        return int(value.memory_usage(deep=True).sum())
-    if isinstance(value, np.ndarray):
-        return value.nbytes
-    if isinstance(value, (str, bytes)):
-        return len(value)
-    if isinstance(value, dict):
-        return sum(_view_bytes(v) for v in value.values())
-    if isinstance(value, (tuple, list)):
-        return sum(_view_bytes(item) for item in value)
-    return 8
 
 
 def _draws_bytes(value) -> int:
@@ -67,7 +47,7 @@ def _draws_bytes(value) -> int:
 DRAWS = Memo(4096, max_bytes=256 * 2**20, sizeof=_draws_bytes)
 SUMMARIES = Memo(8192)
 EXACT_SUMMARIES = Memo(1024)
-VIEWS = Memo(96, max_bytes=128 * 2**20, sizeof=_view_bytes)
+VIEWS = Memo(96, max_bytes=128 * 2**20, sizeof=rough_nbytes)
 MOMENTS = Memo(1024)
 
 
