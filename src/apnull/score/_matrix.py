@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ._scale import euclidean_rows, unit_rows
+from ._scale import unit_rows
 
 __all__ = ["CHUNK", "feature_matrix", "scale_in_place", "duplicate_rows"]
 

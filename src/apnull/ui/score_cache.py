@@ -24,7 +24,6 @@ table stays in ``UPLOADS``.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import time
 
