@@ -129,6 +129,26 @@ def test_benchmark_sized_pool_equals_the_reference():
 
 
 @pytest.mark.parametrize("kind", [0, 1])
+def test_float32_near_ties_equal_the_reference(kind):
+    """Similarities that differ in float64 but round to the same float32: the kernel's float32
+    comparisons must hand every such query to the exact count."""
+    rng = np.random.default_rng(40 + kind)
+    for t in range(20):
+        n, k = int(rng.integers(3, 30)), int(rng.integers(2, 6))
+        steps = rng.integers(0, 6, size=(n + k, 2)) * 2.0 ** -40  # far below float32's resolution
+        X = 1.0 + steps
+        X[rng.random(n + k) < 0.3, 1] += 0.5  # and some values float32 tells apart
+        comp = _engine.prepare_component(["a"], [np.ascontiguousarray(X[:n])], kind)
+        reps = Replicates(np.ascontiguousarray(X[n:]), np.zeros(k, dtype=np.int64), np.zeros(1, dtype=np.int64))
+        keys = np.array([t + 1], dtype=np.uint64)
+        none = np.empty((0, k), dtype=np.int64)
+        new = _permute.perturbation_scores(reps, comp.controls, kind, 300, keys, none)
+        old = ref.perturbation_scores(reps, comp.controls, kind, 300, keys, none)
+        for a, b in zip(new, old):
+            assert _same(a, b)
+
+
+@pytest.mark.parametrize("kind", [0, 1])
 def test_control_tables_equal_the_reference(kind):
     rng = np.random.default_rng(20 + kind)
     for t in range(40):
@@ -141,14 +161,17 @@ def test_control_tables_equal_the_reference(kind):
         rows0, greater0 = ref.sorted_control_rows(X, kind)
         assert np.array_equal(rows, rows0) and np.array_equal(greater, greater0)
         pairs = _tables.pair_rows(rows, greater)
-        ranks = pairs.view(np.int32)
+        sims, ranks = pairs.view(np.float32), pairs.view(np.int16)
+        assert pairs.size == n * (n - 1) // 2
         for a in range(n):
             for b in range(a + 1, n):
                 i = _tables.pair_index(a, b, n)
-                assert pairs[2 * i] == ref.sim(X, a, X, b, kind)
+                v = ref.sim(X, a, X, b, kind)
+                assert sims[2 * i] == np.float32(v)
                 for (q, y), g in zip(((a, b), (b, a)), ranks[4 * i + 2:4 * i + 4]):
                     assert (-1 - g if g < 0 else g) == greater[q, y]
-                    assert (g < 0) == (np.sum(rows[q] == pairs[2 * i]) > 1)
+                    assert rows[q, n - 2 - greater[q, y]] == v
+                    assert (g < 0) == (np.sum(rows[q] == v) > 1)
 
 
 def test_radix_argsort_is_the_stable_order():

@@ -56,100 +56,148 @@ def draw_distinct(key, counter, size, offset, out, first, count):  # pragma: no 
 
 
 @numba.njit(cache=True)
-def _gather(D, nb, k, n, pairs, base, G, V):  # pragma: no cover - compiled
+def _gather(D, nb, k, n, pairs, base, idx, R):  # pragma: no cover - compiled
     """For draws D[:nb] of a single-stratum pool (replicates 0..k-1, controls k..), the record of each
-    pair of drawn controls u, y (``pair_rows``): V = sim(u, y) and G = y's rank field in u's row, for
-    pair p = qi * (k - 1) + (index of yi among the others) (not written when u or y is a replicate).
-    The reads do not depend on each other, so many are in flight at once."""
-    ranks = pairs.view(np.int32)
+    pair of drawn members qi < yi (``_tables.pair_rows``) into R[b * k (k - 1) / 2 + pair_index(qi, yi,
+    k)]; a pair with a replicate gets the stratum's first record (not read). All indices come first,
+    then the reads in a tight loop: they do not depend on each other, so the memory system serves
+    many at once."""
+    q = 0
     for b in range(nb):
         for qi in range(k):
             u = D[b, qi] - k
             for yi in range(qi + 1, k):
                 y = D[b, yi] - k
+                at = base
                 if u >= 0 and y >= 0:
-                    lo = min(u, y)
-                    at = base + 2 * pair_index(lo, max(u, y), n)
-                    v = pairs[at]
-                    g_lo = ranks[2 * at + 2]
-                    g_hi = ranks[2 * at + 3]
-                    p_uy = qi * (k - 1) + yi - 1
-                    p_yu = yi * (k - 1) + qi
-                    V[b, p_uy] = v
-                    V[b, p_yu] = v
-                    G[b, p_uy] = g_lo if u == lo else g_hi
-                    G[b, p_yu] = g_hi if u == lo else g_lo
+                    at = base + pair_index(min(u, y), max(u, y), n)
+                idx[q] = at
+                q += 1
+    for i in range(q):
+        R[i] = pairs[idx[i]]
 
 
 @numba.njit(cache=True)
-def _single_stratum(D, nb, out, first, controls, pool, simPR, G, V, vals, same, bgt, beq, order):
-    """out[first + b] = mAP of draw D[b] of a single-stratum pool; the counts of ``evaluate``."""  # noqa
+def _single_stratum(D, nb, out, first, controls, pool, simPR, simPR32, prec, idx, R,
+                    vals, same, bgt, beq, order):  # pragma: no cover - compiled
+    """out[first + b] = mAP of draw D[b] of a single-stratum pool: the counts of ``evaluate``.
+
+    A control query whose positives are controls takes each positive's rank from the pair's record
+    and adds the replicates above it, compared in float32 (``simPR32`` against the record's rounded
+    similarity): rounding to nearest keeps order, so a strict float32 inequality is the float64 one.
+    Any equality there, a tie flagged in the record, or a replicate among the query or its positives
+    sends the query to :func:`_exact_query`, which counts from the exact similarities.
+    """
     k = D.shape[1]
     m = k - 1
+    npairs = k * m // 2
     n = pool.n[0]
     j = pool.component_stratum[0]
     sorted_buf = controls.sorted_sims
     rbase = controls.sorted_offset[j]
-    _gather(D, nb, k, n, controls.pairs, controls.pairs_offset[j], G, V)
-    simRP, gtR, eqR = pool.sim, pool.gt, pool.eq
+    _gather(D, nb, k, n, controls.pairs, controls.pairs_offset[j], idx, R)
+    Rf = R.view(np.float32)
+    Ri = R.view(np.int16)
     for b in range(nb):
         total = 0.0
-        p = 0
+        rb = b * npairs
         for qi in range(k):
             u = D[b, qi]
+            ok = u >= k
             cnt = 0
-            plain = True
-            for yi in range(k):
-                if yi == qi:
-                    continue
-                y = D[b, yi]
-                if u < k:  # a replicate query: its ranks of the pool, once per perturbation
-                    v = simRP[u, y]
-                    gt = gtR[u, y]
-                    eq = eqR[u, y]
-                elif y < k:  # a control query, a replicate positive: search u's sorted row
-                    v = simRP[y, u]
-                    rs = rbase + (u - k) * (n - 1)
-                    gt, eq = count_sorted(sorted_buf[rs:rs + n - 1], v)
-                else:
-                    v = V[b, p]
-                    gt = G[b, p]
-                    eq = 1
-                    if gt < 0:  # v ties other controls in u's row (rare): count them in the sorted row
-                        gt = -1 - gt
-                        rs = rbase + (u - k) * (n - 1)
-                        pos = n - 3 - gt
-                        while pos >= 0 and sorted_buf[rs + pos] == v:
-                            eq += 1
-                            pos -= 1
-                for r2 in range(k):  # branch-free: these comparisons are unpredictable
-                    w = simPR[u, r2]
-                    other = r2 != u
-                    gt += other & (w > v)
-                    eq += other & (w == v)
-                if eq != 1:
-                    plain = False
-                vals[cnt] = v
-                same[cnt] = 1
-                bgt[cnt] = gt
-                beq[cnt] = eq
-                cnt += 1
-                p += 1
-            if plain:
-                total += _untied_ap(bgt, m)
+            if ok:
+                for yi in range(k):
+                    if yi == qi:
+                        continue
+                    y = D[b, yi]
+                    if y < k:
+                        ok = False
+                        break
+                    slot = rb + pair_index(min(qi, yi), max(qi, yi), k)
+                    rank = Ri[4 * slot + 2] if u < y else Ri[4 * slot + 3]
+                    v32 = Rf[2 * slot]
+                    gt = np.int64(rank)
+                    amb = rank < 0
+                    for r2 in range(k):  # branch-free: these comparisons are unpredictable
+                        w = simPR32[u, r2]
+                        gt += w > v32
+                        amb |= w == v32
+                    if amb:
+                        ok = False
+                        break
+                    bgt[cnt] = gt
+                    cnt += 1
+            if ok:
+                total += _untied_ap(bgt, m, prec)
             else:
-                ap, _ = query_counts(vals, same, bgt, beq, order, m, m)
-                total += ap
+                total += _exact_query(D, b, qi, R, rb, n, sorted_buf, rbase, simPR, pool,
+                                      prec, vals, same, bgt, beq, order)
         out[first + b] = total / k
 
 
+@numba.njit(cache=True)
+def _exact_query(D, b, qi, R, rb, n, sorted_buf, rbase, simPR, pool,
+                 prec, vals, same, bgt, beq, order):  # pragma: no cover - compiled
+    """AP of query D[b, qi] of a single-stratum pool from exact similarities: the counts of
+    ``evaluate`` (two controls: the rank from the pair's record, the similarity and its ties from
+    the query's sorted row)."""
+    k = D.shape[1]
+    m = k - 1
+    Ri = R.view(np.int16)
+    simRP, gtR, eqR = pool.sim, pool.gt, pool.eq
+    u = D[b, qi]
+    rs = rbase + (u - k) * (n - 1)
+    cnt = 0
+    plain = True
+    for yi in range(k):
+        if yi == qi:
+            continue
+        y = D[b, yi]
+        if u < k:  # a replicate query: its ranks of the pool, once per perturbation
+            v = simRP[u, y]
+            gt = gtR[u, y]
+            eq = eqR[u, y]
+        elif y < k:  # a control query, a replicate positive: search u's sorted row
+            v = simRP[y, u]
+            gt, eq = count_sorted(sorted_buf[rs:rs + n - 1], v)
+        else:
+            slot = rb + pair_index(min(qi, yi), max(qi, yi), k)
+            gt = np.int64(Ri[4 * slot + 2] if u < y else Ri[4 * slot + 3])
+            if gt < 0:  # v ties other controls in u's row
+                gt = -1 - gt
+            pos = n - 2 - gt
+            v = sorted_buf[rs + pos]
+            eq = 1
+            pos -= 1
+            while pos >= 0 and sorted_buf[rs + pos] == v:
+                eq += 1
+                pos -= 1
+        for r2 in range(k):
+            w = simPR[u, r2]
+            other = r2 != u
+            gt += other & (w > v)
+            eq += other & (w == v)
+        if eq != 1:
+            plain = False
+        vals[cnt] = v
+        same[cnt] = 1
+        bgt[cnt] = gt
+        beq[cnt] = eq
+        cnt += 1
+    if plain:
+        return _untied_ap(bgt, m, prec)
+    ap, _ = query_counts(vals, same, bgt, beq, order, m, m)
+    return ap
+
+
 @numba.njit(cache=True, inline="always")
-def _untied_ap(gt, m):  # pragma: no cover - compiled
+def _untied_ap(gt, m, prec):  # pragma: no cover - compiled
     """AP of a query whose m positives (all in its stratum) tie with no pool member: the positive with
     the i-th smallest count gt of members above it (i = 0, 1, ...) has precision (i + 1) / (gt + 1).
 
     The additions run in the order of ``query_counts`` (most similar first), with the values it
     computes there: each block has one positive, start = gt and before = i, so the bits are the same.
+    ``prec[i, g]`` holds (i + 1.0) / (g + 1.0) (the same division, done once) when it has rows.
     """
     if m == 3:  # a sorting network of min/max: no unpredictable branch
         a = gt[0]
@@ -170,8 +218,12 @@ def _untied_ap(gt, m):  # pragma: no cover - compiled
                 j -= 1
             gt[j] = x
     total = 0.0
-    for i in range(m):
-        total += (i + 1.0) / (gt[i] + 1.0)
+    if prec.shape[0] > 0:
+        for i in range(m):
+            total += prec[i, gt[i]]
+    else:
+        for i in range(m):
+            total += (i + 1.0) / (gt[i] + 1.0)
     return total / m
 
 
@@ -190,13 +242,22 @@ def null_means(pool, controls, kind, keys, counters, out):  # pragma: no cover -
     C = CHUNK
     D = np.empty((C, k), dtype=np.int64)
     m = max(k - 1, 1)
-    G = np.empty((C, k * m), dtype=np.int64)
-    V = np.empty((C, k * m))
+    npairs = C * k * m // 2
+    idx = np.empty(npairs, dtype=np.int64)
+    R = np.empty(npairs, dtype=np.int64)
     P = pool.sim.shape[1]
     simPR = np.empty((P, k))
+    simPR32 = np.empty((P, k), dtype=np.float32)
     for r in range(k):
         for g in range(P):
             simPR[g, r] = pool.sim[r, g]
+            simPR32[g, r] = np.float32(pool.sim[r, g])
+    # precisions (i + 1) / (g + 1) as a table where the draws divide more often than the table does
+    rows = m if J == 1 and m * P <= B * k else 0
+    prec = np.empty((rows, P))
+    for i in range(rows):
+        for g in range(P):
+            prec[i, g] = (i + 1.0) / (g + 1.0)
     ap = np.empty(k)
     pr = np.empty(k)
     fwork = np.empty((1, k))
@@ -211,7 +272,7 @@ def null_means(pool, controls, kind, keys, counters, out):  # pragma: no cover -
                 counters[s] = draw_distinct(keys[s], counters[s], ks + pool.n[s], pool.offset[s], D[b], pos, ks)
                 pos += ks
         if single:
-            _single_stratum(D, nb, out, b0, controls, pool, simPR, G, V,
+            _single_stratum(D, nb, out, b0, controls, pool, simPR, simPR32, prec, idx, R,
                             fwork[0], iwork[0], iwork[1], iwork[2], iwork[3])
         else:
             for b in range(nb):

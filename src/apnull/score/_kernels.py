@@ -43,9 +43,9 @@ class ControlRows(NamedTuple):
     greater: np.ndarray         #: int32 buffer of ranks: how many of control c's similarities exceed
     # sim(c, c2), at greater_offset[j] + c * size[j] + c2 (-1 on the diagonal)
     greater_offset: np.ndarray  #: (J,) int64 start of stratum j in ``greater``
-    pairs: np.ndarray           #: float64 buffer of 16-byte pair records (``_tables.pair_rows``): for
-    # controls a < b of stratum j, record i = a (2 n - a - 1) / 2 + b - a - 1 at pairs_offset[j] + 2 i
-    # holds sim(a, b), then greater[a, b] and greater[b, a] as int32 (-1 - rank when tied in that row)
+    pairs: np.ndarray           #: int64 buffer of 8-byte pair records (``_tables.pair_rows``): for
+    # controls a < b of stratum j, record i = a (2 n - a - 1) / 2 + b - a - 1 at pairs_offset[j] + i
+    # holds sim(a, b) as float32, then greater[a, b] and greater[b, a] as int16 (-1 - rank when tied)
     pairs_offset: np.ndarray    #: (J,) int64 start of stratum j in ``pairs``
 
 

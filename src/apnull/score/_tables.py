@@ -1,6 +1,6 @@
 """Compiled kernels (numba) building the tables the permutation kernels read.
 
-Per stratum of controls: the 16-byte record of each unordered control pair (``pair_rows``), from the
+Per stratum of controls: the 8-byte record of each unordered control pair (``pair_rows``), from the
 sorted similarity rows and ranks of ``_kernels.sorted_control_rows``. Per perturbation: its replicates'
 similarities to the pool (``replicate_sims``: each control's row read once for four replicates, every
 sum in the order of ``sim``, so the bits of ``sim``) and their ranks of the pool (``replicate_ranks``:
@@ -184,17 +184,21 @@ def replicate_ranks(simRP, rep_str, poff, s_lo, s_hi, s_n, sortedRC, gtR, eqR): 
 
 @numba.njit(cache=True)
 def pair_rows(rows, greater):  # pragma: no cover - compiled
-    """The 16-byte records of a stratum's n controls, one per unordered pair a < b, from
-    ``sorted_control_rows``'s (rows, greater): a float64 array of n (n - 1) entries.
+    """The 8-byte records of a stratum's n controls, one per unordered pair a < b, from
+    ``sorted_control_rows``'s (rows, greater): an int64 array of n (n - 1) / 2 entries.
 
-    Pair (a, b) is record ``pair_index(a, b, n)`` (entries 2 i and 2 i + 1): sim(a, b) as float64,
-    then, as two int32 in the second entry, b's rank in a's row (greater[a, b]) and a's rank in b's
-    row (greater[b, a]), each stored as -1 - rank when the similarity ties another entry of that row.
-    One record serves both directions of a pair, so a draw of k controls reads k (k - 1) / 2 records.
+    Pair (a, b) is record ``i = pair_index(a, b, n)``: as float32 (entry 2 i of its float32 view),
+    sim(a, b) rounded to nearest; as int16 (entries 4 i + 2 and 4 i + 3 of its int16 view), b's rank
+    in a's row (greater[a, b]) and a's rank in b's row (greater[b, a]), each stored as -1 - rank when
+    the similarity ties another entry of that row. One record serves both directions of a pair, so a
+    draw of k controls reads k (k - 1) / 2 records; ranks fit int16 below 32,768 controls a stratum
+    (``limits.SCORE_MAX_STRATUM_CONTROLS`` is 10,000). The exact similarity is in the sorted row at
+    the rank: rows[a, n - 2 - greater[a, b]].
     """
     n = greater.shape[0]
-    out = np.zeros(n * (n - 1))
-    ranks = out.view(np.int32)
+    out = np.zeros(n * (n - 1) // 2, dtype=np.int64)
+    sims = out.view(np.float32)
+    ranks = out.view(np.int16)
     for a in range(n):  # reads row by row; the record of (b, a), b < a, is completed from row a
         for b in range(n):
             if b == a:
@@ -205,7 +209,7 @@ def pair_rows(rows, greater):  # pragma: no cover - compiled
             rank = -1 - gab if pa > 0 and rows[a, pa - 1] == v else gab
             if a < b:
                 i = pair_index(a, b, n)
-                out[2 * i] = v
+                sims[2 * i] = np.float32(v)
                 ranks[4 * i + 2] = rank
             else:
                 ranks[4 * pair_index(b, a, n) + 3] = rank
