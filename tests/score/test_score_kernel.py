@@ -55,6 +55,14 @@ def random_case(rng):
     return comp.controls, reps, kind, keys, list(zip(ks, sizes))
 
 
+def control_rows(X, kind):
+    """``_tables.sorted_control_rows`` into new arrays: (rows, greater)."""
+    n = X.shape[0]
+    rows, greater = np.empty((n, max(n - 1, 0))), np.empty((n, n), dtype=np.int32)
+    _tables.sorted_control_rows(X, np.ascontiguousarray(X.T), kind, rows, greater)
+    return rows, greater
+
+
 def _same(a, b):
     return np.array_equal(np.asarray(a), np.asarray(b), equal_nan=True)
 
@@ -157,7 +165,7 @@ def test_control_tables_equal_the_reference(kind):
         if t % 2:
             X = np.round(X)
         X[rng.random(n) < 0.1] = 0.0  # zero rows: similarities of +0.0 and -0.0
-        rows, greater = _kernels.sorted_control_rows(X, kind)
+        rows, greater = control_rows(X, kind)
         rows0, greater0 = ref.sorted_control_rows(X, kind)
         assert np.array_equal(rows, rows0) and np.array_equal(greater, greater0)
         pairs = _tables.pair_rows(rows, greater)
@@ -177,6 +185,7 @@ def test_control_tables_equal_the_reference(kind):
 def test_radix_argsort_is_the_stable_order():
     rng = np.random.default_rng(4)
     work = _radix.radix_work(600)
+    swork = _radix.sort_work(600)
     for t in range(300):
         n = int(rng.integers(0, 600))
         v = rng.normal(size=n) * 10.0 ** rng.integers(-8, 8)
@@ -184,9 +193,16 @@ def test_radix_argsort_is_the_stable_order():
             v = np.round(v)
         if t % 3 == 0 and n:
             v[rng.integers(0, n, size=n // 3 + 1)] = -0.0
+        if t % 5 == 1:  # a span of subnormal numbers
+            v = v * 1e-318
+        if t % 7 == 2 and n > 1:  # a span beyond the largest float
+            v[0], v[-1] = 1e308, -1e308
         order = np.empty(n, dtype=np.int64)
         _radix.radix_argsort(v, order, work)
         assert np.array_equal(order, np.argsort(v, kind="mergesort"))
+        order2 = np.full(n, -1, dtype=np.int64)
+        _radix.stable_argsort(v, order2, swork)
+        assert np.array_equal(order2, order)
 
 
 def _kinds():
@@ -201,13 +217,13 @@ def test_blocked_similarities_equal_sim():
         for _ in range(20):
             n, k, d = int(rng.integers(2, 30)), int(rng.integers(1, 9)), int(rng.integers(1, 12))
             Xc, Xr = rng.normal(size=(n, d)), rng.normal(size=(k, d))
-            rows, _ = _kernels.sorted_control_rows(Xc, kind)
+            rows, _ = control_rows(Xc, kind)
             want = np.sort(np.array([[_kernels.sim(Xc, a, Xc, b, kind) for b in range(n) if b != a]
                                      for a in range(n)]), axis=1)
             assert np.array_equal(rows, want)
             g_rep = np.r_[np.arange(k), np.full(n, -1)].astype(np.int64)
             g_row = np.r_[np.full(k, -1), np.arange(n)].astype(np.int64)
-            got = _tables.replicate_sims(Xr, Xc, g_rep, g_row, kind)
+            got = _tables.replicate_sims(Xr, Xc, np.ascontiguousarray(Xc.T), g_rep, g_row, kind)
             for r in range(k):
                 for g in range(k + n):
                     ref_v = _kernels.sim(Xr, r, Xr, g, kind) if g < k else _kernels.sim(Xr, r, Xc, g - k, kind)
