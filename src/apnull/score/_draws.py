@@ -78,7 +78,7 @@ def _gather(D, nb, k, n, pairs, base, idx, R):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def _single_stratum(D, nb, out, first, controls, pool, simPR, simPR32, prec, idx, R,
+def _single_stratum(D, nb, out, first, controls, pool, simPR, simPR32, idx, R,
                     vals, same, bgt, beq, order):  # pragma: no cover - compiled
     """out[first + b] = mAP of draw D[b] of a single-stratum pool: the counts of ``evaluate``.
 
@@ -101,6 +101,8 @@ def _single_stratum(D, nb, out, first, controls, pool, simPR, simPR32, prec, idx
     for b in range(nb):
         total = 0.0
         rb = b * npairs
+        if k == 4 and _four(D, b, Rf, Ri, rb, simPR32, out, first):
+            continue
         for qi in range(k):
             u = D[b, qi]
             ok = u >= k
@@ -128,16 +130,75 @@ def _single_stratum(D, nb, out, first, controls, pool, simPR, simPR32, prec, idx
                     bgt[cnt] = gt
                     cnt += 1
             if ok:
-                total += _untied_ap(bgt, m, prec)
+                total += _untied_ap(bgt, m)
             else:
                 total += _exact_query(D, b, qi, R, rb, n, sorted_buf, rbase, simPR, pool,
-                                      prec, vals, same, bgt, beq, order)
+                                      vals, same, bgt, beq, order)
         out[first + b] = total / k
+
+
+@numba.njit(cache=True, inline="always")
+def _ranked(u, y, slot, Rf, Ri, simPR32):  # pragma: no cover - compiled
+    """Pool members above control y in control u's ranking (4 replicates), or -1 where it takes the
+    exact similarities (a tie in the record, or a float32 equality)."""
+    rank = np.int64(Ri[4 * slot + 2] if u < y else Ri[4 * slot + 3])
+    v = Rf[2 * slot]
+    w0 = simPR32[u, 0]
+    w1 = simPR32[u, 1]
+    w2 = simPR32[u, 2]
+    w3 = simPR32[u, 3]
+    amb = (rank < 0) | (w0 == v) | (w1 == v) | (w2 == v) | (w3 == v)
+    g = rank + np.int64(w0 > v) + np.int64(w1 > v) + np.int64(w2 > v) + np.int64(w3 > v)
+    return -1 if amb else g
+
+
+@numba.njit(cache=True, inline="always")
+def _ap3(u, ya, sa, yb, sb, yc, sc, Rf, Ri, simPR32):  # pragma: no cover - compiled
+    """AP of control query u with control positives ya, yb, yc (records at slots sa, sb, sc), the
+    additions and divisions of ``_untied_ap``; -1.0 where it takes the exact similarities."""
+    a = _ranked(u, ya, sa, Rf, Ri, simPR32)
+    b = _ranked(u, yb, sb, Rf, Ri, simPR32)
+    c = _ranked(u, yc, sc, Rf, Ri, simPR32)
+    if a < 0 or b < 0 or c < 0:
+        return -1.0
+    lo = min(a, b)
+    hi = max(a, b)
+    mid = max(lo, c)
+    total = 0.0
+    total += 1.0 / (min(lo, c) + 1.0)
+    total += 2.0 / (min(mid, hi) + 1.0)
+    total += 3.0 / (max(mid, hi) + 1.0)
+    return total / 3
+
+
+@numba.njit(cache=True, inline="always")
+def _four(D, b, Rf, Ri, rb, simPR32, out, first):  # pragma: no cover - compiled
+    """out[first + b] = mAP of draw b of four controls when every count is decided in float32 (the
+    value of the general path, bit for bit); False, nothing written, otherwise."""
+    d0 = D[b, 0]
+    d1 = D[b, 1]
+    d2 = D[b, 2]
+    d3 = D[b, 3]
+    if min(min(d0, d1), min(d2, d3)) < 4:
+        return False
+    a0 = _ap3(d0, d1, rb, d2, rb + 1, d3, rb + 2, Rf, Ri, simPR32)
+    a1 = _ap3(d1, d0, rb, d2, rb + 3, d3, rb + 4, Rf, Ri, simPR32)
+    a2 = _ap3(d2, d0, rb + 1, d1, rb + 3, d3, rb + 5, Rf, Ri, simPR32)
+    a3 = _ap3(d3, d0, rb + 2, d1, rb + 4, d2, rb + 5, Rf, Ri, simPR32)
+    if a0 < 0.0 or a1 < 0.0 or a2 < 0.0 or a3 < 0.0:
+        return False
+    total = 0.0
+    total += a0
+    total += a1
+    total += a2
+    total += a3
+    out[first + b] = total / 4
+    return True
 
 
 @numba.njit(cache=True)
 def _exact_query(D, b, qi, R, rb, n, sorted_buf, rbase, simPR, pool,
-                 prec, vals, same, bgt, beq, order):  # pragma: no cover - compiled
+                 vals, same, bgt, beq, order):  # pragma: no cover - compiled
     """AP of query D[b, qi] of a single-stratum pool from exact similarities: the counts of
     ``evaluate`` (two controls: the rank from the pair's record, the similarity and its ties from
     the query's sorted row)."""
@@ -185,19 +246,18 @@ def _exact_query(D, b, qi, R, rb, n, sorted_buf, rbase, simPR, pool,
         beq[cnt] = eq
         cnt += 1
     if plain:
-        return _untied_ap(bgt, m, prec)
+        return _untied_ap(bgt, m)
     ap, _ = query_counts(vals, same, bgt, beq, order, m, m)
     return ap
 
 
 @numba.njit(cache=True, inline="always")
-def _untied_ap(gt, m, prec):  # pragma: no cover - compiled
+def _untied_ap(gt, m):  # pragma: no cover - compiled
     """AP of a query whose m positives (all in its stratum) tie with no pool member: the positive with
     the i-th smallest count gt of members above it (i = 0, 1, ...) has precision (i + 1) / (gt + 1).
 
     The additions run in the order of ``query_counts`` (most similar first), with the values it
     computes there: each block has one positive, start = gt and before = i, so the bits are the same.
-    ``prec[i, g]`` holds (i + 1.0) / (g + 1.0) (the same division, done once) when it has rows.
     """
     if m == 3:  # a sorting network of min/max: no unpredictable branch
         a = gt[0]
@@ -218,12 +278,8 @@ def _untied_ap(gt, m, prec):  # pragma: no cover - compiled
                 j -= 1
             gt[j] = x
     total = 0.0
-    if prec.shape[0] > 0:
-        for i in range(m):
-            total += prec[i, gt[i]]
-    else:
-        for i in range(m):
-            total += (i + 1.0) / (gt[i] + 1.0)
+    for i in range(m):
+        total += (i + 1.0) / (gt[i] + 1.0)
     return total / m
 
 
@@ -252,12 +308,6 @@ def null_means(pool, controls, kind, keys, counters, out):  # pragma: no cover -
         for g in range(P):
             simPR[g, r] = pool.sim[r, g]
             simPR32[g, r] = np.float32(pool.sim[r, g])
-    # precisions (i + 1) / (g + 1) as a table where the draws divide more often than the table does
-    rows = m if J == 1 and m * P <= B * k else 0
-    prec = np.empty((rows, P))
-    for i in range(rows):
-        for g in range(P):
-            prec[i, g] = (i + 1.0) / (g + 1.0)
     ap = np.empty(k)
     pr = np.empty(k)
     fwork = np.empty((1, k))
@@ -272,7 +322,7 @@ def null_means(pool, controls, kind, keys, counters, out):  # pragma: no cover -
                 counters[s] = draw_distinct(keys[s], counters[s], ks + pool.n[s], pool.offset[s], D[b], pos, ks)
                 pos += ks
         if single:
-            _single_stratum(D, nb, out, b0, controls, pool, simPR, simPR32, prec, idx, R,
+            _single_stratum(D, nb, out, b0, controls, pool, simPR, simPR32, idx, R,
                             fwork[0], iwork[0], iwork[1], iwork[2], iwork[3])
         else:
             for b in range(nb):
