@@ -24,6 +24,7 @@ import numpy as np
 
 from .._kernels import uniform
 from ._kernels import count_sorted, evaluate, query_counts
+from ._prefetch import prefetch
 from ._tables import pair_index
 
 #: Draws evaluated together (the gathered look-ups of a chunk fit in the first-level cache).
@@ -56,12 +57,12 @@ def draw_distinct(key, counter, size, offset, out, first, count):  # pragma: no 
 
 
 @numba.njit(cache=True)
-def _gather(D, nb, k, n, pairs, base, idx, R):  # pragma: no cover - compiled
-    """For draws D[:nb] of a single-stratum pool (replicates 0..k-1, controls k..), the record of each
-    pair of drawn members qi < yi (``_tables.pair_rows``) into R[b * k (k - 1) / 2 + pair_index(qi, yi,
-    k)]; a pair with a replicate gets the stratum's first record (not read). All indices come first,
-    then the reads in a tight loop: they do not depend on each other, so the memory system serves
-    many at once."""
+def _index(D, nb, k, n, base, pairs, idx):  # pragma: no cover - compiled
+    """For draws D[:nb] of a single-stratum pool (replicates 0..k-1, controls k..), the position in
+    ``pairs`` of the record of each pair of drawn members qi < yi (``_tables.pair_rows``) into
+    idx[b * k (k - 1) / 2 + pair_index(qi, yi, k)] (a pair with a replicate: the stratum's first
+    record, not used), each record prefetched: the reads do not depend on each other, and they
+    proceed while the previous chunk is computed."""
     q = 0
     for b in range(nb):
         for qi in range(k):
@@ -72,15 +73,15 @@ def _gather(D, nb, k, n, pairs, base, idx, R):  # pragma: no cover - compiled
                 if u >= 0 and y >= 0:
                     at = base + pair_index(min(u, y), max(u, y), n)
                 idx[q] = at
+                prefetch(pairs, at)
                 q += 1
-    for i in range(q):
-        R[i] = pairs[idx[i]]
 
 
 @numba.njit(cache=True)
-def _single_stratum(D, nb, out, first, controls, pool, simPR, simPR32, idx, R,
+def _single_stratum(D, nb, out, first, controls, pool, simPR, simPR32, idx, R, left,
                     vals, same, bgt, beq, order):  # pragma: no cover - compiled
-    """out[first + b] = mAP of draw D[b] of a single-stratum pool: the counts of ``evaluate``.
+    """out[first + b] = mAP of draw D[b] of a single-stratum pool: the counts of ``evaluate``
+    (``idx``: the draws' record positions, from :func:`_index`).
 
     A control query whose positives are controls takes each positive's rank from the pair's record
     and adds the replicates above it, compared in float32 (``simPR32`` against the record's rounded
@@ -95,14 +96,25 @@ def _single_stratum(D, nb, out, first, controls, pool, simPR, simPR32, idx, R,
     j = pool.component_stratum[0]
     sorted_buf = controls.sorted_sims
     rbase = controls.sorted_offset[j]
-    _gather(D, nb, k, n, controls.pairs, controls.pairs_offset[j], idx, R)
+    pairs = controls.pairs
+    for i in range(nb * npairs):
+        R[i] = pairs[idx[i]]
     Rf = R.view(np.float32)
     Ri = R.view(np.int16)
-    for b in range(nb):
+    done = 0
+    if k == 4:  # four controls decided in float32 first, in a tight loop; the rest after
+        for b in range(nb):
+            if not _four(D, b, Rf, Ri, b * 6, simPR32, out, first):
+                left[done] = b
+                done += 1
+    else:
+        for b in range(nb):
+            left[b] = b
+        done = nb
+    for t in range(done):
+        b = left[t]
         total = 0.0
         rb = b * npairs
-        if k == 4 and _four(D, b, Rf, Ri, rb, simPR32, out, first):
-            continue
         for qi in range(k):
             u = D[b, qi]
             ok = u >= k
@@ -296,10 +308,11 @@ def null_means(pool, controls, kind, keys, counters, out):  # pragma: no cover -
     B = out.size
     J = pool.n.size
     C = CHUNK
-    D = np.empty((C, k), dtype=np.int64)
+    D = np.empty((2, C, k), dtype=np.int64)  # two chunks: one drawn and prefetched while the other is computed
     m = max(k - 1, 1)
     npairs = C * k * m // 2
-    idx = np.empty(npairs, dtype=np.int64)
+    idx = np.empty((2, npairs), dtype=np.int64)
+    left = np.empty(C, dtype=np.int64)
     R = np.empty(npairs, dtype=np.int64)
     P = pool.sim.shape[1]
     simPR = np.empty((P, k))
@@ -313,17 +326,35 @@ def null_means(pool, controls, kind, keys, counters, out):  # pragma: no cover -
     fwork = np.empty((1, k))
     iwork = np.empty((4, k), dtype=np.int64)
     single = J == 1 and k >= 2
+    n0 = pool.n[0]
+    base = controls.pairs_offset[pool.component_stratum[0]]
+    cur = 0
     for b0 in range(0, B, C):
+        if b0 == 0:  # the first chunk; each later one was drawn with the chunk before it
+            _draw_chunk(pool, keys, counters, D[0], min(C, B))
+            if single:
+                _index(D[0], min(C, B), k, n0, base, controls.pairs, idx[0])
         nb = min(C, B - b0)
-        for b in range(nb):
-            pos = 0
-            for s in range(J):
-                ks = pool.rep_hi[s] - pool.rep_lo[s]
-                counters[s] = draw_distinct(keys[s], counters[s], ks + pool.n[s], pool.offset[s], D[b], pos, ks)
-                pos += ks
+        if b0 + C < B:  # the next chunk's draws (the streams in the same order) and its records
+            _draw_chunk(pool, keys, counters, D[1 - cur], min(C, B - b0 - C))
+            if single:
+                _index(D[1 - cur], min(C, B - b0 - C), k, n0, base, controls.pairs, idx[1 - cur])
         if single:
-            _single_stratum(D, nb, out, b0, controls, pool, simPR, simPR32, idx, R,
+            _single_stratum(D[cur], nb, out, b0, controls, pool, simPR, simPR32, idx[cur], R, left,
                             fwork[0], iwork[0], iwork[1], iwork[2], iwork[3])
         else:
             for b in range(nb):
-                out[b0 + b] = evaluate(D[b], False, ap, pr, fwork, iwork, controls, pool, kind)
+                out[b0 + b] = evaluate(D[cur, b], False, ap, pr, fwork, iwork, controls, pool, kind)
+        cur = 1 - cur
+
+
+@numba.njit(cache=True)
+def _draw_chunk(pool, keys, counters, D, nb):  # pragma: no cover - compiled
+    """The next nb assignments into D[:nb]: stratum s takes its k_s members from stream keys[s] at
+    counters[s] (advanced)."""
+    for b in range(nb):
+        pos = 0
+        for s in range(keys.size):
+            ks = pool.rep_hi[s] - pool.rep_lo[s]
+            counters[s] = draw_distinct(keys[s], counters[s], ks + pool.n[s], pool.offset[s], D[b], pos, ks)
+            pos += ks

@@ -80,6 +80,9 @@ def radix_work(n):  # pragma: no cover - compiled
 
 #: Largest bucket :func:`stable_argsort` sorts by insertion; a larger one sorts the row by radix.
 BUCKET_LIMIT = 64
+#: Buckets per value in :func:`stable_argsort` (fewer values share a bucket: fewer moves in the
+#: insertion sort, whose branches are hard to predict).
+BUCKETS = 3
 
 
 @numba.njit(cache=True)
@@ -87,7 +90,7 @@ def stable_argsort(vals, order, work):  # pragma: no cover - compiled
     """Write into ``order`` (int64, n) the stable ascending order of ``vals`` (n finite floats): the
     order of :func:`radix_argsort` (and of ``np.argsort(kind="mergesort")``), usually faster.
 
-    The values go to n buckets by ``floor((v - min) * (n - 1) / (max - min))``, which never decreases
+    The values go to 3 n buckets by ``floor((v - min) * (3 n - 1) / (max - min))``, which never decreases
     as v grows (each rounding is monotone), in index order; one insertion sort of the result then
     moves values only within their bucket, keeps equal values in index order and gives the stable
     order. Similarity rows are spread out, so buckets hold one or two values; a bucket over
@@ -101,10 +104,24 @@ def stable_argsort(vals, order, work):  # pragma: no cover - compiled
         return order
     lo = vals[0]
     hi = vals[0]
-    for i in range(1, n):
-        v = vals[i]
-        lo = min(lo, v)
-        hi = max(hi, v)
+    lo1, hi1, lo2, hi2, lo3, hi3 = lo, hi, lo, hi, lo, hi  # four independent chains
+    i = 0
+    while i + 4 <= n:
+        lo = min(lo, vals[i])
+        hi = max(hi, vals[i])
+        lo1 = min(lo1, vals[i + 1])
+        hi1 = max(hi1, vals[i + 1])
+        lo2 = min(lo2, vals[i + 2])
+        hi2 = max(hi2, vals[i + 2])
+        lo3 = min(lo3, vals[i + 3])
+        hi3 = max(hi3, vals[i + 3])
+        i += 4
+    while i < n:
+        lo = min(lo, vals[i])
+        hi = max(hi, vals[i])
+        i += 1
+    lo = min(min(lo, lo1), min(lo2, lo3))
+    hi = max(max(hi, hi1), max(hi2, hi3))
     span = hi - lo
     if span == 0.0:  # all equal (-0.0 and 0.0 alike)
         for i in range(n):
@@ -113,22 +130,28 @@ def stable_argsort(vals, order, work):  # pragma: no cover - compiled
     rwork = work[:4 * n + 256]
     if not span < np.inf:
         return radix_argsort(vals, order, rwork)
-    count = work[4 * n + 256:5 * n + 257].view(np.int64)
-    bucket = work[5 * n + 257:6 * n + 257].view(np.int64)
-    sv = work[6 * n + 257:7 * n + 257]
-    scale = (n - 1) / span
+    nb = BUCKETS * n
+    count = work[4 * n + 256:4 * n + 257 + nb].view(np.int64)
+    bucket = work[4 * n + 257 + nb:5 * n + 257 + nb].view(np.int64)
+    sv = work[5 * n + 257 + nb:6 * n + 257 + nb]
+    scale = (nb - 1) / span
     if not scale < np.inf:  # a span below the smallest normal numbers
         return radix_argsort(vals, order, rwork)
-    for c in range(n + 1):
+    for c in range(nb + 1):
         count[c] = 0
     for i in range(n):
-        b = min(np.int64((vals[i] - lo) * scale), n - 1)
+        b = min(np.int64((vals[i] - lo) * scale), nb - 1)
         bucket[i] = b
-        count[b + 1] += 1
-    for c in range(n):
-        if count[c + 1] > BUCKET_LIMIT:
-            return radix_argsort(vals, order, rwork)
-        count[c + 1] += count[c]
+        count[b] += 1
+    total = 0
+    big = 0
+    for c in range(nb):  # bucket starts, summed in registers
+        t = count[c]
+        big = max(big, t)
+        count[c] = total
+        total += t
+    if big > BUCKET_LIMIT:
+        return radix_argsort(vals, order, rwork)
     for i in range(n):
         b = bucket[i]
         p = count[b]
@@ -153,4 +176,4 @@ def stable_argsort(vals, order, work):  # pragma: no cover - compiled
 @numba.njit(cache=True)
 def sort_work(n):  # pragma: no cover - compiled
     """A scratch array for :func:`stable_argsort` (and :func:`radix_argsort`) of up to n values."""
-    return np.empty(7 * n + 257)
+    return np.empty((6 + BUCKETS) * n + 257)
