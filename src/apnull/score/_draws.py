@@ -5,13 +5,16 @@ The permutation null of a perturbation t draws, B times, k_s members of each str
 :func:`._kernels.evaluate` (the same counts and values reach the same ``query_counts``); only the order of
 the work changes:
 
-- Draws come in chunks of ``CHUNK``: all draws of a chunk are made first (the streams are read in the
-  same order as one draw at a time), then for a single-stratum pool the look-ups of the whole chunk
-  (two controls' similarity and each one's rank in the other's row, one 16-byte record of
-  ``ControlRows.pairs`` for both directions) are gathered in one pass with no dependency between the
-  reads, so the memory system serves many at once instead of one after another. The APs are then
-  computed from small local arrays; a query none of whose positives ties anything is summed from its
-  counts alone.
+- Draws come in chunks of ``CHUNK``, the streams read in the same order as one draw at a time. For a
+  single-stratum pool the next chunk is drawn and the positions of its look-ups (one 8-byte record of
+  ``ControlRows.pairs`` per pair of drawn controls: the similarity as float32 and each one's rank in the
+  other's row as int16) are computed and prefetched before the current chunk is evaluated, so the
+  memory system serves many reads at once while the processor computes. A control query's positives
+  take their ranks from the records and add the replicates above them, compared in float32: rounding to
+  nearest never reverses an order, so a strict float32 inequality is the float64 one; any float32
+  equality, or a tie flagged in a record, takes the exact similarity from the query's sorted row (the
+  counts of ``evaluate``). A draw of four controls is counted in registers (``_four``); a query none of
+  whose positives ties anything is summed from its counts alone.
 - Pools over several strata are evaluated one draw at a time by :func:`._kernels.evaluate`.
 
 The tables read here are built in :mod:`._tables`.
