@@ -63,8 +63,8 @@ def draw_distinct(key, counter, size, offset, out, first, count):  # pragma: no 
 def _index(D, nb, k, n, base, pairs, idx):  # pragma: no cover - compiled
     """For draws D[:nb] of a single-stratum pool (replicates 0..k-1, controls k..), the position in
     ``pairs`` of the record of each pair of drawn members qi < yi (``_tables.pair_rows``) into
-    idx[b * k (k - 1) / 2 + pair_index(qi, yi, k)] (a pair with a replicate: the stratum's first
-    record, not used), each record prefetched: the reads do not depend on each other, and they
+    idx[b * k (k - 1) / 2 + pair_index(qi, yi, k)] (-1 for a pair with a replicate: no record),
+    each record prefetched: the reads do not depend on each other, and they
     proceed while the previous chunk is computed."""
     q = 0
     for b in range(nb):
@@ -72,11 +72,11 @@ def _index(D, nb, k, n, base, pairs, idx):  # pragma: no cover - compiled
             u = D[b, qi] - k
             for yi in range(qi + 1, k):
                 y = D[b, yi] - k
-                at = base
+                at = -1
                 if u >= 0 and y >= 0:
                     at = base + pair_index(min(u, y), max(u, y), n)
+                    prefetch(pairs, at)
                 idx[q] = at
-                prefetch(pairs, at)
                 q += 1
 
 
@@ -101,7 +101,8 @@ def _single_stratum(D, nb, out, first, controls, pool, simPR, simPR32, idx, R, l
     rbase = controls.sorted_offset[j]
     pairs = controls.pairs
     for i in range(nb * npairs):
-        R[i] = pairs[idx[i]]
+        at = idx[i]
+        R[i] = pairs[at] if at >= 0 else 0
     Rf = R.view(np.float32)
     Ri = R.view(np.int16)
     done = 0
