@@ -5,7 +5,8 @@ one stratum, end to end (similarities, APs, p-values). Prints time and peak memo
 each, the ratio, and checks that without ties mAP and per-query AP equal copairs's values.
 copairs is imported here only (pip install copairs==0.5.5); the library never imports it.
 
-    python benchmarks/score.py [--perturbations 300] [--controls 1000] [--features 100]
+    python benchmarks/score.py [--perturbations 300] [--controls 1000] [--features 100] [--repeats 5]
+    taskset -c 0 python benchmarks/score.py   # everything on one core: copairs on one thread too
 """
 
 from __future__ import annotations
@@ -31,16 +32,23 @@ def make_screen(perts, reps, controls, features, seed=0):
     return pd.concat([meta, pd.DataFrame(X, columns=[f"f{i}" for i in range(features)])], axis=1)
 
 
-def measure(fn):
-    """(result, seconds, peak traced bytes): timed untraced, then run again under tracemalloc.
+def measure(fn, repeats=1):
+    """(result, seconds, peak traced bytes): timed untraced (the median of ``repeats`` runs), then run
+    again under tracemalloc. ``measure.cpu``: the median CPU seconds of the timed runs.
 
     tracemalloc hooks every allocation (numba's too), which would slow the timed run several-fold.
+    The median keeps one slow run (another process on the machine, Python's occasional full garbage
+    collection) out of the figure.
     """
-    t0 = time.perf_counter()
-    c0 = time.process_time()
-    out = fn()
-    elapsed = time.perf_counter() - t0
-    measure.cpu = time.process_time() - c0  # CPU seconds of the timed run (all threads of the process)
+    walls, cpus = [], []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        c0 = time.process_time()
+        out = fn()
+        walls.append(time.perf_counter() - t0)
+        cpus.append(time.process_time() - c0)  # CPU seconds of the timed run (all threads of the process)
+    elapsed = float(np.median(walls))
+    measure.cpu = float(np.median(cpus))
     tracemalloc.start()
     fn()
     peak = tracemalloc.get_traced_memory()[1]
@@ -76,19 +84,20 @@ def main(argv=None):
     ap.add_argument("--controls", type=int, default=1000)
     ap.add_argument("--features", type=int, default=100)
     ap.add_argument("--permutations", type=int, default=999)
+    ap.add_argument("--repeats", type=int, default=5, help="timed runs of apnull (the median is shown)")
     args = ap.parse_args(argv)
     table = make_screen(args.perturbations, args.replicates, args.controls, args.features)
     B = args.permutations
     print(f"screen: {args.perturbations} perturbations x {args.replicates} replicates, {args.controls} controls, "
           f"{args.features} features, cosine, {B} permutations (copairs null_size {B})")
     run_ours(table.head(args.controls + 2 * args.replicates), 9)  # compile / load numba kernels once
-    ours, t_ours, m_ours = measure(lambda: run_ours(table, B))
+    ours, t_ours, m_ours = measure(lambda: run_ours(table, B), args.repeats)
     print(f"apnull.score (permutation null): {t_ours:6.2f} s, peak {m_ours / 2**20:7.1f} MB "
           f"({default_threads()} threads)")
-    one, t_one, _ = measure(lambda: run_ours(table, B, threads=1))
+    one, t_one, _ = measure(lambda: run_ours(table, B, threads=1), args.repeats)
     assert one.groups.equals(ours.groups) and one.queries.equals(ours.queries), "threads changed the results"
     cpu_one = measure.cpu
-    print(f"apnull.score (permutation null, 1 thread): {t_one:6.2f} s")
+    print(f"apnull.score (permutation null, 1 thread): {t_one:6.2f} s (median of {args.repeats} runs)")
     perms = args.perturbations * B
     print(f"per permutation (whole run / {perms:,} permutations): {t_ours / perms * 1e6:.2f} us "
           f"({default_threads()} threads), {t_one / perms * 1e6:.2f} us (1 thread; CPU time "

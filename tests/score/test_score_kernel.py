@@ -55,6 +55,14 @@ def random_case(rng):
     return comp.controls, reps, kind, keys, list(zip(ks, sizes))
 
 
+def control_rows(X, kind):
+    """``_tables.sorted_control_rows`` into new arrays: (rows, greater)."""
+    n = X.shape[0]
+    rows, greater = np.empty((n, max(n - 1, 0))), np.empty((n, n), dtype=np.int32)
+    _tables.sorted_control_rows(X, np.ascontiguousarray(X.T), kind, rows, greater)
+    return rows, greater
+
+
 def _same(a, b):
     return np.array_equal(np.asarray(a), np.asarray(b), equal_nan=True)
 
@@ -129,6 +137,26 @@ def test_benchmark_sized_pool_equals_the_reference():
 
 
 @pytest.mark.parametrize("kind", [0, 1])
+def test_float32_near_ties_equal_the_reference(kind):
+    """Similarities that differ in float64 but round to the same float32: the kernel's float32
+    comparisons must hand every such query to the exact count."""
+    rng = np.random.default_rng(40 + kind)
+    for t in range(20):
+        n, k = int(rng.integers(3, 30)), int(rng.integers(2, 6))
+        steps = rng.integers(0, 6, size=(n + k, 2)) * 2.0 ** -40  # far below float32's resolution
+        X = 1.0 + steps
+        X[rng.random(n + k) < 0.3, 1] += 0.5  # and some values float32 tells apart
+        comp = _engine.prepare_component(["a"], [np.ascontiguousarray(X[:n])], kind)
+        reps = Replicates(np.ascontiguousarray(X[n:]), np.zeros(k, dtype=np.int64), np.zeros(1, dtype=np.int64))
+        keys = np.array([t + 1], dtype=np.uint64)
+        none = np.empty((0, k), dtype=np.int64)
+        new = _permute.perturbation_scores(reps, comp.controls, kind, 300, keys, none)
+        old = ref.perturbation_scores(reps, comp.controls, kind, 300, keys, none)
+        for a, b in zip(new, old):
+            assert _same(a, b)
+
+
+@pytest.mark.parametrize("kind", [0, 1])
 def test_control_tables_equal_the_reference(kind):
     rng = np.random.default_rng(20 + kind)
     for t in range(40):
@@ -137,23 +165,27 @@ def test_control_tables_equal_the_reference(kind):
         if t % 2:
             X = np.round(X)
         X[rng.random(n) < 0.1] = 0.0  # zero rows: similarities of +0.0 and -0.0
-        rows, greater = _kernels.sorted_control_rows(X, kind)
+        rows, greater = control_rows(X, kind)
         rows0, greater0 = ref.sorted_control_rows(X, kind)
         assert np.array_equal(rows, rows0) and np.array_equal(greater, greater0)
         pairs = _tables.pair_rows(rows, greater)
-        ranks = pairs.view(np.int32)
+        sims, ranks = pairs.view(np.float32), pairs.view(np.int16)
+        assert pairs.size == n * (n - 1) // 2
         for a in range(n):
             for b in range(a + 1, n):
                 i = _tables.pair_index(a, b, n)
-                assert pairs[2 * i] == ref.sim(X, a, X, b, kind)
+                v = ref.sim(X, a, X, b, kind)
+                assert sims[2 * i] == np.float32(v)
                 for (q, y), g in zip(((a, b), (b, a)), ranks[4 * i + 2:4 * i + 4]):
                     assert (-1 - g if g < 0 else g) == greater[q, y]
-                    assert (g < 0) == (np.sum(rows[q] == pairs[2 * i]) > 1)
+                    assert rows[q, n - 2 - greater[q, y]] == v
+                    assert (g < 0) == (np.sum(rows[q] == v) > 1)
 
 
 def test_radix_argsort_is_the_stable_order():
     rng = np.random.default_rng(4)
     work = _radix.radix_work(600)
+    swork = _radix.sort_work(600)
     for t in range(300):
         n = int(rng.integers(0, 600))
         v = rng.normal(size=n) * 10.0 ** rng.integers(-8, 8)
@@ -161,9 +193,16 @@ def test_radix_argsort_is_the_stable_order():
             v = np.round(v)
         if t % 3 == 0 and n:
             v[rng.integers(0, n, size=n // 3 + 1)] = -0.0
+        if t % 5 == 1:  # a span of subnormal numbers
+            v = v * 1e-318
+        if t % 7 == 2 and n > 1:  # a span beyond the largest float
+            v[0], v[-1] = 1e308, -1e308
         order = np.empty(n, dtype=np.int64)
         _radix.radix_argsort(v, order, work)
         assert np.array_equal(order, np.argsort(v, kind="mergesort"))
+        order2 = np.full(n, -1, dtype=np.int64)
+        _radix.stable_argsort(v, order2, swork)
+        assert np.array_equal(order2, order)
 
 
 def _kinds():
@@ -178,13 +217,13 @@ def test_blocked_similarities_equal_sim():
         for _ in range(20):
             n, k, d = int(rng.integers(2, 30)), int(rng.integers(1, 9)), int(rng.integers(1, 12))
             Xc, Xr = rng.normal(size=(n, d)), rng.normal(size=(k, d))
-            rows, _ = _kernels.sorted_control_rows(Xc, kind)
+            rows, _ = control_rows(Xc, kind)
             want = np.sort(np.array([[_kernels.sim(Xc, a, Xc, b, kind) for b in range(n) if b != a]
                                      for a in range(n)]), axis=1)
             assert np.array_equal(rows, want)
             g_rep = np.r_[np.arange(k), np.full(n, -1)].astype(np.int64)
             g_row = np.r_[np.full(k, -1), np.arange(n)].astype(np.int64)
-            got = _tables.replicate_sims(Xr, Xc, g_rep, g_row, kind)
+            got = _tables.replicate_sims(Xr, Xc, np.ascontiguousarray(Xc.T), g_rep, g_row, kind)
             for r in range(k):
                 for g in range(k + n):
                     ref_v = _kernels.sim(Xr, r, Xr, g, kind) if g < k else _kernels.sim(Xr, r, Xc, g - k, kind)

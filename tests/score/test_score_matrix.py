@@ -40,9 +40,14 @@ def test_duplicate_rows_as_pandas():
     assert np.array_equal(duplicate_rows(labels, strata, v), want) and want.any()
 
 
-def test_grouped_rows_is_a_lexsort_per_group():
+@pytest.mark.parametrize("values", ["ties", "continuous", "first column tied"])
+def test_grouped_rows_is_a_lexsort_per_group(values):
     rng = np.random.default_rng(2)
     X = rng.integers(0, 3, (300, 3)).astype(float)
+    if values != "ties":
+        X = rng.normal(size=(300, 3))
+    if values == "first column tied":
+        X[::3, 0] = 0.0
     labels = np.array([f"t{i}" for i in rng.integers(0, 20, 300)], dtype=object)
     strata = np.array([f"s{i}" for i in rng.integers(0, 3, 300)], dtype=object)
     members = labels != "t0"

@@ -5,13 +5,16 @@ The permutation null of a perturbation t draws, B times, k_s members of each str
 :func:`._kernels.evaluate` (the same counts and values reach the same ``query_counts``); only the order of
 the work changes:
 
-- Draws come in chunks of ``CHUNK``: all draws of a chunk are made first (the streams are read in the
-  same order as one draw at a time), then for a single-stratum pool the look-ups of the whole chunk
-  (two controls' similarity and each one's rank in the other's row, one 16-byte record of
-  ``ControlRows.pairs`` for both directions) are gathered in one pass with no dependency between the
-  reads, so the memory system serves many at once instead of one after another. The APs are then
-  computed from small local arrays; a query none of whose positives ties anything is summed from its
-  counts alone.
+- Draws come in chunks of ``CHUNK``, the streams read in the same order as one draw at a time. For a
+  single-stratum pool the next chunk is drawn and the positions of its look-ups (one 8-byte record of
+  ``ControlRows.pairs`` per pair of drawn controls: the similarity as float32 and each one's rank in the
+  other's row as int16) are computed and prefetched before the current chunk is evaluated, so the
+  memory system serves many reads at once while the processor computes. A control query's positives
+  take their ranks from the records and add the replicates above them, compared in float32: rounding to
+  nearest never reverses an order, so a strict float32 inequality is the float64 one; any float32
+  equality, or a tie flagged in a record, takes the exact similarity from the query's sorted row (the
+  counts of ``evaluate``). A draw of four controls is counted in registers (``_four``); a query none of
+  whose positives ties anything is summed from its counts alone.
 - Pools over several strata are evaluated one draw at a time by :func:`._kernels.evaluate`.
 
 The tables read here are built in :mod:`._tables`.
@@ -24,6 +27,7 @@ import numpy as np
 
 from .._kernels import uniform
 from ._kernels import count_sorted, evaluate, query_counts
+from ._prefetch import prefetch
 from ._tables import pair_index
 
 #: Draws evaluated together (the gathered look-ups of a chunk fit in the first-level cache).
@@ -56,91 +60,211 @@ def draw_distinct(key, counter, size, offset, out, first, count):  # pragma: no 
 
 
 @numba.njit(cache=True)
-def _gather(D, nb, k, n, pairs, base, G, V):  # pragma: no cover - compiled
-    """For draws D[:nb] of a single-stratum pool (replicates 0..k-1, controls k..), the record of each
-    pair of drawn controls u, y (``pair_rows``): V = sim(u, y) and G = y's rank field in u's row, for
-    pair p = qi * (k - 1) + (index of yi among the others) (not written when u or y is a replicate).
-    The reads do not depend on each other, so many are in flight at once."""
-    ranks = pairs.view(np.int32)
+def _index(D, nb, k, n, base, pairs, idx):  # pragma: no cover - compiled
+    """For draws D[:nb] of a single-stratum pool (replicates 0..k-1, controls k..), the position in
+    ``pairs`` of the record of each pair of drawn members qi < yi (``_tables.pair_rows``) into
+    idx[b * k (k - 1) / 2 + pair_index(qi, yi, k)] (-1 for a pair with a replicate: no record),
+    each record prefetched: the reads do not depend on each other, and they
+    proceed while the previous chunk is computed."""
+    q = 0
     for b in range(nb):
         for qi in range(k):
             u = D[b, qi] - k
             for yi in range(qi + 1, k):
                 y = D[b, yi] - k
+                at = -1
                 if u >= 0 and y >= 0:
-                    lo = min(u, y)
-                    at = base + 2 * pair_index(lo, max(u, y), n)
-                    v = pairs[at]
-                    g_lo = ranks[2 * at + 2]
-                    g_hi = ranks[2 * at + 3]
-                    p_uy = qi * (k - 1) + yi - 1
-                    p_yu = yi * (k - 1) + qi
-                    V[b, p_uy] = v
-                    V[b, p_yu] = v
-                    G[b, p_uy] = g_lo if u == lo else g_hi
-                    G[b, p_yu] = g_hi if u == lo else g_lo
+                    at = base + pair_index(min(u, y), max(u, y), n)
+                    prefetch(pairs, at)
+                idx[q] = at
+                q += 1
 
 
 @numba.njit(cache=True)
-def _single_stratum(D, nb, out, first, controls, pool, simPR, G, V, vals, same, bgt, beq, order):
-    """out[first + b] = mAP of draw D[b] of a single-stratum pool; the counts of ``evaluate``."""  # noqa
+def _single_stratum(D, nb, out, first, controls, pool, simPR, simPR32, idx, R, left,
+                    vals, same, bgt, beq, order):  # pragma: no cover - compiled
+    """out[first + b] = mAP of draw D[b] of a single-stratum pool: the counts of ``evaluate``
+    (``idx``: the draws' record positions, from :func:`_index`).
+
+    A control query whose positives are controls takes each positive's rank from the pair's record
+    and adds the replicates above it, compared in float32 (``simPR32`` against the record's rounded
+    similarity): rounding to nearest keeps order, so a strict float32 inequality is the float64 one.
+    Any equality there, a tie flagged in the record, or a replicate among the query or its positives
+    sends the query to :func:`_exact_query`, which counts from the exact similarities.
+    """
     k = D.shape[1]
     m = k - 1
+    npairs = k * m // 2
     n = pool.n[0]
     j = pool.component_stratum[0]
     sorted_buf = controls.sorted_sims
     rbase = controls.sorted_offset[j]
-    _gather(D, nb, k, n, controls.pairs, controls.pairs_offset[j], G, V)
-    simRP, gtR, eqR = pool.sim, pool.gt, pool.eq
-    for b in range(nb):
+    pairs = controls.pairs
+    for i in range(nb * npairs):
+        at = idx[i]
+        R[i] = pairs[at] if at >= 0 else 0
+    Rf = R.view(np.float32)
+    Ri = R.view(np.int16)
+    done = 0
+    if k == 4:  # four controls decided in float32 first, in a tight loop; the rest after
+        for b in range(nb):
+            if not _four(D, b, Rf, Ri, b * 6, simPR32, out, first):
+                left[done] = b
+                done += 1
+    else:
+        for b in range(nb):
+            left[b] = b
+        done = nb
+    for t in range(done):
+        b = left[t]
         total = 0.0
-        p = 0
+        rb = b * npairs
         for qi in range(k):
             u = D[b, qi]
+            ok = u >= k
             cnt = 0
-            plain = True
-            for yi in range(k):
-                if yi == qi:
-                    continue
-                y = D[b, yi]
-                if u < k:  # a replicate query: its ranks of the pool, once per perturbation
-                    v = simRP[u, y]
-                    gt = gtR[u, y]
-                    eq = eqR[u, y]
-                elif y < k:  # a control query, a replicate positive: search u's sorted row
-                    v = simRP[y, u]
-                    rs = rbase + (u - k) * (n - 1)
-                    gt, eq = count_sorted(sorted_buf[rs:rs + n - 1], v)
-                else:
-                    v = V[b, p]
-                    gt = G[b, p]
-                    eq = 1
-                    if gt < 0:  # v ties other controls in u's row (rare): count them in the sorted row
-                        gt = -1 - gt
-                        rs = rbase + (u - k) * (n - 1)
-                        pos = n - 3 - gt
-                        while pos >= 0 and sorted_buf[rs + pos] == v:
-                            eq += 1
-                            pos -= 1
-                for r2 in range(k):  # branch-free: these comparisons are unpredictable
-                    w = simPR[u, r2]
-                    other = r2 != u
-                    gt += other & (w > v)
-                    eq += other & (w == v)
-                if eq != 1:
-                    plain = False
-                vals[cnt] = v
-                same[cnt] = 1
-                bgt[cnt] = gt
-                beq[cnt] = eq
-                cnt += 1
-                p += 1
-            if plain:
+            if ok:
+                for yi in range(k):
+                    if yi == qi:
+                        continue
+                    y = D[b, yi]
+                    if y < k:
+                        ok = False
+                        break
+                    slot = rb + pair_index(min(qi, yi), max(qi, yi), k)
+                    rank = Ri[4 * slot + 2] if u < y else Ri[4 * slot + 3]
+                    v32 = Rf[2 * slot]
+                    gt = np.int64(rank)
+                    amb = rank < 0
+                    for r2 in range(k):  # branch-free: these comparisons are unpredictable
+                        w = simPR32[u, r2]
+                        gt += w > v32
+                        amb |= w == v32
+                    if amb:
+                        ok = False
+                        break
+                    bgt[cnt] = gt
+                    cnt += 1
+            if ok:
                 total += _untied_ap(bgt, m)
             else:
-                ap, _ = query_counts(vals, same, bgt, beq, order, m, m)
-                total += ap
+                total += _exact_query(D, b, qi, R, rb, n, sorted_buf, rbase, simPR, pool,
+                                      vals, same, bgt, beq, order)
         out[first + b] = total / k
+
+
+@numba.njit(cache=True, inline="always")
+def _ranked(u, y, slot, Rf, Ri, simPR32):  # pragma: no cover - compiled
+    """Pool members above control y in control u's ranking (4 replicates), or -1 where it takes the
+    exact similarities (a tie in the record, or a float32 equality)."""
+    rank = np.int64(Ri[4 * slot + 2] if u < y else Ri[4 * slot + 3])
+    v = Rf[2 * slot]
+    w0 = simPR32[u, 0]
+    w1 = simPR32[u, 1]
+    w2 = simPR32[u, 2]
+    w3 = simPR32[u, 3]
+    amb = (rank < 0) | (w0 == v) | (w1 == v) | (w2 == v) | (w3 == v)
+    g = rank + np.int64(w0 > v) + np.int64(w1 > v) + np.int64(w2 > v) + np.int64(w3 > v)
+    return -1 if amb else g
+
+
+@numba.njit(cache=True, inline="always")
+def _ap3(u, ya, sa, yb, sb, yc, sc, Rf, Ri, simPR32):  # pragma: no cover - compiled
+    """AP of control query u with control positives ya, yb, yc (records at slots sa, sb, sc), the
+    additions and divisions of ``_untied_ap``; -1.0 where it takes the exact similarities."""
+    a = _ranked(u, ya, sa, Rf, Ri, simPR32)
+    b = _ranked(u, yb, sb, Rf, Ri, simPR32)
+    c = _ranked(u, yc, sc, Rf, Ri, simPR32)
+    if a < 0 or b < 0 or c < 0:
+        return -1.0
+    lo = min(a, b)
+    hi = max(a, b)
+    mid = max(lo, c)
+    total = 0.0
+    total += 1.0 / (min(lo, c) + 1.0)
+    total += 2.0 / (min(mid, hi) + 1.0)
+    total += 3.0 / (max(mid, hi) + 1.0)
+    return total / 3
+
+
+@numba.njit(cache=True, inline="always")
+def _four(D, b, Rf, Ri, rb, simPR32, out, first):  # pragma: no cover - compiled
+    """out[first + b] = mAP of draw b of four controls when every count is decided in float32 (the
+    value of the general path, bit for bit); False, nothing written, otherwise."""
+    d0 = D[b, 0]
+    d1 = D[b, 1]
+    d2 = D[b, 2]
+    d3 = D[b, 3]
+    if min(min(d0, d1), min(d2, d3)) < 4:
+        return False
+    a0 = _ap3(d0, d1, rb, d2, rb + 1, d3, rb + 2, Rf, Ri, simPR32)
+    a1 = _ap3(d1, d0, rb, d2, rb + 3, d3, rb + 4, Rf, Ri, simPR32)
+    a2 = _ap3(d2, d0, rb + 1, d1, rb + 3, d3, rb + 5, Rf, Ri, simPR32)
+    a3 = _ap3(d3, d0, rb + 2, d1, rb + 4, d2, rb + 5, Rf, Ri, simPR32)
+    if a0 < 0.0 or a1 < 0.0 or a2 < 0.0 or a3 < 0.0:
+        return False
+    total = 0.0
+    total += a0
+    total += a1
+    total += a2
+    total += a3
+    out[first + b] = total / 4
+    return True
+
+
+@numba.njit(cache=True)
+def _exact_query(D, b, qi, R, rb, n, sorted_buf, rbase, simPR, pool,
+                 vals, same, bgt, beq, order):  # pragma: no cover - compiled
+    """AP of query D[b, qi] of a single-stratum pool from exact similarities: the counts of
+    ``evaluate`` (two controls: the rank from the pair's record, the similarity and its ties from
+    the query's sorted row)."""
+    k = D.shape[1]
+    m = k - 1
+    Ri = R.view(np.int16)
+    simRP, gtR, eqR = pool.sim, pool.gt, pool.eq
+    u = D[b, qi]
+    rs = rbase + (u - k) * (n - 1)
+    cnt = 0
+    plain = True
+    for yi in range(k):
+        if yi == qi:
+            continue
+        y = D[b, yi]
+        if u < k:  # a replicate query: its ranks of the pool, once per perturbation
+            v = simRP[u, y]
+            gt = gtR[u, y]
+            eq = eqR[u, y]
+        elif y < k:  # a control query, a replicate positive: search u's sorted row
+            v = simRP[y, u]
+            gt, eq = count_sorted(sorted_buf[rs:rs + n - 1], v)
+        else:
+            slot = rb + pair_index(min(qi, yi), max(qi, yi), k)
+            gt = np.int64(Ri[4 * slot + 2] if u < y else Ri[4 * slot + 3])
+            if gt < 0:  # v ties other controls in u's row
+                gt = -1 - gt
+            pos = n - 2 - gt
+            v = sorted_buf[rs + pos]
+            eq = 1
+            pos -= 1
+            while pos >= 0 and sorted_buf[rs + pos] == v:
+                eq += 1
+                pos -= 1
+        for r2 in range(k):
+            w = simPR[u, r2]
+            other = r2 != u
+            gt += other & (w > v)
+            eq += other & (w == v)
+        if eq != 1:
+            plain = False
+        vals[cnt] = v
+        same[cnt] = 1
+        bgt[cnt] = gt
+        beq[cnt] = eq
+        cnt += 1
+    if plain:
+        return _untied_ap(bgt, m)
+    ap, _ = query_counts(vals, same, bgt, beq, order, m, m)
+    return ap
 
 
 @numba.njit(cache=True, inline="always")
@@ -188,31 +312,53 @@ def null_means(pool, controls, kind, keys, counters, out):  # pragma: no cover -
     B = out.size
     J = pool.n.size
     C = CHUNK
-    D = np.empty((C, k), dtype=np.int64)
+    D = np.empty((2, C, k), dtype=np.int64)  # two chunks: one drawn and prefetched while the other is computed
     m = max(k - 1, 1)
-    G = np.empty((C, k * m), dtype=np.int64)
-    V = np.empty((C, k * m))
+    npairs = C * k * m // 2
+    idx = np.empty((2, npairs), dtype=np.int64)
+    left = np.empty(C, dtype=np.int64)
+    R = np.empty(npairs, dtype=np.int64)
     P = pool.sim.shape[1]
     simPR = np.empty((P, k))
+    simPR32 = np.empty((P, k), dtype=np.float32)
     for r in range(k):
         for g in range(P):
             simPR[g, r] = pool.sim[r, g]
+            simPR32[g, r] = np.float32(pool.sim[r, g])
     ap = np.empty(k)
     pr = np.empty(k)
     fwork = np.empty((1, k))
     iwork = np.empty((4, k), dtype=np.int64)
     single = J == 1 and k >= 2
+    n0 = pool.n[0]
+    base = controls.pairs_offset[pool.component_stratum[0]]
+    cur = 0
     for b0 in range(0, B, C):
+        if b0 == 0:  # the first chunk; each later one was drawn with the chunk before it
+            _draw_chunk(pool, keys, counters, D[0], min(C, B))
+            if single:
+                _index(D[0], min(C, B), k, n0, base, controls.pairs, idx[0])
         nb = min(C, B - b0)
-        for b in range(nb):
-            pos = 0
-            for s in range(J):
-                ks = pool.rep_hi[s] - pool.rep_lo[s]
-                counters[s] = draw_distinct(keys[s], counters[s], ks + pool.n[s], pool.offset[s], D[b], pos, ks)
-                pos += ks
+        if b0 + C < B:  # the next chunk's draws (the streams in the same order) and its records
+            _draw_chunk(pool, keys, counters, D[1 - cur], min(C, B - b0 - C))
+            if single:
+                _index(D[1 - cur], min(C, B - b0 - C), k, n0, base, controls.pairs, idx[1 - cur])
         if single:
-            _single_stratum(D, nb, out, b0, controls, pool, simPR, G, V,
+            _single_stratum(D[cur], nb, out, b0, controls, pool, simPR, simPR32, idx[cur], R, left,
                             fwork[0], iwork[0], iwork[1], iwork[2], iwork[3])
         else:
             for b in range(nb):
-                out[b0 + b] = evaluate(D[b], False, ap, pr, fwork, iwork, controls, pool, kind)
+                out[b0 + b] = evaluate(D[cur, b], False, ap, pr, fwork, iwork, controls, pool, kind)
+        cur = 1 - cur
+
+
+@numba.njit(cache=True)
+def _draw_chunk(pool, keys, counters, D, nb):  # pragma: no cover - compiled
+    """The next nb assignments into D[:nb]: stratum s takes its k_s members from stream keys[s] at
+    counters[s] (advanced)."""
+    for b in range(nb):
+        pos = 0
+        for s in range(keys.size):
+            ks = pool.rep_hi[s] - pool.rep_lo[s]
+            counters[s] = draw_distinct(keys[s], counters[s], ks + pool.n[s], pool.offset[s], D[b], pos, ks)
+            pos += ks

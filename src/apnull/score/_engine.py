@@ -24,7 +24,7 @@ import numpy as np
 
 from ..law import permutation_pvalue
 from ..limits import SCORE_MAX_EXACT_ASSIGNMENTS as MAX_EXACT_ASSIGNMENTS
-from . import _diffby, _kernels, _permute, _tables
+from . import _diffby, _permute, _tables
 from ._kernels import ControlRows, Replicates
 from .positives import pool_codes
 
@@ -120,8 +120,9 @@ class PerturbationResult(NamedTuple):
 def prepare_component(strata, Xc_list, kind) -> Component:
     """Concatenate the controls of ``strata``; sort each control's similarities once and rank them.
 
-    Memory: 20 bytes per ordered pair of controls in a stratum (sorted float64 row, int32 rank, and
-    the 16-byte (similarity, both ranks) record of each unordered pair the permutation kernel reads).
+    Memory: 16 bytes per ordered pair of controls in a stratum (sorted float64 row, int32 rank, and
+    the 8-byte (float32 similarity, both int16 ranks) record of each unordered pair the permutation
+    kernel reads).
     """
     csize = np.array([x.shape[0] for x in Xc_list], dtype=np.int64)
     cstart = np.concatenate([[0], np.cumsum(csize)[:-1]]).astype(np.int64)
@@ -131,15 +132,19 @@ def prepare_component(strata, Xc_list, kind) -> Component:
     goff = np.concatenate([[0], np.cumsum(glens)[:-1]]).astype(np.int64)
     buf = np.empty(int(lens.sum()))
     gbuf = np.empty(int(glens.sum()), dtype=np.int32)
-    plens = csize * np.maximum(csize - 1, 0)  # one 16-byte record per unordered pair
-    pbuf = np.empty(int(plens.sum()))
-    for j, x in enumerate(Xc_list):
-        rows, greater = _kernels.sorted_control_rows(x, kind)
-        buf[soff[j]:soff[j] + lens[j]] = rows.ravel()
-        gbuf[goff[j]:goff[j] + glens[j]] = greater.ravel()
-        pbuf[soff[j]:soff[j] + plens[j]] = _tables.pair_rows(rows, greater)
+    plens = csize * np.maximum(csize - 1, 0) // 2  # one 8-byte record per unordered pair
+    poff = np.concatenate([[0], np.cumsum(plens)[:-1]]).astype(np.int64)
+    pbuf = np.empty(int(plens.sum()), dtype=np.int64)
     Xc = np.ascontiguousarray(np.concatenate(Xc_list)) if Xc_list else np.empty((0, 0))
-    return Component(list(strata), ControlRows(Xc, cstart, csize, buf, soff, gbuf, goff, pbuf, soff))
+    XT = np.ascontiguousarray(Xc.T)
+    for j in range(len(Xc_list)):
+        n = int(csize[j])
+        rows = buf[soff[j]:soff[j] + lens[j]].reshape(n, max(n - 1, 0))  # filled in place: no copies
+        greater = gbuf[goff[j]:goff[j] + glens[j]].reshape(n, n)
+        _tables.sorted_control_rows(Xc[cstart[j]:cstart[j] + n], np.ascontiguousarray(XT[:, cstart[j]:cstart[j] + n]),
+                                    kind, rows, greater)
+        _tables.fill_pair_rows(rows, greater, pbuf[poff[j]:poff[j] + plens[j]])
+    return Component(list(strata), ControlRows(Xc, cstart, csize, buf, soff, gbuf, goff, pbuf, poff, XT))
 
 
 def pert_spec(screen, i, comp_strata, seed) -> PerturbationSpec:

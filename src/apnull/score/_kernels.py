@@ -21,7 +21,6 @@ import numba
 import numpy as np
 
 from .. import exact
-from ._radix import radix_argsort, radix_work
 
 _EULER = 0.5772156649015329
 #: H_0 .. H_63 from the one harmonic, :func:`apnull.exact.harmonic` (correctly rounded), frozen into
@@ -36,17 +35,18 @@ class ControlRows(NamedTuple):
     X: np.ndarray               #: (n_total, d) prepared control rows; stratum j at rows start[j] .. + size[j]
     start: np.ndarray           #: (J,) int64 first row of each stratum in ``X``
     size: np.ndarray            #: (J,) int64 number of controls of each stratum
-    sorted_sims: np.ndarray     #: float64 buffer of sorted similarity rows (``sorted_control_rows``):
+    sorted_sims: np.ndarray     #: float64 buffer of sorted similarity rows (``_tables.sorted_control_rows``):
     # control c of stratum j has its n - 1 similarities to the others, ascending, at
     # sorted_offset[j] + c * (size[j] - 1)
     sorted_offset: np.ndarray   #: (J,) int64 start of stratum j in ``sorted_sims``
     greater: np.ndarray         #: int32 buffer of ranks: how many of control c's similarities exceed
     # sim(c, c2), at greater_offset[j] + c * size[j] + c2 (-1 on the diagonal)
     greater_offset: np.ndarray  #: (J,) int64 start of stratum j in ``greater``
-    pairs: np.ndarray           #: float64 buffer of 16-byte pair records (``_tables.pair_rows``): for
-    # controls a < b of stratum j, record i = a (2 n - a - 1) / 2 + b - a - 1 at pairs_offset[j] + 2 i
-    # holds sim(a, b), then greater[a, b] and greater[b, a] as int32 (-1 - rank when tied in that row)
+    pairs: np.ndarray           #: int64 buffer of 8-byte pair records (``_tables.pair_rows``): for
+    # controls a < b of stratum j, record i = a (2 n - a - 1) / 2 + b - a - 1 at pairs_offset[j] + i
+    # holds sim(a, b) as float32, then greater[a, b] and greater[b, a] as int16 (-1 - rank when tied)
     pairs_offset: np.ndarray    #: (J,) int64 start of stratum j in ``pairs``
+    XT: np.ndarray              #: (d, n_total) ``X`` transposed, contiguous (blocks of similarities)
 
 
 class Replicates(NamedTuple):
@@ -90,83 +90,6 @@ def sim(X, i, Y, j, kind):  # pragma: no cover - compiled
         diff = X[i, t] - Y[j, t]
         s += diff * diff
     return -s
-
-
-@numba.njit(cache=True)
-def sorted_control_rows(Xc, kind):  # pragma: no cover - compiled
-    """Sorted similarity rows of the controls and the rank of every control in every row.
-
-    Returns (rows, greater): rows[a] = similarities of control a to the other n - 1 controls,
-    ascending; greater[a, b] = how many of them exceed sim(a, b) (-1 on the diagonal), so that
-    sim(a, b) = rows[a, n - 2 - greater[a, b]] and counts need no search.
-    """
-    n = Xc.shape[0]
-    out = np.empty((n, max(n - 1, 0)))
-    greater = np.full((n, n), -1, dtype=np.int32)
-    d = Xc.shape[1]
-    for a in range(n):
-        b = a + 1
-        while b + 4 <= n:  # four sums at once, each in the order of ``sim``: the same bits
-            s0 = 0.0
-            s1 = 0.0
-            s2 = 0.0
-            s3 = 0.0
-            if kind != 1:  # dot product (kind 2: its absolute value, as in ``sim``)
-                for t in range(d):
-                    x = Xc[a, t]
-                    s0 += x * Xc[b, t]
-                    s1 += x * Xc[b + 1, t]
-                    s2 += x * Xc[b + 2, t]
-                    s3 += x * Xc[b + 3, t]
-                if kind == 2:
-                    s0, s1, s2, s3 = abs(s0), abs(s1), abs(s2), abs(s3)
-            else:
-                for t in range(d):
-                    x = Xc[a, t]
-                    e0 = x - Xc[b, t]
-                    e1 = x - Xc[b + 1, t]
-                    e2 = x - Xc[b + 2, t]
-                    e3 = x - Xc[b + 3, t]
-                    s0 += e0 * e0
-                    s1 += e1 * e1
-                    s2 += e2 * e2
-                    s3 += e3 * e3
-                s0 = -s0
-                s1 = -s1
-                s2 = -s2
-                s3 = -s3
-            out[a, b - 1] = s0
-            out[b, a] = s0
-            out[a, b] = s1
-            out[b + 1, a] = s1
-            out[a, b + 1] = s2
-            out[b + 2, a] = s2
-            out[a, b + 2] = s3
-            out[b + 3, a] = s3
-            b += 4
-        while b < n:
-            v = sim(Xc, a, Xc, b, kind)
-            out[a, b - 1] = v
-            out[b, a] = v
-            b += 1
-    order = np.empty(max(n - 1, 0), dtype=np.int64)
-    row = np.empty(max(n - 1, 0))
-    work = radix_work(max(n - 1, 0))
-    for a in range(n):
-        radix_argsort(out[a, :], order, work)  # = argsort(kind="mergesort"), several times faster
-        for t in range(n - 1):
-            row[t] = out[a, order[t]]
-        hi = n - 1
-        while hi > 0:
-            lo = hi - 1
-            while lo > 0 and row[lo - 1] == row[hi - 1]:
-                lo -= 1
-            for t in range(lo, hi):
-                col = order[t]
-                greater[a, col if col < a else col + 1] = n - 1 - hi
-            hi = lo
-        out[a, :] = row
-    return out, greater
 
 
 @numba.njit(cache=True)

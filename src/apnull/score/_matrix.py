@@ -87,6 +87,21 @@ def duplicate_rows(labels: np.ndarray, strata: np.ndarray, values: np.ndarray) -
     return out
 
 
+def _group_spans(order, gf, sf, tied):
+    """The (start, stop) in ``order`` of each (label, stratum) group holding a position of ``tied``."""
+    spans = []
+    for t in np.unique(tied):
+        if spans and t < spans[-1][1]:
+            continue
+        a, b = t, t + 2
+        while a > 0 and gf[order[a - 1]] == gf[order[t]] and sf[order[a - 1]] == sf[order[t]]:
+            a -= 1
+        while b < order.size and gf[order[b]] == gf[order[t]] and sf[order[b]] == sf[order[t]]:
+            b += 1
+        spans.append((a, b))
+    return spans
+
+
 def grouped_rows(X: np.ndarray, labels: np.ndarray, strata: np.ndarray, members: np.ndarray) -> list:
     """The rows ``members`` (a boolean mask over X's rows) grouped by label, then by stratum.
 
@@ -106,8 +121,15 @@ def grouped_rows(X: np.ndarray, labels: np.ndarray, strata: np.ndarray, members:
     gf[rows] = g.ravel()
     sf = np.zeros(X.shape[0], dtype=np.int64)
     sf[rows] = s.ravel()
-    order = np.lexsort([X[:, j] for j in range(X.shape[1] - 1, -1, -1)] + [sf, gf])
+    first_col = X[:, 0] if X.shape[1] else np.zeros(X.shape[0])
+    order = np.lexsort([first_col, sf, gf])
     order = order[gf[order] >= 0]
+    same = (gf[order[1:]] == gf[order[:-1]]) & (sf[order[1:]] == sf[order[:-1]])
+    tied = np.flatnonzero(same & (first_col[order[1:]] == first_col[order[:-1]]))
+    if tied.size:  # groups with equal first values: sorted again by all columns, ties in row order
+        for a, b in _group_spans(order, gf, sf, tied):
+            seg = np.sort(order[a:b])
+            order[a:b] = seg[np.lexsort(X[seg].T[::-1])]
     go, so = gf[order], sf[order]
     bounds = np.searchsorted(go, np.arange(keys.size + 1))
     out = []

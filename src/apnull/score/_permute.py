@@ -52,7 +52,7 @@ def pool_layout(reps, controls, kind):  # pragma: no cover - compiled
             g_row[g] = cstart[t_strata[s]] + c
             g_ctl[g] = c
             g += 1
-    simRP = replicate_sims(Xr, Xc, g_rep, g_row, kind)
+    simRP = replicate_sims(Xr, Xc, controls.XT, g_rep, g_row, kind)
     nmax = 0
     for s in range(J):
         nmax = max(nmax, s_n[s])

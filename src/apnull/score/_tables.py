@@ -1,10 +1,11 @@
 """Compiled kernels (numba) building the tables the permutation kernels read.
 
-Per stratum of controls: the 16-byte record of each unordered control pair (``pair_rows``), from the
-sorted similarity rows and ranks of ``_kernels.sorted_control_rows``. Per perturbation: its replicates'
-similarities to the pool (``replicate_sims``: each control's row read once for four replicates, every
-sum in the order of ``sim``, so the bits of ``sim``) and their ranks of the pool (``replicate_ranks``:
-one stable radix sort per replicate instead of a binary search per member).
+Per stratum of controls: each control's similarities to the others, sorted, and the rank of every
+control in every row (``sorted_control_rows``), then the 8-byte record of each unordered control pair
+(``pair_rows``). Per perturbation: its replicates' similarities to the pool (``replicate_sims``) and
+their ranks of the pool (``replicate_ranks``: one stable sort per replicate instead of a binary search
+per member). Similarities come in blocks of four rows (:mod:`._sims`), with the bits of ``sim``; rows
+are sorted by :func:`._radix.stable_argsort`.
 """
 
 from __future__ import annotations
@@ -13,119 +14,74 @@ import numba
 import numpy as np
 
 from ._kernels import count_sorted, sim
-from ._radix import radix_argsort, radix_work
+from ._radix import sort_work, stable_argsort
+from ._sims import sim_rows
 
 
 @numba.njit(cache=True)
-def replicate_sims(Xr, Xc, g_rep, g_row, kind):  # pragma: no cover - compiled
+def sorted_control_rows(Xc, XT, kind, rows, greater):  # pragma: no cover - compiled
+    """Sorted similarity rows of the controls and the rank of every control in every row.
+
+    Fills rows[a] (n - 1 entries) with the similarities of control a to the other n - 1 controls,
+    ascending, and greater[a, b] (int32) with how many of them exceed sim(a, b) (-1 on the diagonal),
+    so that sim(a, b) = rows[a, n - 2 - greater[a, b]] and counts need no search. ``XT`` is ``Xc``
+    transposed (contiguous). sim(a, b) and sim(b, a) have the same bits (products commute, and a
+    difference only changes sign), so each row is computed whole, four at a time.
+    """
+    n = Xc.shape[0]
+    m = max(n - 1, 0)
+    S = np.empty((4, n))
+    vals = np.empty(m)
+    order = np.empty(m, dtype=np.int64)
+    work = sort_work(m)
+    for a0 in range(0, n, 4):
+        a1 = min(a0 + 4, n)
+        sim_rows(Xc, a0, a1, Xc, XT, 0, n, kind, S, 0, 0)
+        for a in range(a0, a1):
+            srow = S[a - a0]
+            for b in range(a):
+                vals[b] = srow[b]
+            for b in range(a + 1, n):
+                vals[b - 1] = srow[b]
+            stable_argsort(vals, order, work)  # = argsort(kind="mergesort")
+            row = rows[a]
+            for t in range(m):
+                row[t] = vals[order[t]]
+            greater[a, a] = -1
+            hi = m
+            while hi > 0:
+                lo = hi - 1
+                while lo > 0 and row[lo - 1] == row[hi - 1]:
+                    lo -= 1
+                for t in range(lo, hi):
+                    col = order[t]
+                    greater[a, col if col < a else col + 1] = m - hi
+                hi = lo
+
+
+@numba.njit(cache=True)
+def replicate_sims(Xr, Xc, XT, g_rep, g_row, kind):  # pragma: no cover - compiled
     """(k, P) similarity of replicate r to pool member g: ``sim(Xr, r, ., .)`` of its row.
 
-    Four replicates (and for dot products two controls) share each pass over the rows, so that several
-    independent sums proceed together; every sum runs over the features in order,
-    as in :func:`._kernels.sim`, so the values are bit for bit those of ``sim``.
+    Each run of consecutive control rows of the pool goes to :func:`._sims.sim_rows` (four replicates
+    against ``XT``, the control rows transposed); replicates against replicates by ``sim``. The values
+    are bit for bit those of ``sim``.
     """
-    k, d = Xr.shape
+    k = Xr.shape[0]
     P = g_rep.size
     out = np.empty((k, P))
-    done = np.zeros(P, dtype=np.bool_)
-    if kind != 1:  # dot products: two controls by four replicates, eight independent sums
-        g = 0
-        while g + 1 < P:
-            if g_rep[g] >= 0 or g_rep[g + 1] >= 0:
-                g += 1
-                continue
-            ra = g_row[g]
-            rb = g_row[g + 1]
-            r = 0
-            while r + 4 <= k:
-                a0 = 0.0
-                a1 = 0.0
-                a2 = 0.0
-                a3 = 0.0
-                b0 = 0.0
-                b1 = 0.0
-                b2 = 0.0
-                b3 = 0.0
-                for t in range(d):
-                    x = Xc[ra, t]
-                    y = Xc[rb, t]
-                    q0 = Xr[r, t]
-                    q1 = Xr[r + 1, t]
-                    q2 = Xr[r + 2, t]
-                    q3 = Xr[r + 3, t]
-                    a0 += q0 * x
-                    a1 += q1 * x
-                    a2 += q2 * x
-                    a3 += q3 * x
-                    b0 += q0 * y
-                    b1 += q1 * y
-                    b2 += q2 * y
-                    b3 += q3 * y
-                if kind == 2:  # absolute dot product, as in ``sim``
-                    a0, a1, a2, a3 = abs(a0), abs(a1), abs(a2), abs(a3)
-                    b0, b1, b2, b3 = abs(b0), abs(b1), abs(b2), abs(b3)
-                out[r, g] = a0
-                out[r + 1, g] = a1
-                out[r + 2, g] = a2
-                out[r + 3, g] = a3
-                out[r, g + 1] = b0
-                out[r + 1, g + 1] = b1
-                out[r + 2, g + 1] = b2
-                out[r + 3, g + 1] = b3
-                r += 4
-            while r < k:
-                out[r, g] = sim(Xr, r, Xc, ra, kind)
-                out[r, g + 1] = sim(Xr, r, Xc, rb, kind)
-                r += 1
-            done[g] = True
-            done[g + 1] = True
-            g += 2
-    for g in range(P):
-        if done[g]:
-            continue
+    g = 0
+    while g < P:
         if g_rep[g] >= 0:
             for r in range(k):
                 out[r, g] = sim(Xr, r, Xr, g_rep[g], kind)
+            g += 1
             continue
-        row = g_row[g]
-        r = 0
-        while r + 4 <= k:
-            s0 = 0.0
-            s1 = 0.0
-            s2 = 0.0
-            s3 = 0.0
-            if kind != 1:
-                for t in range(d):
-                    x = Xc[row, t]
-                    s0 += Xr[r, t] * x
-                    s1 += Xr[r + 1, t] * x
-                    s2 += Xr[r + 2, t] * x
-                    s3 += Xr[r + 3, t] * x
-                if kind == 2:
-                    s0, s1, s2, s3 = abs(s0), abs(s1), abs(s2), abs(s3)
-                out[r, g] = s0
-                out[r + 1, g] = s1
-                out[r + 2, g] = s2
-                out[r + 3, g] = s3
-            else:
-                for t in range(d):
-                    x = Xc[row, t]
-                    e0 = Xr[r, t] - x
-                    e1 = Xr[r + 1, t] - x
-                    e2 = Xr[r + 2, t] - x
-                    e3 = Xr[r + 3, t] - x
-                    s0 += e0 * e0
-                    s1 += e1 * e1
-                    s2 += e2 * e2
-                    s3 += e3 * e3
-                out[r, g] = -s0
-                out[r + 1, g] = -s1
-                out[r + 2, g] = -s2
-                out[r + 3, g] = -s3
-            r += 4
-        while r < k:
-            out[r, g] = sim(Xr, r, Xc, row, kind)
-            r += 1
+        e = g + 1
+        while e < P and g_rep[e] < 0 and g_row[e] == g_row[e - 1] + 1:
+            e += 1
+        sim_rows(Xr, 0, k, Xc, XT, g_row[g], g_row[g] + e - g, kind, out, 0, g)
+        g = e
     return out
 
 
@@ -134,11 +90,11 @@ def rank_members(vals, sorted_out, gt_out, eq_out, order, work):  # pragma: no c
     """Sort ``vals`` ascending into ``sorted_out``; gt_out[i] / eq_out[i] = #vals > / == vals[i].
 
     The counts are those of ``count_sorted(sorted_out, vals[i])``, from one stable sort
-    (``radix_argsort``; ``order`` and ``work`` its buffers) and a walk over its tied blocks (values
+    (``stable_argsort``; ``order`` and ``work`` its buffers) and a walk over its tied blocks (values
     are finite).
     """
     n = vals.size
-    radix_argsort(vals, order, work)
+    stable_argsort(vals, order, work)
     for t in range(n):
         sorted_out[t] = vals[order[t]]
     hi = n
@@ -166,7 +122,7 @@ def replicate_ranks(simRP, rep_str, poff, s_lo, s_hi, s_n, sortedRC, gtR, eqR): 
     gt = np.empty(nmax, dtype=np.int64)
     eq = np.empty(nmax, dtype=np.int64)
     order = np.empty(nmax, dtype=np.int64)
-    work = radix_work(nmax)
+    work = sort_work(nmax)
     for r in range(k):
         s = rep_str[r]
         n = s_n[s]
@@ -184,17 +140,29 @@ def replicate_ranks(simRP, rep_str, poff, s_lo, s_hi, s_n, sortedRC, gtR, eqR): 
 
 @numba.njit(cache=True)
 def pair_rows(rows, greater):  # pragma: no cover - compiled
-    """The 16-byte records of a stratum's n controls, one per unordered pair a < b, from
-    ``sorted_control_rows``'s (rows, greater): a float64 array of n (n - 1) entries.
+    """The 8-byte records of a stratum's n controls, one per unordered pair a < b, from
+    ``sorted_control_rows``'s (rows, greater): an int64 array of n (n - 1) / 2 entries.
 
-    Pair (a, b) is record ``pair_index(a, b, n)`` (entries 2 i and 2 i + 1): sim(a, b) as float64,
-    then, as two int32 in the second entry, b's rank in a's row (greater[a, b]) and a's rank in b's
-    row (greater[b, a]), each stored as -1 - rank when the similarity ties another entry of that row.
-    One record serves both directions of a pair, so a draw of k controls reads k (k - 1) / 2 records.
+    Pair (a, b) is record ``i = pair_index(a, b, n)``: as float32 (entry 2 i of its float32 view),
+    sim(a, b) rounded to nearest; as int16 (entries 4 i + 2 and 4 i + 3 of its int16 view), b's rank
+    in a's row (greater[a, b]) and a's rank in b's row (greater[b, a]), each stored as -1 - rank when
+    the similarity ties another entry of that row. One record serves both directions of a pair, so a
+    draw of k controls reads k (k - 1) / 2 records; ranks fit int16 below 32,768 controls a stratum
+    (``limits.SCORE_MAX_STRATUM_CONTROLS`` is 10,000). The exact similarity is in the sorted row at
+    the rank: rows[a, n - 2 - greater[a, b]].
     """
     n = greater.shape[0]
-    out = np.zeros(n * (n - 1))
-    ranks = out.view(np.int32)
+    out = np.empty(n * (n - 1) // 2, dtype=np.int64)
+    fill_pair_rows(rows, greater, out)
+    return out
+
+
+@numba.njit(cache=True)
+def fill_pair_rows(rows, greater, out):  # pragma: no cover - compiled
+    """:func:`pair_rows` into ``out`` (int64, n (n - 1) / 2 entries, every one written)."""
+    n = greater.shape[0]
+    sims = out.view(np.float32)
+    ranks = out.view(np.int16)
     for a in range(n):  # reads row by row; the record of (b, a), b < a, is completed from row a
         for b in range(n):
             if b == a:
@@ -205,11 +173,10 @@ def pair_rows(rows, greater):  # pragma: no cover - compiled
             rank = -1 - gab if pa > 0 and rows[a, pa - 1] == v else gab
             if a < b:
                 i = pair_index(a, b, n)
-                out[2 * i] = v
+                sims[2 * i] = np.float32(v)
                 ranks[4 * i + 2] = rank
             else:
                 ranks[4 * pair_index(b, a, n) + 3] = rank
-    return out
 
 
 @numba.njit(cache=True, inline="always")
