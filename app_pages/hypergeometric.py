@@ -46,8 +46,11 @@ if len(layout) > 1 and not hc.view_ready(m, n, k, draws, seed):  # fill the bloc
         hc.cached_shuffled_block(m, n, k, seed, b, rows)
         progress.progress(i / len(layout), text=f"Shuffling labels: block {i} of {len(layout)}")
     progress.empty()
-with st.spinner("Exact laws..."):
+if hc.view_ready(m, n, k, draws, seed):  # a rerun with cached inputs: no spinner (it costs a thread)
     view = hc.view(m, n, k, draws, seed)
+else:
+    with st.spinner("Exact laws..."):
+        view = hc.view(m, n, k, draws, seed)
 sample, hyper, thresholds, summary, fit = view.sample, view.hyper, view.thresholds, view.summary, view.fit
 
 show_figure(view.histograms, key="hist_precision")

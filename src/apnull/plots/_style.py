@@ -3,7 +3,7 @@
 import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
-from _plotly_utils.utils import to_typed_array_spec
+from _plotly_utils.utils import convert_to_base64, to_typed_array_spec
 
 COLORSCALE = "Viridis"
 FONT = dict(family="Inter, Source Sans Pro, sans-serif", size=13)
@@ -53,6 +53,20 @@ def typed_array(values, dtype=np.float32) -> dict:
     """``values`` as a plotly.js typed array spec (base64): encoded once when the figure is built, not
     again each time the figure is sent. float32 keeps 7 significant digits, more than any hover shows."""
     return to_typed_array_spec(np.ascontiguousarray(values, dtype=dtype))
+
+
+def packed(fig: go.Figure) -> go.Figure:
+    """``fig`` with every numpy array in its traces and layout replaced, in place, by its typed-array spec
+    (base64, the dtype kept), and returned.
+
+    Sending a figure (``to_dict``, as ``st.plotly_chart`` does) encodes its numpy arrays into exactly these
+    specs on every call: 2 to 4 ms of Python for a chart of a few thousand points. A figure kept in a cache
+    and sent on every rerun is packed once, when it is stored; the JSON sent is the same. Only for figures
+    that are read as JSON afterwards (``fig.data[0].y`` then holds the spec, not the array).
+    """
+    convert_to_base64(fig._data)
+    convert_to_base64(fig._layout)
+    return fig
 
 
 def pending_figure(title: str, x_title: str, y_title: str, note: str = "computing...") -> go.Figure:

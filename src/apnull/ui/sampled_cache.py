@@ -31,6 +31,7 @@ import pandas as pd
 
 from .. import rendle as sm
 from ..memo import Memo, freeze, rough_nbytes
+from ..plots import packed
 from ..plots import sampled as ps
 from ..views import sampled as sv
 
@@ -78,8 +79,9 @@ class PaperView(NamedTuple):
 
 def figure(key, build):
     """The figure stored for ``key`` (a tuple naming the figure and every input it follows from), else
-    ``build()``'s, stored. The figure is shared: callers only read it (``st.plotly_chart`` copies)."""
-    return FIGURES.get_or_compute(key, build)
+    ``build()``'s, packed (:func:`apnull.plots.packed`: its arrays encoded once) and stored. The figure is
+    shared: callers only read it (``st.plotly_chart`` copies)."""
+    return FIGURES.get_or_compute(key, lambda: packed(build()))
 
 
 def figure1_data(n, k):
@@ -204,7 +206,8 @@ def samples_view(rankings_items, n, metric, k, replace, label, progress=None) ->
         more = curve_chunk(rankings_items, n, tuple(extra.tolist()), metric, k, replace) if extra.size else None
         grid, curves = sv.merge_curves(sizes, base, extra, more)
         exact = {name: sm.algorithm_exact_metric(r, n, metric, k=k) for name, r in rankings.items()}
-        fig = ps.metric_vs_samples_figure(grid, curves, label, n, changes=changes, exact=exact, replace=replace)
+        fig = packed(ps.metric_vs_samples_figure(grid, curves, label, n, changes=changes, exact=exact,
+                                                 replace=replace))
         return SamplesView(fig, sv.changes_table(changes, label), pd.DataFrame({"s": grid, **curves}),
                            sm.algorithm_order(exact), int(sizes.max()))
 
