@@ -16,7 +16,10 @@ import pytest
 
 import apnull
 from apnull import plots
+from apnull import rendle as sm
 from apnull.plots import ranking as ranking_plots
+from apnull.plots import sampled as sampled_plots
+from apnull.views import sampled as sampled_view
 from apnull.views import null as summaries
 from apnull.views import ranking as ranking_view
 
@@ -35,7 +38,19 @@ def _cases():
     samples = [(m, n, *(lambda s: (s.ap, s.pr))(apnull.sample_null(m, n, 500, 3))) for m, n in [(4, 30), (8, 60)]]
     curves = summaries.density_curves(samples, "ap")
     exact = summaries.exact_density_curves(curves, "ap")
+    full, top = sampled_view.figure1_curves(1000, 10)
+    ranks = np.arange(1, 301)
+    sampled = {s: sm.expected_sampled_metric("recall", ranks, 1000, s, k=10) for s in (10, 100)}
+    paper = {a: [min(r, 1000) for r in ranks_] for a, ranks_ in sm.PAPER_EXAMPLE.items()}
+    sizes = sampled_view.figure2_sizes(1000, True, 15, "ap")
+    changes = sampled_view.exact_order_changes(paper, 1000, sizes, "ap")
     return {
+        "sampled_metric_vs_rank": lambda: sampled_plots.metric_vs_rank_figure(full, top, 1000, highlight="AP"),
+        "sampled_vs_rank": lambda: sampled_plots.sampled_vs_rank_figure(
+            ranks, sm.metric_at_rank("recall", ranks, 1000, 10), sampled, "Recall@10", 1000),
+        "sampled_vs_samples": lambda: sampled_plots.metric_vs_samples_figure(
+            sizes, sm.expected_metric_curve(paper, 1000, sizes, "ap"), "AP", 1000, changes=changes,
+            exact={a: sm.algorithm_exact_metric(r, 1000, "ap") for a, r in paper.items()}),
         "pr_curve": lambda: ranking_plots.pr_curve_figure(curve, 3),
         "pr_curve_no_k": lambda: ranking_plots.pr_curve_figure(curve),
         "null_position_bars": lambda: ranking_plots.null_position_figure(small.values, small.probs, 0.6, 0.2, 4, 4,

@@ -90,12 +90,14 @@ def figure1_data(n, k):
 
 
 def sampled_curve(metric, size, n, sizes, k, replace, whole):
-    """(ranks, (mean, sd)) of one curve of Figure 3; the ranks depend on all the curves' sizes."""
+    """(ranks, (mean, sd)) of one curve of Figure 3; the ranks depend on all the curves' sizes. One
+    entry for every k the curve does not depend on (:func:`apnull.views.sampled.figure3_cutoff`)."""
     def compute():
         ranks = sv.figure3_ranks(n, sizes, k, whole=whole)
         return freeze((ranks, sm.expected_sampled_metric(metric, ranks, n, size, k=k, replace=replace)))
 
-    return CURVES.get_or_compute((metric, size, n, tuple(sizes), k, replace, whole), compute)
+    key = (metric, size, n, tuple(sizes), sv.figure3_cutoff(metric, k, n, sizes, whole), replace, whole)
+    return CURVES.get_or_compute(key, compute)
 
 
 def table_long(rankings_items, n, s, k, replace):
@@ -105,9 +107,10 @@ def table_long(rankings_items, n, s, k, replace):
 
 
 def curve_chunk(rankings_items, n, sizes, metric, k, replace):
-    """Expected sampled metric of every algorithm at the sample sizes ``sizes`` (one chunk of Figure 2)."""
+    """Expected sampled metric of every algorithm at the sample sizes ``sizes`` (one chunk of Figure 2);
+    one entry for every k the metric ignores (:func:`apnull.views.sampled.cutoff_of`)."""
     return CHUNKS.get_or_compute(
-        (rankings_items, n, tuple(sizes), metric, k, replace),
+        (rankings_items, n, tuple(sizes), metric, sv.cutoff_of(metric, k), replace),
         lambda: freeze(sm.expected_metric_curve(dict(rankings_items), n, list(sizes), metric, k=k, replace=replace)))
 
 
@@ -116,7 +119,7 @@ def cached_exact_order_changes(rankings_items, n, sizes, metric, k, replace, cur
     ``curves`` (the metric at ``sizes``, as :func:`curve_chunk` gives it) follows from the other
     arguments, so it is not part of the key."""
     return CHANGES.get_or_compute(
-        (rankings_items, n, tuple(sizes), metric, k, replace),
+        (rankings_items, n, tuple(sizes), metric, sv.cutoff_of(metric, k), replace),
         lambda: freeze(sv.exact_order_changes(dict(rankings_items), n, list(sizes), metric, k=k, replace=replace,
                                               curves=curves)))
 
@@ -142,7 +145,7 @@ def sampled_rank_figure(metric, sizes, n, k, replace, whole, label, progress=Non
     """The second chart (expected sampled metric versus the true rank for the sample sizes ``sizes``).
     On a miss its curves are fetched one size at a time; ``progress()`` (called only then) returns a
     callable ``step(i, total, size)`` and the page's progress bar with it (closed by ``step(None)``)."""
-    key = ("sampled", metric, tuple(sizes), n, k, replace, whole, label)
+    key = ("sampled", metric, tuple(sizes), n, sv.figure3_cutoff(metric, k, n, sizes, whole), replace, whole, label)
     fig = FIGURES.get(key)
     if fig is not None:
         return fig
@@ -182,7 +185,7 @@ def samples_view(rankings_items, n, metric, k, replace, label, progress=None) ->
     """The last chart's tab (:class:`SamplesView`): the expected sampled metric of every algorithm on a
     log grid of s (in at most five chunks), the exact order changes and the figure. ``progress`` as in
     :func:`sampled_rank_figure` (``step(i, total, None)`` per chunk)."""
-    key = ("samples", rankings_items, n, metric, k, replace, label)
+    key = ("samples", rankings_items, n, metric, sv.cutoff_of(metric, k), replace, label)
     view = VIEWS.get(key)
     if view is not None:
         return view
