@@ -15,10 +15,12 @@ import plotly.io as pio
 import pytest
 
 import apnull
-from apnull import plots
+from apnull import hypergeom, plots
 from apnull import rendle as sm
 from apnull.plots import ranking as ranking_plots
+from apnull.plots import hypergeom as hypergeom_plots
 from apnull.plots import sampled as sampled_plots
+from apnull.views import hypergeometric as hypergeom_view
 from apnull.views import sampled as sampled_view
 from apnull.views import null as summaries
 from apnull.views import ranking as ranking_view
@@ -44,7 +46,14 @@ def _cases():
     paper = {a: [min(r, 1000) for r in ranks_] for a, ranks_ in sm.PAPER_EXAMPLE.items()}
     sizes = sampled_view.figure2_sizes(1000, True, 15, "ap")
     changes = sampled_view.exact_order_changes(paper, 1000, sizes, "ap")
+    shuffled = hypergeom_view.shuffled_precision_at_k(4, 32, 4, 2000, 5)
+    hyper = hypergeom.hypergeom_precision_at_k(4, 32, 4, 2000, 5)
+    lines = hypergeom_view.thresholds_table(4, 32, 4, shuffled.precision)
     return {
+        "hypergeom_histograms": lambda: hypergeom_plots.precision_histograms(
+            shuffled.precision, hyper, 4, lines, pmf=hypergeom.hypergeom_pmf(4, 32, 4), m=4, n=32),
+        "hypergeom_scatter": lambda: hypergeom_plots.ap_precision_scatter(
+            shuffled.precision, shuffled.ap, 4, expected_ap=0.3, ap_threshold=0.6),
         "sampled_metric_vs_rank": lambda: sampled_plots.metric_vs_rank_figure(full, top, 1000, highlight="AP"),
         "sampled_vs_rank": lambda: sampled_plots.sampled_vs_rank_figure(
             ranks, sm.metric_at_rank("recall", ranks, 1000, 10), sampled, "Recall@10", 1000),
