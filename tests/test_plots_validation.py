@@ -18,6 +18,9 @@ import apnull
 from apnull import hypergeom, plots
 from apnull import rendle as sm
 from apnull.plots import ranking as ranking_plots
+from apnull.binning import bin_table
+from apnull.binning_cost import binning_cost
+from apnull.plots import binning as binning_plots
 from apnull.plots import hypergeom as hypergeom_plots
 from apnull.plots import sampled as sampled_plots
 from apnull.views import hypergeometric as hypergeom_view
@@ -49,7 +52,12 @@ def _cases():
     shuffled = hypergeom_view.shuffled_precision_at_k(4, 32, 4, 2000, 5)
     hyper = hypergeom.hypergeom_precision_at_k(4, 32, 4, 2000, 5)
     lines = hypergeom_view.thresholds_table(4, 32, 4, shuffled.precision)
+    lower, middle = (binning_cost(4, 0.95, 120, 1.3, rep, "ap") for rep in ("lower", "middle"))
+    first = bin_table(120, 1.3)["first_n"].to_numpy()
     return {
+        "binning_breakpoints": lambda: binning_plots.breakpoint_figure(apnull.breakpoints(120, 1.3), 120, 1.3),
+        "binning_thresholds": lambda: binning_plots.threshold_binning_figure(lower, first, 4, 0.95, "ap", "lower"),
+        "binning_errors": lambda: binning_plots.threshold_error_figure(middle, first, 4, 0.95, "ap", "middle"),
         "hypergeom_histograms": lambda: hypergeom_plots.precision_histograms(
             shuffled.precision, hyper, 4, lines, pmf=hypergeom.hypergeom_pmf(4, 32, 4), m=4, n=32),
         "hypergeom_scatter": lambda: hypergeom_plots.ap_precision_scatter(
