@@ -22,6 +22,7 @@ from apnull.binning import bin_table
 from apnull.binning_cost import binning_cost
 from apnull.plots import binning as binning_plots
 from apnull.plots import hypergeom as hypergeom_plots
+from apnull.plots.lookup import law_figure
 from apnull.plots import sampled as sampled_plots
 from apnull.views import hypergeometric as hypergeom_view
 from apnull.views import sampled as sampled_view
@@ -54,7 +55,10 @@ def _cases():
     lines = hypergeom_view.thresholds_table(4, 32, 4, shuffled.precision)
     lower, middle = (binning_cost(4, 0.95, 120, 1.3, rep, "ap") for rep in ("lower", "middle"))
     first = bin_table(120, 1.3)["first_n"].to_numpy()
+    narrow, wide_law = apnull.null_distribution(4, 30, "ap"), apnull.null_distribution(20, 200, "ap")
     return {
+        "lookup_stems": lambda: law_figure(narrow, float(narrow.quantile(0.95)), 0.41, mean=0.3, q=0.95),
+        "lookup_bars": lambda: law_figure(wide_law, float(wide_law.quantile(0.9)), None),
         "binning_breakpoints": lambda: binning_plots.breakpoint_figure(apnull.breakpoints(120, 1.3), 120, 1.3),
         "binning_thresholds": lambda: binning_plots.threshold_binning_figure(lower, first, 4, 0.95, "ap", "lower"),
         "binning_errors": lambda: binning_plots.threshold_error_figure(middle, first, 4, 0.95, "ap", "middle"),
