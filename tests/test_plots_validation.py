@@ -82,6 +82,11 @@ def _cases():
         "density_exact": lambda: plots.density_figure(curves, "ap", 4, 30, exact=exact, draws=500),
         "pr_discrete": lambda: plots.pmf_figure(
             summaries.discrete_pr_laws(summaries.summarise_sizes(samples)), 4, 30, draws=500),
+        "quantiles": lambda: plots.quantile_figure(
+            summaries.summarise_draws(summaries.summarise_sizes(samples)), 4, 30,
+            exact_mean=summaries.exact_mean_curve(4, 30, 2)),
+        "quantiles_ap_only": lambda: plots.quantile_figure(
+            summaries.summarise_draws(summaries.summarise_sizes(samples)), 4, 30, metrics=("ap",)),
         "pending": lambda: plots.pending_figure("Average Precision under the null", "AP", "density", note="..."),
     }
 
