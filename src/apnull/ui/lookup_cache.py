@@ -3,7 +3,7 @@
 The null laws themselves are in the library's cache (:func:`apnull.ui.cache.null_law`); what a rerun
 would otherwise do again on every run (quantiles at five levels, the p-values with their far-tail
 counting, the thresholds table, the two figures) is kept per input set in ``VIEWS``, a
-:class:`apnull.memo.Memo` of 256 entries and 32 MB (a view is a few kB plus its two figures, under
+:class:`apnull.memo.Memo` of 256 entries and 16 MB (a view is a few kB plus its two figures, under
 100 kB for the widest exact laws). Values are shared and only read by the page.
 """
 
@@ -22,7 +22,7 @@ __all__ = ["LookupView", "TABLE_LEVELS", "VIEWS", "lookup_view", "lookup_ready"]
 
 #: Levels q of the thresholds table (the chosen q is added).
 TABLE_LEVELS = (0.75, 0.90, 0.95, 0.99)
-VIEWS = Memo(256, max_bytes=32 * 2**20, sizeof=rough_nbytes)
+VIEWS = Memo(256, max_bytes=16 * 2**20, sizeof=rough_nbytes)
 
 
 class LookupView(NamedTuple):

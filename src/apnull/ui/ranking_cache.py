@@ -1,18 +1,18 @@
 """Bounded caches of the "Ranking editor" page, shared by every session of the server.
 
 A ranking and its cut-off k determine everything the page shows below the editor; a class clicking
-through the presets asks for the same few rankings again and again. Two :class:`apnull.memo.Memo`
+through the presets asks for the same few rankings again and again. Three :class:`apnull.memo.Memo`
 caches keep what a rerun would otherwise rebuild (values shared and only read by the page; figures
 packed once, :func:`apnull.plots.packed`):
 
 - ``RANKINGS``: per (ranking, k) the metric cards, the precision-recall curve and its figure, and the
-  table (for the CSV, and with the "in top k" column for display): 256 entries, 32 MB (a ranking has
+  table (for the CSV, and with the "in top k" column for display): 256 entries, 16 MB (a ranking has
   at most :data:`apnull.limits.MAX_RANKING_ITEMS` rows; a view is a few kB to a few hundred kB).
-- ``FRAMES``: the data editor's input frame per ranking: 256 entries, 16 MB.
+- ``FRAMES``: the data editor's input frame per ranking: 256 entries, 8 MB.
 - ``NULLS``: per (m, n, AP) where the AP falls in the null law of (m, n) and that law's figure: 256
-  entries, 32 MB. The law itself stays in the library's bounded cache.
+  entries, 16 MB. The law itself stays in the library's bounded cache.
 
-At most 80 MB in all.
+At most 40 MB in all.
 """
 
 from __future__ import annotations
@@ -32,9 +32,9 @@ from .cache import moments, null_law
 __all__ = ["RANKINGS", "NULLS", "FRAMES", "editor_frame", "DRAWS", "RankingView", "NullView", "ranking_view", "null_view", "null_ready"]
 
 _MB = 2**20
-RANKINGS = Memo(256, max_bytes=32 * _MB, sizeof=rough_nbytes)
-NULLS = Memo(256, max_bytes=32 * _MB, sizeof=rough_nbytes)
-FRAMES = Memo(256, max_bytes=16 * _MB, sizeof=rough_nbytes)
+RANKINGS = Memo(256, max_bytes=16 * _MB, sizeof=rough_nbytes)
+NULLS = Memo(256, max_bytes=16 * _MB, sizeof=rough_nbytes)
+FRAMES = Memo(256, max_bytes=8 * _MB, sizeof=rough_nbytes)
 #: Monte Carlo draws when the null law of the ranking's (m, n) is too large to count exactly.
 DRAWS = 20_000
 

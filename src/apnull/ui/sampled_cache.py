@@ -15,11 +15,11 @@ Bounds (entries, bytes; least recently used dropped first):
 - ``FIGURES``: the page's three figures, keyed by the inputs they follow from: 96 entries, 64 MB
   (building one costs 0.1-0.4 s of Python; a rerun with cached inputs only sends it).
 - ``VIEWS``: what a tab shows for one input set, ready to display (the algorithms' tables as frames;
-  the last chart's figure, order-change table and caption numbers): 96 entries, 32 MB. A rerun with
+  the last chart's figure, order-change table and caption numbers): 96 entries, 16 MB. A rerun with
   cached inputs looks each tab up once and does no per-piece work (no progress bars, no pandas).
 - the paper's tables beside the exact values: one entry.
 
-At most 320 MB in all, whatever the visitors ask.
+At most 304 MB in all, whatever the visitors ask.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ CHUNKS = Memo(256, max_bytes=64 * _MB, sizeof=rough_nbytes)
 CHANGES = Memo(64, max_bytes=16 * _MB, sizeof=rough_nbytes)
 SIMULATIONS = Memo(32, max_bytes=32 * _MB, sizeof=rough_nbytes)
 FIGURES = Memo(96, max_bytes=64 * _MB, sizeof=rough_nbytes)
-VIEWS = Memo(96, max_bytes=32 * _MB, sizeof=rough_nbytes)
+VIEWS = Memo(96, max_bytes=16 * _MB, sizeof=rough_nbytes)
 PAPER = Memo(1)
 
 
