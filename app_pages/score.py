@@ -5,7 +5,7 @@ import streamlit as st
 from apnull.plots.score import null_figure, volcano_figure
 from apnull.score import MAX_FILE_BYTES, NULLS, SIMILARITIES
 from apnull.ui import (bound_choice, bound_float, bound_int, bound_select, bound_text, bound_toggle, download_csv,
-                       guard, intro, p_formats, show_figure)
+                       guard, intro, p_formats, show_figure, show_table)
 from apnull.ui import score_cache as cache
 from apnull.ui.consistency_step import consistency_step
 from apnull.views import score as view
@@ -59,16 +59,17 @@ else:
     st.caption(f"{name}: {len(table):,} rows, {table.shape[1]:,} columns.")
 
 # --- settings: what the widgets show is what is applied (and what the URL holds) -------------------
-cache.use_table(digest, inputs.table_defaults(table))
+defaults, perturbation_options = cache.table_choices(digest, table)
+cache.use_table(digest, defaults)
 c1, c2, c3, c4 = st.columns(4)
-perturbation = bound_choice("Perturbation column", "sc_pert", inputs.perturbation_options(table), container=c1,
+perturbation = bound_choice("Perturbation column", "sc_pert", perturbation_options, container=c1,
                             help="The column naming each profile's perturbation (compound, gene, ...); "
                                  "its values are compared as text.")
 control_text = bound_text("Control value(s)", "sc_control", "", container=c2,
                           help="The value(s) of the perturbation column that mark controls; several are separated "
                                "by commas. A new table starts with a control-like value of it (DMSO, control, "
                                "...), else its most frequent value.")
-stratum = bound_choice("Stratum (plate or batch)", "sc_stratum", inputs.stratum_options(table, perturbation),
+stratum = bound_choice("Stratum (plate or batch)", "sc_stratum", cache.stratum_choices(digest, table, perturbation),
                        container=c3, help="Optional. Replicates are compared with the controls of their own "
                                           "stratum, and labels are shuffled within each stratum.")
 features = bound_text("Feature columns (regex)", "sc_features", "", container=c4,
@@ -110,11 +111,11 @@ with guard():
 st.markdown(inputs.plan_summary(plan))
 with st.expander(f"Plan: {len(plan.strata):,} strata, {len(plan.left_out):,} columns left out, "
                  f"{len(plan.skipped):,} perturbations to skip"):
-    st.dataframe(plan.strata, hide_index=True, key="plan_strata")
+    show_table(plan.strata, key="plan_strata")
     if len(plan.left_out):
-        st.dataframe(plan.left_out, hide_index=True, key="plan_left_out")
+        show_table(plan.left_out, key="plan_left_out")
     if len(plan.skipped):
-        st.dataframe(plan.skipped, hide_index=True, key="plan_skipped")
+        show_table(plan.skipped, key="plan_skipped")
 
 auto = source == EXAMPLE  # the example is scored at once; an upload when the button is pressed
 key = settings.key()
@@ -130,12 +131,13 @@ if result is None:
 perturbation = result.settings.get("perturbation_column", perturbation)
 
 # --- results -------------------------------------------------------------------------------------
-groups = view.ranked_groups(result.groups, fdr)
+shown_view = cache.results_view(digest, key, result, perturbation, fdr)
+groups = shown_view.groups
 for message in result.warnings:
     st.warning(message, icon=":material/warning:")
 if len(result.skipped):
     with st.expander(f"{len(result.skipped):,} perturbation(s) skipped"):
-        st.dataframe(result.skipped, hide_index=True)
+        show_table(result.skipped)
 if groups.empty:
     st.error("No perturbation could be scored: see the skipped ones above and check the control value(s) "
              "and the stratum column.", icon=":material/error:")
@@ -143,7 +145,7 @@ if groups.empty:
 
 k1, k2, k3, k4 = st.columns(4)
 k1.metric("Perturbations scored", f"{len(groups):,}", border=True)
-k2.metric(f"Hits at q ≤ {fdr:g}", f"{int(groups['significant'].sum()):,}", border=True,
+k2.metric(f"Hits at q ≤ {fdr:g}", f"{shown_view.hits:,}", border=True,
           help="Perturbations whose Benjamini-Hochberg q-value is at most the FDR level.")
 k3.metric("Queries (replicates)", f"{len(result.queries):,}", border=True)
 k4.metric(f"{null.capitalize()} null" + ("" if null == "permutation" else " (approximate)"),
@@ -151,16 +153,15 @@ k4.metric(f"{null.capitalize()} null" + ("" if null == "permutation" else " (app
           help="How the p-value of each mAP was computed (B: draws of the null per perturbation).")
 
 st.subheader("Perturbations")
-shown = view.p_shown(groups)
+shown = shown_view.shown
 fmt = {"mAP": st.column_config.NumberColumn(format="%.4f"),
        **p_formats(shown, {"p_value": "p-value", "q_value": "q-value"}),
        "significant": st.column_config.CheckboxColumn(f"q ≤ {fdr:g}")}
-st.dataframe(shown, hide_index=True, column_config=fmt, height=300, key="groups_table")
+show_table(shown, column_config=fmt, height=300, key="groups_table")
 download_csv(groups, f"{file_name}_perturbations.csv", label="Download the perturbation table (CSV)",
              key="download_groups")
 
-names = view.names(groups, perturbation)
-points = view.volcano_data(groups, perturbation, fdr)
+names, points = shown_view.names, shown_view.points
 
 
 def pick_from_chart():
@@ -178,13 +179,13 @@ with left:
     p_floor = 1.0 / (1 + settings.permutations) if null in view.USES_B and not adaptive else None
     fig = cache.cached_view(("volcano", digest, settings.key(), fdr, chosen), lambda: volcano_figure(
         points, fdr, cutoff=view.p_cutoff(points), p_floor=p_floor, highlight=chosen, method=null))
-    st.plotly_chart(fig, key="volcano", on_select=pick_from_chart, selection_mode="points",
-                    config={"displaylogo": False, "toImageButtonOptions": {"format": "png"}})
-row = view.row_of(groups, perturbation, chosen)
+    show_figure(fig, key="volcano", on_select=pick_from_chart, selection_mode="points")
+with guard():
+    row, original, shown_queries = cache.inspected(digest, key, result, groups, perturbation, chosen)
 with right:
     if null == "permutation":
         def perturbation_null():
-            null_maps = result.null_maps(view.original_name(groups, perturbation, chosen))
+            null_maps = result.null_maps(original)
             hist = view.null_histogram(null_maps, float(row["mAP"]))
             summary = view.null_summary(null_maps, float(row["mAP"]))
             return summary, null_figure(hist, float(row["mAP"]), chosen, float(row["p_value"]),
@@ -209,17 +210,16 @@ st.caption("One row per replicate: it ranks the other replicates (m positives) a
            "queries of the screen. `row` is the 0-based position of the profile among the file's data rows "
            "(first row under the header = 0); the stratum and metadata of each row follow the scores.")
 qfmt = {c: st.column_config.NumberColumn(format="%.4f") for c in ("ap", "precision_at_r")}
-shown_queries = view.p_shown(view.queries_of(result.queries, perturbation, chosen))
 qfmt.update(p_formats(shown_queries))
-st.dataframe(shown_queries, hide_index=True, column_config=qfmt, key="queries_table")
+show_table(shown_queries, column_config=qfmt, key="queries_table")
 download_csv(result.queries, f"{file_name}_queries.csv", label="Download all queries (CSV)",
              key="download_queries")
 
 st.subheader("Are these p-values calibrated?")
 st.markdown("On perturbations that do nothing, a calibrated p-value falls at or below 0.05 for 5% of them "
             "and at or below 0.01 for 1%. Rates above that mean false hits; below it, lost power.")
-calibration = view.calibration_table()
-st.dataframe(calibration, hide_index=True, key="calibration_table",
+calibration = cache.calibration_table()
+show_table(calibration, key="calibration_table",
              column_config={"fpr_05": st.column_config.TextColumn("false-positive rate at α = 0.05"),
                             "fpr_01": st.column_config.TextColumn("at α = 0.01")})
 st.caption(f"Each cell: {view.CALIBRATION_LAYOUTS}. Measured by {view.CALIBRATION_SOURCE[len('measured by '):]}. "

@@ -49,3 +49,30 @@ def test_uploads_are_bounded_in_count_and_bytes():
         assert len(cache.UPLOADS) <= cache.MAX_UPLOADS and cache.UPLOADS.nbytes <= cache.MAX_UPLOAD_BYTES
     assert cache.upload_table("digest29") is not None and cache.upload_table("digest0") is None
     cache.UPLOADS.clear()
+
+
+def test_the_warm_up_fills_the_page_caches_the_page_reads(monkeypatch):
+    """The server's warm-up scores the example into the same cache entries the page then reads: the
+    page's first visit neither scores nor runs the consistency step again."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from apptest import open_page
+
+    from apnull.ui import consistency_step
+
+    cache.SCORES.clear()
+    consistency_step.RESULTS.clear()
+    cache.warm_example()
+
+    def computed_again(*args, **kwargs):
+        raise AssertionError("the page computed what the warm-up had left in its cache")
+
+    monkeypatch.setattr(cache, "score_profiles", computed_again)
+    monkeypatch.setattr(consistency_step, "score_consistency", computed_again)
+    at = open_page("score", timeout=300)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any("n_replicates" in d.value.columns for d in at.dataframe)  # the activity results
+    assert any("n_perturbations" in d.value.columns for d in at.dataframe)  # the consistency step's labels
+    assert len(cache.SCORES) == 1 and len(consistency_step.RESULTS) == 1

@@ -18,6 +18,7 @@ figures that callers only read).
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -47,7 +48,7 @@ def freeze(value):
 
 def rough_nbytes(value) -> int:
     """Rough bytes held by ``value``: arrays' ``nbytes``, DataFrames' deep memory, strings' length,
-    summed through tuples, lists, dicts and plotly figures; 8 for anything else."""
+    summed through tuples, lists, dicts, dataclasses and plotly figures; 8 for anything else."""
     import numpy as np
 
     if isinstance(value, np.ndarray):
@@ -58,9 +59,11 @@ def rough_nbytes(value) -> int:
         return sum(rough_nbytes(v) for v in value.values())
     if isinstance(value, (tuple, list)):
         return sum(rough_nbytes(item) for item in value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return sum(rough_nbytes(getattr(value, f.name)) for f in dataclasses.fields(value))
     kind = type(value).__name__
-    if kind == "DataFrame":
-        return int(value.memory_usage(deep=True).sum())
+    if kind in ("DataFrame", "Series"):
+        return int(np.sum(value.memory_usage(deep=True)))
     if kind == "Figure" and hasattr(value, "_data"):
         return rough_nbytes(value._data) + rough_nbytes(value._layout)
     return 8

@@ -242,28 +242,35 @@ def shuffle(perm, state):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
+def _scratch(P):  # pragma: no cover - compiled
+    """The work arrays :func:`label_queries` fills, for P profiles."""
+    return (np.zeros(P, dtype=np.int64), np.zeros(P, dtype=np.int64), np.zeros(1, dtype=np.int64),
+            np.empty((2, P), dtype=np.int64), np.empty(P), np.empty(P, dtype=np.int64), np.empty(P, dtype=np.int64))
+
+
+@numba.njit(cache=True, nogil=True)
+def _label_map(t, gperm, ginv, rows, L, scratch):  # pragma: no cover - compiled
+    """mAP of label t when group i carries the labels of group ``gperm[i]`` (``ginv`` its inverse)."""
+    carrier, share, counter, work, ap, nn, qq = scratch
+    for i in range(gperm.size):
+        ginv[gperm[i]] = i
+    return label_queries(t, gperm, ginv, rows, L, carrier, share, counter, work, ap, nn, qq)[0]
+
+
+@numba.njit(cache=True, nogil=True)
 def label_null(t, key, B, rows, L):  # pragma: no cover - compiled
     """mAP of label t under B random labellings of the groups drawn from the stream ``key`` (uint64):
     labelling b is the previous one shuffled again (Fisher-Yates), starting from the identity, so the
     first values of a longer run are those of a shorter one. B values (NaN where no query has an AP)."""
     G = L.gm_ptr.size - 1
-    P = rows[0].shape[0]
     gperm = np.arange(G)
     ginv = np.empty(G, dtype=np.int64)
+    scratch = _scratch(rows[0].shape[0])
     state = np.uint64(key)
     out = np.empty(B)
-    work = np.empty((2, P), dtype=np.int64)
-    carrier = np.zeros(P, dtype=np.int64)
-    share = np.zeros(P, dtype=np.int64)
-    counter = np.zeros(1, dtype=np.int64)
-    ap = np.empty(P)
-    nn = np.empty(P, dtype=np.int64)
-    qq = np.empty(P, dtype=np.int64)
     for b in range(B):
         state = shuffle(gperm, state)
-        for i in range(G):
-            ginv[gperm[i]] = i
-        out[b] = label_queries(t, gperm, ginv, rows, L, carrier, share, counter, work, ap, nn, qq)[0]
+        out[b] = _label_map(t, gperm, ginv, rows, L, scratch)
     return out
 
 
@@ -276,23 +283,13 @@ def label_null_more(t, state, gperm, target, drawn, reached, observed, tol, h, r
     to ``target`` draws in all; if ``reached < h`` on entry it stops at the draw that makes it ``h``
     (Besag & Clifford's rule). Returns (state, drawn, reached, stopped).
     """
-    G = L.gm_ptr.size - 1
-    P = rows[0].shape[0]
-    ginv = np.empty(G, dtype=np.int64)
-    work = np.empty((2, P), dtype=np.int64)
-    carrier = np.zeros(P, dtype=np.int64)
-    share = np.zeros(P, dtype=np.int64)
-    counter = np.zeros(1, dtype=np.int64)
-    ap = np.empty(P)
-    nn = np.empty(P, dtype=np.int64)
-    qq = np.empty(P, dtype=np.int64)
+    ginv = np.empty(gperm.size, dtype=np.int64)
+    scratch = _scratch(rows[0].shape[0])
     early = reached < h
     stopped = False
     while drawn < target:
         state = shuffle(gperm, state)
-        for i in range(G):
-            ginv[gperm[i]] = i
-        v = label_queries(t, gperm, ginv, rows, L, carrier, share, counter, work, ap, nn, qq)[0]
+        v = _label_map(t, gperm, ginv, rows, L, scratch)
         drawn += 1
         if v >= observed - tol:
             reached += 1
@@ -306,19 +303,9 @@ def label_null_more(t, state, gperm, target, drawn, reached, observed, tol, h, r
 def label_null_perms(t, perms, rows, L):  # pragma: no cover - compiled
     """mAP of label t under each labelling of the groups (row of ``perms``, B x G ints); B values."""
     B, G = perms.shape
-    P = rows[0].shape[0]
-    work = np.empty((2, P), dtype=np.int64)
-    out = np.empty(B)
     ginv = np.empty(G, dtype=np.int64)
-    carrier = np.zeros(P, dtype=np.int64)
-    share = np.zeros(P, dtype=np.int64)
-    counter = np.zeros(1, dtype=np.int64)
-    ap = np.empty(P)
-    nn = np.empty(P, dtype=np.int64)
-    qq = np.empty(P, dtype=np.int64)
+    scratch = _scratch(rows[0].shape[0])
+    out = np.empty(B)
     for b in range(B):
-        perm = perms[b]
-        for i in range(G):
-            ginv[perm[i]] = i
-        out[b] = label_queries(t, perm, ginv, rows, L, carrier, share, counter, work, ap, nn, qq)[0]
+        out[b] = _label_map(t, perms[b], ginv, rows, L, scratch)
     return out

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections.abc import Callable
 from contextlib import contextmanager
 
 import pandas as pd
+import pyarrow as pa
 import streamlit as st
+from plotly.basedatatypes import BaseFigure
 
 
 def intro(title: str, text: str) -> None:
@@ -46,10 +50,85 @@ CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png"}}
 _CHARTS_SENT = "_apnull_charts_sent"
 
 
-def show_figure(fig, key: str | None = None, slot=None) -> None:
+class _PreparedFigure(BaseFigure):
+    """A figure whose plotly dict is already made: ``st.plotly_chart`` asks a figure for ``to_dict()``
+    (a deep copy of every trace, arrays encoded) and serialises that; this one hands over the dict made
+    the first time its figure was shown. Built without ``BaseFigure.__init__``: it only answers
+    ``to_dict`` / ``to_plotly_json``."""
+
+    def __init__(self, spec: dict):  # noqa: D107 - deliberately not BaseFigure.__init__
+        self._spec = spec
+
+    def to_dict(self):
+        return self._spec
+
+    to_plotly_json = to_dict
+
+
+class _Prepared:
+    """What a page shows for an object, made once per object: ``id(obj)`` -> (weak reference to it,
+    its prepared form); an entry leaves with its object. Objects from the shared caches are read-only
+    and live across reruns, so a rerun reuses their prepared form instead of making it again."""
+
+    def __init__(self, make):
+        self.make, self.entries, self.lock = make, {}, threading.Lock()
+
+    def __call__(self, obj):
+        ident = id(obj)
+        with self.lock:
+            entry = self.entries.get(ident)
+        if entry is not None and entry[0]() is obj:
+            return entry[1]
+        made = self.make(obj)
+        try:
+            ref = weakref.ref(obj, lambda r, ident=ident: self._forget(ident, r))
+        except TypeError:
+            return made
+        with self.lock:
+            self.entries[ident] = (ref, made)
+        return made
+
+    def _forget(self, ident, ref) -> None:
+        with self.lock:
+            entry = self.entries.get(ident)
+            if entry is not None and entry[0] is ref:
+                del self.entries[ident]
+
+
+_figure_of = _Prepared(lambda fig: _PreparedFigure(fig.to_dict()))
+
+
+def _arrow_of_frame(frame: pd.DataFrame):
+    try:
+        return pa.Table.from_pandas(frame, preserve_index=False)
+    except (pa.ArrowException, TypeError, ValueError):  # mixed-type columns: Streamlit's own conversion copes
+        return frame
+
+
+_table_of = _Prepared(_arrow_of_frame)
+
+
+def prepared(fig):
+    """What :func:`show_figure` hands to ``st.plotly_chart`` for ``fig``: a figure shown again (the same
+    object, e.g. from a shared cache) reuses the dict made the first time, so a page rerun does not
+    deep-copy and re-encode its cached charts. Anything but a plotly figure is passed as it is."""
+    if not isinstance(fig, BaseFigure) or isinstance(fig, _PreparedFigure):
+        return fig
+    return _figure_of(fig)
+
+
+def show_table(frame: pd.DataFrame, key: str | None = None, **options) -> None:
+    """``st.dataframe`` of ``frame`` without its index; ``options`` go to ``st.dataframe``
+    (``column_config``, ``height``). A frame shown again (the same object, from a shared cache) is
+    converted to Arrow once, not on every rerun; shown frames are only read."""
+    st.dataframe(_table_of(frame), hide_index=True, key=key, **options)
+
+
+def show_figure(fig, key: str | None = None, slot=None, **options) -> None:
     """Plotly figure at full width with the project's chart config (into ``slot`` if given, see
-    :func:`chart_slots`)."""
-    (slot or st).plotly_chart(fig, key=key, config=CHART_CONFIG)
+    :func:`chart_slots`); ``options`` go to ``st.plotly_chart`` (``on_select``, ``selection_mode``).
+    A figure from a shared cache is encoded once (:func:`prepared`)."""
+    (slot or st).plotly_chart(prepared(fig), key=key, config=CHART_CONFIG, **options)
     st.session_state[_CHARTS_SENT] = True
 
 

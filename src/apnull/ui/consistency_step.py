@@ -20,38 +20,29 @@ from ..score import SIMILARITIES, score_consistency
 from ..views import consistency as view
 from ..views.score import (check_fdr, null_histogram, null_summary, p_cutoff, p_label, p_shown, queries_of,
                            selected_name)
-from .common import download_csv, guard, p_formats, show_figure
+from ..memo import Memo, rough_nbytes
+from .common import download_csv, guard, p_formats, show_figure, show_table
 from .score_cache import cached_view
 from .widgets import BIND, bound_float, bound_int, bound_select
 
-__all__ = ["consistency_step", "KEYS"]
+__all__ = ["consistency_step", "KEYS", "RESULTS"]
 
-_TTL = 3600
 #: The step's widget keys (URL parameters of the score page).
 KEYS = ("sc_cs_annotation", "sc_cs_sep", "sc_cs_scope", "sc_cs_aggregate", "sc_cs_similarity", "sc_cs_perms",
         "sc_cs_seed", "sc_cs_fdr", "sc_cs_label")
-
-
-class NotComputed(Exception):
-    """Raised by :func:`_result` on a cache miss (exceptions are not cached)."""
-
-
-@st.cache_resource(max_entries=8, ttl=_TTL, show_spinner=False)
-def _result(digest: str, key: tuple, _value=None):
-    """The result of (file hash, settings); stored by calling with ``_value`` (the run is outside the
-    cache, so its progress bar is live)."""
-    if _value is None:
-        raise NotComputed
-    return _value
+#: Consistency results keyed by (file hash, settings), shared by all sessions: 8 results and 256 MiB at
+#: most; a result asked for by several sessions at once is computed once (the others wait for it).
+RESULTS = Memo(8, max_bytes=256 * 2**20, sizeof=rough_nbytes)
 
 
 def _run(digest, table, settings, run: bool):
-    try:
-        return _result(digest, settings.key())
-    except NotComputed:
-        if not run:
-            return None
-    bar = st.progress(0.0, text="Consistency...")
+    """The cached result of (file, settings); when missing, computed (with a progress bar) if ``run``,
+    else None."""
+    key = (digest, settings.key())
+    found = RESULTS.get(key)
+    if found is not None or not run:
+        return found
+    bar = st.progress(0.0, text="Consistency (or waiting for the same run by another session)...")
     last = [0.0]
 
     def progress(done, total):
@@ -61,10 +52,19 @@ def _run(digest, table, settings, run: bool):
             bar.progress(min(1.0, done / total), text=f"Consistency: {done:,} of {total:,} labels")
 
     try:
-        value = score_consistency(table, **settings.kwargs(), progress=progress)
+        return RESULTS.get_or_compute(key, lambda: score_consistency(table, **settings.kwargs(), progress=progress))
     finally:
         bar.empty()
-    return _result(digest, settings.key(), value)
+
+
+def _table_guesses(digest, table, perturbation) -> tuple[list, str | None]:
+    """(the columns the annotation box offers, the guessed annotation column), once per table."""
+    return cached_view(("cs_guesses", digest, perturbation), lambda: (
+        [str(c) for c in table.columns if str(c) != perturbation], view.guess_annotation(table, perturbation)))
+
+
+def _separator_guess(digest, table, annotation) -> str:
+    return cached_view(("cs_separator", digest, annotation), lambda: view.guess_separator(table[annotation]))
 
 
 def _pick_label(names):
@@ -87,8 +87,7 @@ def consistency_step(table: pd.DataFrame, perturbation: str, control, active_gro
         "with it (negatives); a label's **mAP** averages those APs. Its **p-value** comes from shuffling the "
         "label sets among the profiles: if the annotation said nothing about the profiles, any shuffle would "
         "be as likely as the real one.")
-    columns = [str(c) for c in table.columns if str(c) != perturbation]
-    guess = view.guess_annotation(table, perturbation)
+    columns, guess = _table_guesses(digest, table, perturbation)
     c1, c2, c3 = st.columns([1.4, 1, 1.6])
     options = ([] if guess else ["(pick a column)"]) + columns
     annotation = c1.selectbox("Annotation column", options, index=options.index(guess) if guess else 0,
@@ -96,7 +95,7 @@ def consistency_step(table: pd.DataFrame, perturbation: str, control, active_gro
                               help="The labels to test, e.g. a target or mechanism column (guessed when a column "
                                    "is constant within each perturbation and shared by several).")
     seps = [view.NO_SEPARATOR] + list(view.SEPARATORS)
-    sep_guess = view.guess_separator(table[annotation]) if annotation in table.columns else view.NO_SEPARATOR
+    sep_guess = _separator_guess(digest, table, annotation) if annotation in table.columns else view.NO_SEPARATOR
     separator = c2.selectbox("Label separator", seps, index=seps.index(sep_guess), key="sc_cs_sep", bind=BIND,
                              format_func=lambda s: view.SEPARATOR_NAMES.get(s, s),
                              help="Several labels in one cell, e.g. EGFR|HER2 (guessed from the cells).")
@@ -130,26 +129,24 @@ def consistency_step(table: pd.DataFrame, perturbation: str, control, active_gro
 
 def _results(result, settings, fdr, file_name, digest) -> None:
     acol = settings.annotation
-    labels = view.label_table(result.labels, fdr)
+    labels, shown, data = cached_view(("cs_view", digest, settings.key(), fdr), lambda: _labels_view(result, acol, fdr))
     for message in result.warnings:
         st.warning(message, icon=":material/warning:")
     if len(result.skipped):
         with st.expander(f"{len(result.skipped):,} label(s) skipped"):
-            st.dataframe(result.skipped, hide_index=True, key="sc_cs_skipped")
+            show_table(result.skipped, key="sc_cs_skipped")
     k = int(labels["significant"].sum())
     m1, m2, m3 = st.columns(3)
     m1.metric("Labels scored", f"{len(labels):,}", border=True)
     m2.metric(f"Consistent at q ≤ {fdr:g}", f"{k:,} of {len(labels):,}", border=True)
     m3.metric("Profiles", f"{result.settings['profiles']:,}", border=True,
               help="Aggregated perturbations (or replicates with none) that carry a label.")
-    shown = p_shown(labels)
     fmt = {"mAP": st.column_config.NumberColumn(format="%.4f"),
            **p_formats(shown, {"p_value": "p-value", "q_value": "q-value"}),
            "significant": st.column_config.CheckboxColumn(f"q ≤ {fdr:g}")}
-    st.dataframe(shown, hide_index=True, column_config=fmt, key="sc_cs_labels_table")
+    show_table(shown, column_config=fmt, key="sc_cs_labels_table")
     download_csv(labels, f"{file_name}_consistency_labels.csv", label="Download the labels table (CSV)",
                  key="sc_cs_download_labels")
-    data = view.figure_data(labels, acol, fdr)
     names = data["name"].tolist()
     left, right = st.columns([1.1, 1])
     with right:
@@ -158,9 +155,9 @@ def _results(result, settings, fdr, file_name, digest) -> None:
     with left:
         fig = cached_view(("cs_labels", digest, settings.key(), fdr, chosen), lambda: labels_figure(
             data, fdr, cutoff=p_cutoff(data), p_floor=1.0 / (1 + settings.permutations), highlight=chosen))
-        st.plotly_chart(fig, key="sc_cs_figure", on_select=lambda: _pick_label(names), selection_mode="points",
-                        config={"displaylogo": False, "toImageButtonOptions": {"format": "png"}})
-    row = labels.loc[labels[acol].astype(str) == chosen].iloc[0]
+        show_figure(fig, key="sc_cs_figure", on_select=lambda: _pick_label(names), selection_mode="points")
+    row, shown_queries = cached_view(("cs_label", digest, settings.key(), chosen),
+                                     lambda: _label_view(result, labels, acol, chosen))
     with right:
         def label_null():
             null = result.null_maps(chosen)
@@ -179,8 +176,32 @@ def _results(result, settings, fdr, file_name, digest) -> None:
     st.subheader(f"Queries of {chosen}")
     st.caption("One row per profile carrying the label: it ranks the m other profiles carrying it among the n "
                "profiles sharing no label with it. Its p-value comes from the exact null law of AP for (m, n).")
-    shown_queries = p_shown(queries_of(result.queries, acol, chosen))
-    st.dataframe(shown_queries, hide_index=True, key="sc_cs_queries_table",
+    show_table(shown_queries, key="sc_cs_queries_table",
                  column_config={"ap": st.column_config.NumberColumn(format="%.4f"), **p_formats(shown_queries)})
     download_csv(result.queries, f"{file_name}_consistency_queries.csv", label="Download all queries (CSV)",
                  key="sc_cs_download_queries")
+
+
+def _labels_view(result, annotation, fdr):
+    """(labels table at ``fdr``, as shown, the figure's points) of a result."""
+    labels = view.label_table(result.labels, fdr)
+    return labels, p_shown(labels), view.figure_data(labels, annotation, fdr)
+
+
+def _label_view(result, labels, annotation, name):
+    """(the labels-table row of ``name``, its queries as shown)."""
+    row = labels.loc[labels[annotation].astype(str) == name].iloc[0]
+    return row, p_shown(queries_of(result.queries, annotation, name))
+
+
+def warm_default(table: pd.DataFrame, perturbation: str, control, groups: pd.DataFrame, digest: str) -> None:
+    """Compute, into :data:`RESULTS`, the step as a new visitor first sees it for ``table`` (the guessed
+    annotation and separator and the inputs' defaults), so the first visitor finds it ready."""
+    _columns, annotation = _table_guesses(digest, table, perturbation)
+    if annotation is None:
+        return
+    settings = view.make_consistency_settings(table, perturbation, annotation,
+                                              _separator_guess(digest, table, annotation), view.ALL, groups,
+                                              control, "median", "cosine", 999, 0)
+    RESULTS.get_or_compute((digest, settings.key()),
+                           lambda: score_consistency(table, **settings.kwargs()))

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import io
 import time
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -38,8 +39,9 @@ from ..views import score_inputs as inputs
 from .state import forget_param
 
 __all__ = ["UPLOADS", "SCORES", "PLANS", "MAX_UPLOADS", "MAX_UPLOAD_BYTES", "MAX_SCORES", "MAX_SCORE_BYTES",
-           "UPLOAD_STATE", "EXAMPLE_DIGEST", "example_table", "remember_upload", "use_table", "upload_table",
-           "cached_result", "score_once", "cached_plan", "ScoreProgress", "label_columns_of"]
+           "UPLOAD_STATE", "EXAMPLE_DIGEST", "example_table", "table_choices", "stratum_choices",
+           "ResultsView", "results_view", "inspected", "calibration_table", "remember_upload", "use_table", "upload_table",
+           "cached_result", "score_once", "warm_example", "cached_plan", "ScoreProgress", "label_columns_of"]
 
 MAX_UPLOADS = 6
 MAX_UPLOAD_BYTES = 1 << 30
@@ -78,6 +80,57 @@ def cached_view(key: tuple, build):
     computed once when many sessions ask at once. Shared and read-only: callers only read it
     (``st.plotly_chart`` serialises a copy). Errors are not stored."""
     return VIEWS.get_or_compute(key, build)
+def table_choices(digest: str, table: pd.DataFrame) -> tuple[dict, list]:
+    """(the inputs a new table starts with, the perturbation column's choices) of the table ``digest``,
+    worked out once per table instead of scanning its columns on every rerun."""
+    return cached_view(("table_choices", digest), lambda: (inputs.table_defaults(table),
+                                                           inputs.perturbation_options(table)))
+
+
+def stratum_choices(digest: str, table: pd.DataFrame, perturbation: str) -> list:
+    """The stratum box's choices for the table ``digest`` and its perturbation column, once per pair."""
+    return cached_view(("stratum_choices", digest, perturbation),
+                       lambda: inputs.stratum_options(table, perturbation))
+
+
+@dataclass(frozen=True)
+class ResultsView:
+    """The scored screen as the page shows it at one FDR level (shared, read-only): ``groups`` ranked
+    with ``significant``, ``shown`` (p-values as the page prints them), the perturbations' ``names`` in
+    that order, the volcano's ``points`` and the number of ``hits``."""
+
+    groups: pd.DataFrame
+    shown: pd.DataFrame
+    names: list
+    points: pd.DataFrame
+    hits: int
+
+
+def results_view(digest: str, key: tuple, result, perturbation: str, fdr: float) -> ResultsView:
+    """:class:`ResultsView` of (file, settings, FDR level), built once for all sessions."""
+    def build():
+        groups = view.ranked_groups(result.groups, fdr)
+        return ResultsView(groups, view.p_shown(groups), view.names(groups, perturbation),
+                           view.volcano_data(groups, perturbation, fdr), int(groups["significant"].sum()))
+
+    return cached_view(("results", digest, key, fdr), build)
+
+
+def inspected(digest: str, key: tuple, result, groups: pd.DataFrame, perturbation: str, name: str):
+    """(its row of the perturbation table, its value in the perturbation column, its queries as shown) of
+    the perturbation ``name`` of (file, settings), once for all sessions."""
+    def build():
+        row = view.row_of(groups, perturbation, name)
+        return row, row[perturbation], view.p_shown(view.queries_of(result.queries, perturbation, name))
+
+    return cached_view(("inspected", digest, key, name), build)
+
+
+def calibration_table() -> pd.DataFrame:
+    """The calibration table the page shows (one frame for all sessions)."""
+    return cached_view(("calibration",), view.calibration_table)
+
+
 _EXAMPLE = Memo(1)
 
 
@@ -91,6 +144,21 @@ def label_columns_of(columns) -> list:
     name suggests a perturbation or a stratum (so ``1``, ``1.0`` and ``01`` stay three labels)."""
     hints = view.PERTURBATION_HINTS + view.STRATUM_HINTS
     return [c for c in columns if str(c).startswith("Metadata_") or any(h in str(c).lower() for h in hints)]
+
+
+def warm_example() -> None:
+    """Score the bundled example with the page's default inputs into :data:`SCORES`, and its
+    consistency step too (:func:`apnull.ui.consistency_step.warm_default`): the server's warm-up calls
+    this, so a class opening the page together finds both ready instead of waiting for them."""
+    from .consistency_step import warm_default
+
+    table = example_table()
+    defaults, _options = table_choices(EXAMPLE_DIGEST, table)
+    settings = view.make_settings(table, defaults["sc_pert"], defaults["sc_control"], defaults["sc_stratum"],
+                                  defaults["sc_features"], "cosine", "permutation", 999, 0)
+    result = SCORES.get_or_compute((EXAMPLE_DIGEST, settings.key()),
+                                   lambda: score_profiles(table, **settings.kwargs()))
+    warm_default(table, settings.perturbation, settings.control, result.groups, EXAMPLE_DIGEST)
 
 
 def remember_upload(upload) -> tuple[str, str]:

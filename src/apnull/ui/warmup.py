@@ -17,7 +17,8 @@ and a view being warmed is joined, not computed twice (the caches compute each k
 
 A second phase follows in the same thread, which nothing waits for: the scoring kernels of "Score
 your data" on the bundled example (imports scikit-learn, loads or, on a fresh checkout's first start,
-compiles the numba kernels: a first visitor of that page paid 14.6 s for it) and the default views
+compiles the numba kernels: a first visitor of that page paid 14.6 s for it), which also leaves the
+example's default scoring and consistency results in the page's shared caches, and the default views
 of the binning and hypergeometric pages. ``wait(everything=True)`` waits for it too.
 
 It also sets ``OMP_WAIT_POLICY=PASSIVE`` (unless the environment already sets it) before numba's
@@ -104,18 +105,12 @@ def _warm() -> None:
 def _warm_other_pages(steps: dict, t0: float) -> None:
     """The second phase, which the server does not wait for: the scoring kernels (about 1.5 s loaded
     from numba's disk cache, 15-60 s compiled on the very first start of a fresh checkout) on the
-    bundled example (scoring and its consistency step), and the default views of the binning and
-    hypergeometric pages."""
-    from apnull.score import digits_screen, score_profiles
+    bundled example, scored with the page's default inputs into the page's caches (scoring and its
+    consistency step: the first visitors find the results ready), and the default views of the
+    binning and hypergeometric pages."""
+    from apnull.ui import score_cache
 
-    table = digits_screen()
-    score_profiles(table, perturbation="Metadata_perturbation", control="DMSO", stratum="Metadata_plate")
-    from apnull.score.consistency import score_consistency
-    from apnull.views.consistency import guess_annotation
-
-    annotation = guess_annotation(table, "Metadata_perturbation")
-    if annotation is not None:  # the page's consistency step on the example: its own kernels
-        score_consistency(table, "Metadata_perturbation", annotation, control=["DMSO"], permutations=999)
+    score_cache.warm_example()  # into the page's own caches, with the page's default inputs
     steps["score"] = time.perf_counter() - t0
     from apnull.ui import binning_cache, hypergeom_cache
 
