@@ -6,7 +6,7 @@ import streamlit as st
 
 from apnull.binning import REPRESENTATIVES
 from apnull.ui import binning_cache as bc
-from apnull.ui import bound_float, bound_int, bound_select, download_csv, guard, intro, show_figure
+from apnull.ui import bound_float, bound_int, bound_select, download_csv, guard, intro, show_figure, show_table
 
 SHORT = {"ap": "AP", "pr": "Precision@R"}
 REP_TEXT = {"lower": "smallest", "upper": "largest", "middle": "middle"}
@@ -55,9 +55,9 @@ st.subheader("Breakpoints")
 show_figure(view.breakpoint_figure, key="breakpoints")
 st.caption(f"Bin i holds the whole numbers n with b_i ≤ n < b_(i+1); n = 0 is a bin of its own (bin 0) and the last "
            f"bin is open-ended (every n ≥ {bins['first_n'].iloc[-1]}).")
-st.dataframe(bins, hide_index=True, height=250,
-             column_config={"break_point": st.column_config.NumberColumn("break_point", format="%.4f"),
-                            "break_width": st.column_config.NumberColumn("break_width", format="%.4f")})
+show_table(bins, height=250,
+           column_config={"break_point": st.column_config.NumberColumn("break_point", format="%.4f"),
+                          "break_width": st.column_config.NumberColumn("break_width", format="%.4f")})
 download_csv(bins, f"bins_max{max_value}_pow{power:g}.csv", label="Download the bins (CSV)", key="download_bins")
 
 st.subheader(f"What binning costs: {SHORT[metric]} threshold for m = {m}, q = {q:g}")

@@ -4,7 +4,7 @@ import streamlit as st
 
 from apnull.limits import as_probability, check_sizes
 from apnull.significance import METHODS
-from apnull.ui import bound_float, bound_int, bound_select, download_csv, guard, intro, show_figure
+from apnull.ui import bound_float, bound_int, bound_select, download_csv, guard, intro, show_figure, show_table
 from apnull.ui.lookup_cache import lookup_ready, lookup_view
 from apnull.views.null import DEFAULT_VIEW, format_p
 
@@ -107,10 +107,10 @@ for col, metric in zip(cols, ("ap", "pr")):
 
 st.subheader("Thresholds at other levels")
 table = view.table
-st.dataframe(table[["q", "alpha", "ap_threshold", "pr_threshold"]], hide_index=True,
-             column_config={"ap_threshold": st.column_config.NumberColumn("AP threshold", format="%.5f"),
-                            "pr_threshold": st.column_config.NumberColumn("Precision@R threshold", format="%.4f"),
-                            "alpha": st.column_config.NumberColumn("α = 1 − q"),
-                            "q": st.column_config.NumberColumn("q")})
+show_table(view.shown,
+           column_config={"ap_threshold": st.column_config.NumberColumn("AP threshold", format="%.5f"),
+                          "pr_threshold": st.column_config.NumberColumn("Precision@R threshold", format="%.4f"),
+                          "alpha": st.column_config.NumberColumn("α = 1 − q"),
+                          "q": st.column_config.NumberColumn("q")})
 st.caption(f"AP: {view.methods['ap']}. Precision@R: {view.methods['pr']}.")
 download_csv(table, f"thresholds_m{m}_n{n}.csv", label="Download the thresholds (CSV)", key="download_thresholds")

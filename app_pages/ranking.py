@@ -6,7 +6,7 @@ import streamlit as st
 
 from apnull.views import ranking as rk
 from apnull.significance import choose_method
-from apnull.ui import bound_int, download_csv, guard, intro, show_figure
+from apnull.ui import bound_int, download_csv, guard, intro, show_figure, show_table
 from apnull.ui.ranking_cache import DRAWS, null_ready, null_view, ranking_view
 from apnull.ui.ranking_editor import load_ranking, preset_controls, ranking_editor
 from apnull.ui.relevance_pills import relevance_pills
@@ -82,8 +82,8 @@ with right:
                  f"item{'s' if N > 1 else ''}).", icon=":material/error:")
     # which rows the @k metrics see (a column, not a pandas Styler: styling every cell cost more server
     # time than the rest of the page under 30 users)
-    st.dataframe(
-        view.shown, hide_index=True, key="ranking_table",
+    show_table(
+        view.shown, key="ranking_table",
         height=min(35 * (N + 1) + 3, 423),
         column_config={
             "in top k": st.column_config.CheckboxColumn(f"in top {k}", help="the rows the @k metrics look at"),

@@ -5,7 +5,8 @@ import streamlit as st
 
 from apnull import rendle as sm
 from apnull.views import sampled as sv
-from apnull.ui import bound_int, bound_select, bound_text, bound_toggle, download_csv, guard, intro, show_figure
+from apnull.ui import (bound_int, bound_select, bound_text, bound_toggle, download_csv, guard, intro, show_figure,
+                       show_table)
 from apnull.ui.sampled_cache import (example_tables, paper_view, rank_figure, sampled_rank_figure, samples_view,
                                      simulation_wide)
 
@@ -115,8 +116,8 @@ with tab_example:
     tables = example_tables(items, n, s, k, replace)
     long, exact_wide = tables.long, tables.exact
     st.subheader("Exact metrics (all n items ranked)")
-    st.dataframe(exact_wide, hide_index=True, key="exact_table",
-                 column_config={c: st.column_config.NumberColumn(format="%.4f") for c in exact_wide.columns[2:]})
+    show_table(exact_wide, key="exact_table",
+               column_config={c: st.column_config.NumberColumn(format="%.4f") for c in exact_wide.columns[2:]})
 
     how = "with" if replace else "without"
     st.subheader(f"Sampled metrics, s = {s:,} ({how} replacement): exact expectation ± SD")
@@ -133,14 +134,14 @@ with tab_example:
             reps = sv.check_repetitions(reps, rankings)
     left, right = st.columns(2) if simulate else (st.container(), None)
     with left:
-        st.dataframe(tables.sampled, hide_index=True, key="sampled_table")
+        show_table(tables.sampled, key="sampled_table")
         st.caption("Exact expectation of each algorithm's mean sampled metric over the random sample, ± the SD "
                    "from one evaluation run to the next (each instance draws its own sample).")
     if simulate:
         with st.spinner("Simulating..."):
             sim, sim_wide = simulation_wide(items, n, s, reps, sim_seed, k, replace, long)
         with right:
-            st.dataframe(sim_wide, hide_index=True, key="simulation_table")
+            show_table(sim_wide, key="simulation_table")
             dev = sim["deviation_se"].abs()
             worst = sim.loc[dev.idxmax()] if dev.notna().any() else None
             st.caption(f"Simulated: mean ± SD over {reps:,} runs (seed {sim_seed}). "
@@ -163,7 +164,7 @@ with tab_samples:
                + "; the changes of order were located exactly by bisection between grid points. "
                f"Dotted lines: the exact {label} (order {exact_order}).")
     changes_df = view2.changes
-    st.dataframe(changes_df, hide_index=True, key="changes_table")
+    show_table(changes_df, key="changes_table")
     e1, e2, _ = st.columns([1, 1, 2])
     with e1:
         download_csv(changes_df, f"order_changes_{metric}_n{n}.csv", label="Order changes (CSV)",
@@ -177,10 +178,10 @@ with tab_paper:
     st.header("5. The paper's printed tables beside ours")
     paper = paper_view()
     cmp, worst, all_exact = paper.comparison, paper.worst, paper.all_exact
-    st.dataframe(paper.display, hide_index=True, key="paper_table", height=35 * (len(cmp) + 1) + 3,
-                 column_config={"algorithm": st.column_config.TextColumn(width="small"),
-                                "SE of the paper's mean": st.column_config.NumberColumn(format="%.4f"),
-                                "ours − paper (SE)": st.column_config.NumberColumn(format="%+.2f")})
+    show_table(paper.display, key="paper_table", height=35 * (len(cmp) + 1) + 3,
+               column_config={"algorithm": st.column_config.TextColumn(width="small"),
+                              "SE of the paper's mean": st.column_config.NumberColumn(format="%.4f"),
+                              "ours − paper (SE)": st.column_config.NumberColumn(format="%+.2f")})
     st.markdown(
         f"Setting: the paper's ranks, n = {sm.PAPER_N:,}, s = {sm.PAPER_SAMPLES} with replacement, k = 10 (whatever "
         f"the inputs above say). The exact table {'agrees with the print to all three decimals' if all_exact else 'differs from the print in places'}. "

@@ -37,7 +37,8 @@ class LookupView(NamedTuple):
     figures: dict
     mean_ap: float
     sd_ap: float
-    table: pd.DataFrame
+    table: pd.DataFrame  # the CSV
+    shown: pd.DataFrame  # its columns q, alpha, ap_threshold, pr_threshold (displayed)
 
 
 def _key(m, n, q, method, observed, draws, seed) -> tuple:
@@ -76,7 +77,8 @@ def lookup_view(m: int, n: int, q: float, method: str, observed: dict, draws: in
             notes[metric] = pvalue_note(tails[metric], law)
             mean = mean_ap if metric == "ap" else m / (m + n)
             figures[metric] = cached_law_figure(m, n, metric, method, *mc_args, t, observed[metric], mean, q)
+        table = thresholds_table(m, n, q, laws)
         return LookupView({metric: law.describe() for metric, law in laws.items()}, thresholds, tails, notes, figures,
-                          mean_ap, sd_ap, thresholds_table(m, n, q, laws))
+                          mean_ap, sd_ap, table, table[["q", "alpha", "ap_threshold", "pr_threshold"]])
 
     return VIEWS.get_or_compute(_key(m, n, q, method, observed, draws, seed), build)
