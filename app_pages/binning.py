@@ -6,7 +6,7 @@ import streamlit as st
 
 from apnull.binning import REPRESENTATIVES
 from apnull.ui import binning_cache as bc
-from apnull.ui import bound_float, bound_int, bound_select, download_csv, guard, intro, show_figure
+from apnull.ui import bound_float, bound_int, bound_select, download_csv, guard, intro, show_figure, show_table
 
 SHORT = {"ap": "AP", "pr": "Precision@R"}
 REP_TEXT = {"lower": "smallest", "upper": "largest", "middle": "middle"}
@@ -42,8 +42,12 @@ metric = bound_select("metric", "bn_metric", ["ap", "pr"], "ap", container=c6,
 
 with guard():
     started = time.perf_counter()
-    with st.spinner("Computing the null threshold at every n..."):
+    cached = bc.view_ready(m, q, max_value, power, representative, metric)
+    if cached:  # no spinner (it costs a thread)
         view = bc.view(m, q, max_value, power, representative, metric)
+    else:
+        with st.spinner("Computing the null threshold at every n..."):
+            view = bc.view(m, q, max_value, power, representative, metric)
     seconds = time.perf_counter() - started
     bins, cost, summary = view.bins, view.cost, view.summary
 
@@ -51,9 +55,9 @@ st.subheader("Breakpoints")
 show_figure(view.breakpoint_figure, key="breakpoints")
 st.caption(f"Bin i holds the whole numbers n with b_i ≤ n < b_(i+1); n = 0 is a bin of its own (bin 0) and the last "
            f"bin is open-ended (every n ≥ {bins['first_n'].iloc[-1]}).")
-st.dataframe(bins, hide_index=True, height=250,
-             column_config={"break_point": st.column_config.NumberColumn("break_point", format="%.4f"),
-                            "break_width": st.column_config.NumberColumn("break_width", format="%.4f")})
+show_table(bins, height=250,
+           column_config={"break_point": st.column_config.NumberColumn("break_point", format="%.4f"),
+                          "break_width": st.column_config.NumberColumn("break_width", format="%.4f")})
 download_csv(bins, f"bins_max{max_value}_pow{power:g}.csv", label="Download the bins (CSV)", key="download_bins")
 
 st.subheader(f"What binning costs: {SHORT[metric]} threshold for m = {m}, q = {q:g}")
@@ -68,10 +72,9 @@ k4.metric("n too lenient", f"{summary['n_below']}", border=True,
           help="Values of n where the binned threshold is below the exact one: there binning lets through "
                "scores the exact null would reject.")
 
-methods = cost.groupby("method")["n"].agg(["min", "max"])
 how = "; ".join(
     f"{'exact laws (all placements)' if meth == 'exact' else 'the grid law (quantiles within 0.001)'} "
-    f"for n = {row['min']}..{row['max']}" for meth, row in methods.iterrows())
+    f"for n = {lo}..{hi}" for meth, lo, hi in view.methods)
 words = (f"With power {power:g} and max {max_value}, **{summary['bins']} null laws** (one per bin) stand in for "
          f"**{summary['n_values']}** values of n. Testing each n against the {REP_TEXT[representative]} n of its bin "
          f"moves the {SHORT[metric]} threshold by **{summary['mean_abs_error']:.4f}** on average and by at most "
@@ -84,7 +87,7 @@ else:
               f"{-summary['most_below']:.4f}): there the binned test lets through scores that the exact null "
               "would reject. Use the lower end of each bin to stay on the safe side.")
 st.markdown(words)
-took = "came from the cache" if seconds < 0.005 else f"took {seconds:.2f} s"
+took = "came from the cache" if cached else f"took {seconds:.2f} s"
 st.caption(f"Thresholds: {how}; the whole curve {took}.")
 
 show_figure(view.threshold_figure, key="thresholds")

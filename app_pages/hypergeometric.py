@@ -6,7 +6,7 @@ import streamlit as st
 from apnull.limits import MAX_ITEMS, MAX_VIEW_DRAWS, MIN_VIEW_DRAWS
 from apnull.views import hypergeometric as hv
 from apnull.ui import hypergeom_cache as hc
-from apnull.ui import bound_int, download_csv, guard, intro, show_figure
+from apnull.ui import bound_int, download_csv, guard, intro, show_figure, show_table
 
 intro(
     "Hypergeometric check",
@@ -46,8 +46,11 @@ if len(layout) > 1 and not hc.view_ready(m, n, k, draws, seed):  # fill the bloc
         hc.cached_shuffled_block(m, n, k, seed, b, rows)
         progress.progress(i / len(layout), text=f"Shuffling labels: block {i} of {len(layout)}")
     progress.empty()
-with st.spinner("Exact laws..."):
+if hc.view_ready(m, n, k, draws, seed):  # a rerun with cached inputs: no spinner (it costs a thread)
     view = hc.view(m, n, k, draws, seed)
+else:
+    with st.spinner("Exact laws..."):
+        view = hc.view(m, n, k, draws, seed)
 sample, hyper, thresholds, summary, fit = view.sample, view.hyper, view.thresholds, view.summary, view.fit
 
 show_figure(view.histograms, key="hist_precision")
@@ -71,8 +74,8 @@ st.markdown(
 left, right = st.columns([1, 2])
 with left:
     st.subheader("Chance thresholds")
-    st.dataframe(thresholds, hide_index=True, column_config={"value": st.column_config.NumberColumn(format="%.4f")},
-                 key="thresholds_table")
+    show_table(thresholds, column_config={"value": st.column_config.NumberColumn(format="%.4f")},
+               key="thresholds_table")
     download_csv(thresholds, f"thresholds_m{m}_n{n}_k{k}_draws{draws}_seed{seed}.csv", key="download_thresholds")
 with right:
     st.subheader("What the thresholds are")
@@ -87,7 +90,7 @@ fmt = {c: st.column_config.NumberColumn(format="%.4f") for c in summary.columns
        if c not in ("statistic", "draws", "exact method", "mean deviation (SE)")}
 fmt["mean deviation (SE)"] = st.column_config.NumberColumn(format="%+.2f")
 shown = [c for c in summary.columns if c not in ("draws", "exact method")]  # both in the caption; the CSV keeps them
-st.dataframe(summary, hide_index=True, column_config=fmt, column_order=shown, key="summary_table")
+show_table(summary, column_config=fmt, column_order=shown, key="summary_table")
 methods = dict(zip(summary["statistic"], summary["exact method"]))
 st.caption(f"{draws:,} draws each. Exact laws: AP: {methods['AP (shuffled)']}; Precision@K: "
            f"{methods['Precision@K (shuffled)']}. The empirical 95th percentile interpolates between draws "

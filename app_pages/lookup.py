@@ -1,15 +1,13 @@
 """Threshold lookup: the null threshold and p-value of AP and Precision@R for one (m, n)."""
 
-import pandas as pd
 import streamlit as st
 
 from apnull.limits import as_probability, check_sizes
-from apnull.significance import METHODS, choose_method, resolved_pvalue
-from apnull.ui import bound_float, bound_int, bound_select, download_csv, guard, intro, show_figure
-from apnull.ui.cache import cached_law_figure, moments, null_law
-from apnull.views.null import DEFAULT_VIEW, format_p, pvalue_note
+from apnull.significance import METHODS
+from apnull.ui import bound_float, bound_int, bound_select, download_csv, guard, intro, show_figure, show_table
+from apnull.ui.lookup_cache import lookup_ready, lookup_view
+from apnull.views.null import DEFAULT_VIEW, format_p
 
-TABLE_LEVELS = (0.75, 0.90, 0.95, 0.99)
 SHORT = {"ap": "AP", "pr": "Precision@R"}
 #: in the metric cards, under a heading that names the metric: "Precision@R threshold (95%)" is cut off
 LABEL = {"ap": "AP", "pr": "P@R"}
@@ -62,15 +60,12 @@ with guard():
     else:
         q = 1.0 - as_probability(level, "alpha", open_low=True, open_high=True)
     observed = {"ap": as_probability(value_ap, "your AP"), "pr": as_probability(value_pr, "your Precision@R")}
-    chosen = {metric: choose_method(m, n, metric, method) for metric in ("ap", "pr")}
-    laws, mc_args = {}, {}
-    with st.spinner("Computing the null laws..."):
-        for metric in ("ap", "pr"):
-            # draws and seed matter to Monte Carlo only: keep them out of the other laws' cache keys
-            mc_args[metric] = (draws, seed) if chosen[metric] == "mc" else (None, 0)
-            laws[metric] = null_law(m, n, metric, method, *mc_args[metric])
-    thresholds = {metric: float(laws[metric].quantile(q)) for metric in laws}
-    mean_ap, sd_ap = moments(m, n)
+    if lookup_ready(m, n, q, method, observed, draws, seed):  # cached: no spinner (it costs a thread)
+        view = lookup_view(m, n, q, method, observed, draws, seed)
+    else:
+        with st.spinner("Computing the null laws..."):
+            view = lookup_view(m, n, q, method, observed, draws, seed)
+    thresholds, mean_ap, sd_ap = view.thresholds, view.mean_ap, view.sd_ap
 
 ratio = m / (m + n)
 level_text = f"{q * 100:g}%"
@@ -96,34 +91,26 @@ def verdict_text(short: str, v: float, t: float, level_text: str) -> str:
 
 cols = st.columns(2)
 for col, metric in zip(cols, ("ap", "pr")):
-    law, t, v = laws[metric], thresholds[metric], observed[metric]
+    t, v, tail = thresholds[metric], observed[metric], view.tails[metric]
     short = SHORT[metric]
-    tail = resolved_pvalue(v, law)  # counted where the law cannot resolve a far tail
     with col:
         st.subheader(short)
         a, b = st.columns(2)
         a.metric(f"{LABEL[metric]} threshold ({level_text})", f"{t:.5g}", border=True,
                  help=f"The {q:g}-quantile of the null law of {short}: smallest value x with P(X ≤ x) ≥ {q:g}.")
-        a.caption(f"method: {law.describe()}")
+        a.caption(f"method: {view.methods[metric]}")
         b.metric(f"p-value of {LABEL[metric]} = {v:g}", format_p(tail), border=True,
                  help=f"P(random {short} ≥ {v:g}) under the null.")
-        b.caption(pvalue_note(tail, law))
+        b.caption(view.notes[metric])
         st.markdown(verdict_text(short, v, t, level_text) + f" (p = {format_p(tail)}).")
-        mean = mean_ap if metric == "ap" else ratio
-        show_figure(cached_law_figure(m, n, metric, method, *mc_args[metric], t, v, mean, q), key=f"law_{metric}")
+        show_figure(view.figures[metric], key=f"law_{metric}")
 
 st.subheader("Thresholds at other levels")
-levels = sorted(set(TABLE_LEVELS) | {round(q, 12)})
-table = pd.DataFrame({
-    "m": m, "n": n, "q": levels, "alpha": [round(1 - x, 12) for x in levels],
-    "ap_threshold": [float(laws["ap"].quantile(x)) for x in levels],
-    "pr_threshold": [float(laws["pr"].quantile(x)) for x in levels],
-    "ap_method": laws["ap"].describe(), "pr_method": laws["pr"].describe(),
-})
-st.dataframe(table[["q", "alpha", "ap_threshold", "pr_threshold"]], hide_index=True,
-             column_config={"ap_threshold": st.column_config.NumberColumn("AP threshold", format="%.5f"),
-                            "pr_threshold": st.column_config.NumberColumn("Precision@R threshold", format="%.4f"),
-                            "alpha": st.column_config.NumberColumn("α = 1 − q"),
-                            "q": st.column_config.NumberColumn("q")})
-st.caption(f"AP: {laws['ap'].describe()}. Precision@R: {laws['pr'].describe()}.")
+table = view.table
+show_table(view.shown,
+           column_config={"ap_threshold": st.column_config.NumberColumn("AP threshold", format="%.5f"),
+                          "pr_threshold": st.column_config.NumberColumn("Precision@R threshold", format="%.4f"),
+                          "alpha": st.column_config.NumberColumn("α = 1 − q"),
+                          "q": st.column_config.NumberColumn("q")})
+st.caption(f"AP: {view.methods['ap']}. Precision@R: {view.methods['pr']}.")
 download_csv(table, f"thresholds_m{m}_n{n}.csv", label="Download the thresholds (CSV)", key="download_thresholds")

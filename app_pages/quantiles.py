@@ -3,7 +3,7 @@
 import streamlit as st
 
 from apnull.views import null as summaries
-from apnull.ui import bound_int, bound_select, download_csv, guard, intro, show_figure
+from apnull.ui import bound_int, bound_select, download_csv, guard, intro, show_figure, show_table
 from apnull.ui.cache import quantile_view
 
 D = summaries.DEFAULT_VIEW  # the first experiment: the view a visitor sees first (warmed at server start)
@@ -48,7 +48,7 @@ if method == "exact":
                 icon=":material/info:")
 
 st.subheader("Summary table")
-st.dataframe(wide, hide_index=True, column_config={
+show_table(wide, column_config={
     c: st.column_config.NumberColumn(format="%.4f") for c in ("q75", "q90", "q95", "avg")
 })
 download_csv(wide, f"null_quantiles_M{M}_N{N}_K{K}_{method}.csv", key="download_summary")

@@ -4,17 +4,13 @@ import math
 
 import streamlit as st
 
-from apnull import metrics
 from apnull.views import ranking as rk
-from apnull.plots.ranking import null_position_figure, pr_curve_figure
-from apnull.significance import choose_method, null_position
-from apnull.ui import bound_int, download_csv, guard, intro, show_figure
-from apnull.ui.cache import moments, null_law
+from apnull.significance import choose_method
+from apnull.ui import bound_int, download_csv, guard, intro, show_figure, show_table
+from apnull.ui.ranking_cache import DRAWS, null_ready, null_view, ranking_view
 from apnull.ui.ranking_editor import load_ranking, preset_controls, ranking_editor
 from apnull.ui.relevance_pills import relevance_pills
 
-#: Monte Carlo draws when the null law of the ranking's (m, n) is too large to count exactly.
-DRAWS = 20_000
 
 intro(
     "Ranking editor",
@@ -50,20 +46,18 @@ with left:
     relevance_pills(new, pills_box)
 
 # --- metric cards, table ------------------------------------------------------------------------
-items = [item for item, _ in new]
-rel = rk.relevance(new)
-N, m = len(new), int(rel.sum())
+N = len(new)
 if N == 0:
     with right:
         st.error("The ranking is empty: add at least one item (click the empty row at the bottom of the table "
                  "on the left) or choose a preset.", icon=":material/error:")
     st.stop()
-k_ok = 1 <= k <= N
+view = ranking_view(tuple(new), k)  # cached per (ranking, k): cards, curve, figure and tables
+m, k_ok = int(view.relevant.sum()), view.k_ok
 
 with cards_box:
-    cards = rk.metric_cards(rel, k)
-    groups = (("Whole ranking", [c for c in cards if not rk.METRICS[c.key][1]]),
-              (f"Top k = {k}" if k_ok else "Top k", [c for c in cards if rk.METRICS[c.key][1]]))
+    groups = (("Whole ranking", [c for c in view.cards if not rk.METRICS[c.key][1]]),
+              (f"Top k = {k}" if k_ok else "Top k", [c for c in view.cards if rk.METRICS[c.key][1]]))
     for title, group in groups:
         st.markdown(f"**{title}**")
         with st.container(horizontal=True, gap="small"):  # wraps onto a second row when narrow
@@ -75,9 +69,9 @@ with cards_box:
 
 # --- the precision-recall curve --------------------------------------------------------------
 if m > 0:
-    curve = rk.pr_curve_points(rel, items)
+    curve = view.curve
     with curve_box:
-        show_figure(pr_curve_figure(curve, k if k_ok else None), key="pr_curve")
+        show_figure(view.curve_figure, key="pr_curve")
 
 with right:
     if m == 0:
@@ -86,12 +80,10 @@ with right:
     if not k_ok:
         st.error(f"k = {k} is outside the ranking: choose k between 1 and {N} (the ranking has {N} "
                  f"item{'s' if N > 1 else ''}).", icon=":material/error:")
-    table = metrics.ranking_table(rel, items).rename(columns={"precision": "precision@k", "recall": "recall@k"})
     # which rows the @k metrics see (a column, not a pandas Styler: styling every cell cost more server
     # time than the rest of the page under 30 users)
-    view = table.assign(**{"in top k": table["rank"] <= k}) if k_ok else table
-    st.dataframe(
-        view, hide_index=True, key="ranking_table",
+    show_table(
+        view.shown, key="ranking_table",
         height=min(35 * (N + 1) + 3, 423),
         column_config={
             "in top k": st.column_config.CheckboxColumn(f"in top {k}", help="the rows the @k metrics look at"),
@@ -103,7 +95,7 @@ with right:
                                                       help="relevant items in the top k / m"),
         },
     )
-    download_csv(table, "ranking_table.csv", label="Download the table (CSV)", key="download_ranking")
+    download_csv(view.table, "ranking_table.csv", label="Download the table (CSV)", key="download_ranking")
 
 if m == 0:
     st.stop()
@@ -112,13 +104,12 @@ if m == 0:
 n = N - m
 st.subheader("Better than chance?")
 with guard():
-    if choose_method(m, n) == "exact":  # milliseconds
-        law = null_law(m, n, "ap", "auto", draws=DRAWS, seed=0)
+    if null_ready(m, n, curve.ap) or choose_method(m, n) == "exact":  # cached, or milliseconds: no spinner
+        null = null_view(m, n, curve.ap)
     else:
         with st.spinner(f"Computing the null law of AP for m = {m}, n = {n}..."):
-            law = null_law(m, n, "ap", "auto", draws=DRAWS, seed=0)
-pos = null_position(curve.ap, law)
-mean, sd = moments(m, n)
+            null = null_view(m, n, curve.ap)
+pos, mean, sd = null.position, null.mean, null.sd
 if pos.at_floor:
     p_phrase = f"p ≤ {pos.p:.2g} (none of the {DRAWS:,} random orderings reached it)"
 elif pos.p < 1e-300:
@@ -127,13 +118,13 @@ else:
     p_phrase = f"p = {pos.p:.4g}"
     if pos.placements_at_least is not None:
         p_phrase += f" ({pos.placements_at_least:,} of the {pos.placements:,} placements)"
-if law.method == "exact":
+if null.method == "exact":
     method = f"exact: all {math.comb(m + n, m):,} placements of the {m} relevant items counted"
 elif pos.source == "tail count":
     method = (f"the far tail counted (placements that can still reach this AP, in log space); the exact p "
               f"lies in [{pos.p_low:.4g}, {pos.p_high:.4g}], relative error {pos.rel_error:.1g}")
-elif law.method == "grid":
-    method = (f"grid law within ±{law.error_bound:g} AP of the exact law; the exact p lies in "
+elif null.method == "grid":
+    method = (f"grid law within ±{null.error_bound:g} AP of the exact law; the exact p lies in "
               f"[{pos.p_low:.4g}, {pos.p_high:.4g}]")
 else:
     method = (f"Monte Carlo: {DRAWS:,} random orderings (seed 0); 95% interval for p "
@@ -148,5 +139,4 @@ st.markdown(
 st.caption("p = P(AP of a random ordering ≥ this AP); percentile = 100 · P(AP of a random ordering < this "
            "AP). With the exact law the two add up to 100; each placement of the m relevant items among "
            "the m + n ranks is equally likely.")
-values, probs = law.values, law.probs
-show_figure(null_position_figure(values, probs, curve.ap, pos.p, m, n, law.method), key="null_law")
+show_figure(null.figure, key="null_law")

@@ -1,16 +1,31 @@
 """Sampled metrics (Rendle): what a metric computed on a sample of items really measures."""
 
 
-import numpy as np
-import pandas as pd
 import streamlit as st
 
 from apnull import rendle as sm
 from apnull.views import sampled as sv
-from apnull.plots import sampled as ps
-from apnull.ui import bound_int, bound_select, bound_text, bound_toggle, download_csv, guard, intro, show_figure
-from apnull.ui.sampled_cache import (cached_exact_order_changes, cached_paper_comparison, curve_chunk, figure,
-                                     figure1_data, sampled_curve, simulation, table_long)
+from apnull.ui import (bound_int, bound_select, bound_text, bound_toggle, download_csv, guard, intro, show_figure,
+                       show_table)
+from apnull.ui.sampled_cache import (example_tables, paper_view, rank_figure, sampled_rank_figure, samples_view,
+                                     simulation_wide)
+
+
+def progress_bar(text: str):
+    """A progress bar made only when a tab's data is missing: ``step(i, total, s)`` moves it,
+    ``step(None, ...)`` removes it."""
+    def make():
+        bar = st.progress(0.0, text=f"{text}...")
+
+        def step(i, total, size):
+            if i is None:
+                bar.empty()
+            else:
+                what = f"s = {size:,} ({i} of {total})" if size is not None else f"part {i} of {total}"
+                bar.progress(i / total, text=f"{text}: {what}")
+        return step
+    return make
+
 
 intro(
     "Sampled metrics",
@@ -67,31 +82,16 @@ tab_rank, tab_example, tab_samples, tab_paper = st.tabs(
 # ------------------------------------------------------------------- Figure 1: metric vs rank
 with tab_rank:
     st.header("1. Metrics of the true rank")
-    full, top = figure1_data(n, k)
-    show_figure(figure(("rank", n, k, label), lambda: ps.metric_vs_rank_figure(full, top, n, highlight=label)),
-                key="fig_metric_rank")
+    show_figure(rank_figure(n, k, metric, label), key="fig_metric_rank")
     st.caption("One relevant item at true rank r among n items: AUC = (n − r)/(n − 1), AP = 1/r (the reciprocal "
                "rank), NDCG = 1/log₂(r + 1), Recall@k = [r ≤ k], Precision@k = [r ≤ k]/k. Rank 1 is worth twice "
                "rank 2 in AP, 1.58 times in NDCG; in AUC moving from 101 to 100 counts as much as from 2 to 1.")
 
     # ------------------------------------------------------- Figure 3: sampled metric vs true rank
     st.header(f"2. Expected sampled {label} versus the true rank")
-    whole = fig3_range == "all n"
     sizes3 = sv.figure3_sizes(s, n, replace)
-    curves3 = {}
-    progress = st.progress(0.0, text="Expected sampled metric...")
-    for i, size in enumerate(sizes3, start=1):
-        ranks3, (mean3, sd3) = sampled_curve(metric, size, n, tuple(sizes3), k, replace, whole)
-        curves3[size] = (mean3, sd3)
-        progress.progress(i / len(sizes3), text=f"Expected sampled metric: s = {size:,} ({i} of {len(sizes3)})")
-    progress.empty()
-    exact_ranks3 = (sv.rank_grid(n, extra=(k, k + 1)) if whole
-                    else np.arange(1, min(n, 1000) + 1))
-    exact3 = sm.metric_at_rank(metric, exact_ranks3, n, k)
-    key3 = ("sampled", metric, tuple(sizes3), n, k, replace, whole, label)
-    show_figure(figure(key3, lambda: ps.sampled_vs_rank_figure(
-        ranks3, exact3, curves3, label, n, replace=replace, exact_ranks=exact_ranks3)),
-                key="fig_sampled_rank")
+    show_figure(sampled_rank_figure(metric, sizes3, n, k, replace, fig3_range == "all n", label,
+                                    progress_bar("Expected sampled metric")), key="fig_sampled_rank")
     st.caption(f"Each curve is E[{label} of the sampled rank] for one s, the sampled rank being the relevant item's "
                "place among itself and the s sampled irrelevant items; the dashed line is the exact metric. The "
                "smaller s, the flatter the curve: top-heavy metrics lose their focus on the top. "
@@ -113,11 +113,11 @@ with tab_example:
         rankings = sv.check_rankings(texts, n, s)
     items = tuple((name, tuple(r)) for name, r in rankings.items())
 
-    long = table_long(items, n, s, k, replace)
-    exact_wide = sv.exact_table(long, rankings)
+    tables = example_tables(items, n, s, k, replace)
+    long, exact_wide = tables.long, tables.exact
     st.subheader("Exact metrics (all n items ranked)")
-    st.dataframe(exact_wide, hide_index=True, key="exact_table",
-                 column_config={c: st.column_config.NumberColumn(format="%.4f") for c in exact_wide.columns[2:]})
+    show_table(exact_wide, key="exact_table",
+               column_config={c: st.column_config.NumberColumn(format="%.4f") for c in exact_wide.columns[2:]})
 
     how = "with" if replace else "without"
     st.subheader(f"Sampled metrics, s = {s:,} ({how} replacement): exact expectation ± SD")
@@ -134,14 +134,14 @@ with tab_example:
             reps = sv.check_repetitions(reps, rankings)
     left, right = st.columns(2) if simulate else (st.container(), None)
     with left:
-        st.dataframe(sv.sampled_table(long), hide_index=True, key="sampled_table")
+        show_table(tables.sampled, key="sampled_table")
         st.caption("Exact expectation of each algorithm's mean sampled metric over the random sample, ± the SD "
                    "from one evaluation run to the next (each instance draws its own sample).")
     if simulate:
         with st.spinner("Simulating..."):
-            sim = simulation(items, n, s, reps, sim_seed, k, replace, long)
+            sim, sim_wide = simulation_wide(items, n, s, reps, sim_seed, k, replace, long)
         with right:
-            st.dataframe(sv.simulation_wide(sim), hide_index=True, key="simulation_table")
+            show_table(sim_wide, key="simulation_table")
             dev = sim["deviation_se"].abs()
             worst = sim.loc[dev.idxmax()] if dev.notna().any() else None
             st.caption(f"Simulated: mean ± SD over {reps:,} runs (seed {sim_seed}). "
@@ -156,50 +156,32 @@ with tab_example:
 with tab_samples:
     st.header(f"4. Expected sampled {label} versus the number of samples")
     st.caption("The algorithms' true ranks are the ones typed in the tab 'Algorithms A, B and C'.")
-    instances = sum(len(r) for r in rankings.values())
-    sizes2 = sv.figure2_sizes(n, replace, instances, metric)
-    chunks = np.array_split(sizes2, min(len(sizes2), 5))
-    parts = []
-    progress = st.progress(0.0, text="Expected sampled metric for each s...")
-    for i, chunk in enumerate(chunks, start=1):
-        parts.append(curve_chunk(items, n, tuple(chunk.tolist()), metric, k, replace))
-        progress.progress(i / len(chunks), text=f"Expected sampled metric for each s: part {i} of {len(chunks)}")
-    progress.empty()
-    base = {name: np.concatenate([p[name] for p in parts]) for name in rankings}
-    changes = cached_exact_order_changes(items, n, tuple(sizes2.tolist()), metric, k, replace, base)
-    extra = sv.flip_sizes(sizes2, changes)  # the exact flip points (and the s just before) join the plotted grid
-    more = curve_chunk(items, n, tuple(extra.tolist()), metric, k, replace) if extra.size else None
-    grid2, curves2 = sv.merge_curves(sizes2, base, extra, more)
-    exact2 = {name: sm.algorithm_exact_metric(r, n, metric, k=k) for name, r in rankings.items()}
-    show_figure(figure(("samples", items, n, metric, k, replace, label), lambda: ps.metric_vs_samples_figure(
-        grid2, curves2, label, n, changes=changes, exact=exact2, replace=replace)),
-                key="fig_metric_samples")
-    exact_order = sm.algorithm_order(exact2)
-    top2 = int(sizes2.max())
+    view2 = samples_view(items, n, metric, k, replace, label, progress_bar("Expected sampled metric for each s"))
+    show_figure(view2.figure, key="fig_metric_samples")
+    exact_order, top2 = view2.exact_order, view2.top
     st.caption(f"s runs over a log-spaced grid from 1 to {top2:,}"
                + (" (shortened to bound the work)" if top2 < min(n - 1, sv.FIG2_MAX_S) else "")
                + "; the changes of order were located exactly by bisection between grid points. "
                f"Dotted lines: the exact {label} (order {exact_order}).")
-    changes_df = sv.changes_table(changes, label)
-    st.dataframe(changes_df, hide_index=True, key="changes_table")
+    changes_df = view2.changes
+    show_table(changes_df, key="changes_table")
     e1, e2, _ = st.columns([1, 1, 2])
     with e1:
         download_csv(changes_df, f"order_changes_{metric}_n{n}.csv", label="Order changes (CSV)",
                      key="download_changes")
     with e2:
-        download_csv(pd.DataFrame({"s": grid2, **curves2}), f"sampled_{metric}_vs_s_n{n}.csv",
+        download_csv(view2.curves, f"sampled_{metric}_vs_s_n{n}.csv",
                      label="Curves (CSV)", key="download_curves")
 
 # ------------------------------------------------------------------ the paper's tables
 with tab_paper:
     st.header("5. The paper's printed tables beside ours")
-    cmp = cached_paper_comparison()
-    st.dataframe(sv.paper_comparison_display(cmp), hide_index=True, key="paper_table", height=35 * (len(cmp) + 1) + 3,
-                 column_config={"algorithm": st.column_config.TextColumn(width="small"),
-                                "SE of the paper's mean": st.column_config.NumberColumn(format="%.4f"),
-                                "ours − paper (SE)": st.column_config.NumberColumn(format="%+.2f")})
-    worst = cmp.loc[cmp["deviation_se"].abs().idxmax()]
-    all_exact = bool(cmp["exact_digits_agree"].all())
+    paper = paper_view()
+    cmp, worst, all_exact = paper.comparison, paper.worst, paper.all_exact
+    show_table(paper.display, key="paper_table", height=35 * (len(cmp) + 1) + 3,
+               column_config={"algorithm": st.column_config.TextColumn(width="small"),
+                              "SE of the paper's mean": st.column_config.NumberColumn(format="%.4f"),
+                              "ours − paper (SE)": st.column_config.NumberColumn(format="%+.2f")})
     st.markdown(
         f"Setting: the paper's ranks, n = {sm.PAPER_N:,}, s = {sm.PAPER_SAMPLES} with replacement, k = 10 (whatever "
         f"the inputs above say). The exact table {'agrees with the print to all three decimals' if all_exact else 'differs from the print in places'}. "

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from apnull.memo import Memo, freeze, rough_nbytes
-from apnull.ui import binning_cache, hypergeom_cache, sampled_cache
+from apnull.ui import binning_cache, hypergeom_cache, lookup_cache, ranking_cache, sampled_cache
 
 
 def test_freeze_makes_nested_arrays_read_only():
@@ -30,6 +30,32 @@ def test_every_page_cache_is_bounded_in_entries_and_bytes():
     for memo in memos:
         assert isinstance(memo, Memo) and memo.max_bytes is not None and memo.max_entries <= 512
     assert sum(m.max_bytes for m in memos) <= 512 * 2**20
+    # the views ready to display (tables, packed figures) of the sampled, lookup and ranking pages
+    views = [sampled_cache.VIEWS, lookup_cache.VIEWS, ranking_cache.RANKINGS, ranking_cache.NULLS,
+             ranking_cache.FRAMES]
+    for memo in views:
+        assert isinstance(memo, Memo) and memo.max_bytes is not None and memo.max_entries <= 512
+    assert sum(m.max_bytes for m in views) <= 80 * 2**20
+
+
+def test_page_views_are_shared_and_keyed_by_what_they_depend_on():
+    """A rerun with the same inputs gets the same objects; the sampled page's AP curves serve every k."""
+    items = (("A", (1, 3)), ("B", (2, 40)))
+    tables = sampled_cache.example_tables(items, 50, 10, 5, True)
+    assert sampled_cache.example_tables(items, 50, 10, 5, True) is tables
+    ap = sampled_cache.samples_view(items, 50, "ap", 5, True, "AP")
+    assert sampled_cache.samples_view(items, 50, "ap", 7, True, "AP") is ap  # AP ignores k
+    recall = sampled_cache.samples_view(items, 50, "recall", 5, True, "Recall@5")
+    assert sampled_cache.samples_view(items, 50, "recall", 7, True, "Recall@7") is not recall
+    rows = (("x", False), ("a", True), ("b", True))
+    view = ranking_cache.ranking_view(rows, 2)
+    assert ranking_cache.ranking_view(rows, 2) is view and view.k_ok and list(view.shown["in top k"]) == [
+        True, True, False]
+    assert ranking_cache.null_view(2, 1, view.curve.ap) is ranking_cache.null_view(2, 1, view.curve.ap)
+    observed = {"ap": 0.5, "pr": 0.5}
+    first = lookup_cache.lookup_view(3, 10, 0.95, "auto", observed, 1000, 0)
+    assert lookup_cache.lookup_ready(3, 10, 0.95, "auto", observed, 1000, 0)
+    assert lookup_cache.lookup_view(3, 10, 0.95, "auto", observed, 1000, 0) is first
 
 
 def test_hypergeometric_view_is_shared_and_read_only():

@@ -15,8 +15,17 @@ import plotly.io as pio
 import pytest
 
 import apnull
-from apnull import plots
+from apnull import hypergeom, plots
+from apnull import rendle as sm
 from apnull.plots import ranking as ranking_plots
+from apnull.binning import bin_table
+from apnull.binning_cost import binning_cost
+from apnull.plots import binning as binning_plots
+from apnull.plots import hypergeom as hypergeom_plots
+from apnull.plots.lookup import law_figure
+from apnull.plots import sampled as sampled_plots
+from apnull.views import hypergeometric as hypergeom_view
+from apnull.views import sampled as sampled_view
 from apnull.views import null as summaries
 from apnull.views import ranking as ranking_view
 
@@ -35,7 +44,34 @@ def _cases():
     samples = [(m, n, *(lambda s: (s.ap, s.pr))(apnull.sample_null(m, n, 500, 3))) for m, n in [(4, 30), (8, 60)]]
     curves = summaries.density_curves(samples, "ap")
     exact = summaries.exact_density_curves(curves, "ap")
+    full, top = sampled_view.figure1_curves(1000, 10)
+    ranks = np.arange(1, 301)
+    sampled = {s: sm.expected_sampled_metric("recall", ranks, 1000, s, k=10) for s in (10, 100)}
+    paper = {a: [min(r, 1000) for r in ranks_] for a, ranks_ in sm.PAPER_EXAMPLE.items()}
+    sizes = sampled_view.figure2_sizes(1000, True, 15, "ap")
+    changes = sampled_view.exact_order_changes(paper, 1000, sizes, "ap")
+    shuffled = hypergeom_view.shuffled_precision_at_k(4, 32, 4, 2000, 5)
+    hyper = hypergeom.hypergeom_precision_at_k(4, 32, 4, 2000, 5)
+    lines = hypergeom_view.thresholds_table(4, 32, 4, shuffled.precision)
+    lower, middle = (binning_cost(4, 0.95, 120, 1.3, rep, "ap") for rep in ("lower", "middle"))
+    first = bin_table(120, 1.3)["first_n"].to_numpy()
+    narrow, wide_law = apnull.null_distribution(4, 30, "ap"), apnull.null_distribution(20, 200, "ap")
     return {
+        "lookup_stems": lambda: law_figure(narrow, float(narrow.quantile(0.95)), 0.41, mean=0.3, q=0.95),
+        "lookup_bars": lambda: law_figure(wide_law, float(wide_law.quantile(0.9)), None),
+        "binning_breakpoints": lambda: binning_plots.breakpoint_figure(apnull.breakpoints(120, 1.3), 120, 1.3),
+        "binning_thresholds": lambda: binning_plots.threshold_binning_figure(lower, first, 4, 0.95, "ap", "lower"),
+        "binning_errors": lambda: binning_plots.threshold_error_figure(middle, first, 4, 0.95, "ap", "middle"),
+        "hypergeom_histograms": lambda: hypergeom_plots.precision_histograms(
+            shuffled.precision, hyper, 4, lines, pmf=hypergeom.hypergeom_pmf(4, 32, 4), m=4, n=32),
+        "hypergeom_scatter": lambda: hypergeom_plots.ap_precision_scatter(
+            shuffled.precision, shuffled.ap, 4, expected_ap=0.3, ap_threshold=0.6),
+        "sampled_metric_vs_rank": lambda: sampled_plots.metric_vs_rank_figure(full, top, 1000, highlight="AP"),
+        "sampled_vs_rank": lambda: sampled_plots.sampled_vs_rank_figure(
+            ranks, sm.metric_at_rank("recall", ranks, 1000, 10), sampled, "Recall@10", 1000),
+        "sampled_vs_samples": lambda: sampled_plots.metric_vs_samples_figure(
+            sizes, sm.expected_metric_curve(paper, 1000, sizes, "ap"), "AP", 1000, changes=changes,
+            exact={a: sm.algorithm_exact_metric(r, 1000, "ap") for a, r in paper.items()}),
         "pr_curve": lambda: ranking_plots.pr_curve_figure(curve, 3),
         "pr_curve_no_k": lambda: ranking_plots.pr_curve_figure(curve),
         "null_position_bars": lambda: ranking_plots.null_position_figure(small.values, small.probs, 0.6, 0.2, 4, 4,
@@ -46,6 +82,11 @@ def _cases():
         "density_exact": lambda: plots.density_figure(curves, "ap", 4, 30, exact=exact, draws=500),
         "pr_discrete": lambda: plots.pmf_figure(
             summaries.discrete_pr_laws(summaries.summarise_sizes(samples)), 4, 30, draws=500),
+        "quantiles": lambda: plots.quantile_figure(
+            summaries.summarise_draws(summaries.summarise_sizes(samples)), 4, 30,
+            exact_mean=summaries.exact_mean_curve(4, 30, 2)),
+        "quantiles_ap_only": lambda: plots.quantile_figure(
+            summaries.summarise_draws(summaries.summarise_sizes(samples)), 4, 30, metrics=("ap",)),
         "pending": lambda: plots.pending_figure("Average Precision under the null", "AP", "density", note="..."),
     }
 

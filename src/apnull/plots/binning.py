@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ._style import METRIC_NAMES, PALETTE, base_layout
+from ._style import METRIC_NAMES, PALETTE, fast_figure, layout_dict
 
 __all__ = ["breakpoint_figure", "threshold_binning_figure", "threshold_error_figure", "bin_edge_trace"]
 
@@ -19,30 +19,34 @@ def breakpoint_figure(bps, max_value: float, power: float) -> go.Figure:
     """Break width (distance to the previous breakpoint) versus breakpoint, lines and points.
 
     The bin-width diagram: x = ``bps[1:]``, y = ``np.diff(bps)``; the first breakpoint (1) has no width.
-    Hover gives the bin number, the breakpoint and the width.
+    Hover gives the bin number, the breakpoint and the width. Built from plain dicts (no plotly
+    validation; tests/test_plots_validation.py holds it to the validated JSON), as are the other figures here.
     """
     bps = np.asarray(bps, dtype=float)
     x, y = bps[1:], np.diff(bps)
-    fig = go.Figure(go.Scatter(
-        x=x, y=y, mode="lines+markers", name="break width", line=dict(color=PALETTE["ap"], width=2),
-        marker=dict(size=6), customdata=np.arange(2, bps.size + 1),
-        hovertemplate="breakpoint %{customdata} = %{x:.4f}<br>width = %{y:.4f}<extra></extra>",
-    ))
-    base_layout(fig, f"Nonlinear breakpoints<br><sup>breakpoint i is i to the power {power:g}, for i = 1, 2, 3, ... "
-                     f"while it stays at most {max_value:g}: {bps.size} breakpoints, the last at {bps[-1]:.1f}</sup>",
-                "break point", "break width", height=380)
-    return fig
+    trace = dict(type="scatter", x=x, y=y, mode="lines+markers", name="break width",
+                 line=dict(color=PALETTE["ap"], width=2), marker=dict(size=6), customdata=np.arange(2, bps.size + 1),
+                 hovertemplate="breakpoint %{customdata} = %{x:.4f}<br>width = %{y:.4f}<extra></extra>")
+    return fast_figure([trace], layout_dict(
+        f"Nonlinear breakpoints<br><sup>breakpoint i is i to the power {power:g}, for i = 1, 2, 3, ... "
+        f"while it stays at most {max_value:g}: {bps.size} breakpoints, the last at {bps[-1]:.1f}</sup>",
+        "break point", "break width", height=380))
+
+
+def _edges(first_n, top: float, bottom: float = 0.0) -> dict:
+    """The trace of :func:`bin_edge_trace` as a plain dict."""
+    edges = np.asarray(first_n, dtype=float) - 0.5
+    xs, ys = [], []
+    for e in edges.tolist():
+        xs += [e, e, None]
+        ys += [bottom, top, None]
+    return dict(type="scatter", x=xs, y=ys, mode="lines", name="bin edges", line=dict(color=EDGE_COLOR, width=1),
+                hoverinfo="skip")
 
 
 def bin_edge_trace(first_n, top: float, bottom: float = 0.0) -> go.Scatter:
     """One trace of thin vertical lines between bins, at first_n - 0.5 (n is a whole number)."""
-    edges = np.asarray(first_n, dtype=float) - 0.5
-    xs, ys = [], []
-    for e in edges:
-        xs += [e, e, None]
-        ys += [bottom, top, None]
-    return go.Scatter(x=xs, y=ys, mode="lines", name="bin edges", line=dict(color=EDGE_COLOR, width=1),
-                      hoverinfo="skip")
+    return go.Scatter(_edges(first_n, top, bottom))
 
 
 def _hover_data(cost: pd.DataFrame) -> np.ndarray:
@@ -71,31 +75,31 @@ def threshold_binning_figure(cost: pd.DataFrame, first_n, m: int, q: float, metr
     at n``.
     """
     n = cost["n"].to_numpy()
-    lo = float(min(cost["threshold"].min(), cost["binned_threshold"].min()))
-    hi = float(max(cost["threshold"].max(), cost["binned_threshold"].max()))
+    threshold, binned = cost["threshold"].to_numpy(), cost["binned_threshold"].to_numpy()
+    lo = float(min(threshold.min(), binned.min()))
+    hi = float(max(threshold.max(), binned.max()))
     pad = 0.05 * (hi - lo) if hi > lo else 0.05
-    fig = go.Figure()
-    fig.add_trace(bin_edge_trace([f for f in first_n if f <= n.max()], hi + pad, max(0.0, lo - pad)))
     custom = _hover_data(cost)
-    # the binned steps are wide and pale, the exact curve thin and dark on top: both stay visible
-    fig.add_trace(go.Scatter(x=n, y=cost["binned_threshold"], mode="lines", line_shape="hv",
-                             name=f"threshold at the bin's representative ({representative})",
-                             line=dict(color=BINNED_COLOR, width=4), opacity=0.75, customdata=custom,
-                             hovertemplate=_HOVER))
     reps = np.unique(cost["representative_n"].to_numpy())
-    rep_thr = cost.set_index("n").loc[reps, "threshold"].to_numpy()
-    fig.add_trace(go.Scatter(x=reps, y=rep_thr, mode="markers", name="representatives",
-                             marker=dict(color=BINNED_COLOR, size=7, symbol="circle-open", line=dict(width=1.5)),
-                             hovertemplate="representative n = %{x}<br>threshold = %{y:.6f}<extra></extra>"))
-    fig.add_trace(go.Scatter(x=n, y=cost["threshold"], mode="lines", name="threshold at n",
-                             line=dict(color=PALETTE[metric], width=1.5), customdata=custom, hovertemplate=_HOVER))
+    rep_thr = threshold[np.searchsorted(n, reps)]  # n runs 0, 1, ..., max
+    traces = [
+        _edges([f for f in first_n if f <= n.max()], hi + pad, max(0.0, lo - pad)),
+        # the binned steps are wide and pale, the exact curve thin and dark on top: both stay visible
+        dict(type="scatter", x=n, y=binned, mode="lines", line=dict(color=BINNED_COLOR, width=4, shape="hv"),
+             name=f"threshold at the bin's representative ({representative})", opacity=0.75, customdata=custom,
+             hovertemplate=_HOVER),
+        dict(type="scatter", x=reps, y=rep_thr, mode="markers", name="representatives",
+             marker=dict(color=BINNED_COLOR, size=7, symbol="circle-open", line=dict(width=1.5)),
+             hovertemplate="representative n = %{x}<br>threshold = %{y:.6f}<extra></extra>"),
+        dict(type="scatter", x=n, y=threshold, mode="lines", name="threshold at n",
+             line=dict(color=PALETTE[metric], width=1.5), customdata=custom, hovertemplate=_HOVER),
+    ]
     short = SHORT[metric]
-    base_layout(fig, f"{METRIC_NAMES[metric]} threshold at each n and at its bin's representative"
-                     f"<br><sup>m = {m}, q = {q:g}; grey lines: bin edges</sup>",
-                "n (negatives)", f"{short} threshold (q = {q:g})", height=420)
-    fig.update_yaxes(range=[max(0.0, lo - pad), hi + pad], rangemode="normal")
-    fig.update_xaxes(range=[-1, n.max() + 1])
-    return fig
+    return fast_figure(traces, layout_dict(
+        f"{METRIC_NAMES[metric]} threshold at each n and at its bin's representative"
+        f"<br><sup>m = {m}, q = {q:g}; grey lines: bin edges</sup>",
+        "n (negatives)", f"{short} threshold (q = {q:g})", height=420,
+        yaxis=dict(range=[max(0.0, lo - pad), hi + pad], rangemode="normal"), xaxis=dict(range=[-1, n.max() + 1])))
 
 
 def threshold_error_figure(cost: pd.DataFrame, first_n, m: int, q: float, metric: str,
@@ -111,22 +115,20 @@ def threshold_error_figure(cost: pd.DataFrame, first_n, m: int, q: float, metric
     custom = _hover_data(cost)
     big = float(np.abs(diff).max()) if diff.size else 0.0
     top = big * 1.1 if big > 0 else 0.01
-    fig = go.Figure()
     low = -top if (diff < 0).any() else -0.05 * top
-    fig.add_trace(bin_edge_trace([f for f in first_n if f <= n.max()], top, low))
+    traces = [_edges([f for f in first_n if f <= n.max()], top, low)]
     groups = [("stricter (binned > exact)", diff > 1e-12, PALETTE["ap"]),
               ("more lenient (binned < exact)", diff < -1e-12, PALETTE["threshold"])]
     for name, mask, color in groups:
-        fig.add_trace(go.Bar(x=n[mask], y=diff[mask], name=name, marker=dict(color=color, line=dict(width=0)),
-                             width=0.8, customdata=custom[mask], hovertemplate=_HOVER))
+        traces.append(dict(type="bar", x=n[mask], y=diff[mask], name=name, marker=dict(color=color, line=dict(width=0)),
+                           width=0.8, customdata=custom[mask], hovertemplate=_HOVER))
     same = np.abs(diff) <= 1e-12
-    fig.add_trace(go.Scatter(x=n[same], y=np.zeros(int(same.sum())), mode="markers", name="no change",
-                             marker=dict(color="#999999", size=3), customdata=custom[same], hovertemplate=_HOVER))
+    traces.append(dict(type="scatter", x=n[same], y=np.zeros(int(same.sum())), mode="markers", name="no change",
+                       marker=dict(color="#999999", size=3), customdata=custom[same], hovertemplate=_HOVER))
     short = SHORT[metric]
-    base_layout(fig, f"What binning costs: {short} threshold at the representative minus at n"
-                     f"<br><sup>m = {m}, q = {q:g}, representative = {representative}; grey lines: bin edges</sup>",
-                "n (negatives)", "threshold error", height=380)
-    fig.update_yaxes(range=[low, top], rangemode="normal", zeroline=True, zerolinecolor="#666")
-    fig.update_xaxes(range=[-1, n.max() + 1])
-    fig.update_layout(bargap=0, barmode="overlay")
-    return fig
+    return fast_figure(traces, layout_dict(
+        f"What binning costs: {short} threshold at the representative minus at n"
+        f"<br><sup>m = {m}, q = {q:g}, representative = {representative}; grey lines: bin edges</sup>",
+        "n (negatives)", "threshold error", height=380, bargap=0, barmode="overlay",
+        yaxis=dict(range=[low, top], rangemode="normal", zeroline=True, zerolinecolor="#666"),
+        xaxis=dict(range=[-1, n.max() + 1])))

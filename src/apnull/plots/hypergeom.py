@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
-from ._style import FONT, PALETTE, TEMPLATE, base_layout
+from ._style import FONT, PALETTE, TEMPLATE, fast_figure, layout_dict
 
 #: Colour and dash of each threshold line, by the names of apnull.hypergeom.thresholds_table.
 LINE_STYLES = {
@@ -55,8 +54,9 @@ def precision_histograms(shuffled, hyper, k: int, thresholds, pmf=None, m: int |
         "shuffled": f"Shuffled labels ({samples['shuffled'].size:,} rankings)",
         "hypergeometric": f"Hypergeometric draws ({samples['hypergeometric'].size:,} draws)",
     }
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.12,
-                        subplot_titles=[titles["shuffled"], titles["hypergeometric"]])
+    # the layout of make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.12), as plain dicts
+    axes = {1: dict(xaxis="x", yaxis="y"), 2: dict(xaxis="x2", yaxis="y2")}
+    traces = []
     exact = {}
     if pmf is not None:
         ph, pp = (np.asarray(a) for a in pmf)
@@ -67,37 +67,44 @@ def precision_histograms(shuffled, hyper, k: int, thresholds, pmf=None, m: int |
         share = counts / max(x.size, 1)
         ymax = max(ymax, float(share.max()) if share.size else 0.0)
         custom = np.column_stack([hits, counts, [exact.get(int(h), 0.0) for h in hits]])
-        fig.add_trace(go.Bar(
-            x=hits / k, y=share, width=0.6 / k, marker_color=BAR_COLORS[name], name=name,
+        traces.append(dict(
+            type="bar", x=hits / k, y=share, width=0.6 / k, marker=dict(color=BAR_COLORS[name]), name=name,
             legendgroup=name, customdata=custom,
             hovertemplate=(f"{name}<br>Precision@{k} = %{{x:.4f}} (%{{customdata[0]:.0f}} hits)"
                            "<br>share = %{y:.4f} (%{customdata[1]:,.0f} draws)"
-                           "<br>exact P = %{customdata[2]:.4f}<extra></extra>"),
-        ), row=row, col=1)
+                           "<br>exact P = %{customdata[2]:.4f}<extra></extra>"), **axes[row]))
     if exact:
         ph = np.array(sorted(exact))
         pp = np.array([exact[h] for h in ph])
         ymax = max(ymax, float(pp.max()))
         for row in (1, 2):
-            fig.add_trace(go.Scatter(
-                x=ph / k, y=pp, mode="markers", name="exact hypergeometric pmf", legendgroup="pmf",
+            traces.append(dict(
+                type="scatter", x=ph / k, y=pp, mode="markers", name="exact hypergeometric pmf", legendgroup="pmf",
                 showlegend=row == 1, customdata=ph,
                 marker=dict(symbol="diamond", size=10, color="rgba(0,0,0,0)", line=dict(color=PMF_COLOR, width=2)),
                 hovertemplate=(f"exact pmf<br>Precision@{k} = %{{x:.4f}} (%{{customdata}} hits)"
-                               "<br>P = %{y:.5f}<extra></extra>"),
-            ), row=row, col=1)
+                               "<br>P = %{y:.5f}<extra></extra>"), **axes[row]))
     rows = list(thresholds.itertuples(index=False, name=None)) if hasattr(thresholds, "itertuples") else list(thresholds)
     top = ymax * 1.08 if ymax > 0 else 1.0
     for name, value in rows:
         style = LINE_STYLES.get(name, dict(color="#2ca02c", dash="dashdot"))
         for row in (1, 2):
-            fig.add_trace(go.Scatter(
-                x=[value, value], y=[0, top], mode="lines", line=dict(width=2.2, **style),
+            traces.append(dict(
+                type="scatter", x=[value, value], y=[0, top], mode="lines", line=dict(width=2.2, **style),
                 name=f"{name} = {value:.4f}", legendgroup=f"line-{name}", showlegend=row == 1,
-                hovertemplate=f"{name}<br>Precision@{k} = {value:.6f}<extra></extra>",
-            ), row=row, col=1)
+                hovertemplate=f"{name}<br>Precision@{k} = {value:.6f}<extra></extra>", **axes[row]))
     size = f"m = {m}, n = {n}, k = {k}" if m is not None else f"k = {k}"
-    fig.update_layout(
+    line = dict(showline=True, linecolor="#999", ticks="outside")
+    x_range = [-0.5 / k, 1 + 0.5 / k]
+    y_axis = dict(title=dict(text="share of draws"), range=[0, top * 1.02], **line)
+    layout = dict(
+        xaxis=dict(anchor="y", domain=[0.0, 1.0], matches="x2", showticklabels=False, range=x_range, **line),
+        yaxis=dict(anchor="x", domain=[0.56, 1.0], **y_axis),
+        xaxis2=dict(anchor="y2", domain=[0.0, 1.0], range=x_range, title=dict(text=f"Precision@{k}"), **line),
+        yaxis2=dict(anchor="x2", domain=[0.0, 0.44], **y_axis),
+        annotations=[dict(font=dict(size=16), showarrow=False, text=titles[name], x=0.5, xanchor="center",
+                          xref="paper", y=y, yanchor="bottom", yref="paper")
+                     for name, y in (("shuffled", 1.0), ("hypergeometric", 0.44))],
         title=dict(text=f"Precision@{k} under the null: shuffled labels vs the hypergeometric law"
                         f"<br><sup>{size}; bars: share of draws; diamonds: exact pmf</sup>", x=0, xanchor="left"),
         height=700, font=FONT, template=TEMPLATE, margin=dict(l=60, r=20, t=90, b=150),
@@ -105,11 +112,7 @@ def precision_histograms(shuffled, hyper, k: int, thresholds, pmf=None, m: int |
         # below the x axis title (about 45 px under the plot), not on it
         legend=dict(orientation="h", yanchor="top", y=-0.12, xanchor="left", x=0),
     )
-    fig.update_xaxes(showline=True, linecolor="#999", ticks="outside", range=[-0.5 / k, 1 + 0.5 / k])
-    fig.update_xaxes(title=f"Precision@{k}", row=2, col=1)
-    fig.update_yaxes(title="share of draws", showline=True, linecolor="#999", ticks="outside",
-                     range=[0, top * 1.02])
-    return fig
+    return fast_figure(traces, layout)
 
 
 def ap_precision_scatter(precision, ap, k: int, max_points: int = 4000, jitter: float = 0.3,
@@ -130,13 +133,12 @@ def ap_precision_scatter(precision, ap, k: int, max_points: int = 4000, jitter: 
     x, y = precision[:shown], ap[:shown]
     rng = np.random.default_rng(seed)
     xj = x + rng.uniform(-jitter / k, jitter / k, size=shown)
-    fig = go.Figure()
-    fig.add_trace(go.Scattergl(
-        x=xj, y=y, mode="markers", name=f"one shuffled ranking ({shown:,} shown)",
+    traces = [dict(
+        type="scattergl", x=xj, y=y, mode="markers", name=f"one shuffled ranking ({shown:,} shown)",
         marker=dict(size=5, color=PALETTE["ap"], opacity=0.35), customdata=np.column_stack([x, y]),
         hovertemplate=(f"Precision@{k} = %{{customdata[0]:.4f}}<br>AP = %{{customdata[1]:.6f}}"
                        "<extra>shuffled ranking</extra>"),
-    ))
+    )]
     hits = _hits(precision, k)
     counts = np.bincount(hits)
     sums = np.bincount(hits, weights=ap)
@@ -144,8 +146,8 @@ def ap_precision_scatter(precision, ap, k: int, max_points: int = 4000, jitter: 
     h = np.nonzero(have)[0]
     means = sums[have] / counts[have]
     sizes = 8 + 30 * np.sqrt(counts[have] / counts.max())
-    fig.add_trace(go.Scatter(
-        x=h / k, y=means, mode="markers", name="mean AP at this Precision@K (size: draws)",
+    traces.append(dict(
+        type="scatter", x=h / k, y=means, mode="markers", name="mean AP at this Precision@K (size: draws)",
         marker=dict(symbol="diamond", size=sizes, color="#ff7f0e", line=dict(color="#333", width=1)),
         customdata=np.column_stack([h, counts[have], counts[have] / total]),
         hovertemplate=(f"Precision@{k} = %{{x:.4f}} (%{{customdata[0]:.0f}} hits)<br>mean AP = %{{y:.6f}}"
@@ -155,15 +157,14 @@ def ap_precision_scatter(precision, ap, k: int, max_points: int = 4000, jitter: 
                                      (ap_threshold, "exact AP 95% threshold", PALETTE["threshold"], "dot")):
         if value is None:
             continue
-        fig.add_trace(go.Scatter(
-            x=[-0.5 / k, 1 + 0.5 / k], y=[value, value], mode="lines", line=dict(color=color, dash=dash, width=2),
-            name=f"{name} = {value:.4f}", hovertemplate=f"{name} = {value:.6f}<extra></extra>",
+        traces.append(dict(
+            type="scatter", x=[-0.5 / k, 1 + 0.5 / k], y=[value, value], mode="lines",
+            line=dict(color=color, dash=dash, width=2), name=f"{name} = {value:.4f}",
+            hovertemplate=f"{name} = {value:.6f}<extra></extra>",
         ))
     sub = f"{shown:,} of {total:,} draws shown, jittered sideways" if shown < total else f"{total:,} draws, jittered sideways"
-    base_layout(fig, f"AP versus Precision@{k} of the same shuffled rankings<br><sup>{sub}</sup>",
-                f"Precision@{k}", "Average Precision", height=480)
-    fig.update_xaxes(range=[-0.5 / k, 1 + 0.5 / k])
-    fig.update_yaxes(range=[0, 1.02])
-    fig.update_layout(height=560, margin=dict(t=80, b=140),
-                      legend=dict(orientation="h", yanchor="top", y=-0.17, xanchor="left", x=0))
-    return fig
+    layout = layout_dict(f"AP versus Precision@{k} of the same shuffled rankings<br><sup>{sub}</sup>",
+                         f"Precision@{k}", "Average Precision", height=560, margin=dict(t=80, b=140),
+                         legend=dict(orientation="h", yanchor="top", y=-0.17, xanchor="left", x=0),
+                         xaxis=dict(range=[-0.5 / k, 1 + 0.5 / k]), yaxis=dict(range=[0, 1.02]))
+    return fast_figure(traces, layout)

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ._style import METRIC_NAMES, PALETTE, base_layout
+from ._style import METRIC_NAMES, PALETTE, fast_figure, layout_dict
 
 __all__ = ["law_figure", "pmf_bars", "law_window", "MAX_STEMS", "TARGET_BARS"]
 
@@ -53,9 +53,9 @@ def pmf_bars(values, probs, lo: float, hi: float, bars: int = TARGET_BARS) -> pd
                          "points": points})
 
 
-def _vline(x: float, top: float, name: str, color: str, dash: str, width: float, hover: str) -> go.Scatter:
-    return go.Scatter(x=[x, x], y=[0, top], mode="lines", name=name, line=dict(color=color, dash=dash, width=width),
-                      hovertemplate=hover + "<extra></extra>")
+def _vline(x: float, top: float, name: str, color: str, dash: str, width: float, hover: str) -> dict:
+    return dict(type="scatter", x=[x, x], y=[0, top], mode="lines", name=name,
+                line=dict(color=color, dash=dash, width=width), hovertemplate=hover + "<extra></extra>")
 
 
 def law_figure(law, threshold: float, value: float | None = None, mean: float | None = None,
@@ -82,7 +82,8 @@ def law_figure(law, threshold: float, value: float | None = None, mean: float | 
 
     Traces, in order: the pmf (stems: a line trace ``pmf stems`` and a marker trace ``pmf``; bars:
     one bar trace ``pmf``), then vertical lines named ``threshold ...``, ``observed ...``,
-    ``M/(M+N) ...`` and ``mean ...``; each line goes from 0 to just above the tallest bar.
+    ``M/(M+N) ...`` and ``mean ...``; each line goes from 0 to just above the tallest bar. Built from
+    plain dicts (no plotly validation; tests/test_plots_validation.py holds it to the validated JSON).
     """
     metric, m, n = law.metric, law.m, law.n
     short = SHORT[metric]
@@ -91,7 +92,7 @@ def law_figure(law, threshold: float, value: float | None = None, mean: float | 
     own_mean = mean is None
     mean = float(law.mean) if own_mean else float(mean)
     lo, hi = law_window(law, (threshold, value, mean, ratio))
-    fig = go.Figure()
+    traces = []
     mc = law.method == "mc"
     p_word = "share of draws" if mc else "P"
     if values.size <= MAX_STEMS:
@@ -102,17 +103,17 @@ def law_figure(law, threshold: float, value: float | None = None, mean: float | 
         xs[2::3] = None
         ys = ys.astype(object)
         ys[2::3] = None
-        fig.add_trace(go.Scatter(x=list(xs), y=list(ys), mode="lines", name="pmf stems", showlegend=False,
-                                 hoverinfo="skip", line=dict(color=PMF_COLORS[metric], width=2)))
+        traces.append(dict(type="scatter", x=list(xs), y=list(ys), mode="lines", name="pmf stems", showlegend=False,
+                           hoverinfo="skip", line=dict(color=PMF_COLORS[metric], width=2)))
         if law.counts is not None and law.total is not None:
             custom = np.column_stack([np.asarray(law.counts, dtype=float), np.full(values.size, float(law.total))])
             extra = "<br>%{customdata[0]:,.0f} of %{customdata[1]:,.0f} placements"
         else:
             custom, extra = None, ""
-        fig.add_trace(go.Scatter(
-            x=values, y=probs, mode="markers", name="pmf", marker=dict(color=PMF_COLORS[metric], size=7),
-            customdata=custom, showlegend=False,
-            hovertemplate=f"{short} = %{{x:.6f}}<br>{p_word} = %{{y:.6g}}{extra}<extra></extra>",
+        traces.append(dict(
+            type="scatter", x=values, y=probs, mode="markers", name="pmf", marker=dict(color=PMF_COLORS[metric], size=7),
+            showlegend=False, hovertemplate=f"{short} = %{{x:.6f}}<br>{p_word} = %{{y:.6g}}{extra}<extra></extra>",
+            **({} if custom is None else {"customdata": custom}),
         ))
         y_title = "share of draws" if mc else "probability"
         x_range = [max(0.0, min(lo, values.min() - 0.03)), min(1.0, max(hi, values.max() + 0.03))]
@@ -121,8 +122,9 @@ def law_figure(law, threshold: float, value: float | None = None, mean: float | 
         bars = pmf_bars(values, probs, lo, hi)
         top = float(bars["prob"].max())
         custom = bars[["left", "right", "points"]].to_numpy()
-        fig.add_trace(go.Bar(
-            x=bars["centre"], y=bars["prob"], width=float(bars["right"].iloc[0] - bars["left"].iloc[0]),
+        traces.append(dict(
+            type="bar", x=bars["centre"].to_numpy(), y=bars["prob"].to_numpy(),
+            width=float(bars["right"].iloc[0] - bars["left"].iloc[0]),
             name="pmf", marker=dict(color=PMF_COLORS[metric], line=dict(width=0)), opacity=0.75, showlegend=False,
             customdata=custom,
             hovertemplate=(f"{short} in [%{{customdata[0]:.5f}}, %{{customdata[1]:.5f}})"
@@ -133,22 +135,20 @@ def law_figure(law, threshold: float, value: float | None = None, mean: float | 
         x_range = [lo, hi]
     top *= 1.08
     level = f"{q * 100:g}% " if q is not None else ""
-    fig.add_trace(_vline(threshold, top, f"threshold {level}= {threshold:.5g}", PALETTE["threshold"], "solid", 2.5,
+    traces.append(_vline(threshold, top, f"threshold {level}= {threshold:.5g}", PALETTE["threshold"], "solid", 2.5,
                          f"{level}null threshold<br>{short} = {threshold:.6f}"))
     if value is not None:
-        fig.add_trace(_vline(value, top, f"observed {short} = {value:g}", PALETTE["value"], "dash", 2.5,
+        traces.append(_vline(value, top, f"observed {short} = {value:g}", PALETTE["value"], "dash", 2.5,
                              f"observed {short} = {value:.6f}"))
-    fig.add_trace(_vline(ratio, top, f"M/(M+N) = {ratio:.4f}", PALETTE["ratio"], "solid", 2,
+    traces.append(_vline(ratio, top, f"M/(M+N) = {ratio:.4f}", PALETTE["ratio"], "solid", 2,
                          f"M/(M+N) = {m}/{m + n} = {ratio:.6f}"))
     mean_name = (f"mean of the {'sample' if mc else 'law'} = {mean:.4f}" if own_mean
                  else f"mean E[{short}] = {mean:.4f}")
-    fig.add_trace(_vline(mean, top, mean_name, PALETTE["exact"], "dot", 2,
+    traces.append(_vline(mean, top, mean_name, PALETTE["exact"], "dot", 2,
                          mean_name.replace(f" = {mean:.4f}", f" = {mean:.6f}")))
-    base_layout(fig, f"{METRIC_NAMES[metric]} under the null<br><sup>m = {m}, n = {n}; {law.describe()}</sup>",
-                METRIC_NAMES[metric], y_title, height=height)
-    fig.update_xaxes(range=x_range)
-    fig.update_yaxes(range=[0, top * 1.02])
     # the legend goes below the x axis title (4 entries wrap onto up to 4 rows in a half-width column)
-    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.25, xanchor="left", x=0),
-                      margin=dict(b=130, t=70), bargap=0)
-    return fig
+    return fast_figure(traces, layout_dict(
+        f"{METRIC_NAMES[metric]} under the null<br><sup>m = {m}, n = {n}; {law.describe()}</sup>",
+        METRIC_NAMES[metric], y_title, height=height, xaxis=dict(range=x_range), yaxis=dict(range=[0, top * 1.02]),
+        legend=dict(orientation="h", yanchor="top", y=-0.25, xanchor="left", x=0), margin=dict(b=130, t=70),
+        bargap=0))

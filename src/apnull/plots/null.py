@@ -8,7 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.colors import get_colorscale, sample_colorscale
 
-from ._style import COLORSCALE, METRIC_NAMES, PALETTE, base_layout, fast_figure, layout_dict, typed_array
+from ._style import COLORSCALE, METRIC_NAMES, PALETTE, fast_figure, layout_dict, typed_array
 
 STATISTICS = {"q95": "95th percentile", "q90": "90th percentile", "q75": "75th percentile", "avg": "mean"}
 DASHES = {"q95": "solid", "q90": "dash", "q75": "dot", "avg": "dashdot"}
@@ -172,50 +172,53 @@ def quantile_figure(summary: pd.DataFrame, M: int, N: int, exact_mean: pd.DataFr
     it in both panels at once; each line's own name (e.g. "Average Precision: 95th percentile")
     is in its hover. The grey band M/(M+N) is in both panels: it is the exact mean of Precision@R.
     """
-    from plotly.subplots import make_subplots
-
-    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04,
-                        subplot_titles=[METRIC_NAMES["ap"], METRIC_NAMES["pr"]])
-    drawn = set()
-    for col, metric in enumerate(("ap", "pr"), start=1):
+    axes = {"ap": dict(xaxis="x", yaxis="y"), "pr": dict(xaxis="x2", yaxis="y2")}
+    traces, drawn = [], set()
+    ordered = summary.sort_values("m", kind="stable")
+    parts = {key: part for key, part in ordered.groupby(["metric", "statistic"], sort=False)}
+    for metric in ("ap", "pr"):
         if metric not in metrics:
             continue
         for stat in statistics:
-            part = summary[(summary["metric"] == metric) & (summary["statistic"] == stat)].sort_values("m")
-            if part.empty:
+            part = parts.get((metric, stat))
+            if part is None or part.empty:
                 continue
             drawn.add(stat)
-            fig.add_trace(go.Scatter(
-                x=part["m"], y=part["value"], mode="lines", legendgroup=stat, showlegend=False,
-                line=dict(color=PALETTE[metric], dash=DASHES[stat], width=2 if stat == "q95" else 1.5),
-                name=f"{METRIC_NAMES[metric]}: {STATISTICS[stat]}", customdata=part[["n"]],
+            traces.append(dict(
+                type="scatter", x=part["m"].to_numpy(), y=part["value"].to_numpy(), mode="lines", legendgroup=stat,
+                showlegend=False, line=dict(color=PALETTE[metric], dash=DASHES[stat], width=2 if stat == "q95" else 1.5),
+                name=f"{METRIC_NAMES[metric]}: {STATISTICS[stat]}", customdata=part[["n"]].to_numpy(),
                 hovertemplate=(f"{METRIC_NAMES[metric]} {STATISTICS[stat]}<br>m = %{{x}}, n = %{{customdata[0]}}"
-                               "<br>value = %{y:.4f}<extra></extra>"),
-            ), row=1, col=col)
+                               "<br>value = %{y:.4f}<extra></extra>"), **axes[metric]))
     # the legend: one entry per statistic, in the neutral colour (the panels tell the metrics apart)
     for stat in statistics:
         if stat in drawn:
-            fig.add_trace(go.Scatter(
-                x=[None], y=[None], mode="lines", legendgroup=stat, name=STATISTICS[stat],
-                line=dict(color=PALETTE["mean"], dash=DASHES[stat], width=2 if stat == "q95" else 1.5),
-            ), row=1, col=1)
+            traces.append(dict(
+                type="scatter", x=[None], y=[None], mode="lines", legendgroup=stat, name=STATISTICS[stat],
+                line=dict(color=PALETTE["mean"], dash=DASHES[stat], width=2 if stat == "q95" else 1.5), **axes["ap"]))
     if exact_mean is not None and len(exact_mean):
-        fig.add_trace(go.Scatter(
-            x=exact_mean["m"], y=exact_mean["value"], mode="lines", legendgroup="exact",
-            line=dict(color=PALETTE["exact"], width=2.5, dash="dot"), name="exact E[AP]",
-            hovertemplate="exact E[AP]<br>m = %{x}<br>%{y:.5f}<extra></extra>",
-        ), row=1, col=1)
+        traces.append(dict(
+            type="scatter", x=exact_mean["m"].to_numpy(), y=exact_mean["value"].to_numpy(), mode="lines",
+            legendgroup="exact", line=dict(color=PALETTE["exact"], width=2.5, dash="dot"), name="exact E[AP]",
+            hovertemplate="exact E[AP]<br>m = %{x}<br>%{y:.5f}<extra></extra>", **axes["ap"]))
     ratio = M / (M + N)
-    fig.add_hline(y=ratio, line=dict(color=PALETTE["ratio"], width=6), opacity=0.35, row=1, col="all")
-    fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", line=dict(color=PALETTE["ratio"], width=6),
-                             opacity=0.35, name=f"M/(M+N) = {ratio:.4f}"), row=1, col=1)
-    base_layout(fig, f"Null summary statistics versus size<br><sup>M = {M}, N = {N}; sizes (M·i, N·i); "
-                     "grey band: M/(M+N), the exact mean of Precision@R</sup>",
-                "m (positives)", "metric value", height=520)
-    fig.update_xaxes(title=dict(text="m (positives)"), showline=True, linecolor="#999", ticks="outside")
-    fig.update_yaxes(showline=True, linecolor="#999", ticks="outside", rangemode="tozero")
-    fig.update_yaxes(title=dict(text="metric value"), row=1, col=1)
-    fig.update_layout(margin=dict(t=90, b=110),
-                      legend=dict(orientation="h", yanchor="top", y=-0.16, xanchor="left", x=0,
-                                  title=dict(text="click to show or hide: ")))
-    return fig
+    traces.append(dict(type="scatter", x=[None], y=[None], mode="lines", line=dict(color=PALETTE["ratio"], width=6),
+                       opacity=0.35, name=f"M/(M+N) = {ratio:.4f}", **axes["ap"]))
+    # the layout of make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04), as plain dicts
+    line = dict(showline=True, linecolor="#999", ticks="outside")
+    layout = layout_dict(
+        f"Null summary statistics versus size<br><sup>M = {M}, N = {N}; sizes (M·i, N·i); "
+        "grey band: M/(M+N), the exact mean of Precision@R</sup>", "m (positives)", "metric value", height=520,
+        xaxis=dict(anchor="y", domain=[0.0, 0.48]), yaxis=dict(anchor="x", domain=[0.0, 1.0]),
+        xaxis2=dict(anchor="y2", domain=[0.52, 1.0], title=dict(text="m (positives)"), **line),
+        yaxis2=dict(anchor="x2", domain=[0.0, 1.0], matches="y", showticklabels=False, rangemode="tozero", **line),
+        annotations=[dict(font=dict(size=16), showarrow=False, text=METRIC_NAMES[metric], x=x, xanchor="center",
+                          xref="paper", y=1.0, yanchor="bottom", yref="paper")
+                     for metric, x in (("ap", 0.24), ("pr", 0.76))],
+        shapes=[dict(line=dict(color=PALETTE["ratio"], width=6), opacity=0.35, type="line", x0=0, x1=1,
+                     xref=f"{x} domain", y0=ratio, y1=ratio, yref=y) for x, y in (("x", "y"), ("x2", "y2"))
+                if any(t["xaxis"] == x for t in traces)],  # the band in every panel holding a line
+        margin=dict(t=90, b=110),
+        legend=dict(orientation="h", yanchor="top", y=-0.16, xanchor="left", x=0,
+                    title=dict(text="click to show or hide: ")))
+    return fast_figure(traces, layout)

@@ -18,9 +18,8 @@ from typing import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
-from plotly.subplots import make_subplots
 
-from ._style import FONT, PALETTE, TEMPLATE, base_layout
+from ._style import FONT, PALETTE, TEMPLATE, fast_figure, layout_dict
 
 #: Line colour of each metric in Figure 1.
 METRIC_COLORS = {"auc": "#7f7f7f", "ap": PALETTE["ap"], "ndcg": "#2ca02c", "recall": PALETTE["pr"],
@@ -45,34 +44,45 @@ def metric_vs_rank_figure(full: Mapping[str, tuple], top: Mapping[str, tuple], n
     Parameters
     ----------
     full, top : mapping {label: (ranks, values)}
-        The curves over the whole range 1..n (left panel) and over the top ranks (right panel).
+        The curves over the whole range 1..n (left panel, axes x and y) and over the top ranks (right
+        panel, axes x2 and y2).
     n : int
         Number of items, for the titles.
     highlight : str, optional
         Label drawn thicker (the metric chosen on the page).
+
+    Built from plain dicts (:func:`apnull.plots._style.fast_figure`, checked against plotly's validation
+    in tests/test_plots_validation.py): the layout of ``make_subplots(rows=1, cols=2)``.
     """
     top_max = max((int(np.max(r)) for r, _ in top.values()), default=100)
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.08,
-                        subplot_titles=[f"all {n:,} ranks", f"top {top_max:,} ranks"])
+    traces = []
     for col, curves in ((1, full), (2, top)):
+        suffix = "" if col == 1 else "2"
         for label, (ranks, values) in curves.items():
             key = _label_key(label)
             width = 3.2 if label == highlight else 1.8
-            fig.add_trace(go.Scatter(
-                x=np.asarray(ranks), y=np.asarray(values), mode="lines", name=label, legendgroup=label,
-                showlegend=col == 1, line=dict(color=METRIC_COLORS.get(key, "#333"), width=width,
-                                               shape="hv" if key in ("recall", "precision") else "linear"),
+            traces.append(dict(
+                type="scatter", x=np.asarray(ranks), y=np.asarray(values), mode="lines", name=label,
+                legendgroup=label, showlegend=col == 1, xaxis=f"x{suffix}", yaxis=f"y{suffix}",
+                line=dict(color=METRIC_COLORS.get(key, "#333"), width=width,
+                          shape="hv" if key in ("recall", "precision") else "linear"),
                 hovertemplate=f"{label}<br>true rank = %{{x:,}}<br>value = %{{y:.6f}}<extra></extra>",
-            ), row=1, col=col)
-    fig.update_layout(
+            ))
+    axis = dict(showline=True, linecolor="#999", ticks="outside")
+    titles = [(f"all {n:,} ranks", 0.23), (f"top {top_max:,} ranks", 0.77)]
+    layout = dict(
+        xaxis=dict(anchor="y", domain=[0.0, 0.46], title=dict(text="true rank"), **axis),
+        yaxis=dict(anchor="x", domain=[0.0, 1.0], title=dict(text="metric"), range=[0, 1.03], **axis),
+        xaxis2=dict(anchor="y2", domain=[0.54, 1.0], title=dict(text="true rank"), **axis),
+        yaxis2=dict(anchor="x2", domain=[0.0, 1.0], title=dict(text="metric"), range=[0, 1.03], **axis),
+        annotations=[dict(font=dict(size=16), showarrow=False, text=text, x=x, xanchor="center", xref="paper",
+                          y=1.0, yanchor="bottom", yref="paper") for text, x in titles],
         title=dict(text=f"Metric versus the true rank of the relevant item<br><sup>n = {n:,} items, "
                         "one relevant item</sup>", x=0, xanchor="left"),
         height=480, font=FONT, template=TEMPLATE, margin=dict(l=60, r=20, t=90, b=110),
         hovermode="closest", legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0),
     )
-    fig.update_xaxes(title="true rank", showline=True, linecolor="#999", ticks="outside")
-    fig.update_yaxes(title="metric", showline=True, linecolor="#999", ticks="outside", range=[0, 1.03])
-    return fig
+    return fast_figure(traces, layout)
 
 
 def _label_key(label: str) -> str:
@@ -100,30 +110,30 @@ def sampled_vs_rank_figure(ranks, exact, curves: Mapping[int, tuple], label: str
     """
     ranks = np.asarray(ranks)
     xr = ranks if exact_ranks is None else np.asarray(exact_ranks)
-    fig = go.Figure()
     sizes = sorted(curves)
     colors = sample_colorscale("Plasma", list(np.linspace(0.0, 0.8, max(len(sizes), 2))))
+    traces = []
     for color, s in zip(colors, sizes):
         mean, sd = (np.asarray(a, dtype=float) for a in curves[s])
-        fig.add_trace(go.Scatter(
-            x=ranks, y=mean, mode="lines", name=f"sampled, s = {s:,}", line=dict(color=color, width=2),
+        traces.append(dict(
+            type="scatter", x=ranks, y=mean, mode="lines", name=f"sampled, s = {s:,}", line=dict(color=color, width=2),
             customdata=sd,
             hovertemplate=(f"sampled {label}, s = {s:,}<br>true rank = %{{x:,}}<br>E = %{{y:.6f}}"
                            "<br>SD of one instance = %{customdata:.4f}<extra></extra>"),
         ))
     key = _label_key(label)
-    fig.add_trace(go.Scatter(
-        x=xr, y=np.asarray(exact, dtype=float), mode="lines", name=f"exact {label}",
+    traces.append(dict(
+        type="scatter", x=xr, y=np.asarray(exact, dtype=float), mode="lines", name=f"exact {label}",
         line=dict(color=PALETTE["exact"], width=2.4, dash="dash", shape="hv" if key in ("recall", "precision") else "linear"),
         hovertemplate=f"exact {label}<br>true rank = %{{x:,}}<br>value = %{{y:.6f}}<extra></extra>",
     ))
     how = "with" if replace else "without"
-    base_layout(fig, f"Expected sampled {label} versus true rank<br><sup>n = {n:,} items, s irrelevant items "
-                     f"sampled {how} replacement; the relevant item is ranked among s + 1</sup>",
-                "true rank", f"{label}", height=500)
-    fig.update_layout(margin=dict(t=80, b=110), legend=dict(orientation="h", yanchor="top", y=-0.16, xanchor="left", x=0))
-    fig.update_yaxes(range=[0, 1.03])
-    return fig
+    layout = layout_dict(f"Expected sampled {label} versus true rank<br><sup>n = {n:,} items, s irrelevant items "
+                         f"sampled {how} replacement; the relevant item is ranked among s + 1</sup>",
+                         "true rank", f"{label}", height=500, margin=dict(t=80, b=110),
+                         legend=dict(orientation="h", yanchor="top", y=-0.16, xanchor="left", x=0),
+                         yaxis=dict(range=[0, 1.03]))
+    return fast_figure(traces, layout)
 
 
 def metric_vs_samples_figure(sizes, curves: Mapping[str, Sequence[float]], label: str, n: int,
@@ -143,34 +153,35 @@ def metric_vs_samples_figure(sizes, curves: Mapping[str, Sequence[float]], label
         Drawn as dotted horizontal lines in the algorithm's colour.
     """
     sizes = np.asarray(sizes)
-    fig = go.Figure()
+    traces, annotations = [], []
     for i, (name, values) in enumerate(curves.items()):
-        fig.add_trace(go.Scatter(
-            x=sizes, y=np.asarray(values, dtype=float), mode="lines", name=f"{name} (sampled)",
+        traces.append(dict(
+            type="scatter", x=sizes, y=np.asarray(values, dtype=float), mode="lines", name=f"{name} (sampled)",
             legendgroup=name, line=dict(color=_algo_color(i), width=2.4),
             hovertemplate=f"{name}<br>s = %{{x:,}}<br>E[sampled {label}] = %{{y:.6f}}<extra></extra>",
         ))
         if exact is not None and name in exact:
-            fig.add_trace(go.Scatter(
-                x=[sizes.min(), sizes.max()], y=[exact[name]] * 2, mode="lines", name=f"{name} (exact)",
-                legendgroup=name, line=dict(color=_algo_color(i), width=1.4, dash="dot"),
+            traces.append(dict(
+                type="scatter", x=[sizes.min(), sizes.max()], y=[exact[name]] * 2, mode="lines",
+                name=f"{name} (exact)", legendgroup=name, line=dict(color=_algo_color(i), width=1.4, dash="dot"),
                 hovertemplate=f"{name}: exact {label} = {exact[name]:.6f}<extra></extra>",
             ))
     flips = [c for c in changes if c.get("previous") is not None]
     for j, c in enumerate(flips):
-        fig.add_trace(go.Scatter(
-            x=[c["samples"], c["samples"]], y=[0, 1.0], mode="lines", name="order changes",
+        traces.append(dict(
+            type="scatter", x=[c["samples"], c["samples"]], y=[0, 1.0], mode="lines", name="order changes",
             legendgroup="changes", showlegend=j == 0, line=dict(color="#555", width=1, dash="dash"),
             hovertemplate=(f"s = {c['samples']:,}: order changes<br>{c['previous']} → {c['order']}"
                            "<extra></extra>"),
         ))
-        fig.add_annotation(x=math.log10(c["samples"]), y=1.0, yref="y", text=c["order"], showarrow=False,
-                           textangle=-90, xanchor="right", yanchor="top", xshift=-4, font=dict(size=10, color="#555"))
+        annotations.append(dict(x=math.log10(c["samples"]), y=1.0, yref="y", text=c["order"], showarrow=False,
+                                textangle=-90, xanchor="right", yanchor="top", xshift=-4,
+                                font=dict(size=10, color="#555")))
     how = "with" if replace else "without"
-    base_layout(fig, f"Expected sampled {label} versus the number of samples s<br><sup>n = {n:,} items, "
-                     f"sampling {how} replacement; dashed lines: s where the algorithms' order changes</sup>",
-                "s (sampled irrelevant items, log scale)", f"E[sampled {label}]", height=560)
-    fig.update_xaxes(type="log")
-    fig.update_yaxes(range=[0, 1.02])
-    fig.update_layout(margin=dict(t=80, b=120), legend=dict(orientation="h", yanchor="top", y=-0.16, xanchor="left", x=0))
-    return fig
+    layout = layout_dict(f"Expected sampled {label} versus the number of samples s<br><sup>n = {n:,} items, "
+                         f"sampling {how} replacement; dashed lines: s where the algorithms' order changes</sup>",
+                         "s (sampled irrelevant items, log scale)", f"E[sampled {label}]", height=560,
+                         xaxis=dict(type="log"), yaxis=dict(range=[0, 1.02]), margin=dict(t=80, b=120),
+                         legend=dict(orientation="h", yanchor="top", y=-0.16, xanchor="left", x=0),
+                         **({"annotations": annotations} if annotations else {}))
+    return fast_figure(traces, layout)

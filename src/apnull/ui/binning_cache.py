@@ -17,6 +17,7 @@ import pandas as pd
 from ..binning import bin_table, breakpoints
 from ..binning_cost import binning_cost, binning_summary
 from ..memo import Memo, freeze, rough_nbytes
+from ..plots import packed
 from ..plots.binning import breakpoint_figure, threshold_binning_figure, threshold_error_figure
 
 VIEWS = Memo(64, max_bytes=64 * 2**20, sizeof=rough_nbytes)
@@ -32,6 +33,13 @@ class BinningView(NamedTuple):
     breakpoint_figure: object
     threshold_figure: object
     error_figure: object
+    #: (method, first n, last n) of each method the thresholds came from ("exact" or "grid")
+    methods: tuple
+
+
+def view_ready(m, q, max_value, power, representative, metric) -> bool:
+    """True when :func:`view` would return at once (the page then shows no spinner)."""
+    return (m, q, max_value, power, representative, metric) in VIEWS
 
 
 def view(m, q, max_value, power, representative, metric) -> BinningView:
@@ -41,8 +49,10 @@ def view(m, q, max_value, power, representative, metric) -> BinningView:
         bins = bin_table(max_value, power)
         cost = binning_cost(m, q, max_value, power, representative, metric)
         first_n = bins["first_n"].to_numpy()
-        return BinningView(bps, bins, cost, binning_summary(cost), breakpoint_figure(bps, max_value, power),
-                           threshold_binning_figure(cost, first_n, m, q, metric, representative),
-                           threshold_error_figure(cost, first_n, m, q, metric, representative))
+        return BinningView(bps, bins, cost, binning_summary(cost), packed(breakpoint_figure(bps, max_value, power)),
+                           packed(threshold_binning_figure(cost, first_n, m, q, metric, representative)),
+                           packed(threshold_error_figure(cost, first_n, m, q, metric, representative)),
+                           tuple((meth, int(row["min"]), int(row["max"]))
+                                 for meth, row in cost.groupby("method")["n"].agg(["min", "max"]).iterrows()))
 
     return VIEWS.get_or_compute((m, q, max_value, power, representative, metric), compute)

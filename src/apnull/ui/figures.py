@@ -29,18 +29,21 @@ def density_view(parts, M: int, N: int, draws: int, show_exact: bool) -> tuple:
 
 def quantile_view_of(parts, M: int, N: int, K: int, method: str) -> tuple:
     """The "Quantiles vs size" view from its parts (Monte Carlo size summaries when ``method`` is "mc",
-    else exact-law tables): (long summary, wide table, figure)."""
+    else exact-law tables): (long summary, wide table, figure; the figure packed, see
+    :func:`apnull.plots.packed`)."""
     import pandas as pd
 
     from .. import plots
 
     summary = summaries.summarise_draws(parts) if method == "mc" else pd.concat(parts, ignore_index=True)
-    fig = plots.quantile_figure(summary, M, N, exact_mean=summaries.exact_mean_curve(M, N, K))
+    fig = plots.packed(plots.quantile_figure(summary, M, N, exact_mean=summaries.exact_mean_curve(M, N, K)))
     return summary, summaries.wide_summary(summary), fig
 
 
 def law_view(law, threshold: float, value: float, mean: float, q: float):
-    """The threshold lookup's figure of one law: :func:`apnull.plots.lookup.law_figure`."""
+    """The threshold lookup's figure of one law: :func:`apnull.plots.lookup.law_figure`, packed
+    (:func:`apnull.plots.packed`: its arrays encoded once, not on every send)."""
+    from ..plots import packed
     from ..plots.lookup import law_figure
 
-    return law_figure(law, threshold, value, mean=mean, q=q)
+    return packed(law_figure(law, threshold, value, mean=mean, q=q))

@@ -22,6 +22,7 @@ import pandas as pd
 
 from .. import hypergeom
 from ..memo import Memo, freeze, rough_nbytes
+from ..plots import packed
 from ..plots.hypergeom import ap_precision_scatter, precision_histograms
 from ..views import hypergeometric as hv
 
@@ -73,9 +74,9 @@ def view(m, n, k, draws, seed) -> HypergeomView:
         fit = hv.fit_table(m, n, k, {"shuffled labels": sample.precision, "hypergeometric draws": hyper})
         pmf = freeze(hypergeom.hypergeom_pmf(m, n, k))
         ap_row = summary.set_index("statistic").loc["AP (shuffled)"]
-        hist = precision_histograms(sample.precision, hyper, k, thresholds, pmf=pmf, m=m, n=n)
-        scatter = ap_precision_scatter(sample.precision, sample.ap, k, expected_ap=float(ap_row["exact mean"]),
-                                       ap_threshold=float(ap_row["exact 95pct"]))
+        hist = packed(precision_histograms(sample.precision, hyper, k, thresholds, pmf=pmf, m=m, n=n))
+        scatter = packed(ap_precision_scatter(sample.precision, sample.ap, k, expected_ap=float(ap_row["exact mean"]),
+                                       ap_threshold=float(ap_row["exact 95pct"])))
         return HypergeomView(sample, hyper, thresholds, summary, fit, pmf, hist, scatter)
 
     return VIEWS.get_or_compute((m, n, k, draws, seed), compute)

@@ -15,6 +15,7 @@ import streamlit as st
 
 from ..views import ranking as rk
 from .common import guard
+from .ranking_cache import editor_frame
 from .state import rewrite_renamed_value
 from .widgets import bound_int, bound_select
 
@@ -122,15 +123,8 @@ def ranking_editor(choice: tuple) -> list:
         # changed by a preset, the link or a test, or the editor's state is gone (page switch): rebuild
         ss[BASE] = list(ss[RANKING])
         ss[VERSION] = ss.get(VERSION, 0) + 1
-    base = ss[BASE]
-    frame = pd.DataFrame({
-        "position": pd.Series(range(1, len(base) + 1), dtype="Int64"),
-        "item": pd.Series([item for item, _ in base], dtype="object"),
-        "relevant": pd.Series([rel for _, rel in base], dtype="boolean"),
-        "base": pd.Series(range(1, len(base) + 1), dtype="Int64"),
-    })
     edited = st.data_editor(
-        frame, key=f"ranking_editor_{ss[VERSION]}", num_rows="dynamic", hide_index=True,
+        editor_frame(tuple(ss[BASE])), key=f"ranking_editor_{ss[VERSION]}", num_rows="dynamic", hide_index=True,
         column_order=("position", "item", "relevant"),
         column_config={
             "position": st.column_config.NumberColumn(

@@ -148,6 +148,22 @@ def figure3_ranks(n: int, sizes: Sequence[int], k: int, whole: bool = False, top
     return np.unique(grid.round().astype(np.int64))
 
 
+def cutoff_of(metric: str, k: int) -> int | None:
+    """The cut-off k as far as ``metric`` depends on it: k for the @k metrics (Recall@k, Precision@k,
+    AP@k, NDCG@k), None for AUC, AP and NDCG, which ignore it. A cache keyed by this shares one entry
+    for every k of the latter."""
+    return k if sm.metric_label(metric, 1) != sm.metric_label(metric, 2) else None
+
+
+def figure3_cutoff(metric: str, k: int, n: int, sizes: Sequence[int], whole: bool = False,
+                   top: int = 1000) -> int | None:
+    """The cut-off k as far as Figure 3 depends on it: :func:`cutoff_of`, or k when the figure's ranks
+    hold k and k + 1 (:func:`figure3_ranks` thins them, or the whole range is drawn); else None."""
+    hi = n if whole else min(n, top)
+    thinned = whole or hi > max(60, FIG3_CELLS // max(1, sum(v + 1 for v in sizes)))
+    return k if thinned else cutoff_of(metric, k)
+
+
 def figure2_sizes(n: int, replace: bool, instances: int, metric: str, points: int = 50,
                   s_max: int = FIG2_MAX_S) -> np.ndarray:
     """Log-spaced sample sizes 1..min(n - 1, s_max) for Figure 2.
