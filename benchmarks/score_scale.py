@@ -5,7 +5,7 @@ table's size and the false-positive rate. A third argument ``--workers N`` runs 
     python benchmarks/score_scale.py 100000 99
     python benchmarks/score_scale.py 100000 auto [--workers 2]
 """
-import resource, sys, time
+import pickle, resource, sys, time
 import numpy as np, pandas as pd
 from apnull.score import score_profiles
 
@@ -38,6 +38,9 @@ def main():
           f"building the table {mb0:.0f} MB; the table itself {table_mb:.0f} MB; largest worker {mbw:.0f} MB); groups {len(g):,}, queries "
           f"{len(res.queries):,}; FPR@0.05 {np.mean(g['p_value'] <= 0.05):.3f}; BH hits at 0.05 {int((g['q_value'] <= 0.05).sum())}; "
           f"permutations total {int(g['permutations'].sum()):,}, max {int(g['permutations'].max()):,}")
+    if "--save" in sys.argv:
+        with open(sys.argv[sys.argv.index("--save") + 1], "wb") as f:
+            pickle.dump({"groups": res.groups, "queries": res.queries}, f)
 
 
 if __name__ == "__main__":  # dask worker processes re-import this file

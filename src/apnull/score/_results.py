@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 
 from . import _engine, conditional
-from ._prepare import Pert, Screen
+from ._perts import Scores
+from ._prepare import Screen
 from .fdr import benjamini_hochberg
 from .nulls import LawCache
 from .positives import query_positives
@@ -43,20 +44,25 @@ class RunSettings(NamedTuple):
         return self.B if isinstance(self.B, int) else 999
 
 
-class PerturbationScores(NamedTuple):
-    """One perturbation's scores and p-values (``pvalues``)."""
+class Scored(NamedTuple):
+    """Every perturbation's and every kept query's scores and p-values, as arrays (``pvalues``)."""
 
-    pert: Pert                #: the perturbation (name, strata, replicate rows)
-    result: _engine.PerturbationResult  #: per-query AP and Precision@R, mAP, permutation p-value
-    m: np.ndarray             #: (k,) positives of each query: k - 1, or those positives_differ_by keeps
-    n: np.ndarray             #: (k,) negatives of each query: the controls of its stratum
-    rows: np.ndarray          #: (k,) input row of each query
-    p_value: float            #: the mAP p-value under the run's null
-    query_p: tuple            #: per-query (p, null label, permutations, bound), each (k,) (conditional)
-    draws: tuple              #: (permutations, bound) of the mAP p-value
+    names: np.ndarray         #: (P,) perturbation names
+    k: np.ndarray             #: (P,) replicates
+    map: np.ndarray           #: (P,) observed mAP
+    p_value: np.ndarray       #: (P,) mAP p-value under the run's null
+    permutations: np.ndarray  #: (P,) draws of the mAP p-value
+    bound: np.ndarray         #: (P,) the mAP p-value is an upper bound
+    pert: np.ndarray          #: (Q,) perturbation of each query (queries in perturbation order)
+    rows: np.ndarray          #: (Q,) input row of each query
+    m: np.ndarray             #: (Q,) positives: k - 1, or those positives_differ_by keeps
+    n: np.ndarray             #: (Q,) negatives: the controls of the query's stratum
+    ap: np.ndarray            #: (Q,) tie-aware AP
+    precision_at_r: np.ndarray  #: (Q,) tie-aware Precision@R
+    query_p: object           #: :class:`.conditional.QueryP` of the kept queries
 
 
-def fixed_draws(pert, res, run: RunSettings) -> tuple:
+def fixed_draws(pert, p_value, run: RunSettings) -> tuple:
     """(permutations, bound) of a mAP p-value from a fixed number of draws."""
     if run.null == "independent":
         return 0, False
@@ -64,81 +70,96 @@ def fixed_draws(pert, res, run: RunSettings) -> tuple:
         sizes = [(len(r), len(s)) for r, s in zip(pert.reps, pert.strata)]
         return _engine.assignment_count(sizes), False
     B = run.copairs_B if run.null == "copairs" else run.B
-    return B, bool(res.p_value <= 1.0 / (1 + B) * (1 + 1e-9))  # no draw reached the observed mAP
+    return B, bool(p_value <= 1.0 / (1 + B) * (1 + 1e-9))  # no draw reached the observed mAP
 
 
-def pvalues(screen: Screen, results: dict, run: RunSettings, draws: dict, query_p: dict) -> list:
+def pvalues(screen: Screen, scores: Scores, run: RunSettings, query: conditional.QueryP) -> Scored:
     """The mAP p-value of each perturbation under the run's null, and every query's AP p-value.
 
-    Returns
-    -------
-    list of PerturbationScores
-        In ``screen.perts`` order: ``pert``, ``result``, ``m``, ``n``, ``rows``, ``p_value``, ``query_p``.
+    ``scores`` and ``query`` hold every query; where ``positives_differ_by`` leaves a query no
+    positive it is left out (no AP), and a perturbation with positives left out gets the exact laws
+    of the kept m for its queries.
     """
+    pt = screen.perts
+    k = pt.k
+    ctl = np.array([len(screen.controls.get(s, ())) for s in pt.strata], dtype=np.int64)
+    ns = ctl[pt.seg_stratum[pt.query_segment()]]
+    qpert = pt.query_pert()
     laws = LawCache(run.seed)
-    out = []
-    for i, p in enumerate(screen.perts):
-        res = results[i]
-        ms = query_positives(screen.codes, p.reps)
-        ns = np.concatenate([np.full(len(r), len(screen.controls[s])) for r, s in zip(p.reps, p.strata)])
-        rows = screen.rows[np.concatenate(p.reps)]
-        if (ms == 0).any():  # positives_differ_by left these queries no positive: no AP
-            has = ms > 0
-            ms, ns, rows = ms[has], ns[has], rows[has]
-            res = res._replace(ap=res.ap[has], precision_at_r=res.precision_at_r[has])
-        if run.null == "permutation":
-            pval = res.p_value
-        elif run.null == "independent":
-            pval = laws.independent_pvalue(ms, ns, res.ap)
-        else:
-            pval = laws.copairs_pvalue(ms, ns, res.map, run.copairs_B)
-        used = draws[i] if run.null != "copairs" else (run.copairs_B, pval <= 1.0 / (1 + run.copairs_B) * (1 + 1e-9))
-        if not (ms == p.k - 1).all():  # positives_differ_by left positives out: the exact law of the kept m
-            k = ms.size
-            qp = (laws.query_pvalues(ms, ns, res.ap), np.full(k, conditional.QUERY_NULLS["exact"], dtype=object),
-                  np.zeros(k, dtype=np.int64), np.zeros(k, dtype=bool))
-        else:
-            qp = query_p[i]
-        out.append(PerturbationScores(p, res, ms, ns, rows, pval, qp, used))
-    return out
+    qp = conditional.QueryP(*(a.copy() for a in query))
+    if screen.codes is None:
+        ms = np.repeat(k - 1, k)
+    else:  # positives_differ_by: the kept positives of each query, the exact law where some are left out
+        ms = np.concatenate([query_positives(screen.codes, pt[i].reps) for i in range(len(pt))])
+        for i in range(len(pt)):
+            q = slice(int(pt.qoff[i]), int(pt.qoff[i + 1]))
+            has = ms[q] > 0
+            if not (ms[q][has] == k[i] - 1).all():
+                at = np.arange(q.start, q.stop)[has]
+                qp.p[at] = laws.query_pvalues(ms[at], ns[at], scores.ap[at])
+                qp.conditional[at], qp.permutations[at], qp.bound[at] = False, 0, False
+    kept = ms > 0
+    if run.null == "permutation":
+        pval = scores.p_value
+    else:
+        pval = np.empty(len(pt))
+        for i in range(len(pt)):
+            q = np.arange(pt.qoff[i], pt.qoff[i + 1])[kept[pt.qoff[i]:pt.qoff[i + 1]]]
+            pval[i] = (laws.independent_pvalue(ms[q], ns[q], scores.ap[q]) if run.null == "independent" else
+                       laws.copairs_pvalue(ms[q], ns[q], scores.map[i], run.copairs_B))
+    if run.null == "copairs":
+        perms = np.full(len(pt), run.copairs_B, dtype=np.int64)
+        bound = pval <= 1.0 / (1 + run.copairs_B) * (1 + 1e-9)
+    else:
+        perms, bound = scores.permutations, scores.bound
+    if not kept.all():
+        qp = conditional.QueryP(*(a[kept] for a in qp))
+    pick = (lambda a: a) if kept.all() else (lambda a: a[kept])
+    return Scored(pt.names, k, scores.map, pval, perms, bound, pick(qpert), pick(screen.rows[pt.rows]), pick(ms),
+                  pick(ns), pick(scores.ap), pick(scores.precision_at_r), qp)
 
 
-def group_table(scored: list, run: RunSettings, pcol: str) -> pd.DataFrame:
+def group_table(scored: Scored, run: RunSettings, pcol: str) -> pd.DataFrame:
     """The perturbation table.
 
     Returns
     -------
     DataFrame
-        [<pcol>, n_replicates, mAP, p_value, q_value (BH across perturbations), null (its label)],
-        sorted by p_value then name (as text).
+        [<pcol>, n_replicates, mAP, p_value, q_value (BH across perturbations), null (its label),
+        permutations, p_value_bound], sorted by p_value then name (as text).
     """
     label = NULL_LABELS["all" if run.exact else run.null]
-    groups = pd.DataFrame([(s.pert.name, s.pert.k, s.result.map, s.p_value, label, *s.draws) for s in scored],
-                          columns=[pcol, "n_replicates", "mAP", "p_value", "null", "permutations", "p_value_bound"])
-    groups.insert(4, "q_value", benjamini_hochberg(groups["p_value"].to_numpy()))
-    names = np.array([str(v) for v in groups[pcol].tolist()], dtype=str) if len(groups) else np.empty(0, dtype=str)
-    order = np.lexsort((names, groups["p_value"].to_numpy()))  # stable: ties keep the perturbations' order
-    return groups.iloc[order].reset_index(drop=True)
+    P = scored.names.size
+    names = pd.Series(list(scored.names)) if P else pd.Series([], dtype=object)
+    text = np.array([str(v) for v in names.tolist()], dtype=str) if P else np.empty(0, dtype=str)
+    order = np.lexsort((text, scored.p_value))  # stable: ties keep the perturbations' order
+    del text
+    p = scored.p_value[order]
+    groups = pd.DataFrame({pcol: names.array.take(order), "n_replicates": scored.k[order].astype(np.int64),
+                           "mAP": scored.map[order].astype(float), "p_value": p,
+                           "q_value": benjamini_hochberg(scored.p_value)[order], "null": np.full(P, label, dtype=object),
+                           "permutations": scored.permutations[order].astype(np.int64),
+                           "p_value_bound": scored.bound[order].astype(bool)}, copy=False)
+    return groups
 
 
-def query_table(scored: list, pcol: str) -> pd.DataFrame:
+def query_table(scored: Scored, pcol: str) -> pd.DataFrame:
     """The query table.
 
     Returns
     -------
     DataFrame
         [row (0-based input row), <pcol>, m, n, ap, precision_at_r, p_value, q_value (BH across
-        queries), null, permutations, p_value_bound], sorted by row.
+        queries), null, permutations, p_value_bound], sorted by row. Built column by column from
+        the arrays (each in row order, then the next), without a copy of the whole table.
     """
-    queries = pd.DataFrame({"row": np.concatenate([s.rows for s in scored]),
-                            pcol: [s.pert.name for s in scored for _ in range(len(s.m))],
-                            "m": np.concatenate([s.m for s in scored]), "n": np.concatenate([s.n for s in scored]),
-                            "ap": np.concatenate([s.result.ap for s in scored]),
-                            "precision_at_r": np.concatenate([s.result.precision_at_r for s in scored]),
-                            "p_value": np.concatenate([s.query_p[0] for s in scored]),
-                            "null": np.concatenate([s.query_p[1] for s in scored]),
-                            "permutations": np.concatenate([s.query_p[2] for s in scored]),
-                            "p_value_bound": np.concatenate([s.query_p[3] for s in scored])})
-    queries = queries.sort_values("row", kind="mergesort").reset_index(drop=True)
-    queries.insert(7, "q_value", benjamini_hochberg(queries["p_value"].to_numpy()))
-    return queries.astype({"row": "int64", "m": "int64", "n": "int64", "permutations": "int64", "p_value_bound": bool})
+    order = np.argsort(scored.rows, kind="stable")
+    names = pd.Series(list(scored.names)) if scored.names.size else pd.Series([], dtype=object)
+    qp = scored.query_p
+    p = qp.p[order]
+    cols = {"row": scored.rows[order].astype(np.int64), pcol: names.array.take(scored.pert[order]),
+            "m": scored.m[order].astype(np.int64), "n": scored.n[order].astype(np.int64),
+            "ap": scored.ap[order], "precision_at_r": scored.precision_at_r[order], "p_value": p,
+            "q_value": benjamini_hochberg(p), "null": qp.labels()[order],
+            "permutations": qp.permutations[order].astype(np.int64), "p_value_bound": qp.bound[order].astype(bool)}
+    return pd.DataFrame(cols, copy=False)
