@@ -10,7 +10,11 @@ of row arrays) costs about 60 MB of small objects, and building them costs as mu
 - ``soff`` (P + 1): its segments (one per stratum it has replicates in) are ``soff[i]:soff[i + 1]``;
   segment j holds the replicates ``rows[seg_off[j]:seg_off[j + 1]]`` in stratum ``strata[seg_stratum[j]]``;
 - ``names`` (the first row's value of the perturbation column, as the tables show it) and ``keys``
-  (that value as text, the key of its random streams).
+  (that value as text, the key of its random streams); ``shown``, when the column has pandas's text
+  dtype, the names as that column's own array (the result tables take their rows from it without
+  converting a Python string per row). When the names are that text and each is its own key,
+  ``names`` and ``keys`` are that array too (a few bytes a name instead of a Python string each):
+  read them by index, slice or ``tolist()``, as any 1-D array.
 
 ``table[i]`` gives the :class:`._prepare.Pert` of perturbation i (built when asked), so code reading
 one perturbation at a time keeps working; whole-screen code reads the arrays.
@@ -56,17 +60,18 @@ def ranges(off: np.ndarray, idx) -> np.ndarray:
 class PertTable:
     """The scored perturbations of a screen (see the module's description of the fields)."""
 
-    names: np.ndarray        # (P,) object: each perturbation's name
-    keys: np.ndarray         # (P,) object: its key (text)
+    names: object            # (P,) each perturbation's name (object ndarray, or ``shown``)
+    keys: object             # (P,) its key (text; object ndarray, or ``shown``)
     rows: np.ndarray         # (Q,) int64 X row of each replicate
     qoff: np.ndarray         # (P + 1,) int64
     soff: np.ndarray         # (P + 1,) int64
     seg_off: np.ndarray      # (S + 1,) int64
     seg_stratum: np.ndarray  # (S,) int64 index into ``strata``
     strata: np.ndarray       # (T,) object: stratum keys, sorted
+    shown: object = None     # (P,) the names as the input column's own pandas array, or None
 
     def __len__(self) -> int:
-        return int(self.names.size)
+        return int(self.qoff.size - 1)
 
     def __getitem__(self, i) -> Pert:
         if not -len(self) <= i < len(self):
@@ -103,9 +108,11 @@ class PertTable:
         segs = ranges(self.soff, idx)
         seg_len = self.seg_len[segs]
         nseg = self.soff[idx + 1] - self.soff[idx]
-        return PertTable(self.names[idx], self.keys[idx], self.rows[ranges(self.qoff, idx)],
-                         _offsets(self.k[idx]), _offsets(nseg), _offsets(seg_len), self.seg_stratum[segs],
-                         self.strata)
+        shown = None if self.shown is None else self.shown.take(idx)
+        names = shown if self.names is self.shown else self.names[idx]
+        keys = shown if self.keys is self.shown else self.keys[idx]
+        return PertTable(names, keys, self.rows[ranges(self.qoff, idx)], _offsets(self.k[idx]), _offsets(nseg),
+                         _offsets(seg_len), self.seg_stratum[segs], self.strata, shown)
 
     @classmethod
     def from_perts(cls, perts, strata) -> "PertTable":
@@ -157,7 +164,8 @@ def group_rows(X, label_rank, stratum_rank, members, names_of, keys_of, strata) 
     label_rank, stratum_rank : (N,) int64
         Each row's perturbation and stratum, as ranks of their sorted keys.
     members : (M,) int64 ascending rows of perturbations.
-    names_of : callable(first rows) -> (G,) names; keys_of : callable(label ranks) -> (G,) keys.
+    names_of : callable(first rows) -> ((G,) names, their pandas array or None);
+    keys_of : callable(label ranks) -> (G,) keys.
     strata : (T,) sorted stratum keys.
 
     Returns
@@ -180,11 +188,18 @@ def group_rows(X, label_rank, stratum_rank, members, names_of, keys_of, strata) 
     soff = np.append(np.searchsorted(seg_start, pert_start), seg_start.size).astype(np.int64)
     first = np.minimum.reduceat(rows, pert_start) if rows.size else np.empty(0, np.int64)
     names = np.empty(pert_start.size, dtype=object)
-    names[:] = list(names_of(first))
+    values, shown = names_of(first)
+    names[:] = list(values)
+    del values
     keys = np.empty(pert_start.size, dtype=object)
     keys[:] = list(keys_of(lab[pert_start]))
+    same = names == keys  # a text name is its own key: hold one string, not two equal ones
+    if shown is not None and same.all() and all(type(v) is str for v in names.tolist()):
+        names = keys = shown  # the column's own text array, not a Python string per name
+    else:
+        keys[same] = names[same]
     return PertTable(names, keys, rows.astype(np.int64), qoff, soff, seg_off, st[seg_start].astype(np.int64),
-                     np.asarray(strata, dtype=object))
+                     np.asarray(strata, dtype=object), shown)
 
 
 class Scores(NamedTuple):

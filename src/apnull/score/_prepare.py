@@ -13,7 +13,9 @@ from ..limits import check_column, check_stratum
 from ._columns import select_features
 from ._matrix import duplicate_rows, feature_matrix, scale_in_place
 from ._perts import Pert, PertTable, group_rows
+from ._trim import release_arrow
 from ._scale import degenerate_rows
+from ._outputs import TEXT
 from .missing import apply_nan_mode, check_nan_mode, rows_text
 from .positives import check_differ_by, differ_codes, drop_without_positives
 
@@ -85,6 +87,7 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
         warnings.append(f"{int((~keep).sum())} rows with an empty perturbation"
                         f"{' or stratum' if scol else ''} value were ignored (rows {rows_text(np.flatnonzero(~keep))}).")
     lcode, ltext = text_codes(labels)
+    release_arrow()  # the hashing of a text column's values, before the feature matrix is made
     keep &= lcode >= 0
     is_ctl = np.isin(ltext, controls)[lcode] & keep
     if not is_ctl.any():
@@ -111,6 +114,7 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
     lcode = lcode[used]
     if scol is not None:
         scode, stext = text_codes(table[scol])
+        release_arrow()
         scode = scode[used]
     else:
         scode, stext = np.zeros(used.size, dtype=np.int64), np.array([ONE_STRATUM], dtype=object)
@@ -138,8 +142,13 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
         ctl_by[s] = idx
     sorted_labels = ltext[np.argsort(lrank)]
     column = table[pcol]
-    perts = group_rows(X, lrank[lcode], srow, np.flatnonzero(~ctl),
-                       lambda first: column.iloc[used[first]].to_numpy(), lambda ranks: sorted_labels[ranks], strata)
+
+    def names_of(first):  # each perturbation's first row's value, and the column's own array of them
+        values = column.iloc[used[first]]
+        return values.to_numpy(), (values.array if values.dtype == TEXT else None)
+
+    perts = group_rows(X, lrank[lcode], srow, np.flatnonzero(~ctl), names_of, lambda ranks: sorted_labels[ranks],
+                       strata)
     del lcode, scode, srow
     perts, skipped, empty_strata = _skips(perts, ctl_by)
     if codes is not None:

@@ -14,6 +14,7 @@ from ._prepare import Screen
 from .fdr import benjamini_hochberg
 from .nulls import LawCache
 from .positives import query_positives
+from .summary import add_activity_columns
 
 NULL_LABELS = {"permutation": "permutation", "all": "permutation (all assignments, exact)",
                "independent": "independent (approximate)", "copairs": "copairs (approximate)"}
@@ -48,18 +49,18 @@ class Scored(NamedTuple):
     """Every perturbation's and every kept query's scores and p-values, as arrays (``pvalues``)."""
 
     names: np.ndarray         #: (P,) perturbation names
+    shown: object             #: (P,) the names as the tables' column holds them (a pandas array)
     k: np.ndarray             #: (P,) replicates
     map: np.ndarray           #: (P,) observed mAP
     p_value: np.ndarray       #: (P,) mAP p-value under the run's null
     permutations: np.ndarray  #: (P,) draws of the mAP p-value
     bound: np.ndarray         #: (P,) the mAP p-value is an upper bound
-    pert: np.ndarray          #: (Q,) perturbation of each query (queries in perturbation order)
-    rows: np.ndarray          #: (Q,) input row of each query
-    m: np.ndarray             #: (Q,) positives: k - 1, or those positives_differ_by keeps
-    n: np.ndarray             #: (Q,) negatives: the controls of the query's stratum
-    ap: np.ndarray            #: (Q,) tie-aware AP
-    precision_at_r: np.ndarray  #: (Q,) tie-aware Precision@R
-    query_p: object           #: :class:`.conditional.QueryP` of the kept queries
+    queries: dict             #: (Q,) arrays of the kept queries, in input row order (the query
+    # table's): "pert" (its perturbation), "rows" (input row), "m" (positives kept), "n" (negatives:
+    # controls of its stratum), "ap", "precision_at_r", "p_value", "q_value", "conditional" (its
+    # null), "permutations", "bound" (:class:`.conditional.QueryP`); :func:`query_table` empties it
+    # as its columns take the arrays over; :func:`group_table` leaves "group_pert" (the
+    # perturbation of each row of the groups table) for :func:`add_activity`
 
 
 def fixed_draws(pert, p_value, run: RunSettings) -> tuple:
@@ -86,10 +87,11 @@ def pvalues(screen: Screen, scores: Scores, run: RunSettings, query: conditional
     ns = ctl[pt.seg_stratum[pt.query_segment()]]
     qpert = pt.query_pert()
     laws = LawCache(run.seed)
-    qp = conditional.QueryP(*(a.copy() for a in query))
+    qp = query
     if screen.codes is None:
         ms = np.repeat(k - 1, k)
     else:  # positives_differ_by: the kept positives of each query, the exact law where some are left out
+        qp = conditional.QueryP(*(a.copy() for a in query))
         ms = np.concatenate([query_positives(screen.codes, pt[i].reps) for i in range(len(pt))])
         for i in range(len(pt)):
             q = slice(int(pt.qoff[i]), int(pt.qoff[i + 1]))
@@ -112,11 +114,21 @@ def pvalues(screen: Screen, scores: Scores, run: RunSettings, query: conditional
         bound = pval <= 1.0 / (1 + run.copairs_B) * (1 + 1e-9)
     else:
         perms, bound = scores.permutations, scores.bound
+    queries = {"pert": qpert, "rows": screen.rows[pt.rows], "m": ms, "n": ns, "ap": scores.ap,
+               "precision_at_r": scores.precision_at_r, "p_value": qp.p, "conditional": qp.conditional,
+               "permutations": qp.permutations, "bound": qp.bound}
     if not kept.all():
-        qp = conditional.QueryP(*(a[kept] for a in qp))
-    pick = (lambda a: a) if kept.all() else (lambda a: a[kept])
-    return Scored(pt.names, k, scores.map, pval, perms, bound, pick(qpert), pick(screen.rows[pt.rows]), pick(ms),
-                  pick(ns), pick(scores.ap), pick(scores.precision_at_r), qp)
+        queries = {name: a[kept] for name, a in queries.items()}
+    # BH q-values do not depend on the order of the p-values (tied p-values get the same q): taken
+    # here, before the table's sorted copies exist
+    queries["q_value"] = benjamini_hochberg(queries["p_value"])
+    order = np.argsort(queries["rows"], kind="stable")
+    for name in queries:  # into row order, one array at a time
+        queries[name] = queries[name][order]
+    del order
+    shown = pt.shown if pt.shown is not None else (pd.Series(list(pt.names)) if len(pt) else
+                                                    pd.Series([], dtype=object)).array
+    return Scored(pt.names, shown, k, scores.map, pval, perms, bound, queries)
 
 
 def group_table(scored: Scored, run: RunSettings, pcol: str) -> pd.DataFrame:
@@ -130,14 +142,18 @@ def group_table(scored: Scored, run: RunSettings, pcol: str) -> pd.DataFrame:
     """
     label = NULL_LABELS["all" if run.exact else run.null]
     P = scored.names.size
-    names = pd.Series(list(scored.names)) if P else pd.Series([], dtype=object)
-    text = np.array([str(v) for v in names.tolist()], dtype=str) if P else np.empty(0, dtype=str)
+    text = scored.names.tolist()
+    if not all(type(v) is str for v in text):  # as the table shows them (e.g. numbers)
+        text = scored.shown.tolist()
+    text = np.array([str(v) for v in text], dtype=str) if P else np.empty(0, dtype=str)
     order = np.lexsort((text, scored.p_value))  # stable: ties keep the perturbations' order
     del text
     p = scored.p_value[order]
-    groups = pd.DataFrame({pcol: names.array.take(order), "n_replicates": scored.k[order].astype(np.int64),
+    scored.queries["group_pert"] = order
+    groups = pd.DataFrame({pcol: scored.shown.take(order), "n_replicates": scored.k[order].astype(np.int64),
                            "mAP": scored.map[order].astype(float), "p_value": p,
-                           "q_value": benjamini_hochberg(scored.p_value)[order], "null": np.full(P, label, dtype=object),
+                           "q_value": benjamini_hochberg(scored.p_value)[order],
+                           "null": _text([label]).take(np.zeros(P, dtype=np.int64)),
                            "permutations": scored.permutations[order].astype(np.int64),
                            "p_value_bound": scored.bound[order].astype(bool)}, copy=False)
     return groups
@@ -150,16 +166,42 @@ def query_table(scored: Scored, pcol: str) -> pd.DataFrame:
     -------
     DataFrame
         [row (0-based input row), <pcol>, m, n, ap, precision_at_r, p_value, q_value (BH across
-        queries), null, permutations, p_value_bound], sorted by row. Built column by column from
-        the arrays (each in row order, then the next), without a copy of the whole table.
+        queries), null, permutations, p_value_bound], sorted by row: the arrays of
+        ``scored.queries`` themselves, without a copy.
     """
-    order = np.argsort(scored.rows, kind="stable")
-    names = pd.Series(list(scored.names)) if scored.names.size else pd.Series([], dtype=object)
-    qp = scored.query_p
-    p = qp.p[order]
-    cols = {"row": scored.rows[order].astype(np.int64), pcol: names.array.take(scored.pert[order]),
-            "m": scored.m[order].astype(np.int64), "n": scored.n[order].astype(np.int64),
-            "ap": scored.ap[order], "precision_at_r": scored.precision_at_r[order], "p_value": p,
-            "q_value": benjamini_hochberg(p), "null": qp.labels()[order],
-            "permutations": qp.permutations[order].astype(np.int64), "p_value_bound": qp.bound[order].astype(bool)}
+    q = scored.queries
+    conditional_ = q.pop("conditional").astype(np.int64)
+    labels = _text([conditional.QUERY_NULLS["exact"], conditional.QUERY_NULLS["conditional"]]).take(conditional_)
+    del conditional_
+    cols = {"row": q.pop("rows").astype(np.int64, copy=False), pcol: scored.shown.take(q.pop("pert")),
+            "m": q.pop("m").astype(np.int64, copy=False), "n": q.pop("n").astype(np.int64, copy=False),
+            "ap": q.pop("ap"), "precision_at_r": q.pop("precision_at_r"), "p_value": q.pop("p_value"),
+            "q_value": q.pop("q_value"), "null": labels,
+            "permutations": q.pop("permutations").astype(np.int64, copy=False),
+            "p_value_bound": q.pop("bound").astype(bool, copy=False)}
     return pd.DataFrame(cols, copy=False)
+
+
+def _text(values: list):
+    """``values`` as the column pandas makes of them (e.g. its ``str`` dtype), to ``take`` rows from
+    without a text object per row."""
+    return pd.Series(values).array
+
+
+def add_activity(groups: pd.DataFrame, scored: Scored, alpha: float) -> pd.DataFrame:
+    """``groups`` with ``mAP_normalized`` and ``significant`` (:func:`.summary.add_activity_columns`).
+
+    That function groups the query table's rows by their perturbation column; here it reads each
+    query's perturbation as an integer (``scored.queries``, before :func:`query_table` takes them)
+    instead of the names, so no text object is made per query. The groups are the same, each
+    perturbation's queries in the same (row) order: the same values bit for bit.
+    """
+    q = scored.queries
+    light_q = pd.DataFrame({"p": q["pert"], "m": q["m"], "n": q["n"]}, copy=False)
+    light_g = pd.DataFrame({"p": scored.queries.pop("group_pert"), "mAP": groups["mAP"].to_numpy(),
+                            "q_value": groups["q_value"].to_numpy()}, copy=False)
+    act = add_activity_columns(light_g, light_q, "p", alpha)
+    del light_q, light_g
+    for name, after in (("mAP_normalized", "mAP"), ("significant", "q_value")):
+        groups.insert(list(groups.columns).index(after) + 1, name, act[name].to_numpy())
+    return groups

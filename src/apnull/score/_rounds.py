@@ -99,8 +99,9 @@ def mean_keys(perts, seed) -> np.ndarray:
     """(s,) uint64 stream key of every segment's permutations: ``stream_key(seed, key, stratum)``."""
     keys = np.empty(perts.seg_stratum.size, dtype=np.uint64)
     owner = np.repeat(np.arange(len(perts)), np.diff(perts.soff))
+    names = perts.keys.tolist()
     for j, (i, s) in enumerate(zip(owner.tolist(), perts.seg_stratum.tolist())):
-        keys[j] = _engine.stream_key(seed, perts.keys[i], perts.strata[s])
+        keys[j] = _engine.stream_key(seed, names[i], perts.strata[s])
     return keys
 
 

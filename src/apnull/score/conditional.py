@@ -47,10 +47,6 @@ class QueryP(NamedTuple):
     permutations: np.ndarray  #: (Q,) int64 null draws (0 for the exact law)
     bound: np.ndarray         #: (Q,) bool: no draw reached the observed AP (p is an upper bound)
 
-    def labels(self) -> np.ndarray:
-        """(Q,) the null of each query as the ``null`` column says it (:data:`QUERY_NULLS`)."""
-        return np.array([QUERY_NULLS["exact"], QUERY_NULLS["conditional"]], dtype=object)[self.conditional.astype(np.int8)]
-
 
 #: Levels of the conditional rounds' arrays (see :mod:`._rounds`): one entry per query.
 QUERY_LEVELS = dict.fromkeys(("keys", "counters", "drawn", "reached", "stopped", "active"), "query")
@@ -99,7 +95,8 @@ def conditional_pvalues(screen, seed, B, known, client=None, threads=None):
     state = {"keys": np.zeros(Q, dtype=np.uint64), "counters": np.zeros(Q, dtype=np.uint64),
              "drawn": np.zeros(Q, dtype=np.int64), "reached": np.zeros(Q, dtype=np.int64),
              "stopped": np.zeros(Q, dtype=bool), "active": np.zeros(Q, dtype=bool)}
-    state["keys"][qidx] = [stream_key(seed, "query", pt.keys[i], j) for i in idx.tolist()
+    names = pt.keys.tolist()
+    state["keys"][qidx] = [stream_key(seed, "query", names[i], j) for i in idx.tolist()
                            for j in range(int(pt.qoff[i + 1] - pt.qoff[i]))]
     state["active"][qidx] = True
     auto = B == "auto"

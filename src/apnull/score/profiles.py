@@ -17,8 +17,8 @@ from ._keys import combine_columns, key_of
 from ._perts import Scores
 from ._prepare import Screen, prepare_screen
 from .nulls import LawCache
-from ._results import NULL_LABELS, RunSettings, fixed_draws, group_table, pvalues, query_table
-from .summary import activity_summary, add_activity_columns, check_alpha
+from ._results import NULL_LABELS, RunSettings, add_activity, fixed_draws, group_table, pvalues, query_table
+from .summary import activity_summary, check_alpha
 
 __all__ = ["score_profiles", "ScoreResult", "NULLS", "MAX_PERMUTATIONS", "NULL_LABELS"]
 
@@ -233,11 +233,13 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
                     perturbation_column=pname if len(keyed.columns) == 1 else list(keyed.names),
                     columns_left_out=[{"column": c, "reason": r} for c, r in screen.left_out],
                     row=_outputs.ROW_NOTE)
-    queries = query_table(scored, pname)
-    groups = group_table(scored, run, pname)
-    del scored  # the tables hold what is kept: free the rest before their copies
+    release_memory()  # the rounds' and laws' freed temporaries
+    groups = add_activity(group_table(scored, run, pname), scored, alpha)
     release_memory()
-    groups = keyed.expand(add_activity_columns(groups, queries, pname, alpha))
+    queries = query_table(scored, pname)
+    del scored
+    release_memory()
+    groups = keyed.expand(groups)
     queries = _outputs.carry_metadata(keyed.expand(queries), table,
                                       _outputs.carried_columns(table, screen.features, keyed.columns, stratum))
     warnings = list(screen.warnings)
