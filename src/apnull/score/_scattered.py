@@ -28,7 +28,7 @@ __all__ = ["Scattered", "TASK_BATCH", "SHARDS", "run_part", "prepare_part"]
 #: Perturbations per dask task at most (a round is cut into about 4 tasks per worker thread).
 TASK_BATCH = 4096
 #: Shards of the screen per worker thread (so a shard moved by work stealing is a small part of it).
-SHARDS = 4
+SHARDS = 8
 
 
 def prepare_part(part, kind):
