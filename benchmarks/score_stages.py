@@ -45,8 +45,8 @@ def main():
 
     for mod, attr, name in [(PR, "prepare_screen", "prepare_screen"), (_adaptive, "run_screen_auto", "mAP rounds"),
                             (conditional, "query_pvalues", "per-query null"),
-                            (PR, "pvalues", "pvalues"), (PR, "query_table", "query_table"),
-                            (PR, "group_table", "group_table"), (_outputs, "carry_metadata", "carry_metadata")]:
+                            (PR, "pvalues", "pvalues"), (PR, "group_table", "group_table"), (PR, "add_activity", "activity"),
+                            (PR, "query_table", "query_table"), (_outputs, "carry_metadata", "carry_metadata")]:
         wrap(mod, attr, name)
     cur.update(t=time.perf_counter(), c=cpu())
     threading.Thread(target=sampler, daemon=True).start()

@@ -84,11 +84,11 @@ def test_auto_pvalues_match_their_definition():
 
 def test_cap_gives_a_bound():
     screen = prepare_screen(digits_screen(), "Metadata_perturbation", "DMSO", "Metadata_plate", None, "cosine")
-    results, draws = _adaptive.run_screen_auto(screen, 0, cap=400, threads=1)
+    scores = _adaptive.run_screen_auto(screen, 0, cap=400, threads=1)
     names = [p.name for p in screen.perts]
     i = names.index("digit_3")
-    assert draws[i] == (400, True) and results[i].p_value == 1 / 401
-    assert max(L for L, _ in draws.values()) <= 400
+    assert (scores.permutations[i], scores.bound[i]) == (400, True) and scores.p_value[i] == 1 / 401
+    assert scores.permutations.max() <= 400
 
 
 def _conditional_exact_p(table, row):

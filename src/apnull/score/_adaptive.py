@@ -40,10 +40,12 @@ import numpy as np
 from scipy.stats import beta
 
 from ..law import VALUE_TOL
-from . import _engine, _permute, _scattered
+from . import _engine, _permute, _rounds, _scattered
+from ._perts import Scores
 
 __all__ = ["CAP", "FIRST", "GROWTH", "H", "DELTA", "LEVELS", "schedule", "clopper_pearson",
-           "undecided", "still_open", "sequential_pvalue", "Sequential", "run_rounds", "run_screen_auto"]
+           "undecided", "still_open", "sequential_pvalue", "Sequential", "runner", "shared", "executor",
+           "run_screen_auto"]
 
 CAP = 1_000_000     #: most draws of one unit
 FIRST = 100         #: draws of the first round
@@ -112,58 +114,39 @@ class Sequential(NamedTuple):
     stopped: bool             #: the last round stopped it at its H-th exceedance
 
 
-def _map_round(comp, specs, states, kind, target, h):
-    """One round for perturbations (the mAP null): [(index, ap, pr, mAP, Sequential)]."""
-    out = []
-    for sp, st in zip(specs, states):
-        c = st.counters.copy()
-        ap, pr, m, L, g, stop = _permute.sequential_scores(sp.replicates, comp.controls, kind, sp.keys, c,
-                                                           st.drawn, st.reached, target, h, VALUE_TOL)
-        out.append((sp.index, ap, pr, float(m), Sequential(c, int(L), int(g), bool(stop))))
-    return out
+#: Levels of the mAP rounds' arrays (see :mod:`._rounds`).
+MAP_LEVELS = {"counters": "seg", "drawn": "pert", "reached": "pert", "stopped": "pert", "ap": "query",
+              "pr": "query", "map": "pert"}
 
 
-def run_rounds(screen, seed, indices, states, target, h, one_batch, client=None, pool=None,
-               batch=_engine.BATCH, progress=None):
-    """Run ``one_batch(comp, specs, states, kind, target, h)`` over the perturbations ``indices``,
-    component by component and in batches, on the thread ``pool`` or the dask ``client``.
-
-    Returns the concatenated outputs (in any order). ``states[i]`` is the state of perturbation i.
-    """
-    chosen = set(indices)
-    plan = []
-    for comp_idx in _engine.components(screen):
-        todo = [i for i in comp_idx if i in chosen]
-        if not todo:
-            continue
-        strata = sorted({s for i in todo for s in screen.perts[i].strata})
-        plan.append((strata, [todo[a:a + batch] for a in range(0, len(todo), batch)]))
-    out, done = [], 0
-    if client is None:
-        for strata, batches in plan:
-            comp = _engine.prepare_component(strata, [screen.X[screen.controls[s]] for s in strata], screen.kind)
-            for b in batches:
-                specs = [_engine.pert_spec(screen, i, strata, seed) for i in b]
-                sts = [states[i] for i in b]
-                if pool is None or len(b) < 2:
-                    parts = [one_batch(comp, [sp], [st], screen.kind, target, h) for sp, st in zip(specs, sts)]
-                else:
-                    parts = list(pool.map(lambda a: one_batch(comp, [a[0]], [a[1]], screen.kind, target, h),
-                                          zip(specs, sts)))
-                for part in parts:
-                    out.extend(part)
-                done += len(b)
-                if progress:
-                    progress(done, len(chosen))
-        return out
-    # dask: the components go to the workers once (see apnull.score._scattered)
-    shared_ = client if isinstance(client, _scattered.Scattered) else _scattered.Scattered(client, screen, seed)
-    return shared_.run(indices, states, target, h, one_batch, batch, progress)
+def _map_batch(part, pos, st, kind, target, h):
+    """One round of the mAP null for the perturbations ``pos`` of ``part`` (a :mod:`._rounds` batch)."""
+    qo = np.concatenate([[0], np.cumsum(part.qoff[pos + 1] - part.qoff[pos])])
+    so = np.concatenate([[0], np.cumsum(part.soff[pos + 1] - part.soff[pos])])
+    counters, drawn, reached = st["counters"].copy(), st["drawn"].copy(), st["reached"].copy()
+    stopped = np.zeros(pos.size, dtype=bool)
+    ap, pr, maps = np.empty(qo[-1]), np.empty(qo[-1]), np.empty(pos.size)
+    for t, j in enumerate(pos.tolist()):
+        comp = part.comps[part.comp_of[j]]
+        a, p, m, L, g, stop = _permute.sequential_scores(part.replicates(j), comp.controls, kind,
+                                                         part.keys[part.segments(j)], counters[so[t]:so[t + 1]],
+                                                         int(drawn[t]), int(reached[t]), target, h, VALUE_TOL)
+        ap[qo[t]:qo[t + 1]], pr[qo[t]:qo[t + 1]] = a, p
+        maps[t], drawn[t], reached[t], stopped[t] = m, L, g, stop
+    return {"counters": counters, "drawn": drawn, "reached": reached, "stopped": stopped, "ap": ap, "pr": pr,
+            "map": maps}
 
 
 def shared(client, screen, seed):
     """``client`` as a :class:`._scattered.Scattered` for rounds on the same screen (None stays None)."""
-    return None if client is None else _scattered.Scattered(client, screen, seed)
+    if client is None or isinstance(client, _scattered.Scattered):
+        return client
+    return _scattered.Scattered(client, screen, seed)
+
+
+def runner(client, screen, seed, pool):
+    """What runs the rounds: the dask ``client`` (made :func:`shared`) or this process on ``pool``."""
+    return _rounds.InProcess(screen, seed, pool) if client is None else shared(client, screen, seed)
 
 
 def executor(threads):
@@ -173,44 +156,34 @@ def executor(threads):
 
 
 def run_screen_auto(screen, seed, client=None, progress=None, threads=None, cap=CAP, h=H, delta=DELTA,
-                    levels=LEVELS):
+                    levels=LEVELS) -> Scores:
     """Score every perturbation with adaptive permutations of the mAP null.
 
     Returns
     -------
-    results : dict
-        {index: :class:`_engine.PerturbationResult`} (``p_value`` the sequential p-value).
-    draws : dict
-        {index: (permutations used, bound)}.
+    Scores
+        Observed APs, Precision@R and mAPs, the sequential p-values (:func:`sequential_pvalue`), the
+        draws each used and whether it is a bound, as arrays over ``screen.perts``.
     """
-    n = len(screen.perts)
-    states = {i: Sequential(np.zeros(len(p.strata), dtype=np.uint64), 0, 0, False)
-              for i, p in enumerate(screen.perts)}
-    observed = {}
+    pt = screen.perts
+    n, Q = len(pt), int(pt.qoff[-1])
+    state = {"counters": np.zeros(pt.seg_stratum.size, dtype=np.uint64), "drawn": np.zeros(n, dtype=np.int64),
+             "reached": np.zeros(n, dtype=np.int64), "stopped": np.zeros(n, dtype=bool), "ap": np.empty(Q),
+             "pr": np.empty(Q), "map": np.empty(n)}
     targets = schedule(cap)
     err = delta / (max(n, 1) * len(targets))
-    active = list(range(n))
-    client = shared(client, screen, seed)
+    active = np.arange(n)
     with executor(threads) as pool:
+        run = runner(client, screen, seed, pool)
         for r, target in enumerate(targets):
-            out = run_rounds(screen, seed, active, states, target, h, _map_round, client, pool,
-                             progress=progress if r == 0 else None)
-            for i, ap, pr, m, st in out:
-                states[i] = st
-                observed[i] = (ap, pr, m)
-            g = np.array([states[i].reached for i in range(n)])
-            L = np.array([states[i].drawn for i in range(n)])
-            lo, hi = clopper_pearson(g, L, err)
-            und = undecided(lo, hi, levels)
-            active = [i for i in range(n) if und[i] and L[i] < cap]
-            if not active:
+            _rounds.run_rounds(run, active, state, MAP_LEVELS, ("counters", "drawn", "reached"), target, h,
+                               _map_batch, progress if r == 0 else None)
+            lo, hi = clopper_pearson(state["reached"], state["drawn"], err)
+            active = np.flatnonzero(undecided(lo, hi, levels) & (state["drawn"] < cap))
+            if not active.size:
                 break
-    g = np.array([states[i].reached for i in range(n)])
-    L = np.array([states[i].drawn for i in range(n)])
-    p, bound = sequential_pvalue(g, L, np.array([states[i].stopped for i in range(n)]))
-    results = {i: _engine.PerturbationResult(i, observed[i][0], observed[i][1], observed[i][2], float(p[i]), None)
-               for i in range(n)}
-    return results, {i: (int(L[i]), bool(bound[i])) for i in range(n)}
+    p, bound = sequential_pvalue(state["reached"], state["drawn"], state["stopped"])
+    return Scores(state["ap"], state["pr"], state["map"], p, state["drawn"], bound)
 
 
 def still_open(reached, drawn, rounds, cap=CAP, delta=DELTA, levels=LEVELS) -> np.ndarray:

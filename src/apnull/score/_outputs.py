@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["RESERVED", "ROW_NOTE", "output_name", "carried_columns", "carry_metadata", "p_text",
+__all__ = ["RESERVED", "ROW_NOTE", "TEXT", "output_name", "carried_columns", "carry_metadata", "p_text",
            "floor_warning"]
 
 #: Column names the output tables use for their own values (both tables, and those other scoring
@@ -70,8 +70,15 @@ def carry_metadata(queries: pd.DataFrame, table: pd.DataFrame, columns) -> pd.Da
     for c in columns:
         name = output_name(c, taken)
         taken.add(name)
-        extra[name] = table[c].iloc[rows].to_numpy()
+        col = table[c]
+        # a text column of the default dtype is taken as it is (what its values as objects would be
+        # inferred to), without a Python string per query
+        extra[name] = col.array.take(rows) if col.dtype == TEXT else col.iloc[rows].to_numpy()
     return pd.concat([queries, pd.DataFrame(extra, index=queries.index)], axis=1)
+
+
+#: The dtype pandas infers for a column of Python strings.
+TEXT = pd.Series(["text"]).dtype
 
 
 def p_text(p: float) -> str:

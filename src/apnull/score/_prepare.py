@@ -11,31 +11,21 @@ import pandas as pd
 from ..limits import SCORE_MAX_STRATUM_CONTROLS as MAX_STRATUM_CONTROLS
 from ..limits import check_column, check_stratum
 from ._columns import select_features
-from ._matrix import duplicate_rows, feature_matrix, grouped_rows, scale_in_place
+from ._matrix import duplicate_rows, feature_matrix, scale_in_place
+from ._perts import Pert, PertTable, group_rows
+from ._trim import release_arrow
 from ._scale import degenerate_rows
+from ._outputs import TEXT
 from .missing import apply_nan_mode, check_nan_mode, rows_text
 from .positives import check_differ_by, differ_codes, drop_without_positives
 
-__all__ = ["Screen", "prepare_screen", "SIMILARITIES", "MAX_STRATUM_CONTROLS", "ONE_STRATUM"]
+__all__ = ["Screen", "Pert", "prepare_screen", "SIMILARITIES", "MAX_STRATUM_CONTROLS", "ONE_STRATUM"]
 
 SIMILARITIES = ("cosine", "correlation", "euclidean", "abs_cosine")
 #: The kernels' similarity kind of each name (see ``_kernels.sim``): abs_cosine ranks by |cosine|.
 KINDS = {"cosine": 0, "correlation": 0, "euclidean": 1, "abs_cosine": 2}
 #: The stratum key of every row when no stratum column is given (the whole screen is one stratum).
 ONE_STRATUM = ""
-
-
-@dataclass
-class Pert:
-    """One scored perturbation: its name, strata (sorted keys) and replicate rows per stratum."""
-    name: object
-    key: str
-    strata: list
-    reps: list  # per stratum: array of Screen.X row indices, in canonical order
-
-    @property
-    def k(self) -> int:
-        return int(sum(len(r) for r in self.reps))
 
 
 @dataclass
@@ -46,7 +36,7 @@ class Screen:
     rows: np.ndarray              # original 0-based row position of each X row
     kind: int                     # 0 dot product, 1 minus squared Euclidean distance, 2 absolute dot product
     controls: dict                # stratum key -> X row indices of its controls (canonical order)
-    perts: list                   # list of Pert
+    perts: PertTable              # the scored perturbations (``perts[i]`` is a Pert)
     skipped: list = field(default_factory=list)   # (name, reason)
     warnings: list = field(default_factory=list)
     features: list = field(default_factory=list)
@@ -96,10 +86,12 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
     if not keep.all():
         warnings.append(f"{int((~keep).sum())} rows with an empty perturbation"
                         f"{' or stratum' if scol else ''} value were ignored (rows {rows_text(np.flatnonzero(~keep))}).")
-    label_text = labels.astype(str).to_numpy()
-    is_ctl = np.isin(label_text, controls) & keep
+    lcode, ltext = text_codes(labels)
+    release_arrow()  # the hashing of a text column's values, before the feature matrix is made
+    keep &= lcode >= 0
+    is_ctl = np.isin(ltext, controls)[lcode] & keep
     if not is_ctl.any():
-        seen = pd.unique(label_text[keep])
+        seen = ltext[pd.unique(lcode[keep])]
         close = difflib.get_close_matches(controls[0], [str(v) for v in seen], n=3, cutoff=0.5)
         hint = (f"did you mean {', '.join(repr(c) for c in close)}?" if close else
                 f"values seen: {', '.join(repr(str(v)) for v in seen[:6])}{' ...' if len(seen) > 6 else ''}")
@@ -119,9 +111,14 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
             why = "the same value in every feature" if similarity == "correlation" else "all-zero features"
             raise ValueError(f"rows {rows_text(used[zero])} have {why}, so {similarity} similarity is "
                              "undefined; drop them or use similarity='euclidean'")
-    meta = pd.DataFrame({"p": label_text[used],
-                         "s": table[scol].astype(str).to_numpy()[used] if scol else ONE_STRATUM})
-    dup = duplicate_rows(meta["p"].to_numpy(), meta["s"].to_numpy(), values)
+    lcode = lcode[used]
+    if scol is not None:
+        scode, stext = text_codes(table[scol])
+        release_arrow()
+        scode = scode[used]
+    else:
+        scode, stext = np.zeros(used.size, dtype=np.int64), np.array([ONE_STRATUM], dtype=object)
+    dup = duplicate_rows(lcode, scode, values)
     X = scale_in_place(np.ascontiguousarray(values, dtype=np.float64), similarity)  # values is ours: no copy
     del values
     if dup.any():
@@ -129,36 +126,86 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
                         f"{rows_text(used[dup])}) were kept; they tie with their copies, which the "
                         "tie-aware AP handles, but check the file was not concatenated twice.")
     ctl = is_ctl[used]
-    strata = meta["s"].to_numpy()
+    lrank, srank = _ranks(ltext), _ranks(stext)
+    strata = stext[np.argsort(srank)]  # the stratum keys, sorted
+    srow = srank[scode]
     ctl_by = {}
-    for s in sorted(set(strata[ctl])):
-        idx = _canonical(X, np.flatnonzero(ctl & (strata == s)))
+    ctl_rows = np.flatnonzero(ctl)
+    by_stratum = np.argsort(srow[ctl_rows], kind="stable")
+    cuts = np.flatnonzero(np.diff(srow[ctl_rows][by_stratum])) + 1
+    for part in np.split(ctl_rows[by_stratum], cuts) if ctl_rows.size else []:
+        s = strata[srow[part[0]]]
+        idx = _canonical(X, part)
         if idx.size > MAX_STRATUM_CONTROLS:
             raise ValueError(f"stratum {s!r} has {idx.size:,} control rows; the limit is "
                              f"{MAX_STRATUM_CONTROLS:,} per stratum: use a stratum column (plate or batch)")
         ctl_by[s] = idx
-    perts, skipped, empty_strata = [], [], set()
-    orig_names = table[pcol].to_numpy()[used]
-    for key, keys, reps, first in grouped_rows(X, meta["p"].to_numpy(), strata, ~ctl):
-        name = orig_names[first]
-        if sum(r.size for r in reps) < 2:
-            skipped.append((name, "only one replicate: no positives to rank"))
-            continue
-        missing = [s for s in keys if s not in ctl_by]
-        if missing:
-            empty_strata.update(missing)
-            skipped.append((name, f"no control rows in stratum {missing[0]!r}"))
-            continue
-        perts.append(Pert(name=name, key=str(key), strata=keys, reps=reps))
-    perts, no_positives = drop_without_positives(perts, codes)
-    skipped.extend(no_positives)
+    sorted_labels = ltext[np.argsort(lrank)]
+    column = table[pcol]
+
+    def names_of(first):  # each perturbation's first row's value, and the column's own array of them
+        values = column.iloc[used[first]]
+        return values.to_numpy(), (values.array if values.dtype == TEXT else None)
+
+    perts = group_rows(X, lrank[lcode], srow, np.flatnonzero(~ctl), names_of, lambda ranks: sorted_labels[ranks],
+                       strata)
+    del lcode, scode, srow
+    perts, skipped, empty_strata = _skips(perts, ctl_by)
+    if codes is not None:
+        kept, no_positives = drop_without_positives(list(perts), codes)
+        skipped.extend(no_positives)
+        if len(kept) < len(perts):
+            perts = PertTable.from_perts(kept, perts.strata)
     if empty_strata:
         warnings.append(f"strata without control rows: {', '.join(repr(s) for s in sorted(empty_strata))}; "
                         "the perturbations with replicates there were skipped.")
-    if not perts:
+    if not len(perts):
         reasons = "; ".join(sorted({r for _, r in skipped})) or "no perturbation rows"
         raise ValueError(f"nothing to score: no perturbation has 2 or more replicates with controls in "
                          f"their strata ({reasons})")
     return Screen(X=X, rows=used, kind=kind, controls=ctl_by, perts=perts, skipped=skipped,
                   warnings=warnings, features=[str(f) for f in feats], left_out=left_out,
                   dropped_features=dropped.dropped_features, dropped_rows=dropped.dropped_rows, codes=codes)
+
+
+def text_codes(column: pd.Series) -> tuple:
+    """(codes, texts): each value of ``column`` as text, ``texts[codes[i]] == str`` of value i (as
+    ``column.astype(str)`` gives it), codes -1 where the value is missing. Integer columns are
+    factorized as numbers (distinct integers have distinct texts), so no text is made per row."""
+    if pd.api.types.is_integer_dtype(column.dtype) and not isinstance(column.dtype, pd.CategoricalDtype):
+        codes, uniques = pd.factorize(column)
+        texts = pd.Index(uniques).astype(str)
+    else:
+        codes, texts = pd.factorize(column.astype(str))
+    out = np.empty(len(texts), dtype=object)
+    out[:] = [str(t) for t in texts]
+    return np.asarray(codes, dtype=np.int64), out
+
+
+def _ranks(texts: np.ndarray) -> np.ndarray:
+    """Rank of each text among ``texts`` (distinct) in sorted order."""
+    rank = np.empty(texts.size, dtype=np.int64)
+    rank[np.argsort(texts, kind="stable")] = np.arange(texts.size)
+    return rank
+
+
+def _skips(perts: PertTable, ctl_by: dict) -> tuple:
+    """(perturbations to score, [(name, reason)] of the others, strata without controls they need):
+    one replicate only, or replicates in a stratum without controls."""
+    has_ctl = np.array([s in ctl_by for s in perts.strata], dtype=bool)
+    seg_ok = has_ctl[perts.seg_stratum]
+    single = perts.k < 2
+    skipped, empty, keep = [], set(), np.ones(len(perts), dtype=bool)
+    bad_seg = np.flatnonzero(~seg_ok)
+    owner = np.searchsorted(perts.soff, bad_seg, side="right") - 1
+    first_bad = {}
+    for j, i in zip(bad_seg.tolist(), owner.tolist()):
+        first_bad.setdefault(i, []).append(perts.strata[perts.seg_stratum[j]])
+    for i in sorted(set(np.flatnonzero(single).tolist()) | set(first_bad)):
+        keep[i] = False
+        if single[i]:
+            skipped.append((perts.names[i], "only one replicate: no positives to rank"))
+            continue
+        empty.update(first_bad[i])
+        skipped.append((perts.names[i], f"no control rows in stratum {first_bad[i][0]!r}"))
+    return (perts if keep.all() else perts.take(np.flatnonzero(keep))), skipped, empty

@@ -9,10 +9,12 @@ import numpy as np
 import pandas as pd
 
 from . import _engine, conditional
-from ._prepare import Pert, Screen
+from ._perts import Scores
+from ._prepare import Screen
 from .fdr import benjamini_hochberg
 from .nulls import LawCache
 from .positives import query_positives
+from .summary import add_activity_columns
 
 NULL_LABELS = {"permutation": "permutation", "all": "permutation (all assignments, exact)",
                "independent": "independent (approximate)", "copairs": "copairs (approximate)"}
@@ -43,20 +45,25 @@ class RunSettings(NamedTuple):
         return self.B if isinstance(self.B, int) else 999
 
 
-class PerturbationScores(NamedTuple):
-    """One perturbation's scores and p-values (``pvalues``)."""
+class Scored(NamedTuple):
+    """Every perturbation's and every kept query's scores and p-values, as arrays (``pvalues``)."""
 
-    pert: Pert                #: the perturbation (name, strata, replicate rows)
-    result: _engine.PerturbationResult  #: per-query AP and Precision@R, mAP, permutation p-value
-    m: np.ndarray             #: (k,) positives of each query: k - 1, or those positives_differ_by keeps
-    n: np.ndarray             #: (k,) negatives of each query: the controls of its stratum
-    rows: np.ndarray          #: (k,) input row of each query
-    p_value: float            #: the mAP p-value under the run's null
-    query_p: tuple            #: per-query (p, null label, permutations, bound), each (k,) (conditional)
-    draws: tuple              #: (permutations, bound) of the mAP p-value
+    names: np.ndarray         #: (P,) perturbation names
+    shown: object             #: (P,) the names as the tables' column holds them (a pandas array)
+    k: np.ndarray             #: (P,) replicates
+    map: np.ndarray           #: (P,) observed mAP
+    p_value: np.ndarray       #: (P,) mAP p-value under the run's null
+    permutations: np.ndarray  #: (P,) draws of the mAP p-value
+    bound: np.ndarray         #: (P,) the mAP p-value is an upper bound
+    queries: dict             #: (Q,) arrays of the kept queries, in input row order (the query
+    # table's): "pert" (its perturbation), "rows" (input row), "m" (positives kept), "n" (negatives:
+    # controls of its stratum), "ap", "precision_at_r", "p_value", "q_value", "conditional" (its
+    # null), "permutations", "bound" (:class:`.conditional.QueryP`); :func:`query_table` empties it
+    # as its columns take the arrays over; :func:`group_table` leaves "group_pert" (the
+    # perturbation of each row of the groups table) for :func:`add_activity`
 
 
-def fixed_draws(pert, res, run: RunSettings) -> tuple:
+def fixed_draws(pert, p_value, run: RunSettings) -> tuple:
     """(permutations, bound) of a mAP p-value from a fixed number of draws."""
     if run.null == "independent":
         return 0, False
@@ -64,81 +71,137 @@ def fixed_draws(pert, res, run: RunSettings) -> tuple:
         sizes = [(len(r), len(s)) for r, s in zip(pert.reps, pert.strata)]
         return _engine.assignment_count(sizes), False
     B = run.copairs_B if run.null == "copairs" else run.B
-    return B, bool(res.p_value <= 1.0 / (1 + B) * (1 + 1e-9))  # no draw reached the observed mAP
+    return B, bool(p_value <= 1.0 / (1 + B) * (1 + 1e-9))  # no draw reached the observed mAP
 
 
-def pvalues(screen: Screen, results: dict, run: RunSettings, draws: dict, query_p: dict) -> list:
+def pvalues(screen: Screen, scores: Scores, run: RunSettings, query: conditional.QueryP) -> Scored:
     """The mAP p-value of each perturbation under the run's null, and every query's AP p-value.
 
-    Returns
-    -------
-    list of PerturbationScores
-        In ``screen.perts`` order: ``pert``, ``result``, ``m``, ``n``, ``rows``, ``p_value``, ``query_p``.
+    ``scores`` and ``query`` hold every query; where ``positives_differ_by`` leaves a query no
+    positive it is left out (no AP), and a perturbation with positives left out gets the exact laws
+    of the kept m for its queries.
     """
+    pt = screen.perts
+    k = pt.k
+    ctl = np.array([len(screen.controls.get(s, ())) for s in pt.strata], dtype=np.int64)
+    ns = ctl[pt.seg_stratum[pt.query_segment()]]
+    qpert = pt.query_pert()
     laws = LawCache(run.seed)
-    out = []
-    for i, p in enumerate(screen.perts):
-        res = results[i]
-        ms = query_positives(screen.codes, p.reps)
-        ns = np.concatenate([np.full(len(r), len(screen.controls[s])) for r, s in zip(p.reps, p.strata)])
-        rows = screen.rows[np.concatenate(p.reps)]
-        if (ms == 0).any():  # positives_differ_by left these queries no positive: no AP
-            has = ms > 0
-            ms, ns, rows = ms[has], ns[has], rows[has]
-            res = res._replace(ap=res.ap[has], precision_at_r=res.precision_at_r[has])
-        if run.null == "permutation":
-            pval = res.p_value
-        elif run.null == "independent":
-            pval = laws.independent_pvalue(ms, ns, res.ap)
-        else:
-            pval = laws.copairs_pvalue(ms, ns, res.map, run.copairs_B)
-        used = draws[i] if run.null != "copairs" else (run.copairs_B, pval <= 1.0 / (1 + run.copairs_B) * (1 + 1e-9))
-        if not (ms == p.k - 1).all():  # positives_differ_by left positives out: the exact law of the kept m
-            k = ms.size
-            qp = (laws.query_pvalues(ms, ns, res.ap), np.full(k, conditional.QUERY_NULLS["exact"], dtype=object),
-                  np.zeros(k, dtype=np.int64), np.zeros(k, dtype=bool))
-        else:
-            qp = query_p[i]
-        out.append(PerturbationScores(p, res, ms, ns, rows, pval, qp, used))
-    return out
+    qp = query
+    if screen.codes is None:
+        ms = np.repeat(k - 1, k)
+    else:  # positives_differ_by: the kept positives of each query, the exact law where some are left out
+        qp = conditional.QueryP(*(a.copy() for a in query))
+        ms = np.concatenate([query_positives(screen.codes, pt[i].reps) for i in range(len(pt))])
+        for i in range(len(pt)):
+            q = slice(int(pt.qoff[i]), int(pt.qoff[i + 1]))
+            has = ms[q] > 0
+            if not (ms[q][has] == k[i] - 1).all():
+                at = np.arange(q.start, q.stop)[has]
+                qp.p[at] = laws.query_pvalues(ms[at], ns[at], scores.ap[at])
+                qp.conditional[at], qp.permutations[at], qp.bound[at] = False, 0, False
+    kept = ms > 0
+    if run.null == "permutation":
+        pval = scores.p_value
+    else:
+        pval = np.empty(len(pt))
+        for i in range(len(pt)):
+            q = np.arange(pt.qoff[i], pt.qoff[i + 1])[kept[pt.qoff[i]:pt.qoff[i + 1]]]
+            pval[i] = (laws.independent_pvalue(ms[q], ns[q], scores.ap[q]) if run.null == "independent" else
+                       laws.copairs_pvalue(ms[q], ns[q], scores.map[i], run.copairs_B))
+    if run.null == "copairs":
+        perms = np.full(len(pt), run.copairs_B, dtype=np.int64)
+        bound = pval <= 1.0 / (1 + run.copairs_B) * (1 + 1e-9)
+    else:
+        perms, bound = scores.permutations, scores.bound
+    queries = {"pert": qpert, "rows": screen.rows[pt.rows], "m": ms, "n": ns, "ap": scores.ap,
+               "precision_at_r": scores.precision_at_r, "p_value": qp.p, "conditional": qp.conditional,
+               "permutations": qp.permutations, "bound": qp.bound}
+    if not kept.all():
+        queries = {name: a[kept] for name, a in queries.items()}
+    # BH q-values do not depend on the order of the p-values (tied p-values get the same q): taken
+    # here, before the table's sorted copies exist
+    queries["q_value"] = benjamini_hochberg(queries["p_value"])
+    order = np.argsort(queries["rows"], kind="stable")
+    for name in queries:  # into row order, one array at a time
+        queries[name] = queries[name][order]
+    del order
+    shown = pt.shown if pt.shown is not None else (pd.Series(list(pt.names)) if len(pt) else
+                                                    pd.Series([], dtype=object)).array
+    return Scored(pt.names, shown, k, scores.map, pval, perms, bound, queries)
 
 
-def group_table(scored: list, run: RunSettings, pcol: str) -> pd.DataFrame:
+def group_table(scored: Scored, run: RunSettings, pcol: str) -> pd.DataFrame:
     """The perturbation table.
 
     Returns
     -------
     DataFrame
-        [<pcol>, n_replicates, mAP, p_value, q_value (BH across perturbations), null (its label)],
-        sorted by p_value then name (as text).
+        [<pcol>, n_replicates, mAP, p_value, q_value (BH across perturbations), null (its label),
+        permutations, p_value_bound], sorted by p_value then name (as text).
     """
     label = NULL_LABELS["all" if run.exact else run.null]
-    groups = pd.DataFrame([(s.pert.name, s.pert.k, s.result.map, s.p_value, label, *s.draws) for s in scored],
-                          columns=[pcol, "n_replicates", "mAP", "p_value", "null", "permutations", "p_value_bound"])
-    groups.insert(4, "q_value", benjamini_hochberg(groups["p_value"].to_numpy()))
-    names = np.array([str(v) for v in groups[pcol].tolist()], dtype=str) if len(groups) else np.empty(0, dtype=str)
-    order = np.lexsort((names, groups["p_value"].to_numpy()))  # stable: ties keep the perturbations' order
-    return groups.iloc[order].reset_index(drop=True)
+    P = scored.names.size
+    text = scored.names.tolist()
+    if not all(type(v) is str for v in text):  # as the table shows them (e.g. numbers)
+        text = scored.shown.tolist()
+    text = np.array([str(v) for v in text], dtype=str) if P else np.empty(0, dtype=str)
+    order = np.lexsort((text, scored.p_value))  # stable: ties keep the perturbations' order
+    del text
+    p = scored.p_value[order]
+    scored.queries["group_pert"] = order
+    groups = pd.DataFrame({pcol: scored.shown.take(order), "n_replicates": scored.k[order].astype(np.int64),
+                           "mAP": scored.map[order].astype(float), "p_value": p,
+                           "q_value": benjamini_hochberg(scored.p_value)[order],
+                           "null": _text([label]).take(np.zeros(P, dtype=np.int64)),
+                           "permutations": scored.permutations[order].astype(np.int64),
+                           "p_value_bound": scored.bound[order].astype(bool)}, copy=False)
+    return groups
 
 
-def query_table(scored: list, pcol: str) -> pd.DataFrame:
+def query_table(scored: Scored, pcol: str) -> pd.DataFrame:
     """The query table.
 
     Returns
     -------
     DataFrame
         [row (0-based input row), <pcol>, m, n, ap, precision_at_r, p_value, q_value (BH across
-        queries), null, permutations, p_value_bound], sorted by row.
+        queries), null, permutations, p_value_bound], sorted by row: the arrays of
+        ``scored.queries`` themselves, without a copy.
     """
-    queries = pd.DataFrame({"row": np.concatenate([s.rows for s in scored]),
-                            pcol: [s.pert.name for s in scored for _ in range(len(s.m))],
-                            "m": np.concatenate([s.m for s in scored]), "n": np.concatenate([s.n for s in scored]),
-                            "ap": np.concatenate([s.result.ap for s in scored]),
-                            "precision_at_r": np.concatenate([s.result.precision_at_r for s in scored]),
-                            "p_value": np.concatenate([s.query_p[0] for s in scored]),
-                            "null": np.concatenate([s.query_p[1] for s in scored]),
-                            "permutations": np.concatenate([s.query_p[2] for s in scored]),
-                            "p_value_bound": np.concatenate([s.query_p[3] for s in scored])})
-    queries = queries.sort_values("row", kind="mergesort").reset_index(drop=True)
-    queries.insert(7, "q_value", benjamini_hochberg(queries["p_value"].to_numpy()))
-    return queries.astype({"row": "int64", "m": "int64", "n": "int64", "permutations": "int64", "p_value_bound": bool})
+    q = scored.queries
+    conditional_ = q.pop("conditional").astype(np.int64)
+    labels = _text([conditional.QUERY_NULLS["exact"], conditional.QUERY_NULLS["conditional"]]).take(conditional_)
+    del conditional_
+    cols = {"row": q.pop("rows").astype(np.int64, copy=False), pcol: scored.shown.take(q.pop("pert")),
+            "m": q.pop("m").astype(np.int64, copy=False), "n": q.pop("n").astype(np.int64, copy=False),
+            "ap": q.pop("ap"), "precision_at_r": q.pop("precision_at_r"), "p_value": q.pop("p_value"),
+            "q_value": q.pop("q_value"), "null": labels,
+            "permutations": q.pop("permutations").astype(np.int64, copy=False),
+            "p_value_bound": q.pop("bound").astype(bool, copy=False)}
+    return pd.DataFrame(cols, copy=False)
+
+
+def _text(values: list):
+    """``values`` as the column pandas makes of them (e.g. its ``str`` dtype), to ``take`` rows from
+    without a text object per row."""
+    return pd.Series(values).array
+
+
+def add_activity(groups: pd.DataFrame, scored: Scored, alpha: float) -> pd.DataFrame:
+    """``groups`` with ``mAP_normalized`` and ``significant`` (:func:`.summary.add_activity_columns`).
+
+    That function groups the query table's rows by their perturbation column; here it reads each
+    query's perturbation as an integer (``scored.queries``, before :func:`query_table` takes them)
+    instead of the names, so no text object is made per query. The groups are the same, each
+    perturbation's queries in the same (row) order: the same values bit for bit.
+    """
+    q = scored.queries
+    light_q = pd.DataFrame({"p": q["pert"], "m": q["m"], "n": q["n"]}, copy=False)
+    light_g = pd.DataFrame({"p": scored.queries.pop("group_pert"), "mAP": groups["mAP"].to_numpy(),
+                            "q_value": groups["q_value"].to_numpy()}, copy=False)
+    act = add_activity_columns(light_g, light_q, "p", alpha)
+    del light_q, light_g
+    for name, after in (("mAP_normalized", "mAP"), ("significant", "q_value")):
+        groups.insert(list(groups.columns).index(after) + 1, name, act[name].to_numpy())
+    return groups

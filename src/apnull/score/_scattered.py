@@ -1,86 +1,110 @@
-"""Rounds of adaptive permutations on dask with the screen sent to the workers once.
+"""Rounds of :mod:`._rounds` on dask, with the screen sent to the workers once.
 
-Each round of :func:`._adaptive.run_rounds` needs, for every perturbation still refined, its
-replicate rows and its component's prepared controls. Shipping them with every round's tasks costs
-the whole screen again per round (the scheduler, in the client process of a local cluster, holds
-every pending task's data, and keeps a task's data while its result may be recomputed).
-:class:`Scattered` instead builds each component once and scatters it to a worker
-(``client.scatter``: the data is not part of any task): its prepared controls
-(:func:`._engine.prepare_component`) and the :class:`._engine.PerturbationSpec` of every
-perturbation of the component, over all the component's strata. A round's task then carries only
-the indices of its batch and their small stream states, and runs where the component lives.
+Each round needs, for every perturbation still refined, its replicate rows and its component's
+prepared controls. Shipping them with every round's tasks costs the whole screen again per round
+(the scheduler, in the client process of a local cluster, holds every pending task's data), and
+building a Python object per perturbation on the client costs more than the round itself.
+:class:`Scattered` instead cuts the screen, component by component, into a few shards of about equal
+size (:data:`SHARDS` per worker thread), each a :class:`._rounds.Part` of flat arrays: its
+perturbations' replicate rows (a copy of those rows only), offsets, strata and stream keys, and its
+components' raw control rows. A shard goes to a worker once (``client.scatter``) and the worker
+prepares its controls there (``_engine.prepare_component``). A round's task then carries the
+positions of its batch in the shard and their state arrays, and returns arrays.
 
 The results are those of the in-process rounds bit for bit: a perturbation's scores depend on its
-own rows, its strata's controls and its stream keys, not on which other strata share its component.
+own rows, its strata's controls and its stream keys, not on which shard or task holds it.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from . import _engine
+from . import _engine, _rounds
 
-__all__ = ["Scattered", "build_component", "run_part", "TASK_BATCH"]
+__all__ = ["Scattered", "TASK_BATCH", "SHARDS", "run_part", "prepare_part"]
 
-#: Perturbations per dask task at least (a task's overhead is that of scoring a few perturbations).
-TASK_BATCH = 512
-
-
-def build_component(strata, control_rows, kind, specs):
-    """(Component, {perturbation index: spec}) of one component."""
-    return _engine.prepare_component(strata, control_rows, kind), {sp.index: sp for sp in specs}
+#: Perturbations per dask task at most (a round is cut into about 4 tasks per worker thread).
+TASK_BATCH = 4096
+#: Shards of the screen per worker thread (so a shard moved by work stealing is a small part of it).
+SHARDS = 8
 
 
-def run_part(data, indices, states, kind, target, h, one_batch):
-    """``one_batch`` on the perturbations ``indices`` of a built component (runs on a worker)."""
-    comp, specs = data
-    return one_batch(comp, [specs[i] for i in indices], states, kind, target, h)
+def prepare_part(part, kind):
+    """``part`` with each component's (strata, control rows) prepared (runs on a worker)."""
+    return part._replace(comps=[_engine.prepare_component(strata, rows, kind) for strata, rows in part.comps])
+
+
+def run_part(part, pos, state, kind, target, h, fn):
+    """``fn`` on the perturbations at positions ``pos`` of a prepared shard (runs on a worker)."""
+    return fn(part, pos, state, kind, target, h)
 
 
 class Scattered:
-    """The components of ``screen`` built on the workers of ``client`` as rounds first need them.
+    """The shards of ``screen`` on the workers of ``client``, built at the first round.
 
     Releasing the object (end of a run) releases the workers' copies.
     """
 
     def __init__(self, client, screen, seed):
         self.client, self.screen, self.seed = client, screen, seed
-        self._comps = None            # list of component index lists
-        self._of = None               # perturbation index -> component number
-        self._futures = {}            # component number -> future of build_component
+        self._futures = None          # shard number -> future of the prepared Part
+        self._shard = self._pos = None  # perturbation index -> shard number, position in it
+        self._threads = 1
 
-    def _component(self, c):
-        if c not in self._futures:
-            sc = self.screen
-            idx = self._comps[c]
-            strata = sorted({s for i in idx for s in sc.perts[i].strata})
-            specs = [_engine.pert_spec(sc, i, strata, self.seed) for i in idx]
-            rows = [np.ascontiguousarray(sc.X[sc.controls[s]]) for s in strata]
-            [self._futures[c]] = self.client.scatter([build_component(strata, rows, sc.kind, specs)], hash=False)
-        return self._futures[c]
+    def _build(self):
+        sc = self.screen
+        pt = sc.perts
+        comps = _rounds.screen_components(pt)
+        keys = _rounds.mean_keys(pt, self.seed)
+        self._threads = max(1, sum(self.client.nthreads().values()))
+        size = np.array([pt.qoff[m + 1].sum() - pt.qoff[m].sum() for m, _ in comps], dtype=float)
+        per = max(1.0, size.sum() / (SHARDS * self._threads))
+        shards, cur, acc = [], [], 0.0
+        for c, s in zip(comps, size):
+            cur.append(c)
+            acc += s
+            if acc >= per:
+                shards.append(cur)
+                cur, acc = [], 0.0
+        if cur:
+            shards.append(cur)
+        self._shard = np.empty(len(pt), dtype=np.int64)
+        self._pos = np.empty(len(pt), dtype=np.int64)
+        self._futures = []
+        for k, group in enumerate(shards):
+            part = _rounds.build_part(sc, keys, [(np.sort(m), st) for m, st in group], copy=True, prepare=False)
+            self._shard[part.index] = k
+            self._pos[part.index] = np.arange(part.index.size)
+            [raw] = self.client.scatter([part], hash=False)
+            self._futures.append(self.client.submit(prepare_part, raw, sc.kind, pure=False))
+            del raw, part
 
-    def run(self, indices, states, target, h, one_batch, batch, progress=None):
-        """The outputs of ``one_batch`` over the perturbations ``indices`` (any order)."""
+    def run(self, idx, gather, target, h, fn, progress=None):
+        """Yield (perturbation indices, outputs) of ``fn`` over the perturbations ``idx``, task by task."""
         from dask.distributed import as_completed
 
-        if self._comps is None:
-            self._comps = _engine.components(self.screen)
-            self._of = {i: c for c, idx in enumerate(self._comps) for i in idx}
-        by_comp: dict = {}
-        for i in sorted(indices):
-            by_comp.setdefault(self._of[i], []).append(i)
-        futures, batch = [], max(batch, TASK_BATCH)
-        for c in sorted(by_comp):
-            todo, data = by_comp[c], self._component(c)
-            for a in range(0, len(todo), batch):
-                b = todo[a:a + batch]
-                futures.append(self.client.submit(run_part, data, b, [states[i] for i in b], self.screen.kind,
-                                                  target, h, one_batch, pure=False))
-        out, done, total = [], 0, len(indices)
-        for fut in as_completed(futures):
-            part = fut.result()
-            out.extend(part)
-            done += len(part)
+        if self._futures is None:
+            self._build()
+        idx = np.sort(np.asarray(idx, dtype=np.int64))
+        size = max(1, min(TASK_BATCH, math.ceil(idx.size / (4 * self._threads))))
+        order = np.argsort(self._shard[idx], kind="stable")
+        idx = idx[order]
+        cuts = np.flatnonzero(np.diff(self._shard[idx])) + 1
+        futures = {}
+        for todo in np.split(idx, cuts) if idx.size else []:
+            data = self._futures[int(self._shard[todo[0]])]
+            for a in range(0, todo.size, size):
+                b = todo[a:a + size]
+                f = self.client.submit(run_part, data, self._pos[b], gather(b), self.screen.kind, target, h, fn,
+                                       pure=False)
+                futures[f] = b
+        done = 0
+        for fut in as_completed(list(futures)):
+            b = futures.pop(fut)
+            out = fut.result()
+            done += b.size
             if progress:
-                progress(done, total)
-        return out
+                progress(done, idx.size)
+            yield b, out

@@ -24,10 +24,11 @@ from typing import NamedTuple
 import numpy as np
 
 from ..law import VALUE_TOL
-from . import _adaptive, _cond_kernels
+from . import _adaptive, _cond_kernels, _rounds
 from ._engine import stream_key
+from ._perts import ranges
 
-__all__ = ["QUERY_NULLS", "needs_conditional", "conditional_pvalues", "QueryDraws"]
+__all__ = ["QUERY_NULLS", "needs_conditional", "conditional_pvalues", "query_pvalues", "QueryP"]
 
 #: The label of each per-query null, as the ``null`` column of the query table says.
 QUERY_NULLS = {"exact": "exact law", "conditional": "conditional permutation"}
@@ -38,29 +39,33 @@ def needs_conditional(pert) -> bool:
     return len(pert.strata) > 1
 
 
-class QueryDraws(NamedTuple):
-    """The conditional draws of a perturbation's k queries so far (one array entry per query)."""
+class QueryP(NamedTuple):
+    """Every query's p-value, as arrays over the queries of ``screen.perts`` (replicate order)."""
 
-    keys: np.ndarray          #: uint64 stream key of each query
-    counters: np.ndarray      #: uint64 next uniform index of each stream
-    drawn: np.ndarray         #: int64 null draws so far
-    reached: np.ndarray       #: int64 of which reached the observed AP
-    stopped: np.ndarray       #: bool stopped at the H-th exceedance
-    active: np.ndarray        #: bool refined in the next round
+    p: np.ndarray             #: (Q,) p-value
+    conditional: np.ndarray   #: (Q,) bool: the conditional permutation null (else the exact law)
+    permutations: np.ndarray  #: (Q,) int64 null draws (0 for the exact law)
+    bound: np.ndarray         #: (Q,) bool: no draw reached the observed AP (p is an upper bound)
 
 
-def _query_round(comp, specs, states, kind, target, h):
-    """One round of the conditional null for the active queries of each spec: [(index, QueryDraws)]."""
-    out = []
-    for sp, st in zip(specs, states):
-        c, d, g = st.counters.copy(), st.drawn.copy(), st.reached.copy()
-        _, _, stop = _cond_kernels.conditional_scores(sp.replicates, comp.controls, kind, st.keys, c, d, g,
-                                                      st.active, target, h, VALUE_TOL)
-        out.append((sp.index, QueryDraws(st.keys, c, d, g, np.where(st.active, stop, st.stopped), st.active)))
-    return out
+#: Levels of the conditional rounds' arrays (see :mod:`._rounds`): one entry per query.
+QUERY_LEVELS = dict.fromkeys(("keys", "counters", "drawn", "reached", "stopped", "active"), "query")
 
 
-def conditional_pvalues(screen, seed, B, fixed, client=None, threads=None):
+def _query_batch(part, pos, st, kind, target, h):
+    """One round of the conditional null for the active queries of the perturbations ``pos`` of ``part``."""
+    qo = np.concatenate([[0], np.cumsum(part.qoff[pos + 1] - part.qoff[pos])])
+    c, d, g, stopped = st["counters"].copy(), st["drawn"].copy(), st["reached"].copy(), st["stopped"].copy()
+    for t, j in enumerate(pos.tolist()):
+        q = slice(int(qo[t]), int(qo[t + 1]))
+        active = st["active"][q]
+        _, _, stop = _cond_kernels.conditional_scores(part.replicates(j), part.comps[part.comp_of[j]].controls, kind,
+                                                      st["keys"][q], c[q], d[q], g[q], active, target, h, VALUE_TOL)
+        stopped[q] = np.where(active, stop, stopped[q])
+    return {"counters": c, "drawn": d, "reached": g, "stopped": stopped}
+
+
+def conditional_pvalues(screen, seed, B, known, client=None, threads=None):
     """Conditional-null p-values of the queries of every perturbation that spans several strata.
 
     Parameters
@@ -70,68 +75,61 @@ def conditional_pvalues(screen, seed, B, fixed, client=None, threads=None):
     B : int or "auto"
         Draws per query, or adaptive (rounds, Besag-Clifford stop, MMCTest refinement of the BH
         decisions across all queries of the screen, with the exact-law queries as known p-values).
-    fixed : dict
-        {perturbation index: (k,) exact-law p-values} of the other perturbations.
+    known : ndarray
+        The exact-law p-values of the other queries.
+    client : dask client, :class:`._scattered.Scattered` or None
 
     Returns
     -------
-    dict
-        {perturbation index: (p (k,), permutations (k,), bound (k,))} for the conditional ones.
+    queries, p, permutations, bound : ndarray
+        The conditional queries (positions among all queries) and their (p, draws, bound); empty
+        when no perturbation spans several strata.
     """
-    idx = [i for i, p in enumerate(screen.perts) if needs_conditional(p)]
-    if not idx:
-        return {}
-    states = {}
-    for i in idx:
-        p = screen.perts[i]
-        keys = np.array([stream_key(seed, "query", p.key, j) for j in range(p.k)], dtype=np.uint64)
-        z = np.zeros(p.k, dtype=np.int64)
-        states[i] = QueryDraws(keys, np.zeros(p.k, dtype=np.uint64), z, z.copy(), np.zeros(p.k, bool),
-                               np.ones(p.k, bool))
+    pt = screen.perts
+    idx = np.flatnonzero(np.diff(pt.soff) > 1)
+    if not idx.size:
+        empty = np.empty(0, dtype=np.int64)
+        return empty, np.empty(0), empty, np.empty(0, dtype=bool)
+    Q = int(pt.qoff[-1])
+    qidx = ranges(pt.qoff, idx)
+    state = {"keys": np.zeros(Q, dtype=np.uint64), "counters": np.zeros(Q, dtype=np.uint64),
+             "drawn": np.zeros(Q, dtype=np.int64), "reached": np.zeros(Q, dtype=np.int64),
+             "stopped": np.zeros(Q, dtype=bool), "active": np.zeros(Q, dtype=bool)}
+    names = pt.keys.tolist()
+    state["keys"][qidx] = [stream_key(seed, "query", names[i], j) for i in idx.tolist()
+                           for j in range(int(pt.qoff[i + 1] - pt.qoff[i]))]
+    state["active"][qidx] = True
     auto = B == "auto"
     targets = _adaptive.schedule() if auto else [int(B)]
     h = _adaptive.H if auto else int(B) + 1
-    known = np.concatenate([fixed[i] for i in sorted(fixed)]) if fixed else np.empty(0)
-    units = sum(screen.perts[i].k for i in idx) + known.size
-    err = _adaptive.DELTA / (max(units, 1) * len(targets))
+    err = _adaptive.DELTA / (max(qidx.size + known.size, 1) * len(targets))
+    starts = np.concatenate([[0], np.cumsum(pt.qoff[idx + 1] - pt.qoff[idx])[:-1]])
     active = idx
-    client = _adaptive.shared(client, screen, seed)  # components sent to dask workers once
     with _adaptive.executor(threads) as pool:
+        run = _adaptive.runner(client, screen, seed, pool)
         for target in targets:
-            for i, st in _adaptive.run_rounds(screen, seed, active, states, target, h, _query_round, client, pool):
-                states[i] = st
+            _rounds.run_rounds(run, active, state, QUERY_LEVELS, tuple(QUERY_LEVELS), target, h, _query_batch)
             if not auto:
                 break
-            g = np.concatenate([states[i].reached for i in idx])
-            L = np.concatenate([states[i].drawn for i in idx])
+            g, L = state["reached"][qidx], state["drawn"][qidx]
             lo, hi = _adaptive.clopper_pearson(g, L, err)
             und = _adaptive.undecided(np.concatenate([lo, known]), np.concatenate([hi, known]))[:g.size]
             und &= L < targets[-1]
-            active, pos = [], 0
-            for i in idx:
-                k = screen.perts[i].k
-                a = und[pos:pos + k]
-                pos += k
-                states[i] = states[i]._replace(active=a)
-                if a.any():
-                    active.append(i)
-            if not active:
+            state["active"][qidx] = und
+            active = idx[np.logical_or.reduceat(und, starts)]
+            if not active.size:
                 break
-    out = {}
-    for i in idx:
-        st = states[i]
-        p, bound = _adaptive.sequential_pvalue(st.reached, st.drawn, st.stopped)
-        out[i] = (p, st.drawn.copy(), bound)
-    return out
+    p, bound = _adaptive.sequential_pvalue(state["reached"][qidx], state["drawn"][qidx], state["stopped"][qidx])
+    return qidx, p, state["drawn"][qidx], bound
 
 
-def query_pvalues(screen, results, laws, seed, B, client=None, threads=None) -> dict:
-    """Every query's p-value and the null it used, perturbation by perturbation.
+def query_pvalues(screen, scores, laws, seed, B, client=None, threads=None) -> QueryP:
+    """Every query's p-value and the null it used.
 
     Parameters
     ----------
-    results : dict
-        {index: PerturbationResult} with each query's observed ``ap``.
+    scores : Scores
+        The observed ``ap`` of every query (:class:`._perts.Scores`).
     laws : LawCache
         The exact laws of the run.
     B : int or "auto"
@@ -139,22 +137,19 @@ def query_pvalues(screen, results, laws, seed, B, client=None, threads=None) -> 
 
     Returns
     -------
-    dict
-        {index: (p (k,), null labels (k,), permutations (k,), bound (k,))}; exact-law queries have
-        0 permutations and bound False.
+    QueryP
+        Exact-law queries have 0 permutations and bound False.
     """
-    fixed, out = {}, {}
-    exact = [i for i, p in enumerate(screen.perts) if not needs_conditional(p)]
-    if exact:  # one call for all of them: the laws' work is per (m, n), not per perturbation
-        ks = [screen.perts[i].k for i in exact]
-        ms = np.repeat(np.array(ks) - 1, ks)
-        ns = np.repeat([len(screen.controls[screen.perts[i].strata[0]]) for i in exact], ks)
-        allp = laws.query_pvalues(ms, ns, np.concatenate([results[i].ap for i in exact]))
-        for i, part in zip(exact, np.split(allp, np.cumsum(ks)[:-1])):
-            k = part.size
-            fixed[i] = part
-            out[i] = (part, np.full(k, QUERY_NULLS["exact"], dtype=object), np.zeros(k, dtype=np.int64),
-                      np.zeros(k, dtype=bool))
-    for i, (pv, used, bound) in conditional_pvalues(screen, seed, B, fixed, client, threads).items():
-        out[i] = (pv, np.full(pv.size, QUERY_NULLS["conditional"], dtype=object), used, bound)
+    pt = screen.perts
+    Q = int(pt.qoff[-1])
+    k = pt.k
+    single = np.repeat(np.diff(pt.soff) == 1, k)  # the exact law: every positive shares the query's stratum
+    out = QueryP(np.empty(Q), ~single, np.zeros(Q, dtype=np.int64), np.zeros(Q, dtype=bool))
+    if single.any():  # one call for all of them: the laws' work is per (m, n), not per perturbation
+        ctl = np.array([len(screen.controls.get(s, ())) for s in pt.strata], dtype=np.int64)
+        ms = np.repeat(k - 1, k)[single]
+        ns = ctl[pt.seg_stratum[pt.query_segment()[single]]]
+        out.p[single] = laws.query_pvalues(ms, ns, scores.ap[single])
+    where, p, used, bound = conditional_pvalues(screen, seed, B, out.p[single], client, threads)
+    out.p[where], out.permutations[where], out.bound[where] = p, used, bound
     return out

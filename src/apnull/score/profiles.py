@@ -14,10 +14,11 @@ from . import _adaptive, _engine, _outputs, conditional
 from ._connect import connect
 from ._trim import release_memory
 from ._keys import combine_columns, key_of
+from ._perts import Scores
 from ._prepare import Screen, prepare_screen
 from .nulls import LawCache
-from ._results import NULL_LABELS, RunSettings, fixed_draws, group_table, pvalues, query_table
-from .summary import activity_summary, add_activity_columns, check_alpha
+from ._results import NULL_LABELS, RunSettings, add_activity, fixed_draws, group_table, pvalues, query_table
+from .summary import activity_summary, check_alpha
 
 __all__ = ["score_profiles", "ScoreResult", "NULLS", "MAX_PERMUTATIONS", "NULL_LABELS"]
 
@@ -51,19 +52,28 @@ class ScoreResult:
         if st["null"] != "permutation":
             raise ValueError(f"null mAP values are kept for null='permutation' only; this run used {st['null']!r}")
         screen = self._screen
-        matches = [i for i, p in enumerate(screen.perts) if p.name == name or p.key == key_of(name)]
+        pt, key = screen.perts, key_of(name)
+        matches = [i for i, (n, k) in enumerate(zip(pt.names.tolist(), pt.keys.tolist())) if n == name or k == key]
         if not matches:
             raise ValueError(f"{name!r} is not a scored perturbation of this result")
         i = matches[0]
-        strata = list(screen.perts[i].strata)
+        strata = list(pt[i].strata)
         comp = _engine.prepare_component(strata, [screen.X[screen.controls[s]] for s in strata], screen.kind)
         spec = _engine.pert_spec(screen, i, strata, st["seed"])
         exact = st["permutations"] == "all"
         B = 0 if exact else st["permutations"]
         if B == "auto":  # the draws this perturbation used: the first B of its stream
-            groups = self.groups.set_index(self.groups.columns[0])
-            B = int(groups["permutations"].loc[screen.perts[i].name])
+            B = int(self.groups["permutations"][self._group_row(pt[i])])
         return _engine.run_batch(comp, [spec], screen.kind, B, exact, keep_null=True)[0].null
+
+
+    def _group_row(self, pert) -> int:
+        """Position in ``groups`` of the perturbation ``pert`` (its key, for several columns)."""
+        cols = self.settings["perturbation_column"]
+        if isinstance(cols, list):
+            keys = [key_of(tuple(v)) for v in zip(*(self.groups[c].tolist() for c in cols))]
+            return keys.index(pert.key)
+        return int(np.flatnonzero((self.groups[cols] == pert.name).to_numpy())[0])
 
 
 #: The dask client helper (hard 10 s deadline, see :mod:`apnull.score._connect`), public for the other
@@ -202,6 +212,7 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
     keyed = combine_columns(table, perturbation, control, stratum)
     screen = prepare_screen(keyed.table, keyed.column, control, stratum, features, similarity, nan,
                             positives_differ_by)
+    keyed = keyed._replace(table=None)  # a copy made for several perturbation columns is not needed again
     _check_exact_sizes(screen, run)
     release_memory()  # the preparation's freed temporaries go back to the system before the rounds
     if screen.codes is not None and run.B == "auto":  # the adaptive rounds do not apply the pair rule
@@ -209,9 +220,10 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
         screen.warnings.append("positives_differ_by: the mAP p-values use a fixed B = 999 permutations "
                                "(adaptive permutations do not apply the pair rule); give permutations= for more")
     start = time.monotonic()
-    results, draws, query_p = _run(screen, run, scheduler, workers, progress)
+    scores, query_p = _run(screen, run, scheduler, workers, progress)
     seconds = time.monotonic() - start
-    scored = pvalues(screen, results, run, draws, query_p)
+    scored = pvalues(screen, scores, run, query_p)
+    del scores, query_p
     pname = _outputs.output_name(keyed.column)
     settings = dict(perturbation=perturbation, control=[control] if isinstance(control, str) else list(control),
                     stratum=stratum, features=len(screen.features), similarity=similarity, null=null,
@@ -221,11 +233,13 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
                     perturbation_column=pname if len(keyed.columns) == 1 else list(keyed.names),
                     columns_left_out=[{"column": c, "reason": r} for c, r in screen.left_out],
                     row=_outputs.ROW_NOTE)
-    queries = query_table(scored, pname)
-    groups = group_table(scored, run, pname)
-    del scored, results, draws, query_p  # the tables hold what is kept: free the rest before their copies
+    release_memory()  # the rounds' and laws' freed temporaries
+    groups = add_activity(group_table(scored, run, pname), scored, alpha)
     release_memory()
-    groups = keyed.expand(add_activity_columns(groups, queries, pname, alpha))
+    queries = query_table(scored, pname)
+    del scored
+    release_memory()
+    groups = keyed.expand(groups)
     queries = _outputs.carry_metadata(keyed.expand(queries), table,
                                       _outputs.carried_columns(table, screen.features, keyed.columns, stratum))
     warnings = list(screen.warnings)
@@ -264,7 +278,7 @@ def _check_exact_sizes(screen: Screen, run: RunSettings) -> None:
     """For ``permutations="all"``: ValueError if a perturbation has more assignments than the limit."""
     if not run.exact:
         return
-    for p in screen.perts:
+    for p in screen.perts:  # only for "all": screens small enough to enumerate
         sizes = [(len(r), len(screen.controls[s])) for r, s in zip(p.reps, p.strata)]
         count = _engine.assignment_count(sizes)
         if count > _engine.MAX_EXACT_ASSIGNMENTS:
@@ -277,22 +291,25 @@ def _run(screen: Screen, run: RunSettings, scheduler, workers, progress):
 
     Returns
     -------
-    results, draws, query_p : dict, dict, dict
-        {index in ``screen.perts``: :class:`_engine.PerturbationResult`}; {index: (permutations,
-        bound) of the mAP p-value}; {index: per-query (p, null label, permutations, bound)}
+    scores, query_p : Scores, QueryP
+        The observed scores and mAP p-values (:class:`._perts.Scores`; for a null other than
+        "permutation" only the observed scores count), and every query's p-value
         (:func:`conditional.query_pvalues`; where ``positives_differ_by`` leaves a query out,
         ``pvalues`` uses the exact laws of the kept m instead).
     """
     client, close = connect(scheduler, workers)
     try:
+        shared = _adaptive.shared(client, screen, run.seed)  # the screen goes to dask workers once
         if run.null == "permutation" and run.B == "auto":
-            results, draws = _adaptive.run_screen_auto(screen, run.seed, client, progress, run.threads)
+            scores = _adaptive.run_screen_auto(screen, run.seed, shared, progress, run.threads)
         else:
             results = _engine.run_screen(screen, run.seed, run.run_B, run.exact and run.null == "permutation",
                                          client, progress, threads=run.threads)
-            draws = {i: fixed_draws(screen.perts[i], r, run) for i, r in results.items()}
-        query_p = conditional.query_pvalues(screen, results, LawCache(run.seed), run.seed, run.query_B, client,
+            draws = {i: fixed_draws(screen.perts[i], r.p_value, run) for i, r in results.items()}
+            scores = Scores.from_results(results, draws)
+            del results
+        query_p = conditional.query_pvalues(screen, scores, LawCache(run.seed), run.seed, run.query_B, shared,
                                             run.threads)
-        return results, draws, query_p
+        return scores, query_p
     finally:
         close()

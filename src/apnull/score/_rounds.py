@@ -1,0 +1,210 @@
+"""Rounds of a per-perturbation kernel over a screen, every unit's state held in a few flat arrays.
+
+The adaptive nulls (:mod:`._adaptive` for the mAP, :mod:`.conditional` per query) continue each
+unit's random stream in rounds. Their state lives in numpy arrays at one of three levels of the
+screen's :class:`._perts.PertTable`: one entry per perturbation (``"pert"``), per segment (a
+perturbation's replicates in one stratum, ``"seg"``) or per replicate query (``"query"``).
+A round runs a batch function over the chosen perturbations, a batch at a time::
+
+    fn(part, pos, state, kind, target, h) -> {name: array}
+
+``part`` (a :class:`Part`) holds the data of some perturbations (their replicate rows, strata and
+stream keys) and their components' prepared controls; ``pos`` the positions in the part of the
+batch's perturbations; ``state`` the input arrays cut to the batch (entries in batch order at each
+level); the output arrays, laid out the same way, are written back into the screen's arrays.
+
+In process, a part holds one component's perturbations and points into the screen's own matrix
+(no copy); the batches run on a thread pool, a bounded number at a time, so memory follows the
+largest component. On dask (:mod:`._scattered`) parts of many components are sent to the workers
+once, and a round's tasks carry only positions and state arrays. A perturbation's output depends on
+its own rows, controls and stream keys only: identical whatever the parts, batches, threads or workers.
+"""
+
+from __future__ import annotations
+
+import math
+from concurrent.futures import FIRST_COMPLETED, wait
+from typing import NamedTuple
+
+import numpy as np
+
+from . import _engine
+from ._kernels import Replicates
+from ._perts import ranges
+
+__all__ = ["Part", "screen_components", "build_part", "mean_keys", "InProcess", "run_rounds", "CHUNK"]
+
+#: Perturbations per in-process batch at most (fewer when a round has few, so threads share them).
+CHUNK = 64
+
+
+class Part(NamedTuple):
+    """Some perturbations of a screen with what their kernels read (arrays per perturbation j)."""
+
+    comps: list              #: prepared :class:`._engine.Component` of each component of the part
+    comp_of: np.ndarray      #: (p,) position in ``comps`` of perturbation j's component
+    index: np.ndarray        #: (p,) perturbation j's index in the screen
+    X: np.ndarray            #: rows that ``rows`` points into (the screen's matrix, or the part's own copy)
+    rows: np.ndarray         #: (q,) row in ``X`` of each replicate, perturbation by perturbation
+    qoff: np.ndarray         #: (p + 1,) replicates of j: ``qoff[j]`` .. ``qoff[j + 1] - 1``
+    soff: np.ndarray         #: (p + 1,) segments of j (strata, sorted)
+    seg_len: np.ndarray      #: (s,) replicates of each segment
+    seg_comp: np.ndarray     #: (s,) position of each segment's stratum among its component's strata
+    keys: np.ndarray         #: (s,) uint64 key of each segment's permutation stream (:func:`mean_keys`)
+
+    def replicates(self, j) -> Replicates:
+        """The :class:`._kernels.Replicates` of perturbation j (as ``_engine.pert_spec`` gives them)."""
+        a, b = self.qoff[j], self.qoff[j + 1]
+        sa, sb = self.soff[j], self.soff[j + 1]
+        rep_str = np.repeat(np.arange(sb - sa, dtype=np.int64), self.seg_len[sa:sb])
+        return Replicates(np.ascontiguousarray(self.X[self.rows[a:b]]), rep_str, self.seg_comp[sa:sb])
+
+    def segments(self, j) -> slice:
+        return slice(int(self.soff[j]), int(self.soff[j + 1]))
+
+
+def screen_components(perts) -> list:
+    """[(perturbation indices, stratum indices)] of each component: strata linked by a perturbation
+    with replicates in both (union-find); strata sorted, components in order of their first stratum."""
+    T = len(perts.strata)
+    parent = np.arange(T)
+
+    def find(x):
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    nseg = np.diff(perts.soff)
+    for i in np.flatnonzero(nseg > 1).tolist():
+        segs = perts.seg_stratum[perts.soff[i]:perts.soff[i + 1]]
+        a = find(segs[0])
+        for s in segs[1:].tolist():
+            b = find(s)
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+                a = min(a, b)
+    root = np.array([find(s) for s in range(T)], dtype=np.int64)
+    first = perts.seg_stratum[perts.soff[:-1]]
+    of_pert = root[first] if first.size else np.empty(0, np.int64)
+    order = np.argsort(of_pert, kind="stable")
+    cuts = np.flatnonzero(np.diff(of_pert[order])) + 1
+    by_root = np.argsort(root, kind="stable")
+    starts = np.flatnonzero(np.diff(root[by_root], prepend=-1))
+    strata_of = dict(zip(root[by_root][starts].tolist(), np.split(by_root, starts[1:])))
+    return [(members, strata_of[int(of_pert[members[0]])]) for members in np.split(order, cuts) if members.size]
+
+
+def mean_keys(perts, seed) -> np.ndarray:
+    """(s,) uint64 stream key of every segment's permutations: ``stream_key(seed, key, stratum)``."""
+    keys = np.empty(perts.seg_stratum.size, dtype=np.uint64)
+    owner = np.repeat(np.arange(len(perts)), np.diff(perts.soff))
+    names = perts.keys.tolist()
+    for j, (i, s) in enumerate(zip(owner.tolist(), perts.seg_stratum.tolist())):
+        keys[j] = _engine.stream_key(seed, names[i], perts.strata[s])
+    return keys
+
+
+def build_part(screen, keys, comps, copy=False, prepare=True) -> Part:
+    """The :class:`Part` of the components ``comps`` ([(perturbation indices, stratum indices)]).
+
+    ``copy``: the part holds its own replicate rows (to send to a worker) instead of the screen's
+    matrix. ``prepare=False`` leaves each component as (strata, control rows), to prepare later.
+    """
+    pt = screen.perts
+    where = np.full(len(pt.strata), -1, dtype=np.int64)
+    built, comp_of = [], []
+    for c, (members, strata) in enumerate(comps):
+        where[strata] = np.arange(strata.size)
+        names = [pt.strata[s] for s in strata.tolist()]
+        rows = [np.ascontiguousarray(screen.X[screen.controls[s]]) for s in names]
+        built.append(_engine.prepare_component(names, rows, screen.kind) if prepare else (names, rows))
+        comp_of.append(np.full(members.size, c, dtype=np.int64))
+    index = np.concatenate([m for m, _ in comps]).astype(np.int64)
+    segs = ranges(pt.soff, index)
+    rows = pt.rows[ranges(pt.qoff, index)]
+    X = np.ascontiguousarray(screen.X[rows]) if copy else screen.X
+    return Part(built, np.concatenate(comp_of), index, X, np.arange(rows.size) if copy else rows,
+                _offsets(pt.qoff[index + 1] - pt.qoff[index]), _offsets(pt.soff[index + 1] - pt.soff[index]),
+                pt.seg_len[segs], where[pt.seg_stratum[segs]], keys[segs])
+
+
+def _offsets(lengths) -> np.ndarray:
+    return np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+
+
+class InProcess:
+    """Rounds in this process: one component's part at a time, batches on a thread ``pool`` (or none)."""
+
+    def __init__(self, screen, seed, pool=None):
+        self.screen, self.seed, self.pool = screen, seed, pool
+        self._comps = self._keys = None
+
+    def run(self, idx, gather, target, h, fn, progress=None):
+        """Yield (perturbation indices, outputs) of ``fn`` over the perturbations ``idx``, batch by batch."""
+        sc = self.screen
+        if self._comps is None:
+            self._comps, self._keys = screen_components(sc.perts), mean_keys(sc.perts, self.seed)
+        chosen = np.zeros(len(sc.perts), dtype=bool)
+        chosen[idx] = True
+        total = int(chosen.sum())
+        workers = getattr(self.pool, "_max_workers", 1) if self.pool is not None else 1
+        size = max(1, min(CHUNK, math.ceil(total / (4 * workers))))
+
+        def tasks():
+            for members, strata in self._comps:
+                todo = members[chosen[members]]
+                if todo.size:
+                    part = build_part(sc, self._keys, [(np.sort(todo), strata)])
+                    for a in range(0, todo.size, size):
+                        pos = np.arange(a, min(a + size, todo.size))
+                        yield part, pos, gather(part.index[pos])
+
+        def one(part, pos, st):
+            return part.index[pos], fn(part, pos, st, sc.kind, target, h)
+
+        done = 0
+        if self.pool is None:
+            for part, pos, st in tasks():
+                out = one(part, pos, st)
+                done += pos.size
+                if progress:
+                    progress(done, total)
+                yield out
+            return
+        pending = set()
+        for part, pos, st in tasks():
+            pending.add(self.pool.submit(one, part, pos, st))
+            if len(pending) >= 4 * workers:
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for f in finished:
+                    out = f.result()
+                    done += out[0].size
+                    if progress:
+                        progress(done, total)
+                    yield out
+        for f in pending:
+            out = f.result()
+            done += out[0].size
+            if progress:
+                progress(done, total)
+            yield out
+
+
+def run_rounds(runner, idx, state, levels, inputs, target, h, fn, progress=None) -> None:
+    """One round: ``fn`` over the perturbations ``idx`` by ``runner`` (:class:`InProcess` or
+    :class:`._scattered.Scattered`), reading ``state[name]`` for ``name`` in ``inputs`` and writing
+    its outputs into ``state`` (arrays at the levels ``levels[name]``: "pert", "seg" or "query")."""
+    pt = runner.screen.perts
+    offs = {"seg": pt.soff, "query": pt.qoff}
+
+    def at(name, chunk):
+        level = levels[name]
+        return chunk if level == "pert" else ranges(offs[level], chunk)
+
+    def gather(chunk):
+        return {name: state[name][at(name, chunk)] for name in inputs}
+
+    for chunk, out in runner.run(np.asarray(idx, dtype=np.int64), gather, target, h, fn, progress):
+        for name, arr in out.items():
+            state[name][at(name, chunk)] = arr

@@ -1,0 +1,95 @@
+"""The screen held as arrays: the perturbation table, its components and the rounds in batches."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from score_helpers import tiny_screen
+
+from apnull.score import digits_screen, score_profiles
+from apnull.score import _adaptive, _engine, _rounds
+from apnull.score._matrix import grouped_rows
+from apnull.score._perts import PertTable, ranges
+from apnull.score._prepare import prepare_screen, text_codes
+from apnull.score._trim import release_arrow, release_memory
+
+KW = dict(perturbation="Metadata_perturbation", stratum="Metadata_plate")
+
+
+def test_ranges():
+    off = np.array([0, 2, 2, 5, 6])
+    assert ranges(off, [2, 0, 3]).tolist() == [2, 3, 4, 0, 1, 5]
+    assert ranges(off, [1]).size == 0
+
+
+@pytest.mark.parametrize("ties", [False, True])
+def test_perturbation_table_matches_grouped_rows(ties):
+    """Rows per perturbation and stratum in canonical order (lexicographic by features, ties in row
+    order): the same grouping as one lexsort of every row."""
+    rng = np.random.default_rng(4)
+    table = tiny_screen(rng, {"A": (5, {"a": 3, "b": 2, "c": 1}), "B": (4, {"a": 2, "d": 3}), "C": (3, {"b": 2})},
+                        ties=ties)
+    table = pd.concat([table, table.iloc[[6, 7, 8]]], ignore_index=True)  # exact duplicate rows too
+    screen = prepare_screen(table, "Metadata_pert", "DMSO", "Metadata_plate", None, "cosine")
+    lab = np.array([screen.perts[i].key for i in range(len(screen.perts))])
+    labels = table["Metadata_pert"].to_numpy()[screen.rows]
+    strata = table["Metadata_plate"].to_numpy()[screen.rows]
+    want = {k: (s, reps) for k, s, reps, _ in grouped_rows(screen.X, labels, strata, labels != "DMSO")}
+    for i, p in enumerate(screen.perts):
+        s, reps = want[lab[i]]
+        assert p.strata == s and all(np.array_equal(a, b) for a, b in zip(p.reps, reps))
+    assert list(lab) == sorted(lab)
+    again = PertTable.from_perts(list(screen.perts), screen.perts.strata)
+    assert all(a.reps[0].tolist() == b.reps[0].tolist() and a.strata == b.strata
+               for a, b in zip(again, screen.perts))
+
+
+def test_text_codes_of_numbers_and_text():
+    codes, texts = text_codes(pd.Series([3, 1, 3, 10]))
+    assert texts[codes].tolist() == ["3", "1", "3", "10"]
+    codes, texts = text_codes(pd.Series(["x", None, "y"]))
+    assert codes[1] == -1 and texts[codes[[0, 2]]].tolist() == ["x", "y"]
+
+
+def test_components_as_the_engine_finds_them():
+    rng = np.random.default_rng(1)
+    table = tiny_screen(rng, {"A": (4, {"a": 2, "b": 1}), "B": (4, {"b": 1, "c": 2}), "C": (4, {"d": 2}),
+                              "D": (4, {"e": 1}), "E": (4, {"e": 1})})
+    screen = prepare_screen(table, "Metadata_pert", "DMSO", "Metadata_plate", None, "cosine")
+    mine = _rounds.screen_components(screen.perts)
+    assert [m.tolist() for m, _ in mine] == _engine.components(screen)
+    assert [[screen.perts.strata[s] for s in st] for _, st in mine] == [["A", "B"], ["C"], ["D", "E"]]
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 64])
+def test_rounds_do_not_depend_on_batches_or_threads(chunk, monkeypatch):
+    screen = prepare_screen(digits_screen(seed=2), "Metadata_perturbation", "DMSO", "Metadata_plate", None, "cosine")
+    ref = _adaptive.run_screen_auto(screen, 3, threads=1, cap=1600)
+    monkeypatch.setattr(_rounds, "CHUNK", chunk)
+    got = _adaptive.run_screen_auto(screen, 3, threads=3, cap=1600)
+    for a, b in zip(ref, got):
+        assert np.array_equal(a, b)
+
+
+def test_null_maps_of_several_perturbation_columns():
+    """With several perturbation columns and adaptive permutations, null_maps finds the row of the
+    perturbation in the groups table by its key (the first column alone is not the key)."""
+    table = digits_screen()
+    res = score_profiles(table, perturbation=["Metadata_perturbation", "Metadata_kind"], stratum="Metadata_plate")
+    row = res.groups.iloc[0]
+    null = res.null_maps((row["Metadata_perturbation"], row["Metadata_kind"]))
+    assert null.size == row["permutations"]
+
+
+def test_tables_keep_the_input_dtypes_and_leave_the_input_alone():
+    table = digits_screen()
+    before = table.copy(deep=True)
+    res = score_profiles(table, **KW, permutations=99)
+    pd.testing.assert_frame_equal(table, before)
+    assert res.groups["Metadata_perturbation"].dtype == pd.Series(["x"]).dtype
+    assert res.queries["null"].dtype == pd.Series(["x"]).dtype
+    assert res.queries["row"].is_monotonic_increasing
+
+
+def test_release_is_harmless():
+    release_arrow()
+    assert release_memory() in (True, False)
