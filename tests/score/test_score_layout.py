@@ -3,11 +3,11 @@
 import numpy as np
 import pandas as pd
 import pytest
+from grouping_reference import grouped_rows
 from score_helpers import tiny_screen
 
 from apnull.score import digits_screen, score_profiles
 from apnull.score import _adaptive, _engine, _rounds
-from apnull.score._matrix import grouped_rows
 from apnull.score._perts import PertTable, ranges
 from apnull.score._prepare import prepare_screen, text_codes
 from apnull.score._trim import release_arrow, release_memory

@@ -4,7 +4,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from apnull.score._matrix import CHUNK, duplicate_rows, feature_matrix, grouped_rows, scale_in_place
+from grouping_reference import grouped_rows
+
+from apnull.score._matrix import CHUNK, duplicate_rows, feature_matrix, scale_in_place
 from apnull.score._scale import euclidean_rows, unit_rows
 
 

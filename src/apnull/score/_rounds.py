@@ -163,28 +163,21 @@ class InProcess:
         def one(part, pos, st):
             return part.index[pos], fn(part, pos, st, sc.kind, target, h)
 
+        def outputs():  # in the order they finish
+            if self.pool is None:
+                for task in tasks():
+                    yield one(*task)
+                return
+            pending = set()
+            for task in tasks():
+                pending.add(self.pool.submit(one, *task))
+                if len(pending) >= 4 * workers:
+                    finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                    yield from (f.result() for f in finished)
+            yield from (f.result() for f in pending)
+
         done = 0
-        if self.pool is None:
-            for part, pos, st in tasks():
-                out = one(part, pos, st)
-                done += pos.size
-                if progress:
-                    progress(done, total)
-                yield out
-            return
-        pending = set()
-        for part, pos, st in tasks():
-            pending.add(self.pool.submit(one, part, pos, st))
-            if len(pending) >= 4 * workers:
-                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for f in finished:
-                    out = f.result()
-                    done += out[0].size
-                    if progress:
-                        progress(done, total)
-                    yield out
-        for f in pending:
-            out = f.result()
+        for out in outputs():
             done += out[0].size
             if progress:
                 progress(done, total)
