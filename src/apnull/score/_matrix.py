@@ -22,7 +22,7 @@ import pandas as pd
 
 from ._scale import unit_rows
 
-__all__ = ["CHUNK", "feature_matrix", "scale_in_place", "duplicate_rows"]
+__all__ = ["CHUNK", "feature_matrix", "euclidean_exponent", "scale_in_place", "row_hash", "duplicate_rows"]
 
 #: Rows scaled at a time (a chunk's temporaries are a few MB).
 CHUNK = 16384
@@ -40,20 +40,29 @@ def feature_matrix(table: pd.DataFrame, features, used: np.ndarray) -> np.ndarra
     return out
 
 
-def scale_in_place(values: np.ndarray, similarity: str) -> np.ndarray:
+def euclidean_exponent(values: np.ndarray) -> int:
+    """The binary exponent e of the table's largest absolute value (``np.frexp``; 0 for no values): the
+    power of two :func:`scale_in_place` divides every row by for Euclidean similarity."""
+    if values.size == 0:
+        return 0
+    top = max(float(np.max(values)), -float(np.min(values)))
+    return int(np.frexp(top)[1])
+
+
+def scale_in_place(values: np.ndarray, similarity: str, exponent=None) -> np.ndarray:
     """``values`` (float64, C-contiguous) overwritten with its prepared rows, and returned.
 
     Cosine, absolute cosine: unit rows; correlation: centred unit rows (:func:`._scale.unit_rows`);
-    Euclidean: all rows divided by one power of two (:func:`._scale.euclidean_rows`). Rows must not be
-    degenerate (:func:`._scale.degenerate_rows`).
+    Euclidean: all rows divided by one power of two (:func:`._scale.euclidean_rows`): 2 ** ``exponent``,
+    by default :func:`euclidean_exponent` of ``values`` (give the whole table's to prepare some of its
+    rows alone). Rows must not be degenerate (:func:`._scale.degenerate_rows`).
     """
     if similarity == "euclidean":
         if values.size == 0:
             return values
-        top = max(float(np.max(values)), -float(np.min(values)))
-        _, e = np.frexp(top)
+        e = euclidean_exponent(values) if exponent is None else int(exponent)
         for a in range(0, values.shape[0], CHUNK):
-            np.ldexp(values[a:a + CHUNK], -int(e), out=values[a:a + CHUNK])
+            np.ldexp(values[a:a + CHUNK], -e, out=values[a:a + CHUNK])
         return values
     centre = similarity == "correlation"
     for a in range(0, values.shape[0], CHUNK):
@@ -61,8 +70,9 @@ def scale_in_place(values: np.ndarray, similarity: str) -> np.ndarray:
     return values
 
 
-def _row_hash(codes: list, values: np.ndarray) -> np.ndarray:
-    """A uint64 hash of each row of the integer ``codes`` arrays and of ``values`` (-0.0 as 0.0)."""
+def row_hash(codes: list, values: np.ndarray) -> np.ndarray:
+    """A uint64 hash of each row of the integer ``codes`` arrays and of ``values`` (-0.0 as 0.0): equal
+    rows hash alike; a changed value changes the hash but for a chance of about 2**-64."""
     h = np.zeros(values.shape[0], dtype=np.uint64)
     with np.errstate(over="ignore"):
         for c in codes:
@@ -78,7 +88,7 @@ def duplicate_rows(labels: np.ndarray, strata: np.ndarray, values: np.ndarray) -
     """Boolean mask of rows equal to an earlier row in ``labels``, ``strata`` and every column of
     ``values`` (as ``DataFrame.duplicated(keep="first")`` on those columns)."""
     codes = [pd.factorize(labels)[0], pd.factorize(strata)[0]]
-    h = _row_hash(codes, values)
+    h = row_hash(codes, values)
     cand = np.flatnonzero(pd.Series(h).duplicated(keep=False).to_numpy())
     out = np.zeros(values.shape[0], dtype=bool)
     if cand.size:

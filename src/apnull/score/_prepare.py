@@ -11,7 +11,7 @@ import pandas as pd
 from ..limits import SCORE_MAX_STRATUM_CONTROLS as MAX_STRATUM_CONTROLS
 from ..limits import check_column, check_stratum
 from ._columns import select_features
-from ._matrix import duplicate_rows, feature_matrix, scale_in_place
+from ._matrix import duplicate_rows, euclidean_exponent, feature_matrix, scale_in_place
 from ._perts import Pert, PertTable, group_rows
 from ._trim import release_arrow
 from ._scale import degenerate_rows
@@ -44,6 +44,8 @@ class Screen:
     dropped_features: list = field(default_factory=list)  # feature columns left out (nan="drop-features")
     dropped_rows: list = field(default_factory=list)      # input rows left out (nan="drop-rows")
     codes: np.ndarray | None = None  # (rows of X, C) positives_differ_by codes, or None
+    columns: list = field(default_factory=list)  # the feature columns as the table names them
+    exponent: int = 0             # Euclidean: every row of X was divided by 2 ** exponent
 
 
 def _canonical(X: np.ndarray, idx: np.ndarray) -> np.ndarray:
@@ -119,7 +121,9 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
     else:
         scode, stext = np.zeros(used.size, dtype=np.int64), np.array([ONE_STRATUM], dtype=object)
     dup = duplicate_rows(lcode, scode, values)
-    X = scale_in_place(np.ascontiguousarray(values, dtype=np.float64), similarity)  # values is ours: no copy
+    values = np.ascontiguousarray(values, dtype=np.float64)  # ours: no copy
+    exponent = euclidean_exponent(values) if kind == 1 else 0
+    X = scale_in_place(values, similarity, exponent)
     del values
     if dup.any():
         warnings.append(f"{int(dup.sum())} duplicate rows (same perturbation, stratum and features: rows "
@@ -165,7 +169,8 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
                          f"their strata ({reasons})")
     return Screen(X=X, rows=used, kind=kind, controls=ctl_by, perts=perts, skipped=skipped,
                   warnings=warnings, features=[str(f) for f in feats], left_out=left_out,
-                  dropped_features=dropped.dropped_features, dropped_rows=dropped.dropped_rows, codes=codes)
+                  dropped_features=dropped.dropped_features, dropped_rows=dropped.dropped_rows, codes=codes,
+                  columns=list(feats), exponent=exponent)
 
 
 def text_codes(column: pd.Series) -> tuple:

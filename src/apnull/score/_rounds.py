@@ -34,6 +34,9 @@ from ._perts import ranges
 
 __all__ = ["Part", "screen_components", "build_part", "mean_keys", "InProcess", "run_rounds", "CHUNK"]
 
+#: Segments whose stream keys are made together (:func:`mean_keys`).
+KEY_CHUNK = 8192
+
 #: Perturbations per in-process batch at most (fewer when a round has few, so threads share them).
 CHUNK = 64
 
@@ -99,9 +102,12 @@ def mean_keys(perts, seed) -> np.ndarray:
     """(s,) uint64 stream key of every segment's permutations: ``stream_key(seed, key, stratum)``."""
     keys = np.empty(perts.seg_stratum.size, dtype=np.uint64)
     owner = np.repeat(np.arange(len(perts)), np.diff(perts.soff))
-    names = perts.keys.tolist()
-    for j, (i, s) in enumerate(zip(owner.tolist(), perts.seg_stratum.tolist())):
-        keys[j] = _engine.stream_key(seed, names[i], perts.strata[s])
+    strata = perts.strata.tolist()
+    for a in range(0, owner.size, KEY_CHUNK):  # a chunk of names at a time (a Python string each)
+        first = int(owner[a])
+        names = perts.keys[first:int(owner[min(a + KEY_CHUNK, owner.size) - 1]) + 1].tolist()
+        for j, (i, s) in enumerate(zip(owner[a:a + KEY_CHUNK].tolist(), perts.seg_stratum[a:a + KEY_CHUNK].tolist()), a):
+            keys[j] = _engine.stream_key(seed, names[i - first], strata[s])
     return keys
 
 
@@ -112,6 +118,7 @@ def build_part(screen, keys, comps, copy=False, prepare=True) -> Part:
     matrix. ``prepare=False`` leaves each component as (strata, control rows), to prepare later.
     """
     pt = screen.perts
+    copy = copy or not isinstance(screen.X, np.ndarray)  # rows read from the table: once per part
     where = np.full(len(pt.strata), -1, dtype=np.int64)
     built, comp_of = [], []
     for c, (members, strata) in enumerate(comps):

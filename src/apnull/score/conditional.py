@@ -48,6 +48,9 @@ class QueryP(NamedTuple):
     bound: np.ndarray         #: (Q,) bool: no draw reached the observed AP (p is an upper bound)
 
 
+#: Queries whose exact-law p-values are computed together (a few MB of temporaries at a time).
+QUERY_CHUNK = 65536
+
 #: Levels of the conditional rounds' arrays (see :mod:`._rounds`): one entry per query.
 QUERY_LEVELS = dict.fromkeys(("keys", "counters", "drawn", "reached", "stopped", "active"), "query")
 
@@ -145,11 +148,14 @@ def query_pvalues(screen, scores, laws, seed, B, client=None, threads=None) -> Q
     k = pt.k
     single = np.repeat(np.diff(pt.soff) == 1, k)  # the exact law: every positive shares the query's stratum
     out = QueryP(np.empty(Q), ~single, np.zeros(Q, dtype=np.int64), np.zeros(Q, dtype=bool))
-    if single.any():  # one call for all of them: the laws' work is per (m, n), not per perturbation
+    if single.any():  # the laws' work is per (m, n), not per query; chunks of queries bound the temporaries
         ctl = np.array([len(screen.controls.get(s, ())) for s in pt.strata], dtype=np.int64)
-        ms = np.repeat(k - 1, k)[single]
-        ns = ctl[pt.seg_stratum[pt.query_segment()[single]]]
-        out.p[single] = laws.query_pvalues(ms, ns, scores.ap[single])
+        qpert, seg = pt.query_pert(), pt.query_segment()
+        for a in range(0, Q, QUERY_CHUNK):
+            pos = a + np.flatnonzero(single[a:a + QUERY_CHUNK])
+            if pos.size:
+                out.p[pos] = laws.query_pvalues(k[qpert[pos]] - 1, ctl[pt.seg_stratum[seg[pos]]], scores.ap[pos])
+        del qpert, seg
     where, p, used, bound = conditional_pvalues(screen, seed, B, out.p[single], client, threads)
     out.p[where], out.permutations[where], out.bound[where] = p, used, bound
     return out

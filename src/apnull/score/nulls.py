@@ -61,10 +61,18 @@ class LawCache:
         ms, ns = np.asarray(ms, dtype=np.int64), np.asarray(ns, dtype=np.int64)
         aps = np.asarray(aps, dtype=float)
         out = np.full(aps.shape, np.nan)
-        for m, n in sorted(set(zip(ms.tolist(), ns.tolist()))):
-            rows = np.flatnonzero((ms == m) & (ns == n) & ~np.isnan(aps))
-            if rows.size == 0:
-                continue
+        ok = np.flatnonzero(~np.isnan(aps))
+        if not ok.size:
+            return out
+        # the queries grouped by (m, n) with one sort of integer keys (no Python object per query)
+        key = ms[ok] * (int(ns[ok].max()) + 1) + ns[ok]
+        order = np.argsort(key, kind="stable")
+        ok, key = ok[order], key[order]
+        del order
+        cuts = np.flatnonzero(np.diff(key)) + 1
+        del key
+        for rows in np.split(ok, cuts):
+            m, n = int(ms[rows[0]]), int(ns[rows[0]])
             law = self.law(m, n)
             out[rows] = law.pvalue(aps[rows])
             for r in rows[np.atleast_1d(needs_counting(law, aps[rows]))]:

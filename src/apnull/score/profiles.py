@@ -12,6 +12,7 @@ from ..limits import SCORE_MAX_PERMUTATIONS as MAX_PERMUTATIONS
 from ..limits import check_choice, check_permutations, check_seed, check_threads, check_workers
 from . import _adaptive, _engine, _outputs, conditional
 from ._connect import connect
+from ._rows import hold_rows
 from ._trim import release_memory
 from ._keys import combine_columns, key_of
 from ._perts import Scores
@@ -45,8 +46,10 @@ class ScoreResult:
         """The permutation-null mAP values of perturbation ``name``, recomputed deterministically.
 
         Same stream keys as the run, so they are exactly the draws its p-value counted (for
-        ``permutations="all"``, every assignment). Raises ValueError if the run's null was not
-        "permutation" or ``name`` was not scored.
+        ``permutations="all"``, every assignment). The result keeps no copy of the prepared feature
+        rows: the ones this needs are read again from the scored table (:mod:`._rows`). Raises
+        ValueError if the run's null was not "permutation", ``name`` was not scored, or the table
+        was changed after scoring (a feature value or column).
         """
         st = self.settings
         if st["null"] != "permutation":
@@ -220,7 +223,7 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
         screen.warnings.append("positives_differ_by: the mAP p-values use a fixed B = 999 permutations "
                                "(adaptive permutations do not apply the pair rule); give permutations= for more")
     start = time.monotonic()
-    scores, query_p = _run(screen, run, scheduler, workers, progress)
+    scores, query_p = _run(screen, run, scheduler, workers, progress, lambda: hold_rows(screen, table, similarity))
     seconds = time.monotonic() - start
     scored = pvalues(screen, scores, run, query_p)
     del scores, query_p
@@ -286,8 +289,11 @@ def _check_exact_sizes(screen: Screen, run: RunSettings) -> None:
                              f"(limit {_engine.MAX_EXACT_ASSIGNMENTS:,}); give a number such as 9999")
 
 
-def _run(screen: Screen, run: RunSettings, scheduler, workers, progress):
+def _run(screen: Screen, run: RunSettings, scheduler, workers, progress, held):
     """Score every perturbation and every query's p-value, in process or on dask.
+
+    Once the mAPs are scored, ``screen.X`` is replaced by ``held()`` (a :class:`._rows.PreparedRows`):
+    the per-query nulls read the rows they need from it, and the matrix's memory is free for the rest.
 
     Returns
     -------
@@ -305,9 +311,11 @@ def _run(screen: Screen, run: RunSettings, scheduler, workers, progress):
         else:
             results = _engine.run_screen(screen, run.seed, run.run_B, run.exact and run.null == "permutation",
                                          client, progress, threads=run.threads)
-            draws = {i: fixed_draws(screen.perts[i], r.p_value, run) for i, r in results.items()}
+            exact = run.exact and run.null == "permutation"  # only the exact count reads the perturbation
+            draws = {i: fixed_draws(screen.perts[i] if exact else None, r.p_value, run) for i, r in results.items()}
             scores = Scores.from_results(results, draws)
             del results
+        screen.X = held()
         query_p = conditional.query_pvalues(screen, scores, LawCache(run.seed), run.seed, run.query_B, shared,
                                             run.threads)
         return scores, query_p
