@@ -11,7 +11,7 @@ from scipy.stats import binom, binomtest
 from score_helpers import reference_ap, tiny_screen
 
 from apnull.law import count_reached
-from apnull.score import _adaptive, _engine, _permute, digits_screen, score_profiles
+from apnull.score import _adaptive, _engine, _sequential, digits_screen, score_profiles
 from apnull.score._prepare import prepare_screen
 
 KW = dict(perturbation="Metadata_perturbation", stratum="Metadata_plate")
@@ -53,13 +53,13 @@ def test_rounds_continue_one_stream():
     sp = _engine.pert_spec(screen, i, strata, 11)
     null = _engine.run_batch(comp, [sp], screen.kind, 300, False, keep_null=True)[0].null
     c = np.zeros(sp.keys.size, dtype=np.uint64)
-    _, _, m, L, g, stop = _permute.sequential_scores(sp.replicates, comp.controls, 0, sp.keys, c, 0, 0, 120, 10**9, 1e-12)
+    _, _, m, L, g, stop = _sequential.sequential_scores(sp.replicates, comp.controls, 0, sp.keys, c, 0, 0, 120, 10**9, 1e-12, _sequential.NO_CODES)
     assert (L, g, stop) == (120, count_reached(null[:120], m), False)
-    _, _, m2, L, g, stop = _permute.sequential_scores(sp.replicates, comp.controls, 0, sp.keys, c, L, g, 300, 10**9, 1e-12)
+    _, _, m2, L, g, stop = _sequential.sequential_scores(sp.replicates, comp.controls, 0, sp.keys, c, L, g, 300, 10**9, 1e-12, _sequential.NO_CODES)
     assert m2 == m and (L, g, stop) == (300, count_reached(null, m), False)
     # Besag-Clifford: stops at the draw of the h-th exceedance
     c = np.zeros(sp.keys.size, dtype=np.uint64)
-    _, _, _, L, g, stop = _permute.sequential_scores(sp.replicates, comp.controls, 0, sp.keys, c, 0, 0, 300, 5, 1e-12)
+    _, _, _, L, g, stop = _sequential.sequential_scores(sp.replicates, comp.controls, 0, sp.keys, c, 0, 0, 300, 5, 1e-12, _sequential.NO_CODES)
     hits = np.flatnonzero(null >= m - 1e-12)
     assert stop and g == 5 and L == hits[4] + 1
 
@@ -195,3 +195,62 @@ def test_dask_equals_in_process():
 def test_bad_permutations(bad, msg):
     with pytest.raises(ValueError, match=msg):
         score_profiles(digits_screen(), permutations=bad, **KW)
+
+
+# -- positives_differ_by under permutations="auto" ----------------------------------------------------
+
+def _well_screen(seed=0):
+    """Four plates, each with 8 controls and one replicate of 6 perturbations; replicates of a
+    perturbation share a well on two of the plates (so some positives are left out), and two
+    perturbations are strongly alike across plates."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for plate in range(4):
+        rows += [("DMSO", f"p{plate}", f"c{i}") for i in range(8)]
+        rows += [(f"t{t}", f"p{plate}", f"w{t}" if plate < 2 else f"w{t}_{plate}") for t in range(6)]
+    df = pd.DataFrame(rows, columns=["Metadata_perturbation", "Metadata_plate", "Metadata_well"])
+    X = rng.normal(size=(len(df), 6))
+    for t in (0, 1):
+        X[(df["Metadata_perturbation"] == f"t{t}").to_numpy()] += 2.0 * rng.normal(size=6)
+    return pd.concat([df, pd.DataFrame(X, columns=[f"f{i}" for i in range(6)])], axis=1)
+
+
+def test_auto_applies_positives_differ_by():
+    """The adaptive rounds apply the pair rule: each p-value is its sequential definition over the first
+    L draws of the rule's own null (``null_maps``), the observed scores are those of a fixed run, and no
+    fallback to a fixed B is taken."""
+    table = _well_screen()
+    kw = dict(perturbation="Metadata_perturbation", stratum="Metadata_plate", seed=4,
+              positives_differ_by="Metadata_well")
+    res = score_profiles(table, permutations="auto", **kw)
+    fixed = score_profiles(table, permutations=99, **kw)
+    assert res.settings["permutations"] == "auto"
+    assert not any("B = 999" in w for w in res.warnings)
+    pd.testing.assert_series_equal(res.groups["mAP"], fixed.groups["mAP"])
+    pd.testing.assert_series_equal(res.queries["ap"], fixed.queries["ap"])
+    assert (res.queries["m"] < 3).any()  # the rule leaves positives out here
+    for _, row in res.groups.iterrows():
+        null = res.null_maps(row["Metadata_perturbation"])
+        L = int(row["permutations"])
+        assert null.size == L
+        first = min(L, 99)  # the same stream: the first draws are the fixed run's
+        np.testing.assert_array_equal(null[:first], fixed.null_maps(row["Metadata_perturbation"])[:first])
+        g = count_reached(null, row["mAP"])
+        stopped = g == _adaptive.H and null[-1] >= row["mAP"] - 1e-12
+        assert row["p_value"] == pytest.approx(g / L if stopped else (1 + g) / (1 + L), rel=1e-12)
+    strong = res.groups.set_index("Metadata_perturbation").loc[["t0", "t1"]]
+    assert (strong["permutations"] > 99).all()
+
+
+def test_auto_with_positives_differ_by_on_dask_equals_in_process():
+    from dask.distributed import Client, LocalCluster
+
+    table = _well_screen(1)
+    kw = dict(perturbation="Metadata_perturbation", stratum="Metadata_plate", seed=2, permutations="auto",
+              positives_differ_by="Metadata_well")
+    local = score_profiles(table, **kw)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        remote = score_profiles(table, scheduler=client, **kw)
+    pd.testing.assert_frame_equal(local.groups, remote.groups, check_exact=True)
+    pd.testing.assert_frame_equal(local.queries, remote.queries, check_exact=True)

@@ -40,8 +40,9 @@ import numpy as np
 from scipy.stats import beta
 
 from ..law import VALUE_TOL
-from . import _engine, _permute, _rounds, _scattered
+from . import _engine, _rounds, _scattered
 from ._perts import Scores
+from ._sequential import sequential_scores
 
 __all__ = ["CAP", "FIRST", "GROWTH", "H", "DELTA", "LEVELS", "schedule", "clopper_pearson",
            "undecided", "still_open", "sequential_pvalue", "Sequential", "runner", "shared", "executor",
@@ -128,9 +129,10 @@ def _map_batch(part, pos, st, kind, target, h):
     ap, pr, maps = np.empty(qo[-1]), np.empty(qo[-1]), np.empty(pos.size)
     for t, j in enumerate(pos.tolist()):
         comp = part.comps[part.comp_of[j]]
-        a, p, m, L, g, stop = _permute.sequential_scores(part.replicates(j), comp.controls, kind,
-                                                         part.keys[part.segments(j)], counters[so[t]:so[t + 1]],
-                                                         int(drawn[t]), int(reached[t]), target, h, VALUE_TOL)
+        a, p, m, L, g, stop = sequential_scores(part.replicates(j), comp.controls, kind,
+                                                part.keys[part.segments(j)], counters[so[t]:so[t + 1]],
+                                                int(drawn[t]), int(reached[t]), target, h, VALUE_TOL,
+                                                part.pool_codes(j))
         ap[qo[t]:qo[t + 1]], pr[qo[t]:qo[t + 1]] = a, p
         maps[t], drawn[t], reached[t], stopped[t] = m, L, g, stop
     return {"counters": counters, "drawn": drawn, "reached": reached, "stopped": stopped, "ap": ap, "pr": pr,

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ._draws import draw_distinct
+from ._draws import draw_assignment
 from ._kernels import block_sum, count_sorted, sim
 from ._permute import pool_layout
 
@@ -181,11 +181,6 @@ def perturbation_scores_excluding(reps, controls, kind, B, keys, draws, codes): 
     counters = np.zeros(J, dtype=np.uint64)
     D = np.empty(k, dtype=np.int64)
     for b in range(B):
-        pos = 0
-        for s in range(J):
-            ks = pool.rep_hi[s] - pool.rep_lo[s]
-            size = ks + pool.n[s]
-            counters[s] = draw_distinct(keys[s], counters[s], size, pool.offset[s], D, pos, ks)
-            pos += ks
+        draw_assignment(pool, keys, counters, D)
         null[b] = evaluate_excluding(D, False, ap, pr, fwork, iwork, controls, pool, kind, codes)
     return ap, pr, map_obs, null

@@ -59,6 +59,20 @@ def draw_distinct(key, counter, size, offset, out, first, count):  # pragma: no 
     return counter
 
 
+@numba.njit(cache=True, nogil=True)
+def draw_assignment(pool, keys, counters, D):  # pragma: no cover - compiled
+    """One random assignment into D (k pool indices), continuing each stratum's stream at counters[s].
+
+    The draws of ``_permute.perturbation_scores``, one at a time: stratum s takes k_s distinct members of
+    pool_s from the SplitMix64 stream keys[s], starting at uniform index counters[s] (updated in place).
+    """
+    pos = 0
+    for s in range(keys.size):
+        ks = pool.rep_hi[s] - pool.rep_lo[s]
+        counters[s] = draw_distinct(keys[s], counters[s], ks + pool.n[s], pool.offset[s], D, pos, ks)
+        pos += ks
+
+
 @numba.njit(cache=True)
 def _index(D, nb, k, n, base, pairs, idx):  # pragma: no cover - compiled
     """For draws D[:nb] of a single-stratum pool (replicates 0..k-1, controls k..), the position in

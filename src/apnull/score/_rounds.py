@@ -31,6 +31,7 @@ import numpy as np
 from . import _engine
 from ._kernels import Replicates
 from ._perts import ranges
+from ._sequential import NO_CODES
 
 __all__ = ["Part", "screen_components", "build_part", "mean_keys", "InProcess", "run_rounds", "CHUNK"]
 
@@ -54,6 +55,8 @@ class Part(NamedTuple):
     seg_len: np.ndarray      #: (s,) replicates of each segment
     seg_comp: np.ndarray     #: (s,) position of each segment's stratum among its component's strata
     keys: np.ndarray         #: (s,) uint64 key of each segment's permutation stream (:func:`mean_keys`)
+    rep_codes: np.ndarray | None = None  #: (q, C) ``positives_differ_by`` codes of each replicate, or None
+    ctl_codes: list | None = None  #: per component, per stratum: (n, C) codes of its controls, or None
 
     def replicates(self, j) -> Replicates:
         """The :class:`._kernels.Replicates` of perturbation j (as ``_engine.pert_spec`` gives them)."""
@@ -61,6 +64,19 @@ class Part(NamedTuple):
         sa, sb = self.soff[j], self.soff[j + 1]
         rep_str = np.repeat(np.arange(sb - sa, dtype=np.int64), self.seg_len[sa:sb])
         return Replicates(np.ascontiguousarray(self.X[self.rows[a:b]]), rep_str, self.seg_comp[sa:sb])
+
+    def pool_codes(self, j) -> np.ndarray:
+        """(P, C) ``positives_differ_by`` codes of perturbation j's pool members in pool order (per
+        stratum its replicates, then the stratum's controls; ``positives.pool_codes``), or
+        ``_sequential.NO_CODES`` when the screen has no such columns."""
+        if self.rep_codes is None:
+            return NO_CODES
+        parts, a = [], int(self.qoff[j])
+        comp = self.ctl_codes[self.comp_of[j]]
+        for seg in range(int(self.soff[j]), int(self.soff[j + 1])):
+            parts += [self.rep_codes[a:a + self.seg_len[seg]], comp[self.seg_comp[seg]]]
+            a += int(self.seg_len[seg])
+        return np.ascontiguousarray(np.concatenate(parts))
 
     def segments(self, j) -> slice:
         return slice(int(self.soff[j]), int(self.soff[j + 1]))
@@ -120,20 +136,24 @@ def build_part(screen, keys, comps, copy=False, prepare=True) -> Part:
     pt = screen.perts
     copy = copy or not isinstance(screen.X, np.ndarray)  # rows read from the table: once per part
     where = np.full(len(pt.strata), -1, dtype=np.int64)
-    built, comp_of = [], []
+    codes = getattr(screen, "codes", None)
+    built, comp_of, ctl_codes = [], [], []
     for c, (members, strata) in enumerate(comps):
         where[strata] = np.arange(strata.size)
         names = [pt.strata[s] for s in strata.tolist()]
         rows = [np.ascontiguousarray(screen.X[screen.controls[s]]) for s in names]
         built.append(_engine.prepare_component(names, rows, screen.kind) if prepare else (names, rows))
         comp_of.append(np.full(members.size, c, dtype=np.int64))
+        if codes is not None:
+            ctl_codes.append([codes[screen.controls[s]] for s in names])
     index = np.concatenate([m for m, _ in comps]).astype(np.int64)
     segs = ranges(pt.soff, index)
     rows = pt.rows[ranges(pt.qoff, index)]
     X = np.ascontiguousarray(screen.X[rows]) if copy else screen.X
     return Part(built, np.concatenate(comp_of), index, X, np.arange(rows.size) if copy else rows,
                 _offsets(pt.qoff[index + 1] - pt.qoff[index]), _offsets(pt.soff[index + 1] - pt.soff[index]),
-                pt.seg_len[segs], where[pt.seg_stratum[segs]], keys[segs])
+                pt.seg_len[segs], where[pt.seg_stratum[segs]], keys[segs],
+                None if codes is None else np.ascontiguousarray(codes[rows]), ctl_codes if codes is not None else None)
 
 
 def _offsets(lengths) -> np.ndarray:

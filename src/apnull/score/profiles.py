@@ -218,10 +218,6 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
     keyed = keyed._replace(table=None)  # a copy made for several perturbation columns is not needed again
     _check_exact_sizes(screen, run)
     release_memory()  # the preparation's freed temporaries go back to the system before the rounds
-    if screen.codes is not None and run.B == "auto":  # the adaptive rounds do not apply the pair rule
-        run = run._replace(B=999)
-        screen.warnings.append("positives_differ_by: the mAP p-values use a fixed B = 999 permutations "
-                               "(adaptive permutations do not apply the pair rule); give permutations= for more")
     start = time.monotonic()
     scores, query_p = _run(screen, run, scheduler, workers, progress, lambda: hold_rows(screen, table, similarity))
     seconds = time.monotonic() - start

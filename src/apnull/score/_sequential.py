@@ -1,0 +1,73 @@
+"""Compiled kernel (numba) of a sequential p-value: one perturbation's permutation stream, continued.
+
+The adaptive rounds (:mod:`._adaptive`) continue each perturbation's keyed stream of label
+permutations round after round; this is one perturbation's part of a round, with or without the
+``positives_differ_by`` rule (:mod:`._diffby`): the same draws either way, each scored as the fixed-B
+kernels score it (:func:`._kernels.evaluate` / :func:`._diffby.evaluate_excluding`).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from ._diffby import evaluate_excluding
+from ._draws import draw_assignment
+from ._kernels import evaluate
+from ._permute import pool_layout
+
+__all__ = ["sequential_scores", "NO_CODES"]
+
+#: ``codes`` of a screen without ``positives_differ_by``: no column.
+NO_CODES = np.zeros((0, 0), dtype=np.int64)
+
+
+@numba.njit(cache=True, nogil=True)
+def sequential_scores(reps, controls, kind, keys, counters, drawn, reached, target, h, tol, codes):  # pragma: no cover
+    """Continue perturbation t's permutation stream up to ``target`` draws (a sequential p-value).
+
+    Draw b of t is the b-th assignment of ``_permute.perturbation_scores`` (with ``codes``:
+    ``_diffby.perturbation_scores_excluding``) with the same ``keys``: the streams continue at
+    ``counters`` (one per stratum, updated in place), so a run in rounds draws exactly what one long
+    run would. Counting starts from ``drawn`` draws of which ``reached`` had a null mAP >= mAP - ``tol``.
+    If ``reached < h`` on entry, drawing stops as soon as ``reached`` reaches ``h`` (Besag & Clifford's
+    stopping rule); otherwise it goes on to ``target``.
+
+    ``codes``: (P, C) int64 ``positives_differ_by`` codes of t's pool members in pool order
+    (``positives.pool_codes``), or :data:`NO_CODES` (C = 0) for none. With codes a query keeping no
+    positive has NaN AP and Precision@R and is left out of the mean.
+
+    Returns
+    -------
+    ap, pr : (k,) observed per-query tie-aware AP and Precision@R
+    map_obs : float, the observed mAP
+    drawn, reached : int, draws so far and how many reached ``map_obs - tol``
+    stopped : bool, True when this call stopped at the h-th exceedance
+    """
+    k = reps.X.shape[0]
+    pool = pool_layout(reps, controls, kind)
+    ap = np.empty(k)
+    pr = np.empty(k)
+    fwork = np.empty((1, k))
+    iwork = np.empty((5, k), dtype=np.int64)
+    rule = codes.shape[1] > 0
+    if rule:
+        map_obs = evaluate_excluding(pool.observed, True, ap, pr, fwork, iwork, controls, pool, kind, codes)
+    else:
+        map_obs = evaluate(pool.observed, True, ap, pr, fwork, iwork, controls, pool, kind)
+    D = np.empty(k, dtype=np.int64)
+    early = reached < h
+    stopped = False
+    while drawn < target:
+        draw_assignment(pool, keys, counters, D)
+        if rule:
+            v = evaluate_excluding(D, False, ap, pr, fwork, iwork, controls, pool, kind, codes)
+        else:
+            v = evaluate(D, False, ap, pr, fwork, iwork, controls, pool, kind)  # ap, pr not written
+        drawn += 1
+        if v >= map_obs - tol:
+            reached += 1
+            if early and reached >= h:
+                stopped = True
+                break
+    return ap, pr, map_obs, drawn, reached, stopped
