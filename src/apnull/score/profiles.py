@@ -125,13 +125,12 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
     permutations : "auto", int or "all"
         "auto" (default): adaptive permutations (:mod:`apnull.score._adaptive`): each p-value's
         stream is continued in rounds of 100, 400, 1,600, ... draws up to 1,000,000 until its
-        Benjamini-Hochberg decision at FDR 0.01, 0.05 and 0.10 is settled with probability >= 0.999
+        Benjamini-Hochberg decision at FDR 0.05 is settled with probability >= 0.999
         (MMCTest, Gandy & Hahn 2014), stopping early at the 20th null value reaching the observed
         one (Besag & Clifford 1991, p = 20 / L). B, from 1 to 1,000,000: a fixed number. "all"
         enumerates every assignment (at most 200,000 per perturbation) and gives p = #{null >= mAP
-        - tol} / #assignments exactly. With null="copairs", "auto" means 999 rows.
-        With ``positives_differ_by``, "auto" means a fixed 999 (the adaptive rounds do not apply the
-        pair rule), said in ``warnings``.
+        - tol} / #assignments exactly. With null="copairs", "auto" means 999 rows. Every setting
+        applies ``positives_differ_by`` to the null draws.
     seed : int
         The null stream of perturbation t in stratum s is derived from (seed, str(t), str(s)) only:
         results do not depend on row order or on which other perturbations are in the table.
