@@ -1,6 +1,8 @@
 """A scored result holds no copy of the prepared matrix: its rows are read again from the table, bit for
 bit, and a table changed after scoring is refused with a clear message."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -89,3 +91,22 @@ def test_several_perturbation_columns_read_rows_of_the_callers_table():
     row = res._group_row(res._screen.perts[0])
     mAP, p = res.groups["mAP"].iloc[row], res.groups["p_value"].iloc[row]
     assert p == pytest.approx((1 + np.sum(null >= mAP - 1e-12)) / 100)
+
+
+@pytest.mark.parametrize("change", ["rows dropped", "text column", "zero row", "nan"])
+def test_any_change_of_the_table_gives_a_clear_error(change):
+    table = _table()
+    res = score_profiles(table, stratum="Metadata_plate", permutations=99, seed=0)
+    if change == "rows dropped":
+        with warnings.catch_warnings():  # in-place drop is deprecated in newer pandas; users still do it
+            warnings.simplefilter("ignore")
+            table.drop(index=table.index[-6:], inplace=True)
+    elif change == "text column":
+        table["f1"] = table["f1"].map(lambda v: f"{v:.3f} µm")
+    elif change == "zero row":
+        table.loc[:, ["f0", "f1", "f2", "f3"]] = 0.0
+    else:
+        table.loc[0, "f2"] = np.nan
+    with pytest.raises(ValueError, match="changed after scoring.*score it again"):
+        for name in res.groups["Metadata_pert"]:
+            res.null_maps(name)

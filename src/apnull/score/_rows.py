@@ -67,11 +67,19 @@ class PreparedRows:
         missing = [c for c in self.features if c not in self.table.columns]
         if missing:
             raise ValueError(f"the scored table no longer has the feature column {missing[0]!r}; score it again")
-        values = feature_matrix(self.table, self.features, self.rows[flat])
-        scale_in_place(values, self.similarity, self.exponent)
+        rows = self.rows[flat]
+        if rows.size and int(rows.max()) >= len(self.table):
+            raise ValueError(f"the scored table was changed after scoring (it has {len(self.table):,} rows, "
+                             f"row {int(rows.max())} was scored); score it again")
+        try:
+            values = feature_matrix(self.table, self.features, rows)
+        except (TypeError, ValueError) as err:  # a feature column that no longer holds numbers
+            raise ValueError(f"the scored table was changed after scoring ({err}); score it again") from None
+        with np.errstate(all="ignore"):  # changed values may not scale: the hashes say so below
+            scale_in_place(values, self.similarity, self.exponent)
         changed = np.flatnonzero(row_hash([], values) != self.hashes[flat])
         if changed.size:
-            raise ValueError(f"the scored table was changed after scoring (row {int(self.rows[flat[changed[0]]])} "
+            raise ValueError(f"the scored table was changed after scoring (row {int(rows[changed[0]])} "
                              "differs); score it again")
         return values[0] if np.ndim(idx) == 0 else values
 
