@@ -254,3 +254,17 @@ def test_auto_with_positives_differ_by_on_dask_equals_in_process():
         remote = score_profiles(table, scheduler=client, **kw)
     pd.testing.assert_frame_equal(local.groups, remote.groups, check_exact=True)
     pd.testing.assert_frame_equal(local.queries, remote.queries, check_exact=True)
+
+
+def test_clopper_pearson_of_many_units_equals_one_by_one():
+    """Many units: each distinct (g, L) pair is computed once and spread; same values as unit by unit."""
+    rng = np.random.default_rng(7)
+    L = rng.choice([100, 400, 1600, 10**6], size=5000).astype(float)
+    L[:300] = rng.integers(1, 3000, 300)
+    g = np.minimum(rng.integers(0, 40, size=L.size), L)
+    g[:40] = L[:40]  # every draw reached
+    g[40:80] = 0
+    lo, hi = _adaptive.clopper_pearson(g, L, 1e-6)
+    for i in rng.choice(L.size, 200, replace=False).tolist() + list(range(80)):
+        a, b = _adaptive.clopper_pearson(g[i:i + 1], L[i:i + 1], 1e-6)
+        assert (lo[i], hi[i]) == (a[0], b[0])

@@ -70,6 +70,20 @@ def clopper_pearson(g, L, err):
     each end missed with probability at most err / 2 (lo = 0 at g = 0, hi = 1 at g = L)."""
     g = np.asarray(g, dtype=float)
     L = np.asarray(L, dtype=float)
+    if g.ndim == 1 and g.size > 64:  # units share (g, L) pairs (every unit of a round has the same L
+        # unless it stopped): each distinct pair once, then spread; the same values, a fraction of the work
+        order = np.lexsort((g, L))
+        gs, Ls = g[order], L[order]
+        first = np.ones(g.size, dtype=bool)
+        first[1:] = (gs[1:] != gs[:-1]) | (Ls[1:] != Ls[:-1])
+        lo, hi = _interval(gs[first], Ls[first], err)
+        back = np.empty(g.size, dtype=np.int64)
+        back[order] = np.cumsum(first) - 1
+        return lo[back], hi[back]
+    return _interval(g, L, err)
+
+
+def _interval(g, L, err):
     with np.errstate(invalid="ignore", divide="ignore"):
         lo = np.where(g > 0, beta.ppf(err / 2, g, L - g + 1), 0.0)
         hi = np.where(g < L, beta.ppf(1 - err / 2, g + 1, L - g), 1.0)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ._matrix import feature_matrix, row_hash, scale_in_place
+from ._matrix import CHUNK, feature_matrix, row_hash, scale_in_place
 
 __all__ = ["PreparedRows", "hold_rows"]
 
@@ -87,5 +87,8 @@ class PreparedRows:
 def hold_rows(screen, table: pd.DataFrame, similarity: str) -> PreparedRows:
     """A :class:`PreparedRows` for ``screen`` (prepared from ``table``), made while ``screen.X`` is still
     the matrix: its row hashes come from it."""
-    return PreparedRows(table, screen.columns, screen.rows, similarity, screen.exponent,
-                        row_hash([], screen.X))
+    X = screen.X
+    hashes = np.empty(X.shape[0], dtype=np.uint64)
+    for a in range(0, X.shape[0], CHUNK):  # a chunk at a time: the run's arrays are all still alive here
+        hashes[a:a + CHUNK] = row_hash([], X[a:a + CHUNK])
+    return PreparedRows(table, screen.columns, screen.rows, similarity, screen.exponent, hashes)
