@@ -258,3 +258,26 @@ def test_clopper_pearson_of_many_units_equals_one_by_one():
     for i in rng.choice(L.size, 200, replace=False).tolist() + list(range(80)):
         a, b = _adaptive.clopper_pearson(g[i:i + 1], L[i:i + 1], 1e-6)
         assert (lo[i], hi[i]) == (a[0], b[0])
+
+
+@pytest.mark.parametrize("h", [1, 3, 7])
+def test_single_stratum_stop_leaves_the_stream_where_one_draw_at_a_time_would(h):
+    """One stratum (chunks of draws): a stop at the h-th exceedance leaves the stream right after that
+    draw, so continuing it gives the draws and counts of one uninterrupted run."""
+    table = tiny_screen(np.random.default_rng(h), {"a": (30, {"t": 4, "u": 3})}, d=3)
+    screen = prepare_screen(table, "Metadata_pert", "DMSO", "Metadata_plate", None, "cosine")
+    strata = sorted(screen.controls)
+    comp = _engine.prepare_component(strata, [screen.X[screen.controls[s]] for s in strata], screen.kind)
+    for i in range(len(screen.perts)):
+        sp = _engine.pert_spec(screen, i, strata, 5)
+        null = _engine.run_batch(comp, [sp], screen.kind, 700, False, keep_null=True)[0].null
+        args = (sp.replicates, comp.controls, 0, sp.keys)
+        whole = np.zeros(1, dtype=np.uint64)
+        _, _, m, L, g, stop = _sequential.sequential_scores(*args, whole, 0, 0, 700, 10**9, 1e-12, _sequential.NO_CODES)
+        assert (L, g, stop) == (700, count_reached(null, m), False)
+        c = np.zeros(1, dtype=np.uint64)
+        _, _, _, L, g, stop = _sequential.sequential_scores(*args, c, 0, 0, 700, h, 1e-12, _sequential.NO_CODES)
+        hits = np.flatnonzero(null >= m - 1e-12)
+        assert stop and g == h and L == hits[h - 1] + 1
+        _, _, _, L, g, stop = _sequential.sequential_scores(*args, c, L, g, 700, h, 1e-12, _sequential.NO_CODES)
+        assert (L, g, stop, c[0]) == (700, count_reached(null, m), False, whole[0])

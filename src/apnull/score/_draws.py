@@ -74,7 +74,7 @@ def draw_assignment(pool, keys, counters, D):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def _index(D, nb, k, n, base, pairs, idx):  # pragma: no cover - compiled
+def record_positions(D, nb, k, n, base, pairs, idx):  # pragma: no cover - compiled
     """For draws D[:nb] of a single-stratum pool (replicates 0..k-1, controls k..), the position in
     ``pairs`` of the record of each pair of drawn members qi < yi (``_tables.pair_rows``) into
     idx[b * k (k - 1) / 2 + pair_index(qi, yi, k)] (-1 for a pair with a replicate: no record),
@@ -95,10 +95,10 @@ def _index(D, nb, k, n, base, pairs, idx):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def _single_stratum(D, nb, out, first, controls, pool, simPR, simPR32, idx, R, left,
+def single_stratum_means(D, nb, out, first, controls, pool, simPR, simPR32, idx, R, left,
                     vals, same, bgt, beq, order):  # pragma: no cover - compiled
     """out[first + b] = mAP of draw D[b] of a single-stratum pool: the counts of ``evaluate``
-    (``idx``: the draws' record positions, from :func:`_index`).
+    (``idx``: the draws' record positions, from :func:`record_positions`).
 
     A control query whose positives are controls takes each positive's rank from the pair's record
     and adds the replicates above it, compared in float32 (``simPR32`` against the record's rounded
@@ -351,14 +351,14 @@ def null_means(pool, controls, kind, keys, counters, out):  # pragma: no cover -
         if b0 == 0:  # the first chunk; each later one was drawn with the chunk before it
             _draw_chunk(pool, keys, counters, D[0], min(C, B))
             if single:
-                _index(D[0], min(C, B), k, n0, base, controls.pairs, idx[0])
+                record_positions(D[0], min(C, B), k, n0, base, controls.pairs, idx[0])
         nb = min(C, B - b0)
         if b0 + C < B:  # the next chunk's draws (the streams in the same order) and its records
             _draw_chunk(pool, keys, counters, D[1 - cur], min(C, B - b0 - C))
             if single:
-                _index(D[1 - cur], min(C, B - b0 - C), k, n0, base, controls.pairs, idx[1 - cur])
+                record_positions(D[1 - cur], min(C, B - b0 - C), k, n0, base, controls.pairs, idx[1 - cur])
         if single:
-            _single_stratum(D[cur], nb, out, b0, controls, pool, simPR, simPR32, idx[cur], R, left,
+            single_stratum_means(D[cur], nb, out, b0, controls, pool, simPR, simPR32, idx[cur], R, left,
                             fwork[0], iwork[0], iwork[1], iwork[2], iwork[3])
         else:
             for b in range(nb):

@@ -12,7 +12,7 @@ import numba
 import numpy as np
 
 from ._diffby import evaluate_excluding
-from ._draws import draw_assignment
+from ._draws import CHUNK, draw_assignment, record_positions, single_stratum_means
 from ._kernels import evaluate
 from ._permute import pool_layout
 
@@ -20,6 +20,8 @@ __all__ = ["sequential_scores", "NO_CODES"]
 
 #: ``codes`` of a screen without ``positives_differ_by``: no column.
 NO_CODES = np.zeros((0, 0), dtype=np.int64)
+#: Draws of the first chunk of a call (then doubling up to ``_draws.CHUNK``).
+FIRST_CHUNK = 16
 
 
 @numba.njit(cache=True, nogil=True)
@@ -55,8 +57,12 @@ def sequential_scores(reps, controls, kind, keys, counters, drawn, reached, targ
         map_obs = evaluate_excluding(pool.observed, True, ap, pr, fwork, iwork, controls, pool, kind, codes)
     else:
         map_obs = evaluate(pool.observed, True, ap, pr, fwork, iwork, controls, pool, kind)
-    D = np.empty(k, dtype=np.int64)
     early = reached < h
+    if not rule and keys.size == 1 and k >= 2:  # one stratum: the chunked evaluation of a fixed B
+        drawn, reached, stopped = _chunked(pool, controls, keys, counters, drawn, reached, target, h, tol,
+                                           map_obs, early)
+        return ap, pr, map_obs, drawn, reached, stopped
+    D = np.empty(k, dtype=np.int64)
     stopped = False
     while drawn < target:
         draw_assignment(pool, keys, counters, D)
@@ -71,3 +77,53 @@ def sequential_scores(reps, controls, kind, keys, counters, drawn, reached, targ
                 stopped = True
                 break
     return ap, pr, map_obs, drawn, reached, stopped
+
+
+@numba.njit(cache=True, nogil=True)
+def _chunked(pool, controls, keys, counters, drawn, reached, target, h, tol, map_obs, early):  # pragma: no cover
+    """The draws of :func:`sequential_scores` for a single-stratum pool without codes, evaluated a chunk
+    at a time by ``_draws.single_stratum_means`` (the values of ``evaluate``, bit for bit).
+
+    Chunks grow from :data:`FIRST_CHUNK` to ``_draws.CHUNK`` draws, so a unit that stops early draws
+    few more than it uses; the stream's counter after each draw is kept, and on a stop at draw b the
+    stream is left right after draw b, as drawing one at a time leaves it.
+    """
+    k = pool.sim.shape[0]
+    m = k - 1
+    C = CHUNK
+    D = np.empty((C, k), dtype=np.int64)
+    after = np.empty(C, dtype=np.uint64)
+    out = np.empty(C)
+    npairs = C * k * m // 2
+    idx = np.empty(npairs, dtype=np.int64)
+    R = np.empty(npairs, dtype=np.int64)
+    left = np.empty(C, dtype=np.int64)
+    P = pool.sim.shape[1]
+    simPR = np.empty((P, k))
+    simPR32 = np.empty((P, k), dtype=np.float32)
+    for r in range(k):
+        for g in range(P):
+            simPR[g, r] = pool.sim[r, g]
+            simPR32[g, r] = np.float32(pool.sim[r, g])
+    fwork = np.empty(k)
+    iwork = np.empty((4, k), dtype=np.int64)
+    n0 = pool.n[0]
+    base = controls.pairs_offset[pool.component_stratum[0]]
+    size = FIRST_CHUNK
+    while drawn < target:
+        nb = min(size, target - drawn)
+        for b in range(nb):
+            draw_assignment(pool, keys, counters, D[b])
+            after[b] = counters[0]
+        record_positions(D, nb, k, n0, base, controls.pairs, idx)
+        single_stratum_means(D, nb, out, 0, controls, pool, simPR, simPR32, idx, R, left,
+                             fwork, iwork[0], iwork[1], iwork[2], iwork[3])
+        for b in range(nb):
+            drawn += 1
+            if out[b] >= map_obs - tol:
+                reached += 1
+                if early and reached >= h:
+                    counters[0] = after[b]
+                    return drawn, reached, True
+        size = min(2 * size, C)
+    return drawn, reached, False
