@@ -42,7 +42,7 @@ from scipy.stats import beta
 from ..law import VALUE_TOL
 from . import _engine, _rounds, _scattered
 from ._perts import Scores
-from ._sequential import sequential_scores
+from ._sequential import sequential_batch, sequential_scores
 
 __all__ = ["CAP", "FIRST", "GROWTH", "H", "DELTA", "LEVELS", "schedule", "clopper_pearson",
            "undecided", "still_open", "sequential_pvalue", "Sequential", "runner", "shared", "executor",
@@ -141,6 +141,16 @@ def _map_batch(part, pos, st, kind, target, h):
     counters, drawn, reached = st["counters"].copy(), st["drawn"].copy(), st["reached"].copy()
     stopped = np.zeros(pos.size, dtype=bool)
     ap, pr, maps = np.empty(qo[-1]), np.empty(qo[-1]), np.empty(pos.size)
+    if part.rep_codes is None:  # one compiled call per run of perturbations sharing a component
+        comp_of = part.comp_of[pos]
+        cuts = np.concatenate([[0], np.flatnonzero(np.diff(comp_of)) + 1, [pos.size]])
+        for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+            t = slice(a, b)
+            sequential_batch(part.X, part.rows, part.qoff, part.soff, part.seg_len, part.seg_comp, part.keys,
+                             part.comps[comp_of[a]].controls, kind, pos[t], counters[so[a]:so[b]], drawn[t],
+                             reached[t], target, h, VALUE_TOL, ap[qo[a]:qo[b]], pr[qo[a]:qo[b]], maps[t], stopped[t])
+        return {"counters": counters, "drawn": drawn, "reached": reached, "stopped": stopped, "ap": ap, "pr": pr,
+                "map": maps}
     for t, j in enumerate(pos.tolist()):
         comp = part.comps[part.comp_of[j]]
         a, p, m, L, g, stop = sequential_scores(part.replicates(j), comp.controls, kind,

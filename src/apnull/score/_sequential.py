@@ -13,10 +13,10 @@ import numpy as np
 
 from ._diffby import evaluate_excluding
 from ._draws import CHUNK, draw_assignment, record_positions, single_stratum_means
-from ._kernels import evaluate
+from ._kernels import Replicates, evaluate
 from ._permute import pool_layout
 
-__all__ = ["sequential_scores", "NO_CODES"]
+__all__ = ["sequential_scores", "sequential_batch", "NO_CODES"]
 
 #: ``codes`` of a screen without ``positives_differ_by``: no column.
 NO_CODES = np.zeros((0, 0), dtype=np.int64)
@@ -127,3 +127,49 @@ def _chunked(pool, controls, keys, counters, drawn, reached, target, h, tol, map
                     return drawn, reached, True
         size = min(2 * size, C)
     return drawn, reached, False
+
+
+@numba.njit(cache=True, nogil=True)
+def sequential_batch(X, rows, qoff, soff, seg_len, seg_comp, keys, controls, kind, pos, counters, drawn,
+                     reached, target, h, tol, ap, pr, maps, stopped):  # pragma: no cover - compiled
+    """:func:`sequential_scores` (without codes) for the perturbations ``pos`` of a part, in one call.
+
+    The arrays of a ``_rounds.Part`` (``X``, ``rows``, ``qoff``, ``soff``, ``seg_len``, ``seg_comp``,
+    ``keys``) give perturbation j's replicates and streams, as ``Part.replicates(j)`` does; every one
+    of ``pos`` belongs to the component of ``controls``. In batch order: ``counters`` holds the
+    segments of pos[0], pos[1], ... (updated in place), ``drawn``, ``reached`` (updated), ``maps``,
+    ``stopped`` one entry each, ``ap``, ``pr`` their queries. One call instead of one per perturbation:
+    the dispatch of a call costs more than a hundred draws of a small pool.
+    """
+    d = X.shape[1]
+    no_codes = np.zeros((0, 0), dtype=np.int64)
+    q = 0
+    sg = 0
+    for t in range(pos.size):
+        j = pos[t]
+        a = qoff[j]
+        k = qoff[j + 1] - a
+        sa = soff[j]
+        J = soff[j + 1] - sa
+        Xr = np.empty((k, d))
+        rep_str = np.empty(k, dtype=np.int64)
+        r = 0
+        for s in range(J):
+            for _ in range(seg_len[sa + s]):
+                for f in range(d):
+                    Xr[r, f] = X[rows[a + r], f]
+                rep_str[r] = s
+                r += 1
+        reps = Replicates(Xr, rep_str, seg_comp[sa:sa + J].copy())
+        cnt = counters[sg:sg + J]
+        a_t, p_t, m, L, g, stop = sequential_scores(reps, controls, kind, keys[sa:sa + J].copy(), cnt,
+                                                    drawn[t], reached[t], target, h, tol, no_codes)
+        for i in range(k):
+            ap[q + i] = a_t[i]
+            pr[q + i] = p_t[i]
+        maps[t] = m
+        drawn[t] = L
+        reached[t] = g
+        stopped[t] = stop
+        q += k
+        sg += J
