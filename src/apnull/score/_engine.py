@@ -26,9 +26,10 @@ from ..law import permutation_pvalue
 from ..limits import SCORE_MAX_EXACT_ASSIGNMENTS as MAX_EXACT_ASSIGNMENTS
 from . import _diffby, _permute, _tables
 from ._kernels import ControlRows, Replicates
+from ._perts import components_of, ranges
 from .positives import pool_codes
 
-__all__ = ["stream_key", "components", "prepare_component", "run_batch", "run_screen", "pert_spec",
+__all__ = ["stream_key", "components", "prepare_component", "run_batch", "run_screen", "pert_spec", "batch_specs",
            "default_threads", "Component", "PerturbationSpec", "PerturbationResult",
            "MAX_EXACT_ASSIGNMENTS", "BATCH"]
 
@@ -58,24 +59,9 @@ def stream_key(seed: int, *parts) -> int:
 
 
 def components(screen) -> list[list[int]]:
-    """Indices of screen.perts grouped by connected strata (union-find), in a fixed order."""
-    parent: dict = {}
-
-    def find(x):
-        while parent.setdefault(x, x) != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for p in screen.perts:
-        for s in p.strata[1:]:
-            a, b = find(p.strata[0]), find(s)
-            if a != b:
-                parent[max(a, b)] = min(a, b)
-    groups: dict = {}
-    for i, p in enumerate(screen.perts):
-        groups.setdefault(find(p.strata[0]), []).append(i)
-    return [groups[k] for k in sorted(groups)]
+    """Indices of screen.perts grouped by connected strata, in a fixed order: perturbations in
+    increasing index, components in order of their first stratum key (:func:`._perts.components_of`)."""
+    return [members.tolist() for members, _ in components_of(screen.perts)]
 
 
 @dataclass(frozen=True)
@@ -149,17 +135,35 @@ def prepare_component(strata, Xc_list, kind) -> Component:
 
 def pert_spec(screen, i, comp_strata, seed) -> PerturbationSpec:
     """The :class:`PerturbationSpec` of perturbation i, whose component has strata ``comp_strata``."""
-    p = screen.perts[i]
+    return batch_specs(screen, [i], comp_strata, seed)[0]
+
+
+def batch_specs(screen, idx, comp_strata, seed) -> list:
+    """The :class:`PerturbationSpec` of each perturbation of ``idx`` (one component, strata
+    ``comp_strata``), read from the screen's :class:`._perts.PertTable` arrays."""
+    pt = screen.perts
     where = {s: j for j, s in enumerate(comp_strata)}
-    Xr = np.ascontiguousarray(screen.X[np.concatenate(p.reps)])
-    rep_str = np.repeat(np.arange(len(p.strata)), [len(r) for r in p.reps]).astype(np.int64)
-    t_strata = np.array([where[s] for s in p.strata], dtype=np.int64)
-    keys = np.array([stream_key(seed, p.key, s) for s in p.strata], dtype=np.uint64)
-    sizes = [(len(r), len(screen.controls[s])) for r, s in zip(p.reps, p.strata)]
-    rows = screen.rows[np.concatenate(p.reps)]
-    codes = None if getattr(screen, "codes", None) is None else \
-        pool_codes(screen.codes, p.reps, [screen.controls[s] for s in p.strata])
-    return PerturbationSpec(i, Replicates(Xr, rep_str, t_strata), keys, sizes, rows, codes)
+    t_of = np.full(len(pt.strata), -1, dtype=np.int64)  # each stratum's position in the component
+    need = np.unique(pt.seg_stratum[ranges(pt.soff, idx)]).tolist()
+    t_of[need] = [where[pt.strata[j]] for j in need]
+    keys = pt.keys.take(np.asarray(idx, dtype=np.int64)).tolist() if len(idx) > 1 else [pt.keys[idx[0]]]
+    out = []
+    for i, key in zip(idx, keys):
+        q0, q1, s0, s1 = int(pt.qoff[i]), int(pt.qoff[i + 1]), int(pt.soff[i]), int(pt.soff[i + 1])
+        xrows = pt.rows[q0:q1]
+        seg_off = pt.seg_off[s0:s1 + 1]
+        seg = pt.seg_stratum[s0:s1]
+        strata = [pt.strata[j] for j in seg.tolist()]
+        Xr = np.ascontiguousarray(screen.X[xrows])
+        rep_str = np.repeat(np.arange(s1 - s0, dtype=np.int64), np.diff(seg_off))
+        kj = np.array([stream_key(seed, key, s) for s in strata], dtype=np.uint64)
+        sizes = [(int(seg_off[j + 1] - seg_off[j]), len(screen.controls[s])) for j, s in enumerate(strata)]
+        codes = None
+        if getattr(screen, "codes", None) is not None:
+            reps = [pt.rows[seg_off[j]:seg_off[j + 1]] for j in range(s1 - s0)]
+            codes = pool_codes(screen.codes, reps, [screen.controls[s] for s in strata])
+        out.append(PerturbationSpec(int(i), Replicates(Xr, rep_str, t_of[seg]), kj, sizes, screen.rows[xrows], codes))
+    return out
 
 
 def assignment_count(sizes) -> int:
@@ -205,11 +209,12 @@ def run_batch(comp: Component, specs, kind, B, exact, keep_null=False, pool=None
 
 
 def _plan(screen, seed, batch):
-    for comp_idx in components(screen):
-        strata = sorted({s for i in comp_idx for s in screen.perts[i].strata})
-        Xc_list = [screen.X[screen.controls[s]] for s in strata]
-        batches = [comp_idx[a:a + batch] for a in range(0, len(comp_idx), batch)]
-        yield strata, Xc_list, batches
+    pt = screen.perts
+    for members, strata in components_of(pt):
+        keys = [pt.strata[s] for s in strata.tolist()]
+        Xc_list = [screen.X[screen.controls[s]] for s in keys]
+        idx = members.tolist()
+        yield keys, Xc_list, [idx[a:a + batch] for a in range(0, len(idx), batch)]
 
 
 def run_screen(screen, seed, B, exact, client=None, progress=None, batch=BATCH, threads=None):
@@ -232,7 +237,7 @@ def run_screen(screen, seed, B, exact, client=None, progress=None, batch=BATCH, 
             for strata, Xc_list, batches in _plan(screen, seed, batch):
                 comp = prepare_component(strata, Xc_list, screen.kind)
                 for b in batches:
-                    specs = [pert_spec(screen, i, strata, seed) for i in b]
+                    specs = batch_specs(screen, b, strata, seed)
                     for r in run_batch(comp, specs, screen.kind, B, exact, pool=pool):
                         results[r.index] = r
                     done += len(b)
@@ -246,7 +251,7 @@ def run_screen(screen, seed, B, exact, client=None, progress=None, batch=BATCH, 
     for strata, Xc_list, batches in _plan(screen, seed, batch):
         comp = client.submit(prepare_component, strata, Xc_list, screen.kind, pure=False)
         for b in batches:
-            specs = [pert_spec(screen, i, strata, seed) for i in b]
+            specs = batch_specs(screen, b, strata, seed)
             futures.append(client.submit(run_batch, comp, specs, screen.kind, B, exact, pure=False))
     for fut in as_completed(futures):
         batch_out = fut.result()
