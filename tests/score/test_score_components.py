@@ -67,3 +67,16 @@ def test_specs_from_the_arrays_equal_the_specs_from_perts():
             assert rep.stratum.dtype == rep.strata.dtype == np.int64
             assert spec.keys.tolist() == skeys.tolist() and spec.keys.dtype == np.uint64
             assert spec.sizes == sizes and spec.rows.tolist() == rows.tolist() and spec.codes is None
+
+
+def test_all_assignments_counts_every_assignment():
+    """permutations="all": the permutations column is prod_s C(k_s + n_s, k_s), the assignments enumerated."""
+    from math import comb
+
+    from apnull.score import score_profiles
+
+    rng = np.random.default_rng(2)
+    table = tiny_screen(rng, {"A": (5, {"a": 2, "b": 3}), "B": (4, {"b": 2})})
+    res = score_profiles(table, "Metadata_pert", "DMSO", "Metadata_plate", permutations="all")
+    got = dict(zip(res.groups["Metadata_pert"], res.groups["permutations"]))
+    assert got == {"a": comb(7, 2), "b": comb(8, 3) * comb(6, 2)}
