@@ -80,3 +80,22 @@ def test_all_assignments_counts_every_assignment():
     res = score_profiles(table, "Metadata_pert", "DMSO", "Metadata_plate", permutations="all")
     got = dict(zip(res.groups["Metadata_pert"], res.groups["permutations"]))
     assert got == {"a": comb(7, 2), "b": comb(8, 3) * comb(6, 2)}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_canonical_order_equals_lexsort_of_every_column(seed):
+    """Controls in canonical order: np.lexsort of all feature columns (ties in position order), with
+    ties in the leading columns, whole duplicate rows and -0.0 next to 0.0."""
+    from apnull.score._prepare import canonical_order
+
+    rng = np.random.default_rng(seed)
+    n, d = int(rng.integers(2, 60)), int(rng.integers(1, 7))
+    X = rng.integers(-1, 2, size=(n + 10, d)).astype(float)  # few values: long runs of ties
+    X[rng.random(X.shape) < 0.2] *= -0.0
+    X[:, -1] += rng.random(n + 10) * (rng.random(n + 10) < 0.5)
+    X[5] = X[7]
+    idx = rng.permutation(n + 10)[:n]
+    if seed % 2:
+        idx = np.sort(idx)
+    want = idx[np.lexsort(X[idx].T[::-1])]
+    assert canonical_order(X, idx).tolist() == want.tolist()

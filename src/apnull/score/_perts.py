@@ -28,7 +28,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["Pert", "PertTable", "Scores", "group_rows", "ranges", "components_of"]
+__all__ = ["Pert", "PertTable", "Scores", "group_rows", "ranges", "components_of", "sorted_order"]
 
 
 @dataclass
@@ -170,7 +170,7 @@ def _offsets(lengths) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(np.asarray(lengths, dtype=np.int64))]).astype(np.int64)
 
 
-def _sorted_order(X, primary, rows):
+def sorted_order(X, primary, rows):
     """Order of ``rows`` by (primary, X[row, 0], X[row, 1], ..., row): what ``np.lexsort`` of all
     those keys gives, reading the feature columns only where the keys before them tie."""
     x0 = X[rows, 0] if X.shape[1] else np.zeros(rows.size)
@@ -211,7 +211,7 @@ def group_rows(X, label_rank, stratum_rank, members, names_of, keys_of, strata) 
         Every perturbation (labels sorted by key), even those to skip.
     """
     primary = label_rank[members] * np.int64(max(len(strata), 1)) + stratum_rank[members]
-    order = _sorted_order(X, primary, members)
+    order = sorted_order(X, primary, members)
     rows = members[order]
     lab, st = label_rank[rows], stratum_rank[rows]
     new_seg = np.ones(rows.size, dtype=bool)
