@@ -69,6 +69,23 @@ def test_specs_from_the_arrays_equal_the_specs_from_perts():
             assert spec.sizes == sizes and spec.rows.tolist() == rows.tolist() and spec.codes is None
 
 
+def test_specs_carry_the_pool_codes_of_positives_differ_by():
+    from apnull.score.positives import pool_codes
+
+    rng = np.random.default_rng(6)
+    table = tiny_screen(rng, {"A": (4, {"a": 3, "b": 2}), "B": (5, {"b": 3, "c": 2})})
+    table["Metadata_well"] = [f"w{i % 3}" for i in range(len(table))]
+    screen = prepare_screen(table, "Metadata_pert", "DMSO", "Metadata_plate", None, "cosine",
+                            positives_differ_by=["Metadata_well"])
+    pt = screen.perts
+    for members, st in components_of(pt):
+        keys = [pt.strata[s] for s in st.tolist()]
+        for spec in _engine.batch_specs(screen, members.tolist(), keys, 7):
+            p = pt[spec.index]
+            want = pool_codes(screen.codes, p.reps, [screen.controls[s] for s in p.strata])
+            assert spec.codes.tolist() == want.tolist() and spec.codes.flags.c_contiguous
+
+
 def test_all_assignments_counts_every_assignment():
     """permutations="all": the permutations column is prod_s C(k_s + n_s, k_s), the assignments enumerated."""
     from math import comb

@@ -140,29 +140,41 @@ def pert_spec(screen, i, comp_strata, seed) -> PerturbationSpec:
 
 def batch_specs(screen, idx, comp_strata, seed) -> list:
     """The :class:`PerturbationSpec` of each perturbation of ``idx`` (one component, strata
-    ``comp_strata``), read from the screen's :class:`._perts.PertTable` arrays."""
+    ``comp_strata``), read from the screen's :class:`._perts.PertTable` arrays: the batch's replicate
+    rows are taken in one go, each spec's arrays are slices of them (C-contiguous)."""
     pt = screen.perts
+    idx = np.asarray(idx, dtype=np.int64)
+    segs = ranges(pt.soff, idx)
+    seg_st = pt.seg_stratum[segs]
     where = {s: j for j, s in enumerate(comp_strata)}
     t_of = np.full(len(pt.strata), -1, dtype=np.int64)  # each stratum's position in the component
-    need = np.unique(pt.seg_stratum[ranges(pt.soff, idx)]).tolist()
+    need = np.unique(seg_st).tolist()
     t_of[need] = [where[pt.strata[j]] for j in need]
-    keys = pt.keys.take(np.asarray(idx, dtype=np.int64)).tolist() if len(idx) > 1 else [pt.keys[idx[0]]]
+    names = [pt.strata[j] for j in seg_st.tolist()]
+    keys = pt.keys.take(idx).tolist() if idx.size > 1 else [pt.keys[int(idx[0])]]
+    xrows = pt.rows[ranges(pt.qoff, idx)]
+    X = screen.X[xrows]  # a new C-contiguous array; every row slice of it is C-contiguous too
+    rows = screen.rows[xrows]
+    seg_len = pt.seg_off[segs + 1] - pt.seg_off[segs]
+    nseg = pt.soff[idx + 1] - pt.soff[idx]
+    sstart = np.concatenate([[0], np.cumsum(nseg)]).astype(np.int64)
+    qstart = np.concatenate([[0], np.cumsum(pt.qoff[idx + 1] - pt.qoff[idx])]).astype(np.int64)
+    rep_str = np.repeat(np.arange(segs.size, dtype=np.int64) - np.repeat(sstart[:-1], nseg), seg_len)
+    seg_t = t_of[seg_st]
+    seg_k = seg_len.tolist()
+    n_of = {s: len(screen.controls[s]) for s in set(names)}
+    codes = getattr(screen, "codes", None)
     out = []
-    for i, key in zip(idx, keys):
-        q0, q1, s0, s1 = int(pt.qoff[i]), int(pt.qoff[i + 1]), int(pt.soff[i]), int(pt.soff[i + 1])
-        xrows = pt.rows[q0:q1]
-        seg_off = pt.seg_off[s0:s1 + 1]
-        seg = pt.seg_stratum[s0:s1]
-        strata = [pt.strata[j] for j in seg.tolist()]
-        Xr = np.ascontiguousarray(screen.X[xrows])
-        rep_str = np.repeat(np.arange(s1 - s0, dtype=np.int64), np.diff(seg_off))
+    for j, (i, key) in enumerate(zip(idx.tolist(), keys)):
+        a, b, sa, sb = int(qstart[j]), int(qstart[j + 1]), int(sstart[j]), int(sstart[j + 1])
+        strata = names[sa:sb]
         kj = np.array([stream_key(seed, key, s) for s in strata], dtype=np.uint64)
-        sizes = [(int(seg_off[j + 1] - seg_off[j]), len(screen.controls[s])) for j, s in enumerate(strata)]
-        codes = None
-        if getattr(screen, "codes", None) is not None:
-            reps = [pt.rows[seg_off[j]:seg_off[j + 1]] for j in range(s1 - s0)]
-            codes = pool_codes(screen.codes, reps, [screen.controls[s] for s in strata])
-        out.append(PerturbationSpec(int(i), Replicates(Xr, rep_str, t_of[seg]), kj, sizes, screen.rows[xrows], codes))
+        sizes = [(seg_k[g], n_of[s]) for g, s in zip(range(sa, sb), strata)]
+        pc = None
+        if codes is not None:  # the replicates' X rows of each stratum, and its controls'
+            reps = np.split(xrows[a:b], np.cumsum(seg_len[sa:sb])[:-1])
+            pc = pool_codes(codes, reps, [screen.controls[s] for s in strata])
+        out.append(PerturbationSpec(i, Replicates(X[a:b], rep_str[a:b], seg_t[sa:sb]), kj, sizes, rows[a:b], pc))
     return out
 
 
