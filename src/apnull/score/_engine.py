@@ -106,18 +106,14 @@ class PerturbationResult(NamedTuple):
 def prepare_component(strata, Xc_list, kind) -> Component:
     """Concatenate the controls of ``strata``; sort each control's similarities once and rank them.
 
-    Memory: 16 bytes per ordered pair of controls in a stratum (sorted float64 row, int32 rank, and
-    the 8-byte (float32 similarity, both int16 ranks) record of each unordered pair the permutation
-    kernel reads).
+    Memory: 12 bytes per ordered pair of controls in a stratum (the sorted float64 rows, and the 8-byte
+    record (float32 similarity, both int16 ranks) of each unordered pair, which the kernels read).
     """
     csize = np.array([x.shape[0] for x in Xc_list], dtype=np.int64)
     cstart = np.concatenate([[0], np.cumsum(csize)[:-1]]).astype(np.int64)
     lens = csize * np.maximum(csize - 1, 0)
     soff = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
-    glens = csize * csize
-    goff = np.concatenate([[0], np.cumsum(glens)[:-1]]).astype(np.int64)
     buf = np.empty(int(lens.sum()))
-    gbuf = np.empty(int(glens.sum()), dtype=np.int32)
     plens = csize * np.maximum(csize - 1, 0) // 2  # one 8-byte record per unordered pair
     poff = np.concatenate([[0], np.cumsum(plens)[:-1]]).astype(np.int64)
     pbuf = np.empty(int(plens.sum()), dtype=np.int64)
@@ -126,11 +122,9 @@ def prepare_component(strata, Xc_list, kind) -> Component:
     for j in range(len(Xc_list)):
         n = int(csize[j])
         rows = buf[soff[j]:soff[j] + lens[j]].reshape(n, max(n - 1, 0))  # filled in place: no copies
-        greater = gbuf[goff[j]:goff[j] + glens[j]].reshape(n, n)
         _tables.sorted_control_rows(Xc[cstart[j]:cstart[j] + n], np.ascontiguousarray(XT[:, cstart[j]:cstart[j] + n]),
-                                    kind, rows, greater)
-        _tables.fill_pair_rows(rows, greater, pbuf[poff[j]:poff[j] + plens[j]])
-    return Component(list(strata), ControlRows(Xc, cstart, csize, buf, soff, gbuf, goff, pbuf, poff, XT))
+                                    kind, rows, pbuf[poff[j]:poff[j] + plens[j]])
+    return Component(list(strata), ControlRows(Xc, cstart, csize, buf, soff, pbuf, poff, XT))
 
 
 def pert_spec(screen, i, comp_strata, seed) -> PerturbationSpec:
