@@ -29,9 +29,13 @@ def sorted_control_rows(Xc, XT, kind, rows, pairs):  # pragma: no cover - compil
     view) b's rank in a's row and a's rank in b's row, each stored as -1 - rank when the similarity
     ties another entry of that row. The rank of b in a's row is how many of a's similarities exceed
     sim(a, b), so that sim(a, b) = rows[a, n - 2 - rank]; the float32 value is that of the last entry
-    of its tied block. ``XT`` is ``Xc`` transposed (contiguous). sim(a, b) and sim(b, a) have the same
-    bits (products commute, and a difference only changes sign), so each row is computed whole, four
-    at a time, and each record is completed from both rows.
+    of its tied block. ``XT`` is ``Xc`` transposed (contiguous).
+
+    sim(a, b) and sim(b, a) have the same bits (products commute, and a difference only changes sign),
+    so each is computed once: rows a0 .. a0 + 3 (four at a time) against the controls from a0 on; the
+    values for each later row b are parked in rows[b] at the slots a0 .. a0 + 3 (the similarities to
+    controls a < b sit at slot a), which row b reads back when its turn comes, before it is sorted
+    into place. Each record is completed from both rows.
     """
     n = Xc.shape[0]
     m = max(n - 1, 0)
@@ -43,13 +47,29 @@ def sorted_control_rows(Xc, XT, kind, rows, pairs):  # pragma: no cover - compil
     ranks = pairs.view(np.int16)
     for a0 in range(0, n, 4):
         a1 = min(a0 + 4, n)
-        sim_rows(Xc, a0, a1, Xc, XT, 0, n, kind, S, 0, 0)
+        w = a1 - a0
+        sim_rows(Xc, a0, a1, Xc, XT, a0, n, kind, S, 0, 0)  # S[i, c - a0] = sim(a0 + i, c), c >= a0
+        if w == 4:
+            for b in range(a1, n):  # parked for row b: its similarities to a0 .. a0 + 3
+                rb = rows[b]
+                c = b - a0
+                rb[a0] = S[0, c]
+                rb[a0 + 1] = S[1, c]
+                rb[a0 + 2] = S[2, c]
+                rb[a0 + 3] = S[3, c]
+        else:
+            for b in range(a1, n):
+                for i in range(w):
+                    rows[b, a0 + i] = S[i, b - a0]
         for a in range(a0, a1):
+            ra = rows[a]
+            for b in range(a0):  # parked by the blocks before
+                vals[b] = ra[b]
+            for b in range(a0, a):  # rows of this block before a: sim(b, a)
+                vals[b] = S[b - a0, a - a0]
             srow = S[a - a0]
-            for b in range(a):
-                vals[b] = srow[b]
             for b in range(a + 1, n):
-                vals[b - 1] = srow[b]
+                vals[b - 1] = srow[b - a0]
             stable_argsort(vals, order, work)  # = argsort(kind="mergesort")
             row = rows[a]
             for t in range(m):
