@@ -147,7 +147,7 @@ def batch_specs(screen, idx, comp_strata, seed) -> list:
     names = [pt.strata[j] for j in seg_st.tolist()]
     keys = pt.keys.take(idx).tolist() if idx.size > 1 else [pt.keys[int(idx[0])]]
     xrows = pt.rows[ranges(pt.qoff, idx)]
-    X = screen.X[xrows]  # a new C-contiguous array; every row slice of it is C-contiguous too
+    X = np.ascontiguousarray(screen.X[xrows])  # a new C-contiguous array; each row slice of it is too
     rows = screen.rows[xrows]
     seg_len = pt.seg_off[segs + 1] - pt.seg_off[segs]
     nseg = pt.soff[idx + 1] - pt.soff[idx]

@@ -39,7 +39,7 @@ def feature_matrix(table: pd.DataFrame, features, used: np.ndarray) -> np.ndarra
     whole = used.size == len(table) and bool(np.all(used == np.arange(used.size)))
     if table.columns.is_unique and len(features):
         pos = table.columns.get_indexer(features)
-        if all(isinstance(t, np.dtype) and t == np.float64 for t in table.dtypes.iloc[pos]):
+        if (pos >= 0).all() and all(isinstance(t, np.dtype) and t == np.float64 for t in table.dtypes.iloc[pos]):
             step = max(1, CELLS // max(used.size, 1))  # float64 columns: ``step`` columns at a time
             rows = slice(None) if whole else used
             for a in range(0, pos.size, step):
