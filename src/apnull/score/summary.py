@@ -45,15 +45,9 @@ def check_alpha(alpha) -> float:
 
 def null_mean_map(queries: pd.DataFrame, pcol: str) -> pd.Series:
     """E of each perturbation: the mean over its queries of the exact E[AP](m, n), indexed by ``pcol``."""
-    cache: dict = {}
-
-    def ev(m, n):
-        key = (int(m), int(n))
-        if key not in cache:
-            cache[key] = expected_ap(*key)
-        return cache[key]
-
-    e = np.array([ev(m, n) for m, n in zip(queries["m"], queries["n"])], dtype=float)
+    sizes = np.column_stack([queries["m"].to_numpy(), queries["n"].to_numpy()]).astype(np.int64)
+    pairs, which = np.unique(sizes, axis=0, return_inverse=True)  # each (m, n) once
+    e = np.array([expected_ap(int(m), int(n)) for m, n in pairs], dtype=float)[which.reshape(-1)]
     return pd.Series(e, index=queries.index).groupby(queries[pcol].to_numpy(), sort=False).mean()
 
 
