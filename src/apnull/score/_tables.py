@@ -148,29 +148,20 @@ def replicate_ranks(simRP, rep_str, poff, s_lo, s_hi, s_n, sortedRC, gtR, eqR): 
     """Fill sortedRC[r, :n_s] (r's similarities to its stratum's controls, ascending) and gtR / eqR[r, g]
     (members g of r's stratum pool more similar to r / as similar: ``count_sorted`` of that row).
 
-    Works on contiguous copies of each row (one stable sort, ``rank_members``; a binary search for
-    each replicate of the stratum)."""
+    One stable sort of each row's controls (``rank_members``, reading and writing the rows' own
+    contiguous slices), and a binary search for each replicate of the stratum."""
     k = simRP.shape[0]
     nmax = sortedRC.shape[1]
-    vals = np.empty(nmax)
-    srt = np.empty(nmax)
-    gt = np.empty(nmax, dtype=np.int64)
-    eq = np.empty(nmax, dtype=np.int64)
     order = np.empty(nmax, dtype=np.int64)
     work = sort_work(nmax)
     for r in range(k):
         s = rep_str[r]
         n = s_n[s]
         lo = poff[s] + s_hi[s] - s_lo[s]
-        for c in range(n):
-            vals[c] = simRP[r, lo + c]
-        rank_members(vals[:n], srt[:n], gt[:n], eq[:n], order[:n], work)
-        for c in range(n):
-            sortedRC[r, c] = srt[c]
-            gtR[r, lo + c] = gt[c]
-            eqR[r, lo + c] = eq[c]
+        srt = sortedRC[r, :n]
+        rank_members(simRP[r, lo:lo + n], srt, gtR[r, lo:lo + n], eqR[r, lo:lo + n], order[:n], work)
         for g in range(poff[s], lo):
-            gtR[r, g], eqR[r, g] = count_sorted(srt[:n], simRP[r, g])
+            gtR[r, g], eqR[r, g] = count_sorted(srt, simRP[r, g])
 
 
 def pair_rows(Xc, kind) -> tuple:
