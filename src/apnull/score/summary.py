@@ -45,9 +45,11 @@ def check_alpha(alpha) -> float:
 
 def null_mean_map(queries: pd.DataFrame, pcol: str) -> pd.Series:
     """E of each perturbation: the mean over its queries of the exact E[AP](m, n), indexed by ``pcol``."""
-    sizes = np.column_stack([queries["m"].to_numpy(), queries["n"].to_numpy()]).astype(np.int64)
-    pairs, which = np.unique(sizes, axis=0, return_inverse=True)  # each (m, n) once
-    e = np.array([expected_ap(int(m), int(n)) for m, n in pairs], dtype=float)[which.reshape(-1)]
+    m = queries["m"].to_numpy().astype(np.int64)
+    n = queries["n"].to_numpy().astype(np.int64)
+    key = m * (int(n.max()) + 1) + n if n.size else n  # one integer per (m, n) (sizes are >= 0)
+    _, first, which = np.unique(key, return_index=True, return_inverse=True)
+    e = np.array([expected_ap(int(m[i]), int(n[i])) for i in first], dtype=float)[which.reshape(-1)]
     return pd.Series(e, index=queries.index).groupby(queries[pcol].to_numpy(), sort=False).mean()
 
 
