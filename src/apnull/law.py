@@ -240,7 +240,7 @@ def count_reached(null, observed: float) -> int:
     The tolerance lets a value computed in another order (the same mAP summed differently) count as
     reached. ``null`` is any array of draws, in any order.
     """
-    return int(np.sum(np.asarray(null) >= observed - VALUE_TOL))
+    return int(np.count_nonzero(np.asarray(null) >= observed - VALUE_TOL))
 
 
 def permutation_pvalue(null, observed: float, exact: bool = False) -> float:

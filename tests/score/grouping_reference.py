@@ -63,3 +63,37 @@ def grouped_rows(X: np.ndarray, labels: np.ndarray, strata: np.ndarray, members:
         starts = [0, *cut.tolist()]
         out.append((keys[k], [skeys[ss[a]] for a in starts], np.split(seg, cut), int(seg.min())))
     return out
+
+
+def components_reference(perts) -> list:
+    """Indices of ``perts`` (any sequence of ``Pert``) grouped by connected strata: the union-find on
+    stratum keys the engine used before it read the table's arrays (components in order of their
+    smallest stratum key, perturbations in increasing index)."""
+    parent: dict = {}
+
+    def find(x):
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for p in perts:
+        for s in p.strata[1:]:
+            a, b = find(p.strata[0]), find(s)
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+    groups: dict = {}
+    for i, p in enumerate(perts):
+        groups.setdefault(find(p.strata[0]), []).append(i)
+    return [groups[k] for k in sorted(groups)]
+
+
+def spec_reference(screen, i, comp_strata, seed, stream_key):
+    """(X, stratum, strata, keys, sizes, rows) of perturbation i as the engine built them from its
+    ``Pert`` before it read the table's arrays."""
+    p = screen.perts[i]
+    where = {s: j for j, s in enumerate(comp_strata)}
+    return (screen.X[np.concatenate(p.reps)], np.repeat(np.arange(len(p.strata)), [len(r) for r in p.reps]),
+            np.array([where[s] for s in p.strata]), np.array([stream_key(seed, p.key, s) for s in p.strata],
+                                                            dtype=np.uint64),
+            [(len(r), len(screen.controls[s])) for r, s in zip(p.reps, p.strata)], screen.rows[np.concatenate(p.reps)])

@@ -106,6 +106,23 @@ def sorted_control_rows(Xc, kind):  # pragma: no cover - compiled
     return out, greater
 
 
+def reference_controls(controls, kind) -> ControlRows:
+    """The reference's :class:`ControlRows` of the strata of ``controls`` (any object with the fields
+    ``X``, ``start`` and ``size``, e.g. the engine's): its own sorted rows and ranks of every stratum."""
+    rows, greater = [], []
+    for j in range(controls.size.size):
+        a, n = int(controls.start[j]), int(controls.size[j])
+        r, g = sorted_control_rows(np.ascontiguousarray(controls.X[a:a + n]), kind)
+        rows.append(r.ravel())
+        greater.append(g.ravel())
+    lens = np.array([r.size for r in rows], dtype=np.int64)
+    glens = np.array([g.size for g in greater], dtype=np.int64)
+    return ControlRows(controls.X, controls.start, controls.size,
+                       np.concatenate(rows) if rows else np.empty(0), np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64),
+                       np.concatenate(greater) if greater else np.empty(0, np.int32),
+                       np.concatenate([[0], np.cumsum(glens)[:-1]]).astype(np.int64))
+
+
 @numba.njit(cache=True)
 def harmonic(n):  # pragma: no cover - compiled
     """H_n = sum_{i<=n} 1/i: summed for n < 64, else the asymptotic series (error < 1e-17).

@@ -32,6 +32,40 @@ def test_feature_matrix_reads_columns_as_numbers():
     assert feature_matrix(df, ["a"], np.array([2, 0])).ravel().tolist() == [3.0, 1.0]
 
 
+@pytest.mark.parametrize("cells", [1, 7, 1 << 20])
+def test_feature_matrix_of_float_columns_equals_column_by_column(cells, monkeypatch):
+    """Float64 columns read several at a time: the same bits as one column at a time (NaN, -0.0 and
+    the row subset included), whatever the number of columns a read takes."""
+    from apnull.score import _matrix
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((50, 9))
+    X[rng.random(X.shape) < 0.1] = np.nan
+    X[0, 0] = -0.0
+    df = pd.concat([pd.DataFrame({"Metadata_x": ["a"] * 50}), pd.DataFrame(X, columns=[f"f{i}" for i in range(9)]),
+                    pd.DataFrame({"i": np.arange(50)})], axis=1)
+    feats = ["f3", "f0", "f8", "f1", "f2", "f4", "f5", "f6", "f7"]
+    monkeypatch.setattr(_matrix, "CELLS", cells)
+    for used in (np.arange(50), np.array([4, 2, 49, 0, 7])):
+        want = np.stack([df[c].to_numpy(dtype=np.float64, na_value=np.nan)[used] for c in feats], axis=1)
+        got = feature_matrix(df, feats, used)
+        assert got.flags.c_contiguous and got.tobytes() == want.tobytes()
+        mixed = feature_matrix(df, feats + ["i"], used)  # an integer column: column by column
+        assert mixed[:, :-1].tobytes() == want.tobytes() and mixed[:, -1].tolist() == used.tolist()
+
+
+def test_a_repeated_column_name_is_an_error_unless_left_out():
+    from apnull.score._columns import select_features
+
+    df = pd.DataFrame([[1.0, 2.0, 3.0, "x", "y"]], columns=["f0", "f1", "f1", "Metadata_a", "Metadata_a"])
+    with pytest.raises(ValueError, match="column 'f1' appears more than once"):
+        select_features(df, None, set())
+    with pytest.raises(ValueError, match="column 'f1' appears more than once"):
+        select_features(df, ["f0", "f1"], set())
+    assert select_features(df.iloc[:, [0, 1, 3, 4]], None, set())[0] == ["f0", "f1"]
+    assert select_features(df, ["f0"], set())[0] == ["f0"]
+
+
 def test_duplicate_rows_as_pandas():
     rng = np.random.default_rng(1)
     v = rng.integers(0, 2, (400, 3)).astype(float)

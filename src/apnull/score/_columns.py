@@ -37,8 +37,22 @@ MOSTLY_NUMERIC = 0.5
 CELLS_NAMED = 5
 
 
-def _is_numeric(col: pd.Series) -> bool:
-    return pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col)
+def _is_numeric(dtype) -> bool:
+    return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
+
+
+def _dtype_reader(table: pd.DataFrame):
+    """dtype(name) -> the dtype of column ``name``, read from ``table.dtypes`` once (no column is
+    taken out of the table). ValueError for a name the table holds more than once."""
+    dtypes = dict(zip(table.columns, table.dtypes))
+    repeated = set(table.columns[table.columns.duplicated()]) if not table.columns.is_unique else set()
+
+    def dtype(name):
+        if name in repeated:
+            raise ValueError(f"column {str(name)!r} appears more than once in the table; give each column "
+                             "its own name")
+        return dtypes[name]
+    return dtype
 
 
 def _not_numbers(col: pd.Series) -> np.ndarray:
@@ -87,18 +101,19 @@ def select_features(table: pd.DataFrame, features, exclude) -> tuple[list, list]
         default choice, a column numeric but for a few cells (cells named, see the module text).
     """
     cols = [c for c in table.columns if c not in exclude]
+    dtype = _dtype_reader(table)
     left_out = []
     if features is None:
         chosen = []
         for c in cols:
-            col = table[c]
             if str(c).startswith("Metadata_"):
                 left_out.append((str(c), "metadata (name starts with Metadata_)"))
-            elif pd.api.types.is_bool_dtype(col):
+            elif pd.api.types.is_bool_dtype(dtype(c)):
                 left_out.append((str(c), "true/false values"))
-            elif _is_numeric(col):
+            elif _is_numeric(dtype(c)):
                 chosen.append(c)
             else:
+                col = table[c]
                 bad = _not_numbers(col)
                 filled = int(col.notna().sum())
                 if filled and bad.size == 0:  # numbers held as text (e.g. with None for blanks): numeric
@@ -125,8 +140,8 @@ def select_features(table: pd.DataFrame, features, exclude) -> tuple[list, list]
             raise ValueError("features is an empty list; give at least 1 feature column")
         why = "not in the features list"
     for c in chosen:
-        col = table[c]
-        if not _is_numeric(col):
+        if not _is_numeric(dtype(c)):
+            col = table[c]
             bad = _not_numbers(col) if not pd.api.types.is_bool_dtype(col) else np.arange(len(col))
             if bad.size == 0:  # text that parses as numbers throughout: a numeric column written as text
                 continue

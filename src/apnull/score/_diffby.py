@@ -18,7 +18,7 @@ import numba
 import numpy as np
 
 from ._draws import draw_assignment
-from ._kernels import block_sum, count_sorted, sim
+from ._kernels import block_sum, count_sorted, pair_rank, sim
 from ._permute import pool_layout
 
 __all__ = ["perturbation_scores_excluding", "evaluate_excluding"]
@@ -94,8 +94,8 @@ def query_excluding(vals, same, kept, base_gt, base_eq, order, cnt):  # pragma: 
 def evaluate_excluding(D, want, ap_out, pr_out, fwork, iwork, controls, pool, kind, codes):  # pragma: no cover
     """Mean AP of assignment D over its queries that keep a positive (0 if none); per-query AP and
     P@R (NaN for a query without positive) into ap_out/pr_out if ``want``. ``iwork`` is (5, k)."""
-    Xc, sorted_buf, soff, greater_buf, goff = (controls.X, controls.sorted_sims, controls.sorted_offset,
-                                               controls.greater, controls.greater_offset)
+    Xc, sorted_buf, soff = controls.X, controls.sorted_sims, controls.sorted_offset
+    ranks, poff = controls.pairs.view(np.int16), controls.pairs_offset
     g_str, g_rep, g_row, g_ctl = pool.stratum, pool.replicate, pool.row, pool.control
     s_n, s_stratum, s_rep_lo, s_rep_hi = pool.n, pool.component_stratum, pool.rep_lo, pool.rep_hi
     simRP, sortedRC, gtR, eqR = pool.sim, pool.sorted_rc, pool.gt, pool.eq
@@ -129,7 +129,7 @@ def evaluate_excluding(D, want, ap_out, pr_out, fwork, iwork, controls, pool, ki
                 v = simRP[g_rep[y], u]
                 gt, eq = count_sorted(sorted_buf[rs:rs + n - 1], v)
             elif insame:
-                gt = greater_buf[goff[j] + cu * n + g_ctl[y]]
+                gt = pair_rank(ranks, poff[j], cu, g_ctl[y], n)
                 v = sorted_buf[rs + n - 2 - gt]
                 eq = equal_below(sorted_buf[rs:rs + n - 1], n - 2 - gt, v)
             else:

@@ -26,9 +26,8 @@ import numba
 import numpy as np
 
 from .._kernels import uniform
-from ._kernels import count_sorted, evaluate, query_counts
+from ._kernels import count_sorted, evaluate, pair_index, query_counts
 from ._prefetch import prefetch
-from ._tables import pair_index
 
 #: Draws evaluated together (the gathered look-ups of a chunk fit in the first-level cache).
 CHUNK = 128

@@ -26,9 +26,10 @@ from ..law import permutation_pvalue
 from ..limits import SCORE_MAX_EXACT_ASSIGNMENTS as MAX_EXACT_ASSIGNMENTS
 from . import _diffby, _permute, _tables
 from ._kernels import ControlRows, Replicates
+from ._perts import components_of, ranges
 from .positives import pool_codes
 
-__all__ = ["stream_key", "components", "prepare_component", "run_batch", "run_screen", "pert_spec",
+__all__ = ["stream_key", "components", "prepare_component", "run_batch", "run_screen", "pert_spec", "batch_specs",
            "default_threads", "Component", "PerturbationSpec", "PerturbationResult",
            "MAX_EXACT_ASSIGNMENTS", "BATCH"]
 
@@ -58,24 +59,9 @@ def stream_key(seed: int, *parts) -> int:
 
 
 def components(screen) -> list[list[int]]:
-    """Indices of screen.perts grouped by connected strata (union-find), in a fixed order."""
-    parent: dict = {}
-
-    def find(x):
-        while parent.setdefault(x, x) != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for p in screen.perts:
-        for s in p.strata[1:]:
-            a, b = find(p.strata[0]), find(s)
-            if a != b:
-                parent[max(a, b)] = min(a, b)
-    groups: dict = {}
-    for i, p in enumerate(screen.perts):
-        groups.setdefault(find(p.strata[0]), []).append(i)
-    return [groups[k] for k in sorted(groups)]
+    """Indices of screen.perts grouped by connected strata, in a fixed order: perturbations in
+    increasing index, components in order of their first stratum key (:func:`._perts.components_of`)."""
+    return [members.tolist() for members, _ in components_of(screen.perts)]
 
 
 @dataclass(frozen=True)
@@ -120,18 +106,14 @@ class PerturbationResult(NamedTuple):
 def prepare_component(strata, Xc_list, kind) -> Component:
     """Concatenate the controls of ``strata``; sort each control's similarities once and rank them.
 
-    Memory: 16 bytes per ordered pair of controls in a stratum (sorted float64 row, int32 rank, and
-    the 8-byte (float32 similarity, both int16 ranks) record of each unordered pair the permutation
-    kernel reads).
+    Memory: 12 bytes per ordered pair of controls in a stratum (the sorted float64 rows, and the 8-byte
+    record (float32 similarity, both int16 ranks) of each unordered pair, which the kernels read).
     """
     csize = np.array([x.shape[0] for x in Xc_list], dtype=np.int64)
     cstart = np.concatenate([[0], np.cumsum(csize)[:-1]]).astype(np.int64)
     lens = csize * np.maximum(csize - 1, 0)
     soff = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
-    glens = csize * csize
-    goff = np.concatenate([[0], np.cumsum(glens)[:-1]]).astype(np.int64)
     buf = np.empty(int(lens.sum()))
-    gbuf = np.empty(int(glens.sum()), dtype=np.int32)
     plens = csize * np.maximum(csize - 1, 0) // 2  # one 8-byte record per unordered pair
     poff = np.concatenate([[0], np.cumsum(plens)[:-1]]).astype(np.int64)
     pbuf = np.empty(int(plens.sum()), dtype=np.int64)
@@ -140,26 +122,54 @@ def prepare_component(strata, Xc_list, kind) -> Component:
     for j in range(len(Xc_list)):
         n = int(csize[j])
         rows = buf[soff[j]:soff[j] + lens[j]].reshape(n, max(n - 1, 0))  # filled in place: no copies
-        greater = gbuf[goff[j]:goff[j] + glens[j]].reshape(n, n)
         _tables.sorted_control_rows(Xc[cstart[j]:cstart[j] + n], np.ascontiguousarray(XT[:, cstart[j]:cstart[j] + n]),
-                                    kind, rows, greater)
-        _tables.fill_pair_rows(rows, greater, pbuf[poff[j]:poff[j] + plens[j]])
-    return Component(list(strata), ControlRows(Xc, cstart, csize, buf, soff, gbuf, goff, pbuf, poff, XT))
+                                    kind, rows, pbuf[poff[j]:poff[j] + plens[j]])
+    return Component(list(strata), ControlRows(Xc, cstart, csize, buf, soff, pbuf, poff, XT))
 
 
 def pert_spec(screen, i, comp_strata, seed) -> PerturbationSpec:
     """The :class:`PerturbationSpec` of perturbation i, whose component has strata ``comp_strata``."""
-    p = screen.perts[i]
+    return batch_specs(screen, [i], comp_strata, seed)[0]
+
+
+def batch_specs(screen, idx, comp_strata, seed) -> list:
+    """The :class:`PerturbationSpec` of each perturbation of ``idx`` (one component, strata
+    ``comp_strata``), read from the screen's :class:`._perts.PertTable` arrays: the batch's replicate
+    rows are taken in one go, each spec's arrays are slices of them (C-contiguous)."""
+    pt = screen.perts
+    idx = np.asarray(idx, dtype=np.int64)
+    segs = ranges(pt.soff, idx)
+    seg_st = pt.seg_stratum[segs]
     where = {s: j for j, s in enumerate(comp_strata)}
-    Xr = np.ascontiguousarray(screen.X[np.concatenate(p.reps)])
-    rep_str = np.repeat(np.arange(len(p.strata)), [len(r) for r in p.reps]).astype(np.int64)
-    t_strata = np.array([where[s] for s in p.strata], dtype=np.int64)
-    keys = np.array([stream_key(seed, p.key, s) for s in p.strata], dtype=np.uint64)
-    sizes = [(len(r), len(screen.controls[s])) for r, s in zip(p.reps, p.strata)]
-    rows = screen.rows[np.concatenate(p.reps)]
-    codes = None if getattr(screen, "codes", None) is None else \
-        pool_codes(screen.codes, p.reps, [screen.controls[s] for s in p.strata])
-    return PerturbationSpec(i, Replicates(Xr, rep_str, t_strata), keys, sizes, rows, codes)
+    t_of = np.full(len(pt.strata), -1, dtype=np.int64)  # each stratum's position in the component
+    need = np.unique(seg_st).tolist()
+    t_of[need] = [where[pt.strata[j]] for j in need]
+    names = [pt.strata[j] for j in seg_st.tolist()]
+    keys = pt.keys.take(idx).tolist() if idx.size > 1 else [pt.keys[int(idx[0])]]
+    xrows = pt.rows[ranges(pt.qoff, idx)]
+    X = np.ascontiguousarray(screen.X[xrows])  # a new C-contiguous array; each row slice of it is too
+    rows = screen.rows[xrows]
+    seg_len = pt.seg_off[segs + 1] - pt.seg_off[segs]
+    nseg = pt.soff[idx + 1] - pt.soff[idx]
+    sstart = np.concatenate([[0], np.cumsum(nseg)]).astype(np.int64)
+    qstart = np.concatenate([[0], np.cumsum(pt.qoff[idx + 1] - pt.qoff[idx])]).astype(np.int64)
+    rep_str = np.repeat(np.arange(segs.size, dtype=np.int64) - np.repeat(sstart[:-1], nseg), seg_len)
+    seg_t = t_of[seg_st]
+    seg_k = seg_len.tolist()
+    n_of = {s: len(screen.controls[s]) for s in set(names)}
+    codes = getattr(screen, "codes", None)
+    out = []
+    for j, (i, key) in enumerate(zip(idx.tolist(), keys)):
+        a, b, sa, sb = int(qstart[j]), int(qstart[j + 1]), int(sstart[j]), int(sstart[j + 1])
+        strata = names[sa:sb]
+        kj = np.array([stream_key(seed, key, s) for s in strata], dtype=np.uint64)
+        sizes = [(seg_k[g], n_of[s]) for g, s in zip(range(sa, sb), strata)]
+        pc = None
+        if codes is not None:  # the replicates' X rows of each stratum, and its controls'
+            reps = np.split(xrows[a:b], np.cumsum(seg_len[sa:sb])[:-1])
+            pc = pool_codes(codes, reps, [screen.controls[s] for s in strata])
+        out.append(PerturbationSpec(i, Replicates(X[a:b], rep_str[a:b], seg_t[sa:sb]), kj, sizes, rows[a:b], pc))
+    return out
 
 
 def assignment_count(sizes) -> int:
@@ -205,11 +215,12 @@ def run_batch(comp: Component, specs, kind, B, exact, keep_null=False, pool=None
 
 
 def _plan(screen, seed, batch):
-    for comp_idx in components(screen):
-        strata = sorted({s for i in comp_idx for s in screen.perts[i].strata})
-        Xc_list = [screen.X[screen.controls[s]] for s in strata]
-        batches = [comp_idx[a:a + batch] for a in range(0, len(comp_idx), batch)]
-        yield strata, Xc_list, batches
+    pt = screen.perts
+    for members, strata in components_of(pt):
+        keys = [pt.strata[s] for s in strata.tolist()]
+        Xc_list = [screen.X[screen.controls[s]] for s in keys]
+        idx = members.tolist()
+        yield keys, Xc_list, [idx[a:a + batch] for a in range(0, len(idx), batch)]
 
 
 def run_screen(screen, seed, B, exact, client=None, progress=None, batch=BATCH, threads=None):
@@ -232,7 +243,7 @@ def run_screen(screen, seed, B, exact, client=None, progress=None, batch=BATCH, 
             for strata, Xc_list, batches in _plan(screen, seed, batch):
                 comp = prepare_component(strata, Xc_list, screen.kind)
                 for b in batches:
-                    specs = [pert_spec(screen, i, strata, seed) for i in b]
+                    specs = batch_specs(screen, b, strata, seed)
                     for r in run_batch(comp, specs, screen.kind, B, exact, pool=pool):
                         results[r.index] = r
                     done += len(b)
@@ -246,7 +257,7 @@ def run_screen(screen, seed, B, exact, client=None, progress=None, batch=BATCH, 
     for strata, Xc_list, batches in _plan(screen, seed, batch):
         comp = client.submit(prepare_component, strata, Xc_list, screen.kind, pure=False)
         for b in batches:
-            specs = [pert_spec(screen, i, strata, seed) for i in b]
+            specs = batch_specs(screen, b, strata, seed)
             futures.append(client.submit(run_batch, comp, specs, screen.kind, B, exact, pure=False))
     for fut in as_completed(futures):
         batch_out = fut.result()

@@ -39,12 +39,10 @@ class ControlRows(NamedTuple):
     # control c of stratum j has its n - 1 similarities to the others, ascending, at
     # sorted_offset[j] + c * (size[j] - 1)
     sorted_offset: np.ndarray   #: (J,) int64 start of stratum j in ``sorted_sims``
-    greater: np.ndarray         #: int32 buffer of ranks: how many of control c's similarities exceed
-    # sim(c, c2), at greater_offset[j] + c * size[j] + c2 (-1 on the diagonal)
-    greater_offset: np.ndarray  #: (J,) int64 start of stratum j in ``greater``
-    pairs: np.ndarray           #: int64 buffer of 8-byte pair records (``_tables.pair_rows``): for
-    # controls a < b of stratum j, record i = a (2 n - a - 1) / 2 + b - a - 1 at pairs_offset[j] + i
-    # holds sim(a, b) as float32, then greater[a, b] and greater[b, a] as int16 (-1 - rank when tied)
+    pairs: np.ndarray           #: int64 buffer of 8-byte pair records (``_tables.sorted_control_rows``):
+    # for controls a < b of stratum j, record i = pair_index(a, b, n) at pairs_offset[j] + i holds
+    # sim(a, b) as float32, then as int16 b's rank in a's row and a's rank in b's row (how many of the
+    # row's similarities exceed it; -1 - rank when it ties another entry of the row)
     pairs_offset: np.ndarray    #: (J,) int64 start of stratum j in ``pairs``
     XT: np.ndarray              #: (d, n_total) ``X`` transposed, contiguous (blocks of similarities)
 
@@ -90,6 +88,23 @@ def sim(X, i, Y, j, kind):  # pragma: no cover - compiled
         diff = X[i, t] - Y[j, t]
         s += diff * diff
     return -s
+
+
+@numba.njit(cache=True, inline="always")
+def pair_index(a, b, n):  # pragma: no cover - compiled
+    """Index of the unordered pair a < b among the n (n - 1) / 2 pairs of n items, row by row."""
+    return a * (2 * n - a - 1) // 2 + (b - a - 1)
+
+
+@numba.njit(cache=True, inline="always")
+def pair_rank(ranks, base, cu, cy, n):  # pragma: no cover - compiled
+    """How many of control cu's similarities (its sorted row) exceed sim(cu, cy), from the pair's record
+    (``ranks`` the int16 view of ``ControlRows.pairs``, ``base`` the stratum's ``pairs_offset``)."""
+    if cu < cy:
+        r = np.int64(ranks[4 * (base + pair_index(cu, cy, n)) + 2])
+    else:
+        r = np.int64(ranks[4 * (base + pair_index(cy, cu, n)) + 3])
+    return -1 - r if r < 0 else r
 
 
 @numba.njit(cache=True)
@@ -240,8 +255,8 @@ def evaluate(D, want, ap_out, pr_out, fwork, iwork, controls, pool, kind):  # pr
     ``controls`` is a :class:`ControlRows`, ``pool`` a :class:`Pool`; ``fwork`` (1, k) and ``iwork``
     (4, k) are workspaces. Returns the mean AP over the k queries.
     """
-    Xc, sorted_buf, soff, greater_buf, goff = (controls.X, controls.sorted_sims, controls.sorted_offset,
-                                               controls.greater, controls.greater_offset)
+    Xc, sorted_buf, soff = controls.X, controls.sorted_sims, controls.sorted_offset
+    ranks, poff = controls.pairs.view(np.int16), controls.pairs_offset
     g_str, g_rep, g_row, g_ctl = pool.stratum, pool.replicate, pool.row, pool.control
     s_n, s_stratum, s_rep_lo, s_rep_hi = pool.n, pool.component_stratum, pool.rep_lo, pool.rep_hi
     simRP, sortedRC, gtR, eqR = pool.sim, pool.sorted_rc, pool.gt, pool.eq
@@ -278,7 +293,7 @@ def evaluate(D, want, ap_out, pr_out, fwork, iwork, controls, pool, kind):  # pr
                 v = simRP[g_rep[y], u]
                 gt, eq = count_sorted(sorted_buf[rs:rs + n - 1], v)
             elif insame:
-                gt = greater_buf[goff[j] + cu * n + g_ctl[y]]
+                gt = pair_rank(ranks, poff[j], cu, g_ctl[y], n)
                 pos = rs + n - 2 - gt
                 v = sorted_buf[pos]
                 eq = _equal_below(sorted_buf[rs:rs + n - 1], n - 2 - gt, v)

@@ -4,7 +4,8 @@ A screen of 400,000 rows and 20 features is 64 MB of float64. Reading it through
 selection of the table, fancy-indexing the rows and scaling with whole-array numpy expressions
 makes five or six such copies at once; this module keeps one (plus chunks of :data:`CHUNK` rows):
 
-- :func:`feature_matrix` fills a C-contiguous (rows, features) array one input column at a time;
+- :func:`feature_matrix` fills a C-contiguous (rows, features) array one input column at a time, or
+  when every feature column is float64 as many columns at a time as make :data:`CELLS` values;
 - :func:`scale_in_place` overwrites it, :data:`CHUNK` rows at a time, with what
   :func:`._scale.unit_rows` / :func:`._scale.euclidean_rows` give for the whole array. Every row's
   result depends on that row only (and for Euclidean on one common power of two), and every chunk
@@ -22,10 +23,12 @@ import pandas as pd
 
 from ._scale import unit_rows
 
-__all__ = ["CHUNK", "feature_matrix", "euclidean_exponent", "scale_in_place", "row_hash", "duplicate_rows"]
+__all__ = ["CHUNK", "CELLS", "feature_matrix", "euclidean_exponent", "scale_in_place", "row_hash", "duplicate_rows"]
 
 #: Rows scaled at a time (a chunk's temporaries are a few MB).
 CHUNK = 16384
+#: Values read from the table at a time when every feature column is float64 (8 MB).
+CELLS = 1 << 20
 _MULT = np.uint64(0x9E3779B97F4A7C15)
 
 
@@ -34,6 +37,14 @@ def feature_matrix(table: pd.DataFrame, features, used: np.ndarray) -> np.ndarra
     (missing values as NaN), without a copy of the whole column selection."""
     out = np.empty((used.size, len(features)), dtype=np.float64)
     whole = used.size == len(table) and bool(np.all(used == np.arange(used.size)))
+    if table.columns.is_unique and len(features):
+        pos = table.columns.get_indexer(features)
+        if (pos >= 0).all() and all(isinstance(t, np.dtype) and t == np.float64 for t in table.dtypes.iloc[pos]):
+            step = max(1, CELLS // max(used.size, 1))  # float64 columns: ``step`` columns at a time
+            rows = slice(None) if whole else used
+            for a in range(0, pos.size, step):
+                out[:, a:a + step] = table.iloc[rows, pos[a:a + step]].to_numpy(dtype=np.float64)
+            return out
     for j, c in enumerate(features):
         col = table[c].to_numpy(dtype=np.float64, na_value=np.nan)
         out[:, j] = col if whole else col[used]

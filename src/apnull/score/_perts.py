@@ -28,7 +28,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["Pert", "PertTable", "Scores", "group_rows", "ranges"]
+__all__ = ["Pert", "PertTable", "Scores", "group_rows", "ranges", "components_of", "sorted_order"]
 
 
 @dataclass
@@ -129,11 +129,48 @@ class PertTable:
                                                              dtype=np.int64), np.asarray(strata, dtype=object))
 
 
+def components_of(table: PertTable) -> list:
+    """[(perturbation indices, stratum indices)] of each component of ``table``'s strata.
+
+    Two strata are in one component when a perturbation has replicates in both (union-find on the
+    segments' stratum indices, the smaller index the root). Each component lists its perturbations in
+    increasing index and its strata in increasing index (= key order: ``strata`` is sorted); the
+    components come in order of their first stratum. Strata no perturbation has are in none.
+    """
+    T = len(table.strata)
+    parent = np.arange(T)
+
+    def find(x):
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    nseg = np.diff(table.soff)
+    for i in np.flatnonzero(nseg > 1).tolist():
+        segs = table.seg_stratum[table.soff[i]:table.soff[i + 1]]
+        a = find(segs[0])
+        for s in segs[1:].tolist():
+            b = find(s)
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+                a = min(a, b)
+    root = np.array([find(s) for s in range(T)], dtype=np.int64)
+    first = table.seg_stratum[table.soff[:-1]]
+    of_pert = root[first] if first.size else np.empty(0, np.int64)
+    order = np.argsort(of_pert, kind="stable")
+    cuts = np.flatnonzero(np.diff(of_pert[order])) + 1
+    by_root = np.argsort(root, kind="stable")
+    starts = np.flatnonzero(np.diff(root[by_root], prepend=-1))
+    strata_of = dict(zip(root[by_root][starts].tolist(), np.split(by_root, starts[1:])))
+    return [(members, strata_of[int(of_pert[members[0]])]) for members in np.split(order, cuts) if members.size]
+
+
 def _offsets(lengths) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(np.asarray(lengths, dtype=np.int64))]).astype(np.int64)
 
 
-def _sorted_order(X, primary, rows):
+def sorted_order(X, primary, rows):
     """Order of ``rows`` by (primary, X[row, 0], X[row, 1], ..., row): what ``np.lexsort`` of all
     those keys gives, reading the feature columns only where the keys before them tie."""
     x0 = X[rows, 0] if X.shape[1] else np.zeros(rows.size)
@@ -174,7 +211,7 @@ def group_rows(X, label_rank, stratum_rank, members, names_of, keys_of, strata) 
         Every perturbation (labels sorted by key), even those to skip.
     """
     primary = label_rank[members] * np.int64(max(len(strata), 1)) + stratum_rank[members]
-    order = _sorted_order(X, primary, members)
+    order = sorted_order(X, primary, members)
     rows = members[order]
     lab, st = label_rank[rows], stratum_rank[rows]
     new_seg = np.ones(rows.size, dtype=bool)

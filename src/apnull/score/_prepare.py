@@ -12,7 +12,7 @@ from ..limits import SCORE_MAX_STRATUM_CONTROLS as MAX_STRATUM_CONTROLS
 from ..limits import check_column, check_stratum
 from ._columns import select_features
 from ._matrix import duplicate_rows, euclidean_exponent, feature_matrix, scale_in_place
-from ._perts import Pert, PertTable, group_rows
+from ._perts import Pert, PertTable, group_rows, sorted_order
 from ._trim import release_arrow
 from ._scale import degenerate_rows
 from ._outputs import TEXT
@@ -48,13 +48,11 @@ class Screen:
     exponent: int = 0             # Euclidean: every row of X was divided by 2 ** exponent
 
 
-def _canonical(X: np.ndarray, idx: np.ndarray) -> np.ndarray:
+def canonical_order(X: np.ndarray, idx: np.ndarray) -> np.ndarray:
     """``idx`` sorted by the feature rows (lexicographic), so results ignore the input row order."""
     if idx.size <= 1:
         return idx
-    sub = X[idx]
-    order = np.lexsort(sub.T[::-1])
-    return idx[order]
+    return idx[sorted_order(X, np.zeros(idx.size, dtype=np.int64), idx)]  # = np.lexsort(X[idx].T[::-1])
 
 
 def check_table(table, similarity) -> None:
@@ -139,7 +137,7 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
     cuts = np.flatnonzero(np.diff(srow[ctl_rows][by_stratum])) + 1
     for part in np.split(ctl_rows[by_stratum], cuts) if ctl_rows.size else []:
         s = strata[srow[part[0]]]
-        idx = _canonical(X, part)
+        idx = canonical_order(X, part)
         if idx.size > MAX_STRATUM_CONTROLS:
             raise ValueError(f"stratum {s!r} has {idx.size:,} control rows; the limit is "
                              f"{MAX_STRATUM_CONTROLS:,} per stratum: use a stratum column (plate or batch)")

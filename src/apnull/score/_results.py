@@ -63,12 +63,13 @@ class Scored(NamedTuple):
     # perturbation of each row of the groups table) for :func:`add_activity`
 
 
-def fixed_draws(pert, p_value, run: RunSettings) -> tuple:
-    """(permutations, bound) of a mAP p-value from a fixed number of draws."""
+def fixed_draws(pert, p_value, run: RunSettings, controls=None) -> tuple:
+    """(permutations, bound) of a mAP p-value from a fixed number of draws; ``controls`` (the screen's
+    {stratum: control rows}) gives the n_s of the exact count prod_s C(k_s + n_s, k_s)."""
     if run.null == "independent":
         return 0, False
     if run.exact and run.null == "permutation":
-        sizes = [(len(r), len(s)) for r, s in zip(pert.reps, pert.strata)]
+        sizes = [(len(r), len(controls[s])) for r, s in zip(pert.reps, pert.strata)]
         return _engine.assignment_count(sizes), False
     B = run.copairs_B if run.null == "copairs" else run.B
     return B, bool(p_value <= 1.0 / (1 + B) * (1 + 1e-9))  # no draw reached the observed mAP

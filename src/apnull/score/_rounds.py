@@ -30,7 +30,7 @@ import numpy as np
 
 from . import _engine
 from ._kernels import Replicates
-from ._perts import ranges
+from ._perts import components_of, ranges
 from ._sequential import NO_CODES
 
 __all__ = ["Part", "screen_components", "build_part", "mean_keys", "InProcess", "run_rounds", "CHUNK"]
@@ -84,34 +84,9 @@ class Part(NamedTuple):
 
 def screen_components(perts) -> list:
     """[(perturbation indices, stratum indices)] of each component: strata linked by a perturbation
-    with replicates in both (union-find); strata sorted, components in order of their first stratum."""
-    T = len(perts.strata)
-    parent = np.arange(T)
-
-    def find(x):
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    nseg = np.diff(perts.soff)
-    for i in np.flatnonzero(nseg > 1).tolist():
-        segs = perts.seg_stratum[perts.soff[i]:perts.soff[i + 1]]
-        a = find(segs[0])
-        for s in segs[1:].tolist():
-            b = find(s)
-            if a != b:
-                parent[max(a, b)] = min(a, b)
-                a = min(a, b)
-    root = np.array([find(s) for s in range(T)], dtype=np.int64)
-    first = perts.seg_stratum[perts.soff[:-1]]
-    of_pert = root[first] if first.size else np.empty(0, np.int64)
-    order = np.argsort(of_pert, kind="stable")
-    cuts = np.flatnonzero(np.diff(of_pert[order])) + 1
-    by_root = np.argsort(root, kind="stable")
-    starts = np.flatnonzero(np.diff(root[by_root], prepend=-1))
-    strata_of = dict(zip(root[by_root][starts].tolist(), np.split(by_root, starts[1:])))
-    return [(members, strata_of[int(of_pert[members[0]])]) for members in np.split(order, cuts) if members.size]
+    with replicates in both (union-find); strata sorted, components in order of their first stratum
+    (:func:`._perts.components_of`)."""
+    return components_of(perts)
 
 
 def mean_keys(perts, seed) -> np.ndarray:

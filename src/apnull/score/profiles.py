@@ -307,7 +307,8 @@ def _run(screen: Screen, run: RunSettings, scheduler, workers, progress, held):
             results = _engine.run_screen(screen, run.seed, run.run_B, run.exact and run.null == "permutation",
                                          client, progress, threads=run.threads)
             exact = run.exact and run.null == "permutation"  # only the exact count reads the perturbation
-            draws = {i: fixed_draws(screen.perts[i] if exact else None, r.p_value, run) for i, r in results.items()}
+            draws = {i: fixed_draws(screen.perts[i] if exact else None, r.p_value, run, screen.controls)
+                     for i, r in results.items()}
             scores = Scores.from_results(results, draws)
             del results
         screen.X = held()

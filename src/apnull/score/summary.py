@@ -45,15 +45,11 @@ def check_alpha(alpha) -> float:
 
 def null_mean_map(queries: pd.DataFrame, pcol: str) -> pd.Series:
     """E of each perturbation: the mean over its queries of the exact E[AP](m, n), indexed by ``pcol``."""
-    cache: dict = {}
-
-    def ev(m, n):
-        key = (int(m), int(n))
-        if key not in cache:
-            cache[key] = expected_ap(*key)
-        return cache[key]
-
-    e = np.array([ev(m, n) for m, n in zip(queries["m"], queries["n"])], dtype=float)
+    m = queries["m"].to_numpy().astype(np.int64)
+    n = queries["n"].to_numpy().astype(np.int64)
+    key = m * (int(n.max()) + 1) + n if n.size else n  # one integer per (m, n) (sizes are >= 0)
+    _, first, which = np.unique(key, return_index=True, return_inverse=True)
+    e = np.array([expected_ap(int(m[i]), int(n[i])) for i in first], dtype=float)[which.reshape(-1)]
     return pd.Series(e, index=queries.index).groupby(queries[pcol].to_numpy(), sort=False).mean()
 
 
