@@ -18,7 +18,7 @@ import numba
 import numpy as np
 
 from ._draws import draw_assignment
-from ._kernels import block_sum, count_sorted, pair_rank, sim
+from ._kernels import block_sum, count_sorted, pair_rank, replicate_counts, sim
 from ._permute import pool_layout
 
 __all__ = ["perturbation_scores_excluding", "evaluate_excluding"]
@@ -98,7 +98,7 @@ def evaluate_excluding(D, want, ap_out, pr_out, fwork, iwork, controls, pool, ki
     ranks, poff = controls.pairs.view(np.int16), controls.pairs_offset
     g_str, g_rep, g_row, g_ctl = pool.stratum, pool.replicate, pool.row, pool.control
     s_n, s_stratum, s_rep_lo, s_rep_hi = pool.n, pool.component_stratum, pool.rep_lo, pool.rep_hi
-    simRP, sortedRC, gtR, eqR = pool.sim, pool.sorted_rc, pool.gt, pool.eq
+    simRP, sortedRC = pool.sim, pool.sorted_rc
     k = D.size
     vals = fwork[0]
     same, base_gt, base_eq, order, kept = iwork[0], iwork[1], iwork[2], iwork[3], iwork[4]
@@ -121,8 +121,7 @@ def evaluate_excluding(D, want, ap_out, pr_out, fwork, iwork, controls, pool, ki
             if ru >= 0:
                 v = simRP[ru, y]
                 if insame:
-                    gt = gtR[ru, y]
-                    eq = eqR[ru, y]
+                    gt, eq = replicate_counts(pool, ru, su, y, v)
                 else:
                     gt, eq = count_sorted(sortedRC[ru, :n], v)
             elif g_rep[y] >= 0:

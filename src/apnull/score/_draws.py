@@ -26,7 +26,7 @@ import numba
 import numpy as np
 
 from .._kernels import uniform
-from ._kernels import count_sorted, evaluate, pair_index, query_counts
+from ._kernels import count_sorted, evaluate, pair_index, query_counts, replicate_counts
 from ._prefetch import prefetch
 
 #: Draws evaluated together (the gathered look-ups of a chunk fit in the first-level cache).
@@ -234,7 +234,7 @@ def _exact_query(D, b, qi, R, rb, n, sorted_buf, rbase, simPR, pool,
     k = D.shape[1]
     m = k - 1
     Ri = R.view(np.int16)
-    simRP, gtR, eqR = pool.sim, pool.gt, pool.eq
+    simRP = pool.sim
     u = D[b, qi]
     rs = rbase + (u - k) * (n - 1)
     cnt = 0
@@ -243,10 +243,9 @@ def _exact_query(D, b, qi, R, rb, n, sorted_buf, rbase, simPR, pool,
         if yi == qi:
             continue
         y = D[b, yi]
-        if u < k:  # a replicate query: its ranks of the pool, once per perturbation
+        if u < k:  # a replicate query: the controls above it in its row
             v = simRP[u, y]
-            gt = gtR[u, y]
-            eq = eqR[u, y]
+            gt, eq = replicate_counts(pool, u, 0, y, v)
         elif y < k:  # a control query, a replicate positive: search u's sorted row
             v = simRP[y, u]
             gt, eq = count_sorted(sorted_buf[rs:rs + n - 1], v)

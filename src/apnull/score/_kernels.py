@@ -72,6 +72,7 @@ class Pool(NamedTuple):
     sorted_rc: np.ndarray       #: (k, max n_s) similarities of replicate r to its stratum's controls, ascending
     gt: np.ndarray              #: (k, P) controls of r's stratum more similar to r than member g (same stratum only)
     eq: np.ndarray              #: (k, P) controls of r's stratum as similar to r as member g (same stratum only)
+    #: (one stratum: ``sorted_rc``, ``gt`` and ``eq`` have no columns; :func:`replicate_counts` counts when asked)
     observed: np.ndarray        #: (k,) the observed assignment: pool index of each replicate of t
 
 
@@ -189,6 +190,25 @@ def count_sorted(row, v):  # pragma: no cover - compiled
     return row.size - right, right - left
 
 
+@numba.njit(cache=True, inline="always")
+def replicate_counts(pool, ru, su, y, v):  # pragma: no cover - compiled
+    """(gt, eq) of replicate ru (stratum s = su) against member y of its stratum's pool, similarity v:
+    the controls of s more similar to ru than v / as similar. ``pool.gt[ru, y]`` / ``pool.eq[ru, y]``
+    where the pool kept its rank table, else counted over the n_s controls (one stratum: a replicate
+    is a query in few draws, so counting there costs less than sorting every replicate's row)."""
+    if pool.gt.shape[1] > 0:
+        return pool.gt[ru, y], pool.eq[ru, y]
+    lo = pool.offset[su] + pool.rep_hi[su] - pool.rep_lo[su]
+    row = pool.sim[ru]
+    gt = 0
+    eq = 0
+    for g in range(lo, lo + pool.n[su]):
+        w = row[g]
+        gt += w > v
+        eq += w == v
+    return gt, eq
+
+
 @numba.njit(cache=True)
 def _equal_below(row, pos, v):  # pragma: no cover - compiled
     """How many entries equal v end at index pos of an ascending row (ties are rare: a short scan)."""
@@ -249,7 +269,7 @@ def evaluate(D, want, ap_out, pr_out, fwork, iwork, controls, pool, kind):  # pr
     Query u (stratum s) ranks the other members of D (positives, any stratum) and the members of
     pool_s outside D (negatives). Counts over pool_s: for a control query and a control positive of
     the same stratum, an O(1) lookup in the ranks of u's sorted row; for a replicate query, the
-    ranks computed once per perturbation (gtR, eqR); across strata, a binary search in u's sorted
+    ranks of its row (``replicate_counts``); across strata, a binary search in u's sorted
     row. The k_s replicates of t in pool_s are compared one by one.
 
     ``controls`` is a :class:`ControlRows`, ``pool`` a :class:`Pool`; ``fwork`` (1, k) and ``iwork``
@@ -259,7 +279,7 @@ def evaluate(D, want, ap_out, pr_out, fwork, iwork, controls, pool, kind):  # pr
     ranks, poff = controls.pairs.view(np.int16), controls.pairs_offset
     g_str, g_rep, g_row, g_ctl = pool.stratum, pool.replicate, pool.row, pool.control
     s_n, s_stratum, s_rep_lo, s_rep_hi = pool.n, pool.component_stratum, pool.rep_lo, pool.rep_hi
-    simRP, sortedRC, gtR, eqR = pool.sim, pool.sorted_rc, pool.gt, pool.eq
+    simRP, sortedRC = pool.sim, pool.sorted_rc
     k = D.size
     m = k - 1
     vals = fwork[0]
@@ -285,8 +305,7 @@ def evaluate(D, want, ap_out, pr_out, fwork, iwork, controls, pool, kind):  # pr
             if ru >= 0:
                 v = simRP[ru, y]
                 if insame:
-                    gt = gtR[ru, y]
-                    eq = eqR[ru, y]
+                    gt, eq = replicate_counts(pool, ru, su, y, v)
                 else:
                     gt, eq = count_sorted(sortedRC[ru, :n], v)
             elif g_rep[y] >= 0:

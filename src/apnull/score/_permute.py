@@ -56,10 +56,15 @@ def pool_layout(reps, controls, kind):  # pragma: no cover - compiled
     nmax = 0
     for s in range(J):
         nmax = max(nmax, s_n[s])
-    sortedRC = np.empty((k, nmax))
-    gtR = np.zeros((k, P), dtype=np.int64)
-    eqR = np.zeros((k, P), dtype=np.int64)
-    replicate_ranks(simRP, rep_str, poff, s_lo, s_hi, s_n, sortedRC, gtR, eqR)
+    if J == 1:  # no rank table: a replicate's counts are made when it is a query (replicate_counts)
+        sortedRC = np.empty((k, 0))
+        gtR = np.zeros((k, 0), dtype=np.int64)
+        eqR = np.zeros((k, 0), dtype=np.int64)
+    else:
+        sortedRC = np.empty((k, nmax))
+        gtR = np.zeros((k, P), dtype=np.int64)
+        eqR = np.zeros((k, P), dtype=np.int64)
+        replicate_ranks(simRP, rep_str, poff, s_lo, s_hi, s_n, sortedRC, gtR, eqR)
     D0 = np.empty(k, dtype=np.int64)
     for r in range(k):
         s = rep_str[r]
