@@ -92,11 +92,12 @@ def test_every_assignment_equals_the_reference():
         done += 1
 
 
-def test_pool_tables_equal_the_reference():
+@pytest.mark.parametrize("draws", [0, 10**9])  # one stratum: counted when asked / the rank table
+def test_pool_tables_equal_the_reference(draws):
     rng = np.random.default_rng(11)
     for _ in range(100):
         controls, reps, kind, _, _ = random_case(rng)
-        new = _permute.pool_layout(reps, controls, kind)
+        new = _permute.pool_layout(reps, controls, kind, draws)
         old = ref.pool_layout(reps, ref.reference_controls(controls, kind), kind)
         for name in ("sim", "observed", "offset", "row", "control"):
             assert _same(getattr(new, name), getattr(old, name)), name
@@ -114,7 +115,7 @@ def test_rounds_continue_the_streams():
     rng = np.random.default_rng(5)
     for _ in range(30):
         controls, reps, kind, keys, _ = random_case(rng)
-        pool = _permute.pool_layout(reps, controls, kind)
+        pool = _permute.pool_layout(reps, controls, kind, int(rng.choice([0, 10**9])))
         whole = np.empty(400)
         _draws.null_means(pool, controls, kind, keys, np.zeros(keys.size, dtype=np.uint64), whole)
         counters = np.zeros(keys.size, dtype=np.uint64)

@@ -64,7 +64,7 @@ def conditional_scores(reps, controls, kind, keys, counters, drawn, reached, act
     stopped : (k,) bool, the queries that stopped at their h-th exceedance in this call
     """
     k = reps.X.shape[0]
-    pool = pool_layout(reps, controls, kind)
+    pool = pool_layout(reps, controls, kind, target)
     ap = np.empty(k)
     pr = np.empty(k)
     tap = np.empty(k)

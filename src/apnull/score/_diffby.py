@@ -163,7 +163,7 @@ def perturbation_scores_excluding(reps, controls, kind, B, keys, draws, codes): 
     ((P, C) int64, one row per pool member in pool order). Same draws, same return values; a query
     without positive has NaN AP and Precision@R and the observed mAP is the mean of the others."""
     k = reps.X.shape[0]
-    pool = pool_layout(reps, controls, kind)
+    pool = pool_layout(reps, controls, kind, max(B, draws.shape[0]))
     ap = np.empty(k)
     pr = np.empty(k)
     fwork = np.empty((1, k))

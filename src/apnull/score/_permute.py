@@ -14,10 +14,20 @@ from ._kernels import Pool, evaluate
 from ._tables import replicate_ranks, replicate_sims
 
 
+#: A single-stratum pool keeps a rank table of its replicates' rows when draws * k (k - 1) >= this * n:
+#: a replicate is one of the k queries of about k / n of the draws and then counts its k - 1 positives'
+#: ranks over the n controls, while the table sorts k rows of n once (about this many comparisons a value).
+RANK_TABLE_RATIO = 50
+
+
 @numba.njit(cache=True)
-def pool_layout(reps, controls, kind):  # pragma: no cover - compiled
+def pool_layout(reps, controls, kind, draws):  # pragma: no cover - compiled
     """The :class:`Pool` of perturbation t: layout, replicate-to-pool similarities, sorted
-    replicate-to-control rows and their ranks (``reps`` a ``Replicates``, ``controls`` a ``ControlRows``)."""
+    replicate-to-control rows and their ranks (``reps`` a ``Replicates``, ``controls`` a ``ControlRows``).
+
+    ``draws``: about how many assignments will be evaluated on the pool. A pool over one stratum keeps
+    no rank table when few are (``RANK_TABLE_RATIO``): a replicate query then counts its ranks when
+    drawn (``_kernels.replicate_counts``, the same values)."""
     Xr, rep_str, t_strata = reps.X, reps.stratum, reps.strata
     Xc, cstart, csize = controls.X, controls.start, controls.size
     k = Xr.shape[0]
@@ -56,7 +66,7 @@ def pool_layout(reps, controls, kind):  # pragma: no cover - compiled
     nmax = 0
     for s in range(J):
         nmax = max(nmax, s_n[s])
-    if J == 1:  # no rank table: a replicate's counts are made when it is a query (replicate_counts)
+    if J == 1 and draws * k * (k - 1) < RANK_TABLE_RATIO * s_n[0]:  # counts made when drawn instead
         sortedRC = np.empty((k, 0))
         gtR = np.zeros((k, 0), dtype=np.int64)
         eqR = np.zeros((k, 0), dtype=np.int64)
@@ -97,7 +107,7 @@ def perturbation_scores(reps, controls, kind, B, keys, draws):  # pragma: no cov
     null : (B,) or (T,) null mAP values
     """
     k = reps.X.shape[0]
-    pool = pool_layout(reps, controls, kind)
+    pool = pool_layout(reps, controls, kind, max(B, draws.shape[0]))
     ap = np.empty(k)
     pr = np.empty(k)
     fwork = np.empty((1, k))  # workspaces reused by every assignment: no allocation per draw

@@ -47,7 +47,7 @@ def sequential_scores(reps, controls, kind, keys, counters, drawn, reached, targ
     stopped : bool, True when this call stopped at the h-th exceedance
     """
     k = reps.X.shape[0]
-    pool = pool_layout(reps, controls, kind)
+    pool = pool_layout(reps, controls, kind, target - drawn)
     ap = np.empty(k)
     pr = np.empty(k)
     fwork = np.empty((1, k))
