@@ -311,6 +311,20 @@ def _untied_ap(gt, m):  # pragma: no cover - compiled
     return total / m
 
 
+@numba.njit(cache=True)
+def member_sims(pool):  # pragma: no cover - compiled
+    """(simPR, simPR32): ``pool.sim`` transposed, (P, k) member by replicate, as float64 and rounded to
+    float32 (what :func:`single_stratum_means` reads)."""
+    k, P = pool.sim.shape
+    simPR = np.empty((P, k))
+    simPR32 = np.empty((P, k), dtype=np.float32)
+    for r in range(k):
+        for g in range(P):
+            simPR[g, r] = pool.sim[r, g]
+            simPR32[g, r] = np.float32(pool.sim[r, g])
+    return simPR, simPR32
+
+
 @numba.njit(cache=True, nogil=True)
 def null_means(pool, controls, kind, keys, counters, out):  # pragma: no cover - compiled
     """out[b] = mAP of the b-th random assignment of ``pool`` (a :class:`._kernels.Pool`).
@@ -330,13 +344,7 @@ def null_means(pool, controls, kind, keys, counters, out):  # pragma: no cover -
     idx = np.empty((2, npairs), dtype=np.int64)
     left = np.empty(C, dtype=np.int64)
     R = np.empty(npairs, dtype=np.int64)
-    P = pool.sim.shape[1]
-    simPR = np.empty((P, k))
-    simPR32 = np.empty((P, k), dtype=np.float32)
-    for r in range(k):
-        for g in range(P):
-            simPR[g, r] = pool.sim[r, g]
-            simPR32[g, r] = np.float32(pool.sim[r, g])
+    simPR, simPR32 = member_sims(pool)
     ap = np.empty(k)
     pr = np.empty(k)
     fwork = np.empty((1, k))

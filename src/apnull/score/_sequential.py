@@ -12,7 +12,7 @@ import numba
 import numpy as np
 
 from ._diffby import evaluate_excluding
-from ._draws import CHUNK, draw_assignment, record_positions, single_stratum_means
+from ._draws import CHUNK, draw_assignment, member_sims, record_positions, single_stratum_means
 from ._kernels import Replicates, evaluate
 from ._permute import pool_layout
 
@@ -98,13 +98,7 @@ def _chunked(pool, controls, keys, counters, drawn, reached, target, h, tol, map
     idx = np.empty(npairs, dtype=np.int64)
     R = np.empty(npairs, dtype=np.int64)
     left = np.empty(C, dtype=np.int64)
-    P = pool.sim.shape[1]
-    simPR = np.empty((P, k))
-    simPR32 = np.empty((P, k), dtype=np.float32)
-    for r in range(k):
-        for g in range(P):
-            simPR[g, r] = pool.sim[r, g]
-            simPR32[g, r] = np.float32(pool.sim[r, g])
+    simPR, simPR32 = member_sims(pool)
     fwork = np.empty(k)
     iwork = np.empty((4, k), dtype=np.int64)
     n0 = pool.n[0]
