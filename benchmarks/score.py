@@ -19,7 +19,7 @@ import tracemalloc
 import numpy as np
 import pandas as pd
 
-from apnull.score._engine import default_threads
+from apnull.score.engine.executor import default_threads
 
 
 def make_screen(perts, reps, controls, features, seed=0):

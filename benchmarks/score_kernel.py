@@ -21,9 +21,15 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "score"))
 
 import kernel_reference as ref  # noqa: E402
+from score_helpers import run_perturbation  # noqa: E402
 
-from apnull.score import _engine, _permute  # noqa: E402
-from apnull.score._kernels import Replicates  # noqa: E402
+from apnull.score.kernels.controls import control_rows  # noqa: E402
+from apnull.score.kernels.pool import Replicates  # noqa: E402
+
+
+def chunked(reps, controls, kind, B, keys, draws):
+    """The library's path for a single-stratum pool (the batch kernel a run calls)."""
+    return run_perturbation(reps, controls, kind, B, keys)
 
 
 def _unit(X):
@@ -52,20 +58,19 @@ def main(argv=None):
                        np.zeros(1, dtype=np.int64)) for _ in range(T)]
     none = np.empty((0, k), dtype=np.int64)
     print(f"{T} perturbations x {k} replicates, one stratum of {n} controls, {d} features, cosine, {B} draws")
-    comp = _engine.prepare_component(["a"], [Xc[:10]], 0)  # compile / load both kernels once
+    comp = control_rows([Xc[:10]], 0)  # compile / load both kernels once
     ref.sorted_control_rows(Xc[:10], 0)
-    ref.perturbation_scores(reps[0], ref.reference_controls(comp.controls, 0), 0, 9, np.array([1], dtype=np.uint64),
-                            none)
-    _permute.perturbation_scores(reps[0], comp.controls, 0, 9, np.array([1], dtype=np.uint64), none)
+    ref.perturbation_scores(reps[0], ref.reference_controls(comp, 0), 0, 9, np.array([1], dtype=np.uint64), none)
+    chunked(reps[0], comp, 0, 9, np.array([1], dtype=np.uint64), none)
     _, c_old, _ = timed(lambda: ref.sorted_control_rows(Xc, 0))
-    _, c_new, _ = timed(lambda: _engine.prepare_component(["a"], [Xc], 0))
-    comp = _engine.prepare_component(["a"], [Xc], 0)
-    controls = {"before": ref.reference_controls(comp.controls, 0), "after": comp.controls}
+    _, c_new, _ = timed(lambda: control_rows([Xc], 0))
+    comp = control_rows([Xc], 0)
+    controls = {"before": ref.reference_controls(comp, 0), "after": comp}
     print(f"control tables: before {c_old * 1e3:.0f} ms (sorted rows and ranks), after {c_new * 1e3:.0f} ms "
           "(sorted rows and pair records) CPU")
     best = {}
     for _ in range(args.rounds):
-        for name, f in (("before", ref.perturbation_scores), ("after", _permute.perturbation_scores)):
+        for name, f in (("before", ref.perturbation_scores), ("after", chunked)):
             for b in (0, B):
                 res, cpu, wall = timed(lambda: [f(r, controls[name], 0, b, np.array([t + 1], dtype=np.uint64), none)
                                                 for t, r in enumerate(reps)])

@@ -15,8 +15,8 @@ def main():
     import numpy, pandas  # noqa: F401
     base_py = proc.memory_info().rss / 2**20
     import numba  # noqa: F401
-    from apnull.score import _adaptive, _outputs, conditional
     from apnull.score import profiles as PR
+    from apnull.score.results import outputs as _outputs
     base_imp = proc.memory_info().rss / 2**20
     rows, cur, stop = [], {"name": "building the table", "peak": 0}, [False]
 
@@ -43,8 +43,8 @@ def main():
             return out
         setattr(mod, attr, timed)
 
-    for mod, attr, name in [(PR, "prepare_screen", "prepare_screen"), (_adaptive, "run_screen_auto", "mAP rounds"),
-                            (conditional, "query_pvalues", "per-query null"),
+    for mod, attr, name in [(PR, "prepare_screen", "prepare_screen"), (PR, "resolve", "mAP rounds"),
+                            (PR, "query_pvalues", "per-query null"),
                             (PR, "pvalues", "pvalues"), (PR, "group_table", "group_table"), (PR, "add_activity", "activity"),
                             (PR, "query_table", "query_table"), (_outputs, "carry_metadata", "carry_metadata")]:
         wrap(mod, attr, name)

@@ -19,7 +19,7 @@ import numpy as np
 import apnull
 from apnull.score import score_profiles
 from apnull.score.example import digits_screen
-from apnull.score.nulls import LawCache
+from apnull.score.nulls.laws import LawCache
 from apnull.significance import null_distribution, tail_pvalue
 
 CASES = [(1.0, 30, 240), (0.95, 30, 240), (0.6, 30, 240), (1.0, 100, 1000), (0.7, 100, 1000),

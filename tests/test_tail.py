@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import apnull
 from apnull.cli import main as cli_main
 from apnull.law import VALUE_TOL
-from apnull.score.nulls import LawCache
+from apnull.score.nulls.laws import LawCache
 from apnull.significance import null_distribution, null_position, resolved_pvalue, tail_pvalue
 from apnull.tail import combine, needs_counting, tail_bounds
 

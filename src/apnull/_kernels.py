@@ -1,4 +1,4 @@
-"""Compiled kernels (numba) of the null sampler, and the package's one random stream (``uniform``).
+"""Compiled kernels (numba) of the null sampler (its random numbers: :func:`apnull.streams.uniform`).
 
 Imported lazily: only Monte Carlo sampling and the scoring permutations (apnull.score) need them.
 
@@ -11,6 +11,8 @@ import numpy as np
 from llvmlite import ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic
+
+from .streams import uniform
 
 
 @intrinsic
@@ -25,22 +27,6 @@ def _trailing_zeros(typingctx, word):  # pragma: no cover - compiled
         return builder.call(fn, [args[0], ir.Constant(ir.IntType(1), 1)])
 
     return sig, codegen
-
-
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
-
-
-@numba.njit(cache=True, inline="always")
-def uniform(key, index):  # pragma: no cover - compiled
-    """The index-th 53-bit uniform in [0, 1) of the SplitMix64 stream with seed ``key``: the package's
-    one random stream (the null sampler here, the permutations of :mod:`apnull.score`)."""
-    z = key + (index + np.uint64(1)) * _GOLDEN
-    z = (z ^ (z >> np.uint64(30))) * _MIX1
-    z = (z ^ (z >> np.uint64(27))) * _MIX2
-    z = z ^ (z >> np.uint64(31))
-    return np.float64(z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)

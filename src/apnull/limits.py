@@ -282,3 +282,40 @@ def check_workers(workers):
     if isinstance(workers, (bool, np.bool_)) or not isinstance(workers, numbers.Integral) or workers < 1:
         raise ValueError(f"workers must be a whole number of at least 1, got {workers!r}")
     return int(workers)
+
+
+def check_alpha(alpha) -> float:
+    """The significance level: a number strictly between 0 and 1, else ValueError."""
+    if isinstance(alpha, bool):
+        raise ValueError(f"alpha must be a number between 0 and 1 (e.g. 0.05), got {alpha!r}")
+    try:
+        value = float(alpha)
+    except (TypeError, ValueError):
+        raise ValueError(f"alpha must be a number between 0 and 1 (e.g. 0.05), got {alpha!r}") from None
+    if not (0.0 < value < 1.0):
+        raise ValueError(f"alpha must be between 0 and 1 (exclusive), e.g. 0.05; got {alpha!r}")
+    return value
+
+
+def check_budget(budget):
+    """Seconds an adaptive run may spend refining: None (no limit) or a positive finite number."""
+    if budget is None:
+        return None
+    if isinstance(budget, (bool, np.bool_)) or not isinstance(budget, numbers.Real) or not np.isfinite(budget) \
+            or budget <= 0:
+        raise ValueError(f"budget must be a positive number of seconds (or None for no limit), got {budget!r}")
+    return float(budget)
+
+
+def check_progress(progress):
+    """A progress callback: None or a function progress(done, total)."""
+    if progress is not None and not callable(progress):
+        raise ValueError("progress must be a function progress(done, total)")
+    return progress
+
+
+def check_where(scheduler, workers):
+    """(scheduler, workers) of a run: not both; workers checked by :func:`check_workers`."""
+    if scheduler is not None and workers is not None:
+        raise ValueError("give scheduler= or workers=, not both")
+    return scheduler, check_workers(workers)

@@ -16,7 +16,6 @@ not). Precision@K for another k recounts the same rankings.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -74,26 +73,6 @@ def block_layout(m: int, draws: int) -> list[tuple[int, int]]:
     return [(b, min(per, draws - b * per)) for b in range(-(-int(draws) // per))]
 
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
-
-
-def _uniforms(key: np.uint64, rows: int, k: int) -> np.ndarray:
-    """rows x k uniforms: entry (r, c) is number r*k + c of the SplitMix64 stream ``key``.
-
-    A counter-based stream: any row can be computed alone, so compiled code running rows in
-    parallel produces the same numbers as this function.
-    """
-    with np.errstate(over="ignore"):
-        idx = np.arange(1, rows * k + 1, dtype=np.uint64).reshape(rows, k)
-        z = key + idx * _GOLDEN
-        z = (z ^ (z >> np.uint64(30))) * _MIX1
-        z = (z ^ (z >> np.uint64(27))) * _MIX2
-        z = z ^ (z >> np.uint64(31))
-    return (z >> np.uint64(11)).astype(np.float64) * (1.0 / 9007199254740992.0)
-
-
 def _metrics_numpy(key: np.uint64, row0: int, rows: int, k: int, N: int, m: int, complement: bool, top: int):
     """AP, Precision@R and hits in the top ``top`` of null draws row0 .. row0+rows-1 (plain-numpy
     reference).
@@ -102,6 +81,7 @@ def _metrics_numpy(key: np.uint64, row0: int, rows: int, k: int, N: int, m: int,
     uniform u; take t, or j when t is already taken. The chosen k ranks are the positives (or, if
     ``complement``, the negatives).
     """
+    from .streams import uniforms  # imported on first use: loading numba takes most of a second
     ap = np.empty(rows)
     pr = np.empty(rows)
     hits = np.empty(rows, dtype=np.int64)
@@ -111,9 +91,7 @@ def _metrics_numpy(key: np.uint64, row0: int, rows: int, k: int, N: int, m: int,
     for r0 in range(0, rows, step):
         rr = min(step, rows - r0)
         # the uniforms of rows row0+r0 .. row0+r0+rr-1 are the stream's numbers (row0+r0)*k .. (row0+r0+rr)*k - 1
-        with np.errstate(over="ignore"):  # the stream's offset wraps around 2^64 on purpose
-            start = key + np.uint64((row0 + r0) * k) * _GOLDEN
-        U = _uniforms(start, rr, k)
+        U = uniforms(key, (row0 + r0) * k, rr * k).reshape(rr, k)
         T = np.minimum((U * highs).astype(np.int64), highs - 1)
         mark = np.zeros(rr * N, dtype=bool)
         base = np.arange(rr) * N
@@ -132,13 +110,6 @@ def _metrics_numpy(key: np.uint64, row0: int, rows: int, k: int, N: int, m: int,
         pr[r0:r0 + rr] = (ranks <= m).sum(axis=1) / m
         hits[r0:r0 + rr] = (ranks <= top).sum(axis=1)
     return ap, pr, hits
-
-
-@functools.lru_cache(maxsize=65536)
-def _stream_key(seed: int, m: int, n: int, block: int) -> np.uint64:
-    """The SplitMix64 key of block ``block`` of size (m, n) under ``seed`` (numpy's SeedSequence mixes
-    the four numbers; kept, as it costs more than sampling a small block)."""
-    return np.random.SeedSequence([seed, m, n, block]).generate_state(1, dtype=np.uint64)[0]
 
 
 #: Ranks a work item of the compiled kernel draws (its rows split so); the threads share the items.
@@ -165,6 +136,7 @@ def _draw(requests, engine: str = "numba"):
 
     ``requests`` are (m, n, seed, start, stop, top) tuples, unchecked; draws with n = 0 are 1, 1, min(top, m).
     """
+    from .streams import sample_key  # imported on first use
     pieces, total = _pieces(requests)
     ap, pr, hits = np.empty(total), np.empty(total), np.empty(total, dtype=np.int64)
     drawn = []
@@ -174,7 +146,7 @@ def _draw(requests, engine: str = "numba"):
             ap[out], pr[out], hits[out] = 1.0, 1.0, min(top, m)
         elif engine == "numpy":
             k, complement = (n, True) if n < m else (m, False)
-            ap[out], pr[out], hits[out] = _metrics_numpy(_stream_key(seed, m, n, block), start, rows, k, m + n, m,
+            ap[out], pr[out], hits[out] = _metrics_numpy(sample_key(seed, m, n, block), start, rows, k, m + n, m,
                                                          complement, top)
         else:
             drawn.append((m, n, seed, block, start, rows, top, offset))
@@ -185,12 +157,13 @@ def _draw(requests, engine: str = "numba"):
 
 def _compiled(pieces, ap, pr, hits) -> None:
     from ._kernels import floyd_pieces  # imported on first use: loading numba takes most of a second
+    from .streams import sample_key
 
     cols = list(zip(*pieces))
     m, n = np.array(cols[0], dtype=np.int64), np.array(cols[1], dtype=np.int64)
     complement = n < m  # draw the smaller set's ranks
     k = np.where(complement, n, m)
-    keys = np.array([_stream_key(seed, m_, n_, block) for m_, n_, seed, block, *_ in pieces], dtype=np.uint64)
+    keys = np.array([sample_key(seed, m_, n_, block) for m_, n_, seed, block, *_ in pieces], dtype=np.uint64)
     rows = np.array(cols[5], dtype=np.int64)
     per_item = np.maximum(1, ITEM_RANKS // k)  # rows per work item
     counts = -(-rows // per_item)

@@ -1,6 +1,6 @@
 """The grouping ``prepare_screen`` used before the screen was held as arrays (reference for
 tests/score/test_score_layout.py and test_score_matrix.py): the perturbations' rows grouped by label
-and stratum, replicates in canonical order. ``apnull.score._perts`` must give the same groups.
+and stratum, replicates in canonical order. ``apnull.score.table.perts`` must give the same groups.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from apnull._kernels import uniform
+from apnull.streams import uniform
 
 _EULER = 0.5772156649015329
 

@@ -84,3 +84,72 @@ def brute_permutation_p(table, pert, similarity="cosine", tol=1e-12):
         null.append(mean_ap({s: np.array(c) for s, c in zip(strata, combo)}))
     null = np.array(null)
     return observed, float(np.mean(null >= observed - tol)), null
+
+
+def run_perturbation(reps, controls, kind, B, keys, draws=None, codes=None, chunked=None, state=None, h=None):
+    """(ap, pr, mAP, null values) of one perturbation by the library's batch kernels, the path a run takes.
+
+    ``reps`` a ``kernels.pool.Replicates``, ``controls`` a ``kernels.controls.ControlRows`` (its strata
+    ``reps.strata``); ``B`` draws continued to (``state``: a dict of "counters", "drawn", "reached" to
+    continue, updated in place, and "stopped" set; values then land at their draw index of a length-B
+    array); ``draws`` an explicit enumeration; ``codes`` (rows, C) pair-rule codes of the replicates then
+    the controls of each stratum (pool order); ``chunked`` forces the chunked single-stratum kernel
+    (default: when the pool spans one stratum without codes or draws); ``h`` a Besag-Clifford stop
+    (default none).
+    """
+    from apnull.law import VALUE_TOL
+    from apnull.score.kernels.chunks import FIRST_CHUNK
+    from apnull.score.kernels.draws import Counts, Observed, PartRows, mean_batch, single_batch
+
+    k, J = reps.X.shape[0], reps.strata.size
+    seg_len = np.bincount(reps.stratum, minlength=J).astype(np.int64)
+    no = np.zeros((0, 0), dtype=np.int64)
+    if codes is None:
+        rep_codes, ctl_codes = np.zeros((k, 0), dtype=np.int64), no
+    else:  # pool order: per stratum the replicates, then the controls: split them back
+        codes = np.asarray(codes, dtype=np.int64)
+        rep_parts, ctl_parts, g = [], [], 0
+        for s in range(J):
+            ks, ns = int(seg_len[s]), int(controls.size[reps.strata[s]])
+            rep_parts.append(codes[g:g + ks])
+            ctl_parts.append(codes[g + ks:g + ks + ns])
+            g += ks + ns
+        rep_codes = np.ascontiguousarray(np.concatenate(rep_parts))
+        ctl_codes = np.ascontiguousarray(np.concatenate(ctl_parts))
+    part = PartRows(np.ascontiguousarray(reps.X), np.arange(k, dtype=np.int64), np.array([0, k], dtype=np.int64),
+                    np.array([0, J], dtype=np.int64), seg_len, np.ascontiguousarray(reps.strata, dtype=np.int64),
+                    np.ascontiguousarray(keys, dtype=np.uint64), rep_codes)
+    pos = np.zeros(1, dtype=np.int64)
+    st = state if state is not None else {"counters": np.zeros(J, dtype=np.uint64), "drawn": np.zeros(1, np.int64),
+                                          "reached": np.zeros(1, np.int64)}
+    counts = Counts(st["counters"], st["drawn"], st["reached"], np.zeros(1, dtype=bool))
+    seen = Observed(np.empty(k), np.empty(k), np.empty(1))
+    T = 0 if draws is None else draws.shape[0]
+    target = T if T else int(B)
+    values = np.full((1, target), np.nan)
+    h = target + 1 if h is None else int(h)
+    if chunked is None:
+        chunked = J == 1 and codes is None and not T and k >= 2
+    if chunked:
+        single_batch(part, controls, kind, pos, counts, target, h, VALUE_TOL, FIRST_CHUNK if h <= target else target,
+                     seen, values)
+    else:
+        mean_batch(part, controls, ctl_codes, kind, pos, counts, target, h, VALUE_TOL, seen, values,
+                   no if draws is None else np.ascontiguousarray(draws, dtype=np.int64))
+    if state is not None:
+        state["stopped"] = counts.stopped
+    return seen.ap, seen.pr, seen.maps[0], values[0]
+
+
+def perturbation_case(screen, i, seed):
+    """(Replicates, ControlRows, kind, stream keys) of perturbation i of a prepared screen, as a run
+    builds them (``nulls.permutation.ScreenWork``)."""
+    from apnull.score.kernels.pool import Replicates
+    from apnull.score.nulls.permutation import ScreenWork
+
+    part = ScreenWork(screen, seed).part(np.array([i]), False)
+    X, rep_str = part.replicates(0)
+    a = part.arrays
+    segs = slice(int(a.soff[0]), int(a.soff[1]))
+    reps = Replicates(X, rep_str, np.ascontiguousarray(a.seg_comp[segs]))
+    return reps, part.comps[0], part.kind, np.ascontiguousarray(a.keys[segs])

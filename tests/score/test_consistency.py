@@ -7,9 +7,22 @@ import pandas as pd
 import pytest
 
 from apnull.law import permutation_pvalue
+from apnull.law import VALUE_TOL
 from apnull.score import score_consistency, tie_aware_ap
-from apnull.score import _consistency_kernels as K
-from apnull.score._consistency_prepare import prepare_profiles, split_labels
+from apnull.score.kernels import labelsets as K
+from apnull.score.table.profiles import prepare_profiles, split_labels
+from apnull.streams import shuffle
+
+
+def label_null(t, key, B, rows, lists, perms=None):
+    """Label t's first B null mAPs from the stream ``key`` (or under the labellings ``perms``)."""
+    G = lists.gm_ptr.size - 1
+    perms = np.zeros((0, 0), dtype=np.int64) if perms is None else np.ascontiguousarray(perms, dtype=np.int64)
+    B = int(B if perms.shape[0] == 0 else perms.shape[0])
+    values = np.full(B, np.nan)
+    K.continue_label(np.int64(t), np.uint64(key), np.uint64(0), np.arange(G, dtype=np.int64), np.int64(0),
+                     np.int64(0), np.int64(B), np.int64(B) + 1, VALUE_TOL, np.nan, rows, lists, values, perms)
+    return values
 
 
 def _table(n_pert=12, reps=3, d=6, seed=0, cells=None, ties=False):
@@ -92,7 +105,7 @@ def test_every_labelling_equals_brute_force():
     perms = np.array(list(itertools.permutations(range(6))), dtype=np.int32)
     sets = _sets(prof)
     for t, label in enumerate(prof.labels):
-        null = K.label_null_perms(t, perms, rows, prof.lists)
+        null = label_null(t, 0, 0, rows, prof.lists, perms)
         brute = [_brute_map(prof.X, _sets(prof, perm), label) for perm in perms]
         np.testing.assert_allclose(null, brute, atol=1e-12)
         obs = _brute_map(prof.X, sets, label)
@@ -109,7 +122,7 @@ def test_aggregate_none_moves_whole_perturbations():
     rows = K.similarity_rows(prof.X, prof.kind)
     perms = np.array(list(itertools.permutations(range(5))), dtype=np.int64)
     for t, label in enumerate(prof.labels):
-        null = K.label_null_perms(t, perms, rows, prof.lists)
+        null = label_null(t, 0, 0, rows, prof.lists, perms)
         brute = [_brute_map(prof.X, _sets(prof, perm), label) for perm in perms]
         np.testing.assert_allclose(null, brute, atol=1e-12)
 
@@ -204,16 +217,16 @@ def test_different_annotations_within_a_perturbation():
 
 def test_shuffles_are_uniform_and_prefix_stable():
     """Every labelling of 4 profiles turns up about equally often; a longer stream starts with a shorter one."""
-    perm, state, seen = np.arange(4), np.uint64(12345), {}
+    perm, counter, seen = np.arange(4), np.uint64(0), {}
     for _ in range(24_000):
-        state = K.shuffle(perm, state)
+        counter = shuffle(perm, np.uint64(12345), counter)
         seen[tuple(perm)] = seen.get(tuple(perm), 0) + 1
     assert len(seen) == 24 and min(seen.values()) > 850 and max(seen.values()) < 1150
     df = _table()
     prof = _prof(df)
     rows = K.similarity_rows(prof.X, prof.kind)
     args = (rows, prof.lists)
-    np.testing.assert_array_equal(K.label_null(0, np.uint64(7), 30, *args), K.label_null(0, np.uint64(7), 90, *args)[:30])
+    np.testing.assert_array_equal(label_null(0, 7, 30, *args), label_null(0, 7, 90, *args)[:30])
 
 
 def test_query_pvalues_are_the_exact_law():

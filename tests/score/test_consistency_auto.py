@@ -7,10 +7,21 @@ from scipy.stats import binom
 from test_consistency import _table
 
 from apnull.law import count_reached
-from apnull.score import _adaptive, digits_screen, score_consistency
-from apnull.score import _consistency_auto as A
-from apnull.score import _consistency_kernels as K
-from apnull.score._consistency_prepare import prepare_profiles
+from apnull.score import digits_screen, score_consistency
+from apnull.score.engine import sequential as _adaptive
+from apnull.score.kernels import labelsets as K
+from apnull.score.nulls.labelsets import LabelWork, label_key
+from apnull.score.nulls.labelsets import label_null as make_null
+from apnull.score.table.profiles import prepare_profiles
+from test_consistency import label_null
+
+NO_PERMS = np.zeros((0, 0), dtype=np.int64)
+
+
+def more(t, counter, key, gperm, target, drawn, reached, obs, h, rows, lists):
+    """(counter, drawn, reached, stopped) of label t's stream continued to ``target`` draws."""
+    return K.continue_label(np.int64(t), key, np.uint64(counter), gperm, np.int64(drawn), np.int64(reached),
+                            np.int64(target), np.int64(h), 1e-12, float(obs), rows, lists, np.empty(0), NO_PERMS)
 
 KW = dict(perturbation="Metadata_pert", annotation="Metadata_target", label_sep="|", query_pvalues=False)
 
@@ -32,17 +43,18 @@ def test_continued_stream_is_the_fixed_stream():
     res = score_consistency(df, permutations=9, **KW)
     t = prof.labels.index("A")
     obs = _observed(res, "A")
-    seq, gperm = A.initial(prof, t, 7)
-    null = K.label_null(t, seq.counters[0], 300, rows, prof.lists)
-    s, L, g, stop = K.label_null_more(t, seq.counters[0], gperm, 120, 0, 0, obs, 1e-12, 10**9, rows, prof.lists)
+    key = label_key(7, prof.labels[t])
+    G = prof.lists.gm_ptr.size - 1
+    gperm = np.arange(G)
+    null = label_null(t, key, 300, rows, prof.lists)
+    c, L, g, stop = more(t, 0, key, gperm, 120, 0, 0, obs, 10**9, rows, prof.lists)
     assert (L, g, stop) == (120, count_reached(null[:120], obs), False)
-    s, L, g, stop = K.label_null_more(t, s, gperm, 300, L, g, obs, 1e-12, 10**9, rows, prof.lists)
+    c, L, g, stop = more(t, c, key, gperm, 300, L, g, obs, 10**9, rows, prof.lists)
     assert (L, g, stop) == (300, count_reached(null, obs), False)
     h = 5
     hits = np.flatnonzero(null >= obs - 1e-12)
     assert hits.size >= h
-    seq, gperm = A.initial(prof, t, 7)
-    _, L, g, stop = K.label_null_more(t, seq.counters[0], gperm, 300, 0, 0, obs, 1e-12, h, rows, prof.lists)
+    _, L, g, stop = more(t, 0, key, np.arange(G), 300, 0, 0, obs, h, rows, prof.lists)
     assert (L, g, stop) == (hits[h - 1] + 1, h, True)
 
 
@@ -71,7 +83,10 @@ def test_rounds_equal_one_fixed_run():
     prof, rows = _prof(df)
     fixed = score_consistency(df, permutations=400, seed=5, **KW)
     obs = {prof.labels.index(r.Metadata_target): r.mAP for r in fixed.labels.itertuples()}
-    auto = A.run_labels_auto(prof, rows, obs, 5, threads=1, cap=400, h=10**9, delta=1.0, levels=(1.0,))
+    ts = sorted(obs)
+    res = _adaptive.resolve(make_null(LabelWork(prof, rows, ts), [obs[t] for t in ts], 5),
+                            _adaptive.rounds_of("auto", cap=400, h=10**9), threads=1, cap=400, delta=1.0, levels=(1.0,))
+    auto = {t: (res.p_value[i], res.drawn[i], res.bound[i]) for i, t in enumerate(ts)}
     for t, (p, L, bound) in auto.items():
         row = fixed.labels.set_index("Metadata_target").loc[prof.labels[t]]
         assert L in (100, 400)

@@ -13,7 +13,7 @@ from score_helpers import tiny_screen
 
 from apnull import expected_ap
 from apnull.score import benjamini_hochberg, score_profiles, tie_aware_ap
-from apnull.score.summary import activity_line, to_copairs_names
+from apnull.score.results.summary import activity_line, to_copairs_names
 
 
 def _sims(table, similarity):

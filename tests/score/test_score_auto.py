@@ -8,11 +8,13 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy.stats import binom, binomtest
-from score_helpers import reference_ap, tiny_screen
+from score_helpers import perturbation_case, reference_ap, run_perturbation, tiny_screen
 
 from apnull.law import count_reached
-from apnull.score import _adaptive, _engine, _sequential, digits_screen, score_profiles
-from apnull.score._prepare import prepare_screen
+from apnull.score import digits_screen, score_profiles
+from apnull.score.engine import sequential as _adaptive
+from apnull.score.nulls.permutation import ScreenWork, mean_null
+from apnull.score.table.screen import prepare_screen
 
 KW = dict(perturbation="Metadata_perturbation", stratum="Metadata_plate")
 
@@ -39,29 +41,27 @@ def test_sequential_pvalue_definition():
     assert bound.tolist() == [False, False, True]
 
 
-def _spec(table, seed=0):
-    screen = prepare_screen(table, "Metadata_perturbation", "DMSO", "Metadata_plate", None, "cosine")
-    strata = sorted(screen.controls)
-    comp = _engine.prepare_component(strata, [screen.X[screen.controls[s]] for s in strata], screen.kind)
-    return screen, comp, strata
+def _state(J):
+    return {"counters": np.zeros(J, dtype=np.uint64), "drawn": np.zeros(1, np.int64),
+            "reached": np.zeros(1, np.int64)}
 
 
 def test_rounds_continue_one_stream():
     """Round r + 1 continues the streams: two calls draw what one call draws, and what a fixed run draws."""
-    screen, comp, strata = _spec(digits_screen(seed=5))
+    screen = prepare_screen(digits_screen(seed=5), "Metadata_perturbation", "DMSO", "Metadata_plate", None, "cosine")
     i = next(j for j, p in enumerate(screen.perts) if p.name == "null_05")
-    sp = _engine.pert_spec(screen, i, strata, 11)
-    null = _engine.run_batch(comp, [sp], screen.kind, 300, False, keep_null=True)[0].null
-    c = np.zeros(sp.keys.size, dtype=np.uint64)
-    _, _, m, L, g, stop = _sequential.sequential_scores(sp.replicates, comp.controls, 0, sp.keys, c, 0, 0, 120, 10**9, 1e-12, _sequential.NO_CODES)
-    assert (L, g, stop) == (120, count_reached(null[:120], m), False)
-    _, _, m2, L, g, stop = _sequential.sequential_scores(sp.replicates, comp.controls, 0, sp.keys, c, L, g, 300, 10**9, 1e-12, _sequential.NO_CODES)
-    assert m2 == m and (L, g, stop) == (300, count_reached(null, m), False)
+    reps, controls, kind, keys = perturbation_case(screen, i, 11)
+    _, _, m, null = run_perturbation(reps, controls, kind, 300, keys)
+    st = _state(keys.size)
+    run_perturbation(reps, controls, kind, 120, keys, state=st, h=10**9)
+    assert (st["drawn"][0], st["reached"][0], st["stopped"][0]) == (120, count_reached(null[:120], m), False)
+    _, _, m2, _ = run_perturbation(reps, controls, kind, 300, keys, state=st, h=10**9)
+    assert m2 == m and (st["drawn"][0], st["reached"][0], st["stopped"][0]) == (300, count_reached(null, m), False)
     # Besag-Clifford: stops at the draw of the h-th exceedance
-    c = np.zeros(sp.keys.size, dtype=np.uint64)
-    _, _, _, L, g, stop = _sequential.sequential_scores(sp.replicates, comp.controls, 0, sp.keys, c, 0, 0, 300, 5, 1e-12, _sequential.NO_CODES)
+    st = _state(keys.size)
+    run_perturbation(reps, controls, kind, 300, keys, state=st, h=5)
     hits = np.flatnonzero(null >= m - 1e-12)
-    assert stop and g == 5 and L == hits[4] + 1
+    assert st["stopped"][0] and st["reached"][0] == 5 and st["drawn"][0] == hits[4] + 1
 
 
 def test_auto_pvalues_match_their_definition():
@@ -84,11 +84,11 @@ def test_auto_pvalues_match_their_definition():
 
 def test_cap_gives_a_bound():
     screen = prepare_screen(digits_screen(), "Metadata_perturbation", "DMSO", "Metadata_plate", None, "cosine")
-    scores = _adaptive.run_screen_auto(screen, 0, cap=400, threads=1)
+    res = _adaptive.resolve(mean_null(ScreenWork(screen, 0)), _adaptive.rounds_of("auto", cap=400), threads=1, cap=400)
     names = [p.name for p in screen.perts]
     i = names.index("digit_3")
-    assert (scores.permutations[i], scores.bound[i]) == (400, True) and scores.p_value[i] == 1 / 401
-    assert scores.permutations.max() <= 400
+    assert (res.drawn[i], res.bound[i]) == (400, True) and res.p_value[i] == 1 / 401
+    assert res.drawn.max() <= 400
 
 
 def _conditional_exact_p(table, row):
@@ -266,18 +266,16 @@ def test_single_stratum_stop_leaves_the_stream_where_one_draw_at_a_time_would(h)
     draw, so continuing it gives the draws and counts of one uninterrupted run."""
     table = tiny_screen(np.random.default_rng(h), {"a": (30, {"t": 4, "u": 3})}, d=3)
     screen = prepare_screen(table, "Metadata_pert", "DMSO", "Metadata_plate", None, "cosine")
-    strata = sorted(screen.controls)
-    comp = _engine.prepare_component(strata, [screen.X[screen.controls[s]] for s in strata], screen.kind)
     for i in range(len(screen.perts)):
-        sp = _engine.pert_spec(screen, i, strata, 5)
-        null = _engine.run_batch(comp, [sp], screen.kind, 700, False, keep_null=True)[0].null
-        args = (sp.replicates, comp.controls, 0, sp.keys)
-        whole = np.zeros(1, dtype=np.uint64)
-        _, _, m, L, g, stop = _sequential.sequential_scores(*args, whole, 0, 0, 700, 10**9, 1e-12, _sequential.NO_CODES)
-        assert (L, g, stop) == (700, count_reached(null, m), False)
-        c = np.zeros(1, dtype=np.uint64)
-        _, _, _, L, g, stop = _sequential.sequential_scores(*args, c, 0, 0, 700, h, 1e-12, _sequential.NO_CODES)
+        reps, controls, kind, keys = perturbation_case(screen, i, 5)
+        _, _, m, null = run_perturbation(reps, controls, kind, 700, keys)
+        whole = _state(1)
+        run_perturbation(reps, controls, kind, 700, keys, state=whole, h=10**9, chunked=True)
+        assert (whole["drawn"][0], whole["reached"][0], whole["stopped"][0]) == (700, count_reached(null, m), False)
+        st = _state(1)
+        run_perturbation(reps, controls, kind, 700, keys, state=st, h=h, chunked=True)
         hits = np.flatnonzero(null >= m - 1e-12)
-        assert stop and g == h and L == hits[h - 1] + 1
-        _, _, _, L, g, stop = _sequential.sequential_scores(*args, c, L, g, 700, h, 1e-12, _sequential.NO_CODES)
-        assert (L, g, stop, c[0]) == (700, count_reached(null, m), False, whole[0])
+        assert st["stopped"][0] and st["reached"][0] == h and st["drawn"][0] == hits[h - 1] + 1
+        run_perturbation(reps, controls, kind, 700, keys, state=st, h=h, chunked=True)
+        assert (st["drawn"][0], st["reached"][0], st["stopped"][0], st["counters"][0]) == (
+            700, count_reached(null, m), False, whole["counters"][0])

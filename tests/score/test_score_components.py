@@ -1,14 +1,17 @@
-"""Components of strata and perturbation specs read from the perturbation table's arrays: the same as
-the union-find over ``Pert`` objects and the specs built from them."""
+"""Components of strata and the parts of a screen read from the perturbation table's arrays: the same
+as the union-find over ``Pert`` objects and the perturbations' data built from them."""
 
 import numpy as np
 import pytest
 from grouping_reference import components_reference, spec_reference
 from score_helpers import tiny_screen
 
-from apnull.score import _engine
-from apnull.score._perts import Pert, PertTable, components_of
-from apnull.score._prepare import prepare_screen
+from apnull.score.kernels.draws import pool_codes
+from apnull.score.kernels.pool import Replicates
+from apnull.score.nulls.permutation import ScreenWork, _sizes
+from apnull.score.table.perts import Pert, PertTable, components_of
+from apnull.score.table.screen import prepare_screen
+from apnull.streams import stream_key
 
 
 def _random_table(rng, T, P):
@@ -50,40 +53,68 @@ def test_a_perturbation_spanning_two_components_joins_them():
     assert components_of(PertTable.from_perts([], strata)) == []
 
 
-def test_specs_from_the_arrays_equal_the_specs_from_perts():
+def _pool_codes_reference(codes, reps: list, controls: list) -> np.ndarray:
+    """(P, C) codes of a perturbation's pool members in pool order: per stratum, its replicates
+    (``reps[s]``, rows of the screen) then its controls (``controls[s]``)."""
+    parts = []
+    for r, c in zip(reps, controls):
+        parts.append(codes[r])
+        parts.append(codes[c])
+    return np.ascontiguousarray(np.concatenate(parts))
+
+
+def test_parts_from_the_arrays_equal_the_perturbations_data():
+    """Every perturbation of a part (one component in process, a shard for a worker) reads the rows,
+    strata, stream keys and sizes its ``Pert`` gives."""
     rng = np.random.default_rng(5)
     table = tiny_screen(rng, {"A": (4, {"a": 2, "b": 1}), "B": (4, {"b": 2, "c": 2}), "C": (4, {"d": 3}),
                               "D": (4, {"e": 1}), "E": (5, {"e": 2})})
     screen = prepare_screen(table, "Metadata_pert", "DMSO", "Metadata_plate", None, "cosine")
+    work = ScreenWork(screen, 7)
     pt = screen.perts
-    for members, st in components_of(pt):
-        keys = [pt.strata[s] for s in st.tolist()]
-        idx = members.tolist()
-        for spec in _engine.batch_specs(screen, idx, keys, 7) + [_engine.pert_spec(screen, i, keys, 7) for i in idx]:
-            X, stratum, strata, skeys, sizes, rows = spec_reference(screen, spec.index, keys, 7, _engine.stream_key)
-            rep = spec.replicates
-            assert np.array_equal(rep.X, X) and rep.X.flags.c_contiguous
-            assert rep.stratum.tolist() == stratum.tolist() and rep.strata.tolist() == strata.tolist()
-            assert rep.stratum.dtype == rep.strata.dtype == np.int64
-            assert spec.keys.tolist() == skeys.tolist() and spec.keys.dtype == np.uint64
-            assert spec.sizes == sizes and spec.rows.tolist() == rows.tolist() and spec.codes is None
+    comps = components_of(pt)
+    parts = [work.part(members, False) for members in work.groups()] + [work.part(s, True) for s in work.shards(2)]
+    for part in parts:
+        if isinstance(part.comps[0], list):
+            part = work.prepare(part)
+        for j, i in enumerate(part.index.tolist()):
+            strata_of = next(st for members, st in comps if i in members.tolist())
+            keys = [pt.strata[s] for s in strata_of.tolist()]
+            X, stratum, strata, skeys, sizes, rows = spec_reference(screen, i, keys, 7, stream_key)
+            rX, rstr = part.replicates(j)
+            a = part.arrays
+            segs = slice(int(a.soff[j]), int(a.soff[j + 1]))
+            assert np.array_equal(rX, X) and rX.flags.c_contiguous
+            assert rstr.tolist() == stratum.tolist() and a.seg_comp[segs].tolist() == strata.tolist()
+            assert a.keys[segs].tolist() == skeys.tolist() and a.keys.dtype == np.uint64
+            assert _sizes(part, part.comps[part.comp_of[j]], j) == sizes
+            assert screen.rows[np.asarray(a.rows)[a.qoff[j]:a.qoff[j + 1]]].tolist() == rows.tolist() \
+                or a.X is not screen.X
+            assert a.rep_codes.shape == (a.rows.size, 0)
 
 
-def test_specs_carry_the_pool_codes_of_positives_differ_by():
-    from apnull.score.positives import pool_codes
-
+def test_pool_codes_of_positives_differ_by():
+    """The kernels' pool codes (replicates, then controls, stratum by stratum) are each member's codes."""
     rng = np.random.default_rng(6)
     table = tiny_screen(rng, {"A": (4, {"a": 3, "b": 2}), "B": (5, {"b": 3, "c": 2})})
     table["Metadata_well"] = [f"w{i % 3}" for i in range(len(table))]
     screen = prepare_screen(table, "Metadata_pert", "DMSO", "Metadata_plate", None, "cosine",
                             positives_differ_by=["Metadata_well"])
-    pt = screen.perts
-    for members, st in components_of(pt):
-        keys = [pt.strata[s] for s in st.tolist()]
-        for spec in _engine.batch_specs(screen, members.tolist(), keys, 7):
-            p = pt[spec.index]
-            want = pool_codes(screen.codes, p.reps, [screen.controls[s] for s in p.strata])
-            assert spec.codes.tolist() == want.tolist() and spec.codes.flags.c_contiguous
+    work = ScreenWork(screen, 7)
+    for members in work.groups():
+        part = work.part(members, False)
+        for j, i in enumerate(part.index.tolist()):
+            p = screen.perts[i]
+            X, rstr = part.replicates(j)
+            a = part.arrays
+            segs = slice(int(a.soff[j]), int(a.soff[j + 1]))
+            reps = Replicates(X, rstr, np.ascontiguousarray(a.seg_comp[segs]))
+            comp = part.comps[part.comp_of[j]]
+            P = X.shape[0] + sum(int(comp.size[s]) for s in reps.strata)
+            got = pool_codes(a.rep_codes, part.ctl_codes[part.comp_of[j]], comp, reps, a.qoff[j],
+                             np.empty((P, a.rep_codes.shape[1]), dtype=np.int64))
+            want = _pool_codes_reference(screen.codes, p.reps, [screen.controls[s] for s in p.strata])
+            assert got.tolist() == want.tolist() and got.flags.c_contiguous
 
 
 def test_all_assignments_counts_every_assignment():
@@ -103,7 +134,7 @@ def test_all_assignments_counts_every_assignment():
 def test_canonical_order_equals_lexsort_of_every_column(seed):
     """Controls in canonical order: np.lexsort of all feature columns (ties in position order), with
     ties in the leading columns, whole duplicate rows and -0.0 next to 0.0."""
-    from apnull.score._prepare import canonical_order
+    from apnull.score.table.screen import canonical_order
 
     rng = np.random.default_rng(seed)
     n, d = int(rng.integers(2, 60)), int(rng.integers(1, 7))

@@ -9,8 +9,10 @@ from apnull.law import VALUE_TOL, count_reached, permutation_pvalue
 from apnull.limits import check_permutations, check_regex, check_stratum
 from apnull.metrics import as_relevance
 from apnull.score import digits_screen
-from apnull.score import _engine
-from apnull.score._prepare import prepare_screen
+from apnull.score.engine.sequential import resolve, rounds_of
+from apnull.score.nulls.permutation import ScreenWork, mean_null, null_values
+from apnull.score.table.screen import prepare_screen
+from apnull.streams import stream_key
 
 
 def test_permutation_pvalue_counts_by_definition():
@@ -25,23 +27,24 @@ def test_permutation_pvalue_counts_by_definition():
 def test_stream_key_is_blake2b_of_the_parts():
     text = "7\x1fnull_01\x1fplate_2".encode()
     want = int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "little")
-    assert _engine.stream_key(7, "null_01", "plate_2") == want
-    assert _engine.stream_key(np.int64(7), "law", 3, 20) == _engine.stream_key(7, "law", np.int64(3), 20)
+    assert stream_key(7, "null_01", "plate_2") == want
+    assert stream_key(np.int64(7), "law", 3, 20) == stream_key(7, "law", np.int64(3), 20)
 
 
-def test_run_batch_gives_named_results_equal_to_run_screen():
+def test_null_values_are_what_the_run_counted():
+    """A perturbation's null values, drawn again alone, are the draws its p-value counted in the run."""
     screen = prepare_screen(digits_screen(), "Metadata_perturbation", "DMSO", "Metadata_plate", None, "cosine")
-    whole = _engine.run_screen(screen, 3, 49, False, threads=1)
-    i = 2
-    strata = list(screen.perts[i].strata)
-    comp = _engine.prepare_component(strata, [screen.X[screen.controls[s]] for s in strata], screen.kind)
-    spec = _engine.pert_spec(screen, i, strata, 3)
-    assert spec.index == i and spec.replicates.X.shape[0] == screen.perts[i].k
-    (res,) = _engine.run_batch(comp, [spec], screen.kind, 49, False, keep_null=True)
-    assert res.index == i and res.null.shape == (49,)
-    assert res.map == whole[i].map == pytest.approx(np.mean(res.ap))
-    assert np.array_equal(res.ap, whole[i].ap) and np.array_equal(res.precision_at_r, whole[i].precision_at_r)
-    assert res.p_value == whole[i].p_value == permutation_pvalue(res.null, res.map)
+    work = ScreenWork(screen, 3)
+    null = mean_null(work)
+    res = resolve(null, rounds_of(49), threads=1)
+    for i in (0, 2, 5):
+        values = null_values(work, i, 49)
+        assert values.shape == (49,)
+        m = null.state["map"][i]
+        k = screen.perts[i].k
+        ap = null.state["ap"][screen.perts.qoff[i]:screen.perts.qoff[i] + k]
+        assert m == pytest.approx(np.mean(ap))
+        assert res.p_value[i] == permutation_pvalue(values, m) and res.drawn[i] == 49
 
 
 def test_score_checks():

@@ -254,7 +254,7 @@ def test_floor_warning_and_p_text():
 
 def test_special_files_are_written_in_place(tmp_path, monkeypatch):
     """A device or pipe target (/dev/stdout, /dev/full) is written into, never renamed over."""
-    import apnull.score._atomic as atomic
+    import apnull.score.results.write as atomic
 
     target = tmp_path / "device"
     target.write_text("")

@@ -12,8 +12,10 @@ import numpy as np
 import pytest
 
 import kernel_reference as ref
-from apnull.score import _draws, _engine, _kernels, _permute, _radix, _tables
-from apnull.score._kernels import Replicates, replicate_counts
+from apnull.score.kernels import chunks, controls as ctl, pool as P, similarity, sort
+from apnull.score.kernels.pool import Replicates, replicate_counts
+from apnull.score.nulls.permutation import all_assignments, assignment_count
+from score_helpers import run_perturbation
 
 
 def _unit(X):
@@ -48,16 +50,16 @@ def random_case(rng):
             if rng.random() < 0.3:
                 s = int(np.repeat(np.arange(J), ks)[r])
                 Xr[r] = Xc_list[s][int(rng.integers(0, sizes[s]))]
-    comp = _engine.prepare_component(list(range(J)), Xc_list, kind)
+    comp = ctl.control_rows(Xc_list, kind)
     rep_str = np.repeat(np.arange(J), ks).astype(np.int64)
     reps = Replicates(np.ascontiguousarray(Xr), rep_str, np.arange(J, dtype=np.int64))
     keys = rng.integers(0, 2**63, size=J).astype(np.uint64)
-    return comp.controls, reps, kind, keys, list(zip(ks, sizes))
+    return comp, reps, kind, keys, list(zip(ks, sizes))
 
 
 def control_rows(X, kind):
-    """``_tables.sorted_control_rows`` into new arrays: (rows, pairs)."""
-    return _tables.pair_rows(X, kind)
+    """``kernels.controls.sorted_control_rows`` into new arrays: (rows, pairs)."""
+    return ctl.pair_rows(X, kind)
 
 
 def _same(a, b):
@@ -69,9 +71,9 @@ def test_random_draws_equal_the_reference(seed):
     rng = np.random.default_rng(1000 + seed)
     for _ in range(60):
         controls, reps, kind, keys, _ = random_case(rng)
-        B = int(rng.choice([1, 7, _draws.CHUNK - 1, _draws.CHUNK, _draws.CHUNK + 1, 300]))
+        B = int(rng.choice([1, 7, chunks.CHUNK - 1, chunks.CHUNK, chunks.CHUNK + 1, 300]))
         none = np.empty((0, reps.X.shape[0]), dtype=np.int64)
-        new = _permute.perturbation_scores(reps, controls, kind, B, keys, none)
+        new = run_perturbation(reps, controls, kind, B, keys)
         old = ref.perturbation_scores(reps, ref.reference_controls(controls, kind), kind, B, keys, none)
         for a, b in zip(new, old):
             assert _same(a, b)
@@ -82,10 +84,10 @@ def test_every_assignment_equals_the_reference():
     done = 0
     while done < 40:
         controls, reps, kind, keys, sizes = random_case(rng)
-        if _engine.assignment_count(sizes) > 3000:
+        if assignment_count(sizes) > 3000:
             continue
-        draws = _engine.all_assignments(sizes)
-        new = _permute.perturbation_scores(reps, controls, kind, 0, keys, draws)
+        draws = all_assignments(sizes)
+        new = run_perturbation(reps, controls, kind, 0, keys, draws=draws)
         old = ref.perturbation_scores(reps, ref.reference_controls(controls, kind), kind, 0, keys, draws)
         for a, b in zip(new, old):
             assert _same(a, b)
@@ -97,7 +99,7 @@ def test_pool_tables_equal_the_reference(draws):
     rng = np.random.default_rng(11)
     for _ in range(100):
         controls, reps, kind, _, _ = random_case(rng)
-        new = _permute.pool_layout(reps, controls, kind, draws)
+        new = P.pool_layout(reps, controls, kind, draws)
         old = ref.pool_layout(reps, ref.reference_controls(controls, kind), kind)
         for name in ("sim", "observed", "offset", "row", "control"):
             assert _same(getattr(new, name), getattr(old, name)), name
@@ -111,33 +113,37 @@ def test_pool_tables_equal_the_reference(draws):
                 assert got == (old.gt[r, g], old.eq[r, g]), (r, g)
 
 
-def test_rounds_continue_the_streams():
+@pytest.mark.parametrize("chunked", [True, False])
+def test_rounds_continue_the_streams(chunked):
+    """Draws continued from saved state in rounds give the draws of one long run (both kernels)."""
     rng = np.random.default_rng(5)
-    for _ in range(30):
+    done = 0
+    while done < 30:
         controls, reps, kind, keys, _ = random_case(rng)
-        pool = _permute.pool_layout(reps, controls, kind, int(rng.choice([0, 10**9])))
-        whole = np.empty(400)
-        _draws.null_means(pool, controls, kind, keys, np.zeros(keys.size, dtype=np.uint64), whole)
-        counters = np.zeros(keys.size, dtype=np.uint64)
+        if chunked and reps.strata.size > 1:
+            continue
+        whole = run_perturbation(reps, controls, kind, 400, keys, chunked=chunked)[3]
+        state = {"counters": np.zeros(keys.size, dtype=np.uint64), "drawn": np.zeros(1, np.int64),
+                 "reached": np.zeros(1, np.int64)}
         parts = []
-        for size in (1, 150, 0, 249):
-            out = np.empty(size)
-            _draws.null_means(pool, controls, kind, keys, counters, out)
-            parts.append(out)
+        for target in (1, 151, 151, 400):
+            before = int(state["drawn"][0])
+            parts.append(run_perturbation(reps, controls, kind, target, keys, chunked=chunked, state=state)[3][before:])
         assert _same(np.concatenate(parts), whole)
+        done += 1
 
 
 def test_benchmark_sized_pool_equals_the_reference():
     rng = np.random.default_rng(3)
     Xc = _unit(rng.normal(size=(300, 20)))
-    comp = _engine.prepare_component(["a"], [Xc], 0)
+    comp = ctl.control_rows([Xc], 0)
     for t in range(5):
         Xr = _unit(rng.normal(size=(4, 20)) + rng.normal(size=20) * 0.3)
         reps = Replicates(Xr, np.zeros(4, dtype=np.int64), np.zeros(1, dtype=np.int64))
         keys = np.array([t + 1], dtype=np.uint64)
         none = np.empty((0, 4), dtype=np.int64)
-        new = _permute.perturbation_scores(reps, comp.controls, 0, 999, keys, none)
-        old = ref.perturbation_scores(reps, ref.reference_controls(comp.controls, 0), 0, 999, keys, none)
+        new = run_perturbation(reps, comp, 0, 999, keys)
+        old = ref.perturbation_scores(reps, ref.reference_controls(comp, 0), 0, 999, keys, none)
         for a, b in zip(new, old):
             assert _same(a, b)
 
@@ -152,12 +158,12 @@ def test_float32_near_ties_equal_the_reference(kind):
         steps = rng.integers(0, 6, size=(n + k, 2)) * 2.0 ** -40  # far below float32's resolution
         X = 1.0 + steps
         X[rng.random(n + k) < 0.3, 1] += 0.5  # and some values float32 tells apart
-        comp = _engine.prepare_component(["a"], [np.ascontiguousarray(X[:n])], kind)
+        comp = ctl.control_rows([np.ascontiguousarray(X[:n])], kind)
         reps = Replicates(np.ascontiguousarray(X[n:]), np.zeros(k, dtype=np.int64), np.zeros(1, dtype=np.int64))
         keys = np.array([t + 1], dtype=np.uint64)
         none = np.empty((0, k), dtype=np.int64)
-        new = _permute.perturbation_scores(reps, comp.controls, kind, 300, keys, none)
-        old = ref.perturbation_scores(reps, ref.reference_controls(comp.controls, kind), kind, 300, keys, none)
+        new = run_perturbation(reps, comp, kind, 300, keys)
+        old = ref.perturbation_scores(reps, ref.reference_controls(comp, kind), kind, 300, keys, none)
         for a, b in zip(new, old):
             assert _same(a, b)
 
@@ -178,19 +184,19 @@ def test_control_tables_equal_the_reference(kind):
         assert pairs.size == n * (n - 1) // 2
         for a in range(n):
             for b in range(a + 1, n):
-                i = _tables.pair_index(a, b, n)
+                i = ctl.pair_index(a, b, n)
                 v = ref.sim(X, a, X, b, kind)
                 assert sims[2 * i] == np.float32(v)
                 for (q, y), g in zip(((a, b), (b, a)), ranks[4 * i + 2:4 * i + 4]):
-                    assert (-1 - g if g < 0 else g) == greater[q, y] == _kernels.pair_rank(ranks, 0, q, y, n)
+                    assert (-1 - g if g < 0 else g) == greater[q, y] == ctl.pair_rank(ranks, 0, q, y, n)
                     assert rows[q, n - 2 - greater[q, y]] == v
                     assert (g < 0) == (np.sum(rows[q] == v) > 1)
 
 
 def test_radix_argsort_is_the_stable_order():
     rng = np.random.default_rng(4)
-    work = _radix.radix_work(600)
-    swork = _radix.sort_work(600)
+    work = sort.radix_work(600)
+    swork = sort.sort_work(600)
     for t in range(300):
         n = int(rng.integers(0, 600))
         v = rng.normal(size=n) * 10.0 ** rng.integers(-8, 8)
@@ -203,17 +209,17 @@ def test_radix_argsort_is_the_stable_order():
         if t % 7 == 2 and n > 1:  # a span beyond the largest float
             v[0], v[-1] = 1e308, -1e308
         order = np.empty(n, dtype=np.int64)
-        _radix.radix_argsort(v, order, work)
+        sort.radix_argsort(v, order, work)
         assert np.array_equal(order, np.argsort(v, kind="mergesort"))
         order2 = np.full(n, -1, dtype=np.int64)
-        _radix.stable_argsort(v, order2, swork)
+        sort.stable_argsort(v, order2, swork)
         assert np.array_equal(order2, order)
 
 
 def _kinds():
-    """Similarity kinds of ``_kernels.sim``: 0 and 1, and 2 (absolute dot product) where it is known."""
+    """Similarity kinds of ``kernels.similarity.sim``: 0 and 1, and 2 (absolute dot product) where it is known."""
     X = np.array([[1.0, 0.0], [-1.0, 0.0]])
-    return [0, 1, 2] if _kernels.sim(X, 0, X, 1, 2) == 1.0 else [0, 1]
+    return [0, 1, 2] if similarity.sim(X, 0, X, 1, 2) == 1.0 else [0, 1]
 
 
 def test_blocked_similarities_equal_sim():
@@ -223,13 +229,13 @@ def test_blocked_similarities_equal_sim():
             n, k, d = int(rng.integers(2, 30)), int(rng.integers(1, 9)), int(rng.integers(1, 12))
             Xc, Xr = rng.normal(size=(n, d)), rng.normal(size=(k, d))
             rows, _ = control_rows(Xc, kind)
-            want = np.sort(np.array([[_kernels.sim(Xc, a, Xc, b, kind) for b in range(n) if b != a]
+            want = np.sort(np.array([[similarity.sim(Xc, a, Xc, b, kind) for b in range(n) if b != a]
                                      for a in range(n)]), axis=1)
             assert np.array_equal(rows, want)
             g_rep = np.r_[np.arange(k), np.full(n, -1)].astype(np.int64)
             g_row = np.r_[np.full(k, -1), np.arange(n)].astype(np.int64)
-            got = _tables.replicate_sims(Xr, Xc, np.ascontiguousarray(Xc.T), g_rep, g_row, kind)
+            got = P.replicate_sims(Xr, Xc, np.ascontiguousarray(Xc.T), g_rep, g_row, kind)
             for r in range(k):
                 for g in range(k + n):
-                    ref_v = _kernels.sim(Xr, r, Xr, g, kind) if g < k else _kernels.sim(Xr, r, Xc, g - k, kind)
+                    ref_v = similarity.sim(Xr, r, Xr, g, kind) if g < k else similarity.sim(Xr, r, Xc, g - k, kind)
                     assert got[r, g] == ref_v

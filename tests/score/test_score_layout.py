@@ -7,10 +7,13 @@ from grouping_reference import grouped_rows
 from score_helpers import tiny_screen
 
 from apnull.score import digits_screen, score_profiles
-from apnull.score import _adaptive, _engine, _rounds
-from apnull.score._perts import PertTable, ranges
-from apnull.score._prepare import prepare_screen, text_codes
-from apnull.score._trim import release_arrow, release_memory
+from apnull.score.engine import executor
+from apnull.score.engine.executor import ranges
+from apnull.score.engine.sequential import resolve, rounds_of
+from apnull.score.nulls.permutation import ScreenWork, mean_null
+from apnull.score.table.perts import PertTable, components_of
+from apnull.score.table.screen import prepare_screen, text_codes
+from apnull.score.engine.memory import release_arrow, release_memory
 
 KW = dict(perturbation="Metadata_perturbation", stratum="Metadata_plate")
 
@@ -55,17 +58,22 @@ def test_components_as_the_engine_finds_them():
     table = tiny_screen(rng, {"A": (4, {"a": 2, "b": 1}), "B": (4, {"b": 1, "c": 2}), "C": (4, {"d": 2}),
                               "D": (4, {"e": 1}), "E": (4, {"e": 1})})
     screen = prepare_screen(table, "Metadata_pert", "DMSO", "Metadata_plate", None, "cosine")
-    mine = _rounds.screen_components(screen.perts)
-    assert [m.tolist() for m, _ in mine] == _engine.components(screen)
+    mine = ScreenWork(screen, 0).components
+    assert [m.tolist() for m, _ in mine] == [m.tolist() for m, _ in components_of(screen.perts)]
     assert [[screen.perts.strata[s] for s in st] for _, st in mine] == [["A", "B"], ["C"], ["D", "E"]]
 
 
 @pytest.mark.parametrize("chunk", [1, 3, 64])
 def test_rounds_do_not_depend_on_batches_or_threads(chunk, monkeypatch):
     screen = prepare_screen(digits_screen(seed=2), "Metadata_perturbation", "DMSO", "Metadata_plate", None, "cosine")
-    ref = _adaptive.run_screen_auto(screen, 3, threads=1, cap=1600)
-    monkeypatch.setattr(_rounds, "CHUNK", chunk)
-    got = _adaptive.run_screen_auto(screen, 3, threads=3, cap=1600)
+    def run(threads):
+        null = mean_null(ScreenWork(screen, 3))
+        res = resolve(null, rounds_of("auto", cap=1600), threads=threads, cap=1600)
+        return [res.p_value, res.drawn, res.bound] + [null.state[k] for k in ("ap", "pr", "map", "counters")]
+
+    ref = run(1)
+    monkeypatch.setattr(executor, "BATCH", chunk)
+    got = run(3)
     for a, b in zip(ref, got):
         assert np.array_equal(a, b)
 

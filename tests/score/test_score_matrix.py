@@ -6,8 +6,8 @@ import pytest
 
 from grouping_reference import grouped_rows
 
-from apnull.score._matrix import CHUNK, duplicate_rows, feature_matrix, scale_in_place
-from apnull.score._scale import euclidean_rows, unit_rows
+from apnull.score.table.matrix import CHUNK, duplicate_rows, feature_matrix, scale_in_place
+from apnull.score.table.scale import euclidean_rows, unit_rows
 
 
 def _values(rows=CHUNK + 77, d=7, seed=0):
@@ -36,7 +36,7 @@ def test_feature_matrix_reads_columns_as_numbers():
 def test_feature_matrix_of_float_columns_equals_column_by_column(cells, monkeypatch):
     """Float64 columns read several at a time: the same bits as one column at a time (NaN, -0.0 and
     the row subset included), whatever the number of columns a read takes."""
-    from apnull.score import _matrix
+    from apnull.score.table import matrix as _matrix
 
     rng = np.random.default_rng(3)
     X = rng.standard_normal((50, 9))
@@ -55,7 +55,7 @@ def test_feature_matrix_of_float_columns_equals_column_by_column(cells, monkeypa
 
 
 def test_a_repeated_column_name_is_an_error_unless_left_out():
-    from apnull.score._columns import select_features
+    from apnull.score.table.columns import select_features
 
     df = pd.DataFrame([[1.0, 2.0, 3.0, "x", "y"]], columns=["f0", "f1", "f1", "Metadata_a", "Metadata_a"])
     with pytest.raises(ValueError, match="column 'f1' appears more than once"):

@@ -147,7 +147,7 @@ def test_approximate_nulls(null, label):
 
 def test_copairs_null_shares_rows_across_equal_sizes():
     # every query has the same (m, n): the copairs null mAP is exactly one AP row
-    from apnull.score.nulls import LawCache
+    from apnull.score.nulls.laws import LawCache
 
     laws = LawCache(0)
     row = laws.copairs_row(3, 20, 500)

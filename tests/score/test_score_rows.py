@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from apnull.score import score_profiles
-from apnull.score._prepare import prepare_screen
-from apnull.score._rows import PreparedRows, hold_rows
+from apnull.score.table.screen import prepare_screen
+from apnull.score.table.rows import PreparedRows, hold_rows
 
 from score_helpers import tiny_screen
 

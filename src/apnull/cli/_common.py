@@ -126,6 +126,66 @@ def emit(args, out, result: dict, rows: list[tuple[str, object]] | None = None, 
     return 0
 
 
+def _seconds(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def _alpha(text):
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"--alpha must be a number between 0 and 1 (exclusive), e.g. 0.05; got {text!r}")
+    return value
+
+
+def _budget(text):
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"--budget must be a positive number of seconds, got {text!r}")
+    return value
+
+
+def add_run_options(parser, words=("auto",), maximum: int | None = None, unit: str = "p-value") -> None:
+    """Add the run options every scoring subcommand shares (:class:`apnull.score.RunOptions`):
+    ``--permutations`` (one of ``words`` or a fixed B), ``--seed``, ``--alpha``, ``--threads``,
+    ``--budget`` and ``--workers N | --scheduler ADDRESS``; :func:`run_kwargs` reads them back."""
+    from ..limits import SCORE_MAX_PERMUTATIONS, SCORE_MAX_THREADS
+
+    maximum = SCORE_MAX_PERMUTATIONS if maximum is None else maximum
+    also = " or 'all' assignments" if "all" in words else ""
+    parser.add_argument("--permutations", metavar="|".join(words) + "|B", type=permutations_arg(words, maximum),
+                        default="auto",
+                        help=f"permutations per {unit}: 'auto' (default: as many as each BH decision needs, up to "
+                             f"{maximum:,}), a fixed B in 1..{maximum:,}{also}")
+    parser.add_argument("--seed", metavar="S", type=int_arg("--seed", 0), default=0, help="seed (default 0)")
+    parser.add_argument("--alpha", metavar="A", type=_alpha, default=0.05,
+                        help="FDR level of the significant column: q_value <= A (default 0.05)")
+    parser.add_argument("--threads", metavar="N", type=int_arg("--threads", 1, SCORE_MAX_THREADS),
+                        help="threads of an in-process run (default: one per core); results do not depend on it")
+    parser.add_argument("--budget", metavar="SECONDS", type=_budget,
+                        help="with --permutations auto: do not start a refinement round estimated to take the "
+                             "run past SECONDS; decisions then still open are named (default: no limit)")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--workers", metavar="N", type=int_arg("--workers", 1, 256),
+                       help="start a local dask cluster of N workers")
+    where.add_argument("--scheduler", metavar="ADDRESS", help="dask scheduler address, e.g. tcp://host:8786")
+
+
+def run_kwargs(args) -> dict:
+    """The library's run-option keyword arguments of :func:`add_run_options`'s options."""
+    return dict(seed=args.seed, permutations=args.permutations, alpha=args.alpha, threads=args.threads,
+                budget=args.budget, workers=args.workers, scheduler=args.scheduler)
+
+
 def _plain(value):
     """numpy scalars and arrays as plain JSON values."""
     if hasattr(value, "tolist"):
@@ -135,13 +195,45 @@ def _plain(value):
 
 class Progress:
     """Progress lines on ``err`` for long runs: every update on a terminal (overwriting one line),
-    else at most every ``every`` seconds, and nothing during the first ``after`` seconds."""
+    else at most every ``every`` seconds, and nothing during the first ``after`` seconds.
+
+    Scoring runs also call :meth:`round` before each round of draws (the engine's ``RoundInfo``): a
+    refinement round prints a line with the units it continues, the draws spent so far, the draws it
+    may take and their estimated time, before spending them. :meth:`compiling` prints that compiled
+    code is being prepared (a fresh install's first run). Seconds count from the first round, not
+    from the compilation.
+    """
 
     def __init__(self, err, label: str, after: float = 2.0, every: float = 5.0):
         self.err, self.label, self.after, self.every = err, label, after, every
         self.start = self.last = time.monotonic()
         self.tty = bool(getattr(err, "isatty", lambda: False)())
         self.shown = False
+        self.rounds = 0
+        self.compile_seconds = 0.0
+
+    def compiling(self) -> None:
+        """Say that compiled code is being prepared (a fresh install's first run)."""
+        self.err.write(f"{self.label.split(':')[0]}: preparing compiled code (first run only) ...\n")
+        self.err.flush()
+
+    def compiled(self, seconds: float) -> None:
+        """``seconds`` of compiling so far in this run: they do not count as scoring time."""
+        self.start += seconds - self.compile_seconds
+        self.compile_seconds = seconds
+
+    def round(self, info) -> None:
+        """Before a round: its number, units, draws so far and to come, and the estimated time."""
+        self.rounds += 1
+        if info.number == 0:
+            return
+        when = "" if info.estimate is None else f", about {_seconds(info.estimate)}"
+        start = "\r\n" if self.tty and self.shown else ""
+        self.err.write(f"{start}{self.label.split(':')[0]}: round {info.number + 1}: {info.units:,} {info.label} near "
+                       f"the decision line, refined to {info.target:,} draws each ({info.draws_so_far:,} draws so "
+                       f"far; at most {info.draws_at_most:,} more{when})\n")
+        self.err.flush()
+        self.last = time.monotonic()
 
     def __call__(self, done: int, total: int) -> None:
         now = time.monotonic()

@@ -1,39 +1,27 @@
 """The ``apnull score`` options a copairs user reaches for, kept apart from the subcommand's core.
 
 ``--perturbation`` repeated (several columns make a perturbation), ``--positives-differ-by COL``
-(repeatable), ``--nan error|drop-features|drop-rows``, ``--alpha`` (the ``significant`` column and
-the "active: k of n" line) and ``--copairs-names`` (copairs's column names in every output).
+(repeatable), ``--nan error|drop-features|drop-rows`` and ``--copairs-names`` (copairs's column names in
+every output). ``--alpha`` (the ``significant`` column and the "active: k of n" line) is one of the run
+options every scoring subcommand shares (``_common.add_run_options``).
 """
 
 from __future__ import annotations
 
-import argparse
-
-from ..score.missing import NAN_MODES
-from ..score.summary import activity_line, to_copairs_names
+from ..score import NAN_MODES
+from ..score import activity_line, to_copairs_names
 
 __all__ = ["add_arguments", "library_kwargs", "perturbation_of", "rename", "summary_text", "check_ranking_form"]
 
 
-def _alpha(text):
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not 0.0 < value < 1.0:
-        raise argparse.ArgumentTypeError(f"--alpha must be a number between 0 and 1 (exclusive), e.g. 0.05; got {text!r}")
-    return value
-
-
 def add_arguments(p) -> None:
-    """Add --positives-differ-by, --nan, --alpha and --copairs-names to the ``score`` parser."""
+    """Add --positives-differ-by, --nan and --copairs-names to the ``score`` parser (--alpha is a run
+    option: ``_common.add_run_options``)."""
     p.add_argument("--positives-differ-by", metavar="COL", action="append", dest="positives_differ_by",
                    help="replicates sharing this column's value with the query (e.g. the same well "
                         "position) are left out of its ranking; repeatable")
     p.add_argument("--nan", choices=NAN_MODES, default="error",
                    help="NaN/infinite feature values: error (default), drop-features, drop-rows")
-    p.add_argument("--alpha", metavar="A", type=_alpha, default=0.05,
-                   help="FDR level of the significant column: q_value <= A (default 0.05)")
     p.add_argument("--copairs-names", action="store_true",
                    help="write copairs's column names (mean_average_precision, corrected_p_value, "
                         "below_corrected_p, average_precision, n_pos_pairs, n_total_pairs)")
@@ -56,7 +44,7 @@ def check_ranking_form(args) -> None:
 
 def library_kwargs(args) -> dict:
     """The ``score_profiles`` keyword arguments of these options."""
-    kwargs = dict(nan=args.nan, alpha=args.alpha)
+    kwargs = dict(nan=args.nan)
     if args.positives_differ_by:
         kwargs["positives_differ_by"] = list(args.positives_differ_by)
     return kwargs

@@ -16,10 +16,8 @@ from __future__ import annotations
 
 import json
 
-from ..limits import SCORE_MAX_PERMUTATIONS as MAX_PERMUTATIONS
-from ..score import SIMILARITIES, check_outputs, read_table, score_consistency, write_table
-from ..score.consistency import AGGREGATES
-from ._common import Progress, add_json, float_arg, int_arg, permutations_arg, writable_path
+from ..score import AGGREGATES, SIMILARITIES, check_outputs, read_table, score_consistency, write_table
+from ._common import Progress, add_json, add_run_options, run_kwargs, writable_path
 from .tables import format_table, records
 
 __all__ = ["add_parser", "run"]
@@ -42,18 +40,9 @@ def add_parser(subparsers):
     p.add_argument("--control", metavar="VALUE", action="append",
                    help="perturbation value to drop (controls); repeat for several")
     p.add_argument("--only", metavar="GROUPS", help="keep the significant perturbations of this apnull score --out-groups file")
-    p.add_argument("--alpha", metavar="A", type=float_arg("--alpha"), default=0.05,
-                   help="significant: q_value <= alpha (also for --only without a significant column); default 0.05")
     p.add_argument("--features", metavar="REGEX", help="feature columns by regex (default: numeric, not Metadata_)")
     p.add_argument("--similarity", choices=SIMILARITIES, default="cosine", help="default cosine")
-    p.add_argument("--permutations", metavar="auto|B",
-                   type=permutations_arg(("auto",), MAX_PERMUTATIONS), default="auto",
-                   help=f"permutations per label: 'auto' (default: as many as each BH decision needs, up to "
-                        f"{MAX_PERMUTATIONS:,}) or a fixed B in 1..{MAX_PERMUTATIONS:,}")
-    p.add_argument("--seed", metavar="S", type=int_arg("--seed", 0), default=0, help="seed (default 0)")
-    where = p.add_mutually_exclusive_group()
-    where.add_argument("--workers", metavar="N", type=int_arg("--workers", 1, 256), help="start a local dask cluster of N workers")
-    where.add_argument("--scheduler", metavar="ADDRESS", help="dask scheduler address, e.g. tcp://host:8786")
+    add_run_options(p, ("auto",), unit="label")
     p.add_argument("--out-labels", metavar="F", type=writable_path("--out-labels"), help="write the labels table (CSV/.parquet)")
     p.add_argument("--out-queries", metavar="F", type=writable_path("--out-queries"), help="write the per-query table")
     add_json(p)
@@ -81,9 +70,8 @@ def run(args, out, err) -> int:
                              "apnull score --out-groups wrote for the same --perturbation")
     res = score_consistency(table, perturbation=args.perturbation, annotation=args.annotation,
                             label_sep=args.label_sep, aggregate=args.aggregate, control=args.control, only=only,
-                            features=args.features, similarity=args.similarity, permutations=args.permutations,
-                            seed=args.seed, alpha=args.alpha, scheduler=args.scheduler, workers=args.workers,
-                            progress=Progress(err, "apnull consistency: labels", after=3.0))
+                            features=args.features, similarity=args.similarity,
+                            progress=Progress(err, "apnull consistency: labels", after=3.0), **run_kwargs(args))
     if args.out_labels:
         write_table(res.labels, args.out_labels)
     if args.out_queries:

@@ -26,12 +26,10 @@ import json
 import os
 import re
 
-from ..score import (MAX_FILE_BYTES, NULLS, SIMILARITIES, check_outputs, read_table, score_profiles,
+from ..score import (MAX_FILE_BYTES, NULLS, RANKING_COLUMNS, SIMILARITIES, check_outputs, read_table, score_profiles,
                      score_rankings, write_table)
-from ..limits import SCORE_MAX_PERMUTATIONS as MAX_PERMUTATIONS
-from ..score.rankings import RANKING_COLUMNS
 from . import _score_activity as activity
-from ._common import Progress, add_json, int_arg, permutations_arg, writable_path
+from ._common import Progress, add_json, add_run_options, run_kwargs, writable_path
 from .tables import format_table, records
 
 __all__ = ["add_parser", "run"]
@@ -72,14 +70,7 @@ def add_parser(subparsers):
     p.add_argument("--similarity", choices=SIMILARITIES, default="cosine", help="default cosine")
     p.add_argument("--null", choices=NULLS, default="permutation",
                    help="mAP null: permutation (exact, default); independent, copairs (approximate)")
-    p.add_argument("--permutations", metavar="auto|B|all",
-                   type=permutations_arg(("auto", "all"), MAX_PERMUTATIONS), default="auto",
-                   help=f"permutations per p-value: 'auto' (default: as many as each BH decision needs, up to "
-                        f"{MAX_PERMUTATIONS:,}), a fixed B in 1..{MAX_PERMUTATIONS:,}, or 'all' assignments")
-    p.add_argument("--seed", metavar="S", type=int_arg("--seed", 0), default=0, help="seed (default 0)")
-    where = p.add_mutually_exclusive_group()
-    where.add_argument("--workers", metavar="N", type=int_arg("--workers", 1, 256), help="start a local dask cluster of N workers")
-    where.add_argument("--scheduler", metavar="ADDRESS", help="dask scheduler address, e.g. tcp://host:8786")
+    add_run_options(p, ("auto", "all"))
     p.add_argument("--out-queries", metavar="F", type=writable_path("--out-queries"), help="write the per-query table (CSV/.parquet)")
     p.add_argument("--out-groups", metavar="F", type=writable_path("--out-groups"), help="write the per-perturbation table")
     activity.add_arguments(p)
@@ -109,10 +100,8 @@ def run(args, out, err) -> int:
     else:
         res = score_profiles(table, perturbation=activity.perturbation_of(args), control=args.control or ["DMSO"],
                              stratum=args.stratum, features=args.features, similarity=args.similarity,
-                             null=args.null, permutations=args.permutations, seed=args.seed,
-                             scheduler=args.scheduler, workers=args.workers,
-                             progress=Progress(err, "apnull score: perturbations", after=3.0),
-                             **activity.library_kwargs(args))
+                             null=args.null, progress=Progress(err, "apnull score: perturbations", after=3.0),
+                             **run_kwargs(args), **activity.library_kwargs(args))
         groups, queries, warnings = res.groups, res.queries, res.warnings
         settings = dict(res.settings, form="profiles", file=args.file)
         skipped_rows = records(res.skipped)

@@ -9,23 +9,32 @@
 - :func:`check_outputs`, :func:`write_table`: result files that never replace the input, written
   atomically.
 
+The package reads as the stages of a run: ``table`` (reading and preparing a table), ``kernels``
+(compiled code), ``nulls`` (each null one unit: what is observed and how one null value is drawn),
+``engine`` (rounds of draws to each decision, threads or dask) and ``results`` (tables and files),
+with the public modules (``profiles``, ``consistency``, ``rankings``, ``plan``) on top.
+
 The permutation p-value is exact under exchangeability of a perturbation's replicates and the
 controls within each stratum; "independent" and "copairs" nulls are kept for comparison only.
 """
 
-from ._atomic import atomic_write, check_outputs, write_table
-from ._outputs import p_text
-from ._prepare import SIMILARITIES
-from .consistency import ConsistencyResult, score_consistency
+from .consistency import AGGREGATES, ConsistencyResult, score_consistency
 from .example import digits_screen
 from .fdr import benjamini_hochberg
-from .io import MAX_FILE_BYTES, read_table
+from .options import RunOptions
 from .plan import ScreenPlan, screen_plan
 from .profiles import MAX_PERMUTATIONS, NULLS, ScoreResult, score_profiles
-from .rankings import score_rankings
+from .rankings import RANKING_COLUMNS, score_rankings
+from .results.outputs import p_text
+from .results.summary import activity_line, to_copairs_names
+from .results.write import atomic_write, check_outputs, write_table
+from .table.io import MAX_FILE_BYTES, read_table
+from .table.missing import NAN_MODES
+from .table.screen import SIMILARITIES
 from .ties import tie_aware_ap, tie_aware_precision_at_r
 
-__all__ = ["score_profiles", "score_consistency", "ConsistencyResult", "score_rankings", "ScoreResult", "read_table", "tie_aware_ap",
-           "tie_aware_precision_at_r", "benjamini_hochberg", "digits_screen", "MAX_FILE_BYTES",
-           "MAX_PERMUTATIONS", "SIMILARITIES", "NULLS",
-           "check_outputs", "write_table", "atomic_write", "p_text", "screen_plan", "ScreenPlan"]
+__all__ = ["score_profiles", "score_consistency", "ConsistencyResult", "score_rankings", "ScoreResult", "read_table",
+           "tie_aware_ap", "tie_aware_precision_at_r", "benjamini_hochberg", "digits_screen", "MAX_FILE_BYTES",
+           "MAX_PERMUTATIONS", "SIMILARITIES", "NULLS", "NAN_MODES", "AGGREGATES", "RANKING_COLUMNS", "RunOptions",
+           "check_outputs", "write_table", "atomic_write", "p_text", "screen_plan", "ScreenPlan", "activity_line",
+           "to_copairs_names"]

@@ -2,25 +2,21 @@
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from ..law import count_reached, permutation_pvalue
-from ..limits import as_probability, check_permutations, check_seed, check_threads, check_workers
-from . import _consistency_auto, _consistency_kernels as K
-from ._consistency_prepare import AGGREGATES, MAX_PROFILES, Profiles, prepare_profiles
-from ._engine import default_threads, stream_key
+from .engine.connect import connect
+from .engine.sequential import resolve, rounds_of
 from .fdr import benjamini_hochberg
-from .nulls import LawCache
-from .profiles import open_client
+from .kernels import labelsets as K
+from .nulls.labelsets import LabelWork, label_null, label_values
+from .nulls.laws import LawCache
+from .options import RunOptions
+from .table.profiles import AGGREGATES, MAX_PROFILES, Profiles, prepare_profiles
 
 __all__ = ["score_consistency", "ConsistencyResult", "AGGREGATES", "MAX_PROFILES"]
-
-#: Labels per dask task (progress granularity; results do not depend on it).
-LABEL_BATCH = _consistency_auto.LABEL_BATCH
 
 
 @dataclass
@@ -48,23 +44,12 @@ class ConsistencyResult:
         if B == "auto":
             acol = self.settings["annotation"]
             B = int(self.labels.loc[self.labels[acol].astype(str) == label, "permutations"].iloc[0])
-        return _null(prof, self._rows, t, B, self.settings["seed"])
+        return label_values(prof, self._rows, t, int(B), self.settings["seed"])
 
 
-def _null(prof: Profiles, rows, t, B, seed) -> np.ndarray:
-    """Null mAP values of label t: its own stream, keyed by (seed, "consistency", label)."""
-    key = np.uint64(stream_key(seed, "consistency", prof.labels[t]))
-    return K.label_null(t, key, int(B), rows, prof.lists)
-
-
-def _null_batch(prof, rows, ts, B, seed):
-    """{t: p-value inputs} for a batch of labels (one dask task): the null values of each."""
-    return {t: _null(prof, rows, t, B, seed) for t in ts}
-
-
-def score_consistency(table, perturbation, annotation, label_sep=None, aggregate="median", control=None,
+def score_consistency(table, perturbation, annotation, label_sep=None, *, aggregate="median", control=None,
                       only=None, features=None, similarity="cosine", permutations="auto", seed=0, alpha=0.05,
-                      scheduler=None, workers=None, progress=None, threads=None,
+                      scheduler=None, workers=None, threads=None, progress=None, budget=None,
                       query_pvalues=True) -> ConsistencyResult:
     """Phenotypic consistency: label mAP of profiles that share an annotation, with a permutation p-value.
 
@@ -115,9 +100,10 @@ def score_consistency(table, perturbation, annotation, label_sep=None, aggregate
     seed : int
     alpha : float
         ``significant`` is q_value <= alpha.
-    scheduler, workers, progress, threads
+    scheduler, workers, progress, threads, budget
         As in ``score_profiles``: labels run on threads in process, or in batches as dask tasks;
-        results are identical bit for bit.
+        results are identical bit for bit (unless the time ``budget`` stops the refinement: labels
+        whose decision it left open are named in ``warnings`` and flagged ``decision_open``).
     query_pvalues : bool
         Compute each query's AP p-value under the exact law of its (m, n) (default). The laws of
         large rankings take a while (about 0.15 s a distinct (m, n) of a few hundred items); False
@@ -141,32 +127,33 @@ def score_consistency(table, perturbation, annotation, label_sep=None, aggregate
         within an aggregated perturbation, bad features, bad settings, nothing left to score (every
         label on fewer than two profiles, or no query with a negative).
     """
-    B = check_permutations(permutations, null="independent")
-    seed = check_seed(seed, allow_none=False)
-    alpha = as_probability(alpha, "alpha", open_low=True)
-    threads = check_threads(threads)
-    if scheduler is not None and workers is not None:
-        raise ValueError("give scheduler= or workers=, not both")
-    check_workers(workers)
-    if progress is not None and not callable(progress):
-        raise ValueError("progress must be a function progress(done, total)")
+    opts = RunOptions.checked(seed=seed, permutations=permutations, alpha=alpha, threads=threads, workers=workers,
+                              scheduler=scheduler, progress=progress, budget=budget, null="independent")
     prof = prepare_profiles(table, perturbation, annotation, label_sep, aggregate, control, only, features,
-                            similarity, alpha)
+                            similarity, opts.alpha)
     rows = K.similarity_rows(prof.X, prof.kind)
     observed, skipped = _observed(prof, rows)
     if not observed:
         reasons = "; ".join(sorted({r for _, r in skipped}))
         raise ValueError(f"nothing to score: no label has two profiles and a query with negatives ({reasons})")
-    pvals = _run(prof, rows, observed, B, seed, scheduler, workers, progress, threads)
+    pvals, why = _run(prof, rows, observed, opts)
     settings = dict(perturbation=perturbation, annotation=annotation, label_sep=label_sep, aggregate=aggregate,
                     control=None if control is None else [control] if isinstance(control, str) else list(control),
                     only=None if only is None else len({str(n) for n in prof.names}), similarity=similarity,
-                    permutations=B, seed=seed, alpha=alpha, profiles=int(prof.X.shape[0]),
+                    permutations=opts.permutations, seed=opts.seed, alpha=opts.alpha, profiles=int(prof.X.shape[0]),
                     features=len(prof.features))
+    if opts.budget is not None:
+        settings["budget"] = opts.budget
+    warnings = list(prof.warnings)
+    if why:
+        opened = [prof.labels[t] for t in sorted(pvals) if pvals[t][3]]
+        warnings.append(f"the time budget stopped the adaptive permutations ({why}) before the BH decision of "
+                        f"{len(opened):,} label(s) was settled ({', '.join(opened[:5])}{' ...' if len(opened) > 5 else ''}); "
+                        "their p-values are valid but may sit on either side of the FDR line")
     return ConsistencyResult(labels=_label_table(prof, observed, pvals, settings),
                              queries=_query_table(prof, observed, settings, bool(query_pvalues)),
                              skipped=pd.DataFrame(skipped, columns=[annotation, "reason"]),
-                             warnings=list(prof.warnings), settings=settings, _profiles=prof, _rows=rows)
+                             warnings=warnings, settings=settings, _profiles=prof, _rows=rows)
 
 
 def _observed(prof: Profiles, rows) -> tuple:
@@ -191,45 +178,20 @@ def _observed(prof: Profiles, rows) -> tuple:
     return observed, skipped
 
 
-def _run(prof, rows, observed, B, seed, scheduler, workers, progress, threads) -> dict:
-    """{t: (p-value, permutations, bound)} of the ``observed`` labels, on threads or as dask tasks."""
-    client, close = open_client(scheduler, workers)
+def _run(prof, rows, observed, opts: RunOptions) -> tuple:
+    """({t: (p-value, permutations, bound, decision open)} of the ``observed`` labels, on threads or as
+    dask tasks, and why a budget stopped the refinement ("" if it did not)."""
+    ts = sorted(observed)
+    work = LabelWork(prof, rows, ts)
+    null = label_null(work, [observed[t][0] for t in ts], opts.seed)
+    client, close = connect(opts.scheduler, opts.workers)
     try:
-        if B == "auto":
-            return _consistency_auto.run_labels_auto(prof, rows, {t: o[0] for t, o in observed.items()}, seed,
-                                                     client, progress, threads)
-        nulls = _fixed(prof, rows, sorted(observed), B, seed, client, progress, threads)
-        out = {}
-        for t, null in nulls.items():
-            obs = observed[t][0]
-            out[t] = (permutation_pvalue(null, obs), B, count_reached(null, obs) == 0)
-        return out
+        res = resolve(null, rounds_of(opts.permutations), client=client, threads=opts.threads,
+                      progress=opts.progress, budget=opts.budget)
     finally:
         close()
-
-
-def _fixed(prof, rows, ts, B, seed, client, progress, threads) -> dict:
-    """{t: the B null mAP values} of the labels ``ts``."""
-    total, done, out = len(ts), 0, {}
-    if client is not None:
-        import dask.distributed as dd
-        pf, rw = client.scatter(prof, broadcast=True), client.scatter(rows, broadcast=True)
-        futures = [client.submit(_null_batch, pf, rw, ts[i:i + LABEL_BATCH], B, seed, pure=False)
-                   for i in range(0, total, LABEL_BATCH)]
-        for fut in dd.as_completed(futures):
-            part = fut.result()
-            out.update(part)
-            done += len(part)
-            if progress:
-                progress(done, total)
-        return out
-    with ThreadPoolExecutor(max_workers=threads or default_threads()) as pool:
-        for t, null in zip(ts, pool.map(lambda t: _null(prof, rows, t, B, seed), ts)):
-            out[t] = null
-            done += 1
-            if progress:
-                progress(done, total)
-    return out
+    return ({t: (float(res.p_value[i]), int(res.drawn[i]), bool(res.bound[i]), bool(res.open[i]))
+             for i, t in enumerate(ts)}, res.stopped_by_budget)
 
 
 def _counts(prof, t) -> tuple:
@@ -241,9 +203,9 @@ def _counts(prof, t) -> tuple:
 
 def _label_table(prof, observed, pvals, st) -> pd.DataFrame:
     """[<annotation>, n_perturbations, (n_profiles), mAP, p_value, q_value, significant, permutations,
-    p_value_bound], by p then label."""
+    p_value_bound, (decision_open with a budget)], by p then label."""
     acol = st["annotation"]
-    recs = [(prof.labels[t], *_counts(prof, t), observed[t][0], *pvals[t]) for t in sorted(observed)]
+    recs = [(prof.labels[t], *_counts(prof, t), observed[t][0], *pvals[t][:3]) for t in sorted(observed)]
     out = pd.DataFrame(recs, columns=[acol, "n_perturbations", "n_profiles", "mAP", "p_value", "permutations",
                                       "p_value_bound"])
     out["q_value"] = benjamini_hochberg(out["p_value"].to_numpy())
@@ -251,7 +213,11 @@ def _label_table(prof, observed, pvals, st) -> pd.DataFrame:
     if st["aggregate"] != "none":
         out = out.drop(columns="n_profiles")
     out = out.sort_values(["p_value", acol], kind="mergesort").reset_index(drop=True)
-    out = out[[c for c in out.columns if c not in ("permutations", "p_value_bound")] + ["permutations", "p_value_bound"]]
+    if st.get("budget") is not None:
+        out["decision_open"] = [pvals[t][3] for t in sorted(observed)]
+        out = out.sort_values(["p_value", acol], kind="mergesort").reset_index(drop=True)
+    tail = [c for c in ("permutations", "p_value_bound", "decision_open") if c in out.columns]
+    out = out[[c for c in out.columns if c not in tail] + tail]
     return out.astype({"n_perturbations": "int64", "permutations": "int64", "p_value_bound": bool})
 
 

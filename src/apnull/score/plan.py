@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ._prepare import prepare_screen
+from .table.screen import prepare_screen
 
 __all__ = ["ScreenPlan", "screen_plan"]
 

@@ -1,29 +1,43 @@
-"""``score_profiles``: which perturbations of a profiling screen beat chance (replicate retrieval)."""
+"""``score_profiles``: which perturbations of a profiling screen beat chance (replicate retrieval).
+
+It reads as its stages: the run's options checked (:class:`.options.RunOptions`), the table prepared
+(:func:`.table.screen.prepare_screen`), every perturbation's mAP null run by the engine
+(:func:`.nulls.permutation.mean_null`, :func:`.engine.sequential.resolve`), every query's p-value
+(:func:`.nulls.conditional.query_pvalues`), and the result tables (:mod:`.results.tables`).
+"""
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from ..limits import SCORE_MAX_PERMUTATIONS as MAX_PERMUTATIONS
-from ..limits import check_choice, check_permutations, check_seed, check_threads, check_workers
-from . import _adaptive, _engine, _outputs, conditional
-from ._connect import connect
-from ._rows import hold_rows
-from ._trim import release_memory
-from ._keys import combine_columns, key_of
-from ._perts import Scores
-from ._prepare import Screen, prepare_screen
-from .nulls import LawCache
-from ._results import NULL_LABELS, RunSettings, add_activity, fixed_draws, group_table, pvalues, query_table
-from .summary import activity_summary, check_alpha
+from ..limits import check_choice
+from .engine.connect import connect
+from .engine.executor import Scattered
+from .engine.memory import release_memory
+from .engine.sequential import resolve, rounds_of
+from .nulls.conditional import query_pvalues
+from .nulls.laws import LawCache
+from .nulls.permutation import MAX_EXACT_ASSIGNMENTS, ScreenWork, assignment_count, mean_null, null_values
+from .options import RunOptions
+from .results import outputs as _outputs
+from .results.summary import activity_summary
+from .results.tables import NULL_LABELS, add_activity, group_table, pvalues, query_table
+from .table.keys import combine_columns, key_of
+from .table.perts import Scores
+from .table.rows import hold_rows
+from .table.screen import Screen, prepare_screen
 
-__all__ = ["score_profiles", "ScoreResult", "NULLS", "MAX_PERMUTATIONS", "NULL_LABELS"]
+__all__ = ["score_profiles", "ScoreResult", "NULLS", "MAX_PERMUTATIONS", "NULL_LABELS", "open_client"]
 
 NULLS = ("permutation", "independent", "copairs")
+
+#: The dask client helper (hard 10 s deadline, see :mod:`apnull.score.engine.connect`), public for the
+#: other scorers of a screen.
+open_client = connect
 
 
 @dataclass
@@ -47,7 +61,7 @@ class ScoreResult:
 
         Same stream keys as the run, so they are exactly the draws its p-value counted (for
         ``permutations="all"``, every assignment). The result keeps no copy of the prepared feature
-        rows: the ones this needs are read again from the scored table (:mod:`._rows`). Raises
+        rows: the ones this needs are read again from the scored table (:mod:`.table.rows`). Raises
         ValueError if the run's null was not "permutation", ``name`` was not scored, or the table
         was changed after scoring (a feature value or column).
         """
@@ -60,15 +74,13 @@ class ScoreResult:
         if not matches:
             raise ValueError(f"{name!r} is not a scored perturbation of this result")
         i = matches[0]
-        strata = list(pt[i].strata)
-        comp = _engine.prepare_component(strata, [screen.X[screen.controls[s]] for s in strata], screen.kind)
-        spec = _engine.pert_spec(screen, i, strata, st["seed"])
-        exact = st["permutations"] == "all"
-        B = 0 if exact else st["permutations"]
+        work = ScreenWork(screen, st["seed"])
+        if st["permutations"] == "all":
+            return null_values(work, i, 0, exhaustive=True)
+        B = st["permutations"]
         if B == "auto":  # the draws this perturbation used: the first B of its stream
             B = int(self.groups["permutations"][self._group_row(pt[i])])
-        return _engine.run_batch(comp, [spec], screen.kind, B, exact, keep_null=True)[0].null
-
+        return null_values(work, i, B)
 
     def _group_row(self, pert) -> int:
         """Position in ``groups`` of the perturbation ``pert`` (its key, for several columns)."""
@@ -79,15 +91,10 @@ class ScoreResult:
         return int(np.flatnonzero((self.groups[cols] == pert.name).to_numpy())[0])
 
 
-#: The dask client helper (hard 10 s deadline, see :mod:`apnull.score._connect`), public for the other
-#: scorers of a screen (consistency).
-open_client = connect
-
-
-def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=None, features=None,
-                   similarity="cosine", null="permutation", permutations="auto", seed=0,
-                   scheduler=None, workers=None, progress=None, threads=None, nan="error",
-                   alpha=0.05, positives_differ_by=None) -> ScoreResult:
+def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=None, *, features=None,
+                   similarity="cosine", null="permutation", permutations="auto", seed=0, alpha=0.05, nan="error",
+                   positives_differ_by=None, scheduler=None, workers=None, threads=None, progress=None,
+                   budget=None) -> ScoreResult:
     """Per-query AP p-values and a calibrated mAP p-value per perturbation of a profiling screen.
 
     Queries (replicate retrieval): each replicate q of perturbation t (k replicates) ranks the other
@@ -103,7 +110,7 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
         Column naming each row's perturbation; rows equal to ``control`` are the controls. Several
         columns (e.g. compound and dose): each distinct combination is a perturbation, a row is a
         control when its first column is a control value, and the result tables show every column
-        (see :mod:`apnull.score._keys`; ``null_maps`` then takes a tuple of values).
+        (see :mod:`apnull.score.table.keys`; ``null_maps`` then takes a tuple of values).
     control : str or list of str
         Control value(s) of the perturbation column (compared as text).
     stratum : str, optional
@@ -121,9 +128,9 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
         other pool members act as controls, and all k APs and their mean are recomputed; p =
         (1 + #{null >= mAP - tol}) / (1 + B), tol = :data:`apnull.law.VALUE_TOL` (1e-12; see
         :func:`apnull.law.permutation_pvalue`). "independent" and "copairs" are approximate
-        (see :mod:`apnull.score.nulls`).
+        (see :mod:`apnull.score.nulls.laws`).
     permutations : "auto", int or "all"
-        "auto" (default): adaptive permutations (:mod:`apnull.score._adaptive`): each p-value's
+        "auto" (default): adaptive permutations (:mod:`apnull.score.engine.sequential`): each p-value's
         stream is continued in rounds of 100, 400, 1,600, ... draws up to 1,000,000 until its
         Benjamini-Hochberg decision at FDR 0.05 is settled with probability >= 0.999
         (MMCTest, Gandy & Hahn 2014), stopping early at the 20th null value reaching the observed
@@ -139,7 +146,9 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
     workers : int, optional
         Start a local dask cluster with this many single-thread worker processes.
     progress : callable(done, total), optional
-        Called as batches of perturbations finish.
+        Called as batches of perturbations finish, in every round; when it also has a method
+        ``round(info)``, that is called before each round (:class:`.engine.sequential.RoundInfo`: the
+        units, draws so far, the draws the round may take and their estimated time).
     threads : int, optional
         In-process runs score the perturbations of a batch on this many threads (default: one per core
         this process may use). Results do not depend on it.
@@ -147,7 +156,7 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
         NaN or infinite feature values in the scored rows: a ValueError (default), leave out the
         feature columns holding any, or leave out the rows holding any. What was dropped is in
         ``warnings`` and in ``settings["dropped_features"]`` / ``settings["dropped_rows"]``
-        (see :mod:`apnull.score.missing`).
+        (see :mod:`apnull.score.table.missing`).
     positives_differ_by : str or list of str, optional
         Columns (e.g. the well position): a replicate sharing the query's value in any of them is
         left out of the query's ranking entirely (copairs's ``pos_diffby``); m counts only the
@@ -156,6 +165,11 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
         :mod:`apnull.score.positives`).
     alpha : float
         FDR level of the ``significant`` column: q_value <= alpha (default 0.05; 0 < alpha < 1).
+    budget : float, optional
+        Seconds the adaptive refinement (``permutations="auto"``, after its first round) may take: a
+        round whose estimated time would pass it is not started; the perturbations whose decision is
+        then still open are named in ``warnings`` and flagged ``decision_open``. None (default): no
+        limit. A budget makes results depend on the machine's speed; the run says when it applied.
 
     Returns
     -------
@@ -163,14 +177,14 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
         ``groups``: [<perturbation column(s)>, n_replicates, mAP, mAP_normalized, p_value, q_value,
         significant, null, permutations, p_value_bound], sorted by p_value then name; mAP_normalized
         = (mAP - E) / (1 - E), E the mean over t's queries of the exact E[AP](m, n); significant =
-        q_value <= alpha (see :mod:`apnull.score.summary`; ``.activity`` counts them); ``queries``:
+        q_value <= alpha (see :mod:`apnull.score.results.summary`; ``.activity`` counts them); ``queries``:
         [row, <perturbation column(s)>, m, n, ap, precision_at_r, p_value, q_value, null,
         permutations, p_value_bound, <stratum>, <metadata columns>...], ``row`` the 0-based position
         among the input's data rows, then the stratum and every text or ``Metadata_*`` column of that
         row. ``permutations``: null draws the p-value used (0 for an exact law); ``p_value_bound``: no
         draw reached the observed value, so p is an upper bound. A query's ``null`` is "exact law"
         when all its positives share its stratum (or ``positives_differ_by`` leaves some of its
-        positives out), else "conditional permutation" (:mod:`apnull.score.conditional`: keeps the
+        positives out), else "conditional permutation" (:mod:`apnull.score.nulls.conditional`: keeps the
         query, swaps each positive with a member of its own stratum's pool; calibrated under plate
         effects); ``skipped``: [<perturbation column>, reason]; ``warnings`` (including one when
         perturbations sit at the p-value floor 1/(1 + B) of a fixed B); ``settings`` (with
@@ -209,40 +223,43 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
     >>> res.queries["null"].iat[0]  # one replicate per plate: the positives sit on other plates
     'conditional permutation'
     """
-    run = _check_inputs(null, permutations, seed, progress, threads, scheduler, workers)
-    alpha = check_alpha(alpha)
+    check_choice(null, NULLS, "null")
+    opts = RunOptions.checked(seed=seed, permutations=permutations, alpha=alpha, threads=threads, workers=workers,
+                              scheduler=scheduler, progress=progress, budget=budget, null=null)
     keyed = combine_columns(table, perturbation, control, stratum)
     screen = prepare_screen(keyed.table, keyed.column, control, stratum, features, similarity, nan,
                             positives_differ_by)
     keyed = keyed._replace(table=None)  # a copy made for several perturbation columns is not needed again
-    _check_exact_sizes(screen, run)
+    _check_exact_sizes(screen, opts)
     release_memory()  # the preparation's freed temporaries go back to the system before the rounds
-    start = time.monotonic()
-    scores, query_p = _run(screen, run, scheduler, workers, progress, lambda: hold_rows(screen, table, similarity))
-    seconds = time.monotonic() - start
-    scored = pvalues(screen, scores, run, query_p)
+    scores, query_p, seconds = _run(screen, null, opts, lambda: hold_rows(screen, table, similarity))
+    scored = pvalues(screen, scores, null, opts.permutations, query_p, opts.seed)
     del scores, query_p
     pname = _outputs.output_name(keyed.column)
     settings = dict(perturbation=perturbation, control=[control] if isinstance(control, str) else list(control),
                     stratum=stratum, features=len(screen.features), similarity=similarity, null=null,
-                    permutations=run.B, seed=run.seed, nan=nan, dropped_features=list(screen.dropped_features),
-                    dropped_rows=list(screen.dropped_rows), alpha=alpha,
-                    positives_differ_by=positives_differ_by,
+                    permutations=opts.permutations, seed=opts.seed, nan=nan,
+                    dropped_features=list(screen.dropped_features), dropped_rows=list(screen.dropped_rows),
+                    alpha=opts.alpha, positives_differ_by=positives_differ_by,
                     perturbation_column=pname if len(keyed.columns) == 1 else list(keyed.names),
                     columns_left_out=[{"column": c, "reason": r} for c, r in screen.left_out],
                     row=_outputs.ROW_NOTE)
+    if opts.budget is not None:
+        settings["budget"] = opts.budget
     release_memory()  # the rounds' and laws' freed temporaries
-    groups = add_activity(group_table(scored, run, pname), scored, alpha)
+    label = NULL_LABELS["all" if opts.permutations == "all" else null]
+    budgeted = opts.budget is not None
+    groups = add_activity(group_table(scored, label, pname, budgeted), scored, opts.alpha)
     release_memory()
-    queries = query_table(scored, pname)
+    warnings = list(screen.warnings) + _open_warnings(scored)
+    queries = query_table(scored, pname, budgeted)
     del scored
     release_memory()
     groups = keyed.expand(groups)
     queries = _outputs.carry_metadata(keyed.expand(queries), table,
                                       _outputs.carried_columns(table, screen.features, keyed.columns, stratum))
-    warnings = list(screen.warnings)
-    floor = _outputs.floor_warning(groups["p_value"], run.B if run.null == "permutation" and isinstance(run.B, int)
-                                   else None, seconds)
+    fixed = opts.permutations if null == "permutation" and isinstance(opts.permutations, int) else None
+    floor = _outputs.floor_warning(groups["p_value"], fixed, seconds)
     if floor:
         warnings.append(floor)
     return ScoreResult(groups=groups, queries=queries,
@@ -252,68 +269,65 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
 
 # -- the stages of score_profiles ----------------------------------------------------------------------
 
-def _check_inputs(null, permutations, seed, progress, threads, scheduler, workers) -> RunSettings:
-    """Check the run's arguments (not the table: ``prepare_screen`` does) with :mod:`apnull.limits`.
-
-    Returns
-    -------
-    RunSettings
-        ``null``, ``B`` (int or "all"), ``exact``, ``seed`` (int), ``threads`` (int or None).
-    """
-    check_choice(null, NULLS, "null")
-    B = check_permutations(permutations, null)
-    seed = check_seed(seed, allow_none=False)
-    if progress is not None and not callable(progress):
-        raise ValueError("progress must be a function progress(done, total)")
-    threads = check_threads(threads)
-    if scheduler is not None and workers is not None:
-        raise ValueError("give scheduler= or workers=, not both")
-    check_workers(workers)
-    return RunSettings(null, B, B == "all", seed, threads)
-
-
-def _check_exact_sizes(screen: Screen, run: RunSettings) -> None:
+def _check_exact_sizes(screen: Screen, opts: RunOptions) -> None:
     """For ``permutations="all"``: ValueError if a perturbation has more assignments than the limit."""
-    if not run.exact:
+    if opts.permutations != "all":
         return
     for p in screen.perts:  # only for "all": screens small enough to enumerate
         sizes = [(len(r), len(screen.controls[s])) for r, s in zip(p.reps, p.strata)]
-        count = _engine.assignment_count(sizes)
-        if count > _engine.MAX_EXACT_ASSIGNMENTS:
+        count = assignment_count(sizes)
+        if count > MAX_EXACT_ASSIGNMENTS:
             raise ValueError(f"permutations='all' would enumerate {count:,} assignments for {p.name!r} "
-                             f"(limit {_engine.MAX_EXACT_ASSIGNMENTS:,}); give a number such as 9999")
+                             f"(limit {MAX_EXACT_ASSIGNMENTS:,}); give a number such as 9999")
 
 
-def _run(screen: Screen, run: RunSettings, scheduler, workers, progress, held):
+def _run(screen: Screen, null: str, opts: RunOptions, held):
     """Score every perturbation and every query's p-value, in process or on dask.
 
-    Once the mAPs are scored, ``screen.X`` is replaced by ``held()`` (a :class:`._rows.PreparedRows`):
-    the per-query nulls read the rows they need from it, and the matrix's memory is free for the rest.
+    The mAP null runs only for ``null="permutation"`` (the other nulls need the observed scores only:
+    one round of no draws). Once the mAPs are scored, ``screen.X`` is replaced by ``held()`` (a
+    :class:`.table.rows.PreparedRows`): the per-query nulls read the rows they need from it, and the
+    matrix's memory is free for the rest.
 
     Returns
     -------
-    scores, query_p : Scores, QueryP
-        The observed scores and mAP p-values (:class:`._perts.Scores`; for a null other than
-        "permutation" only the observed scores count), and every query's p-value
-        (:func:`conditional.query_pvalues`; where ``positives_differ_by`` leaves a query out,
-        ``pvalues`` uses the exact laws of the kept m instead).
+    scores, query_p, seconds : Scores, QueryP, float
+        The observed scores and mAP p-values (:class:`.table.perts.Scores`), every query's p-value
+        (:func:`.nulls.conditional.query_pvalues`; where ``positives_differ_by`` leaves a query out,
+        ``pvalues`` uses the exact laws of the kept m instead), and the seconds the mAP rounds took.
     """
-    client, close = connect(scheduler, workers)
+    work = ScreenWork(screen, opts.seed)
+    client, close = connect(opts.scheduler, opts.workers)
     try:
-        shared = _adaptive.shared(client, screen, run.seed)  # the screen goes to dask workers once
-        if run.null == "permutation" and run.B == "auto":
-            scores = _adaptive.run_screen_auto(screen, run.seed, shared, progress, run.threads)
+        where = None if client is None else Scattered(client, work)  # the screen goes to dask workers once
+        mapped = null == "permutation"
+        rounds = rounds_of(opts.permutations if mapped else 0)
+        means = mean_null(work, exhaustive=rounds.exhaustive)
+        res = resolve(means, rounds, client=where, threads=opts.threads, progress=opts.progress, budget=opts.budget)
+        st = means.state
+        P = st["map"].size
+        if mapped:
+            scores = Scores(st["ap"], st["pr"], st["map"], res.p_value, res.drawn, res.bound, res.open)
         else:
-            results = _engine.run_screen(screen, run.seed, run.run_B, run.exact and run.null == "permutation",
-                                         client, progress, threads=run.threads)
-            exact = run.exact and run.null == "permutation"  # only the exact count reads the perturbation
-            draws = {i: fixed_draws(screen.perts[i] if exact else None, r.p_value, run, screen.controls)
-                     for i, r in results.items()}
-            scores = Scores.from_results(results, draws)
-            del results
+            scores = Scores(st["ap"], st["pr"], st["map"], np.full(P, np.nan), np.zeros(P, dtype=np.int64),
+                            np.zeros(P, dtype=bool), np.zeros(P, dtype=bool))
+        del means, st
         screen.X = held()
-        query_p = conditional.query_pvalues(screen, scores, LawCache(run.seed), run.seed, run.query_B, shared,
-                                            run.threads)
-        return scores, query_p
+        query_permutations = opts.permutations if isinstance(opts.permutations, int) else "auto"
+        query_p = query_pvalues(work, scores, LawCache(opts.seed), opts.seed, query_permutations, where,
+                                opts.threads, opts.budget)
+        return scores, query_p, res.seconds
     finally:
         close()
+
+
+def _open_warnings(scored) -> list:
+    """A sentence naming the perturbations whose BH decision a time budget left open, or none."""
+    out = []
+    if scored.open.any():
+        names = [str(scored.names[i]) for i in np.flatnonzero(scored.open)]
+        out.append(f"the time budget stopped the adaptive permutations before the BH decision of "
+                   f"{len(names):,} perturbation(s) was settled ({', '.join(names[:5])}"
+                   f"{' ...' if len(names) > 5 else ''}): their p-values are valid but may sit on either side "
+                   "of the FDR line; give a larger budget to settle them")
+    return out

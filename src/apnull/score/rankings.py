@@ -9,9 +9,9 @@ import pandas as pd
 
 from ..limits import check_column, check_seed
 from ..metrics import as_relevance
-from . import _kernels
+from .kernels.ranking import tie_aware_from_sorted
 from .fdr import benjamini_hochberg
-from .nulls import LawCache
+from .nulls.laws import LawCache
 
 __all__ = ["score_rankings", "RANKING_COLUMNS"]
 
@@ -150,7 +150,7 @@ def _score_queries(ranking: Ranking, seed: int) -> tuple:
         if m == 0:
             skipped.append((name, "no relevant item: AP is undefined"))
             continue
-        ap, pr = _kernels.tie_aware_from_sorted(ranking.scores[a:b], rel)
+        ap, pr = tie_aware_from_sorted(ranking.scores[a:b], rel)
         out.append((ranking.codes[a], name, m, n, float(ap), float(pr), laws.query_pvalue(m, n, float(ap))))
     out.sort(key=lambda r: r[0])
     return out, skipped

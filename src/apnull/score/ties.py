@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..metrics import as_relevance
-from . import _kernels
+from .kernels.ranking import tie_aware_from_sorted
 
 __all__ = ["tie_aware_ap", "tie_aware_precision_at_r", "tie_aware_scores"]
 
@@ -40,7 +40,7 @@ def _prepare(scores, relevant):
 def tie_aware_scores(scores, relevant) -> tuple[float, float]:
     """(AP, Precision@R), both tie-aware; see :func:`tie_aware_ap`."""
     s, r = _prepare(scores, relevant)
-    ap, pr = _kernels.tie_aware_from_sorted(s, r)
+    ap, pr = tie_aware_from_sorted(s, r)
     return float(ap), float(pr)
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ..limits import SCORE_PAGE_MAX_PERMUTATIONS, check_permutations, check_seed
-from ..score.consistency import AGGREGATES
+from ..score import AGGREGATES
 
 __all__ = ["SEPARATORS", "SEPARATOR_NAMES", "NO_SEPARATOR", "ALL", "ACTIVE", "ConsistencySettings", "guess_annotation",
            "guess_separator", "make_consistency_settings", "active_names", "label_table", "figure_data",

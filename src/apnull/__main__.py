@@ -1,0 +1,7 @@
+"""``python -m apnull``: the ``apnull`` command."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,231 @@
+"""Where a round's work runs: threads of this process, or dask workers, through one interface.
+
+A null's work is cut into *items* (a perturbation, a label), each with state arrays the rounds read
+and write. The executor runs a batch function over chosen items, a batch at a time::
+
+    fn(part, pos, state, target, h) -> {name: array}
+
+``part`` (made by the null's :class:`Work`) holds the data of some items; ``pos`` the positions in
+the part of the batch's items; ``state`` the input arrays cut to the batch (entries in batch order
+at each level); the output arrays, laid out the same way, are written back by :func:`run_round`.
+
+- :class:`InProcess`: one group of items (items sharing prepared data, e.g. the perturbations of a
+  component of strata) at a time, so memory follows the largest group; its batches on a thread pool,
+  a bounded number in flight. The compiled kernels release the GIL.
+- :class:`Scattered`: the work's parts are sent to the dask workers once (``client.scatter``) and
+  prepared there; a round's tasks carry only positions and state arrays, and return arrays.
+
+An item's output depends on its own data and stream keys only: identical whatever the parts,
+batches, threads or workers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from typing import Protocol
+
+import numpy as np
+
+from .connect import connect
+
+__all__ = ["Work", "InProcess", "Scattered", "run_round", "runner", "thread_pool", "default_threads", "offsets", "ranges",
+           "connect", "BATCH", "TASK_BATCH", "SHARDS"]
+
+#: Items per in-process batch at most (fewer when a round has few, so threads share them).
+BATCH = 64
+#: Items per dask task at most (a round is cut into about 4 tasks per worker thread).
+TASK_BATCH = 4096
+#: Shards of the work per worker thread (so a shard moved by work stealing is a small part of it).
+SHARDS = 8
+
+
+def default_threads() -> int:
+    """Threads for an in-process run: the cores this process may use (at most 32)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(32, cores))
+
+
+def offsets(lengths) -> np.ndarray:
+    """(len + 1,) int64 offsets of consecutive runs of ``lengths``: run i is ``offsets[i]`` ..
+    ``offsets[i + 1] - 1``."""
+    return np.concatenate([[0], np.cumsum(np.asarray(lengths, dtype=np.int64))]).astype(np.int64)
+
+
+def ranges(off: np.ndarray, idx) -> np.ndarray:
+    """The positions ``off[i] .. off[i + 1] - 1`` of every i in ``idx``, concatenated (int64)."""
+    idx = np.asarray(idx, dtype=np.int64)
+    lo, hi = off[idx], off[idx + 1]
+    lens = hi - lo
+    total = int(lens.sum())
+    if total == 0:
+        return np.empty(0, dtype=np.int64)
+    starts = np.repeat(lo - np.concatenate([[0], np.cumsum(lens)[:-1]]), lens)
+    return starts + np.arange(total, dtype=np.int64)
+
+
+class Work(Protocol):
+    """The data of a null's items, as the executors cut it (see the module)."""
+
+    size: int      #: number of items
+    offsets: dict  #: level name -> (items + 1,) offsets of that level's entries per item ("item": one each)
+    broadcast: bool  #: its one part goes to every worker (work that cannot be cut)
+
+    def groups(self) -> list:
+        """Item indices (sorted arrays) sharing prepared data, in a fixed order."""
+
+    def part(self, items: np.ndarray, worker: bool):
+        """The part holding ``items`` (sorted; within one group for ``worker=False``), with an ``index``
+        array (its items); ``worker``: a self-contained copy to send away, prepared there by ``prepare``."""
+
+    def shards(self, count: int) -> list:
+        """Item arrays of at most about ``count`` parts to send to workers (whole groups each)."""
+
+    #: A module-level function (sent to the workers by reference, not with the work's data): a part made
+    #: by ``part(..., worker=True)`` made ready for the batch function, on the worker.
+    prepare: object
+
+
+def thread_pool(threads):
+    """A thread pool of ``threads`` (default one per core), or a null context for one thread."""
+    threads = default_threads() if threads is None else threads
+    return ThreadPoolExecutor(threads, thread_name_prefix="apnull") if threads > 1 else contextlib.nullcontext()
+
+
+class InProcess:
+    """Rounds in this process: one group's part at a time, batches on a thread ``pool`` (or none)."""
+
+    def __init__(self, work, pool=None):
+        self.work, self.pool = work, pool
+
+    def run(self, idx, gather, target, h, fn, progress=None):
+        """Yield (item indices, outputs) of ``fn`` over the items ``idx``, batch by batch."""
+        work = self.work
+        chosen = np.zeros(work.size, dtype=bool)
+        chosen[idx] = True
+        total = int(chosen.sum())
+        workers = getattr(self.pool, "_max_workers", 1) if self.pool is not None else 1
+        size = max(1, min(BATCH, math.ceil(total / (4 * workers))))
+
+        def tasks():
+            for members in work.groups():
+                todo = members[chosen[members]]
+                if todo.size:
+                    part = work.part(np.sort(todo), False)
+                    for a in range(0, todo.size, size):
+                        pos = np.arange(a, min(a + size, todo.size))
+                        yield part, pos, gather(part.index[pos])
+
+        def one(part, pos, st):
+            return part.index[pos], fn(part, pos, st, target, h)
+
+        def outputs():  # in the order they finish
+            if self.pool is None:
+                for task in tasks():
+                    yield one(*task)
+                return
+            pending = set()
+            for task in tasks():
+                pending.add(self.pool.submit(one, *task))
+                if len(pending) >= 4 * workers:
+                    finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                    yield from (f.result() for f in finished)
+            yield from (f.result() for f in pending)
+
+        done = 0
+        for out in outputs():
+            done += out[0].size
+            if progress:
+                progress(done, total)
+            yield out
+
+
+def _run_part(part, pos, state, target, h, fn):
+    return fn(part, pos, state, target, h)
+
+
+class Scattered:
+    """The parts of ``work`` on the workers of ``client``, sent at the first round and kept for the
+    next ones (and for other nulls on the same work). Releasing the object releases the workers' copies.
+    """
+
+    def __init__(self, client, work):
+        self.client, self.work = client, work
+        self._futures = None          # shard number -> future of the prepared part
+        self._shard = self._pos = None  # item index -> shard number, position in it
+        self._threads = 1
+
+    def _build(self):
+        work = self.work
+        self._threads = max(1, sum(self.client.nthreads().values()))
+        self._shard = np.empty(work.size, dtype=np.int64)
+        self._pos = np.empty(work.size, dtype=np.int64)
+        self._futures = []
+        for k, items in enumerate(work.shards(SHARDS * self._threads)):
+            part = work.part(items, True)
+            self._shard[part.index] = k
+            self._pos[part.index] = np.arange(part.index.size)
+            [raw] = self.client.scatter([part], hash=False, broadcast=getattr(work, "broadcast", False))
+            self._futures.append(self.client.submit(work.prepare, raw, pure=False))
+            del raw, part
+
+    def run(self, idx, gather, target, h, fn, progress=None):
+        """Yield (item indices, outputs) of ``fn`` over the items ``idx``, task by task."""
+        from dask.distributed import as_completed
+
+        if self._futures is None:
+            self._build()
+        idx = np.sort(np.asarray(idx, dtype=np.int64))
+        size = max(1, min(TASK_BATCH, math.ceil(idx.size / (4 * self._threads))))
+        order = np.argsort(self._shard[idx], kind="stable")
+        idx = idx[order]
+        cuts = np.flatnonzero(np.diff(self._shard[idx])) + 1
+        futures = {}
+        for todo in np.split(idx, cuts) if idx.size else []:
+            data = self._futures[int(self._shard[todo[0]])]
+            for a in range(0, todo.size, size):
+                b = todo[a:a + size]
+                f = self.client.submit(_run_part, data, self._pos[b], gather(b), target, h, fn, pure=False)
+                futures[f] = b
+        done = 0
+        for fut in as_completed(list(futures)):
+            b = futures.pop(fut)
+            out = fut.result()
+            done += b.size
+            if progress:
+                progress(done, idx.size)
+            yield b, out
+
+
+def runner(client, work, pool):
+    """What runs the rounds of ``work``: the dask ``client`` (:class:`Scattered`, reused when ``client``
+    is already one for this work) or this process on ``pool`` (:class:`InProcess`)."""
+    if client is None:
+        return InProcess(work, pool)
+    if isinstance(client, Scattered) and client.work is work:
+        return client
+    return Scattered(client.client if isinstance(client, Scattered) else client, work)
+
+
+def run_round(run, idx, state, levels, inputs, target, h, fn, progress=None) -> None:
+    """One round: ``fn`` over the items ``idx`` by ``run`` (:class:`InProcess` or :class:`Scattered`),
+    reading ``state[name]`` for ``name`` in ``inputs`` and writing its outputs into ``state`` (arrays at
+    the levels ``levels[name]``: "item", or a level of ``run.work.offsets``)."""
+    offs = run.work.offsets
+
+    def at(name, chunk):
+        level = levels[name]
+        return chunk if level == "item" else ranges(offs[level], chunk)
+
+    def gather(chunk):
+        return {name: state[name][at(name, chunk)] for name in inputs}
+
+    for chunk, out in run.run(np.asarray(idx, dtype=np.int64), gather, target, h, fn, progress):
+        for name, arr in out.items():
+            state[name][at(name, chunk)] = arr
+

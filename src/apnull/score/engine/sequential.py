@@ -1,0 +1,329 @@
+"""The one engine of every scoring null: draw null values until each unit's decision is resolved.
+
+A *null* (:class:`Null`) has *units*, each with an observed value and its own keyed stream of null
+values (:mod:`apnull.streams`), continued by compiled kernels from saved state. :func:`resolve` runs
+the streams in rounds and turns the counts into p-values:
+
+- a fixed number B of draws is one round of B draws: p = (1 + g) / (1 + B), g the draws reaching the
+  observed value (``>= observed - tol``); an enumeration of every assignment is one round: p = g / T;
+- ``"auto"``: rounds of ``FIRST * GROWTH**r`` draws in total (100, 400, 1,600, ... up to ``CAP``), each
+  continuing the streams where the last left them, so no draw is wasted and the first L draws are
+  those of a fixed run of L. A unit stops at its ``H``-th null value reaching the observed one, with
+  p = H / L (Besag & Clifford 1991, "Sequential Monte Carlo p-values", Biometrika 78). After each
+  round every unit has a Clopper-Pearson interval for its ideal p-value (B -> infinity) from its g
+  exceedances in L draws, at level ``DELTA / (units * rounds)``, so all intervals hold together with
+  probability >= 1 - DELTA; Benjamini-Hochberg applied to the upper ends rejects a set the ideal
+  p-values surely reject, applied to the lower ends a superset, and only the units in between (the
+  undecided) are refined (MMCTest, Gandy & Hahn 2014, Scand. J. Statist. 41; QuickMMCTest 2016; Zhang,
+  Zou & Tse 2019 reach a fixed large B's decisions with similar bounds). When none is left, the BH
+  decisions at every level of ``LEVELS`` equal those of the ideal p-values with probability
+  >= 1 - DELTA. Reported p-value: H / L after a stop, else (1 + g) / (1 + L); with g = 0 it is an
+  upper bound.
+
+Which units are refined depends only on the draws, never on threads, workers or row order: every run
+of the same input gives the same bits, unless a time ``budget`` stops the refinement (a run then says
+which decisions stayed open). Progress is reported in every round, with the draws spent and, before a
+refinement round, the draws it may take and their estimated time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable, NamedTuple
+
+import numpy as np
+from scipy.stats import beta
+
+from .executor import run_round, runner, thread_pool
+
+__all__ = ["CAP", "FIRST", "GROWTH", "H", "DELTA", "LEVELS", "schedule", "clopper_pearson", "undecided",
+           "still_open", "sequential_pvalue", "Rounds", "rounds_of", "Null", "Resolved", "RoundInfo", "resolve"]
+
+CAP = 1_000_000     #: most draws of one unit
+FIRST = 100         #: draws of the first round
+GROWTH = 4          #: each round multiplies the total draws by this
+H = 20              #: Besag-Clifford: stop at the H-th null value reaching the observed one
+DELTA = 1e-3        #: probability that some BH decision differs from that of the ideal p-values
+LEVELS = (0.05,)    #: FDR levels whose BH decisions are resolved
+
+
+def schedule(cap: int = CAP, first: int = FIRST) -> list:
+    """Total draws after each round: first * GROWTH**r, the last one ``cap``."""
+    out, t = [], int(first)
+    while t < cap:
+        out.append(t)
+        t *= GROWTH
+    return out + [int(cap)]
+
+
+def clopper_pearson(g, L, err):
+    """Two-sided Clopper-Pearson interval (lo, hi) of a binomial proportion, g successes in L trials,
+    each end missed with probability at most err / 2 (lo = 0 at g = 0, hi = 1 at g = L)."""
+    g = np.asarray(g, dtype=float)
+    L = np.asarray(L, dtype=float)
+    if g.ndim == 1 and g.size > 64:  # units share (g, L) pairs (every unit of a round has the same L
+        # unless it stopped): each distinct pair once, then spread; the same values, a fraction of the work
+        order = np.lexsort((g, L))
+        gs, Ls = g[order], L[order]
+        first = np.ones(g.size, dtype=bool)
+        first[1:] = (gs[1:] != gs[:-1]) | (Ls[1:] != Ls[:-1])
+        lo, hi = _interval(gs[first], Ls[first], err)
+        back = np.empty(g.size, dtype=np.int64)
+        back[order] = np.cumsum(first) - 1
+        return lo[back], hi[back]
+    return _interval(g, L, err)
+
+
+def _interval(g, L, err):
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lo = np.where(g > 0, beta.ppf(err / 2, g, L - g + 1), 0.0)
+        hi = np.where(g < L, beta.ppf(1 - err / 2, g + 1, L - g), 1.0)
+    return np.nan_to_num(lo, nan=0.0), np.nan_to_num(hi, nan=1.0)
+
+
+def _bh_reject(p, q):
+    """Benjamini-Hochberg rejections at level q (boolean mask)."""
+    m = p.size
+    order = np.argsort(p, kind="mergesort")
+    ok = p[order] <= q * np.arange(1, m + 1) / m
+    out = np.zeros(m, dtype=bool)
+    if ok.any():
+        out[order[:np.flatnonzero(ok)[-1] + 1]] = True
+    return out
+
+
+def undecided(lo, hi, levels=LEVELS) -> np.ndarray:
+    """Units whose BH decision is not settled by their intervals [lo, hi] at some level of ``levels``:
+    rejected by BH on the lower ends but not by BH on the upper ends (MMCTest's undecided set)."""
+    lo, hi = np.asarray(lo, float), np.asarray(hi, float)
+    out = np.zeros(lo.size, dtype=bool)
+    for q in levels:
+        out |= _bh_reject(lo, q) & ~_bh_reject(hi, q)
+    return out
+
+
+def still_open(reached, drawn, rounds, cap=CAP, delta=DELTA, levels=LEVELS, known=None) -> np.ndarray:
+    """Units to refine after a round: MMCTest-undecided (:func:`undecided` on Clopper-Pearson intervals
+    at level ``delta / (tests * rounds)``) and below ``cap`` draws. ``reached``/``drawn`` hold every
+    unit of the run (their BH decisions are joint); ``known`` the p-values of the other tests of the
+    same BH family, exact ones (e.g. the per-query p-values of the exact law beside the conditional
+    ones); ``rounds`` is ``len(schedule(cap))``."""
+    g = np.asarray(reached)
+    L = np.asarray(drawn)
+    known = np.empty(0) if known is None else np.asarray(known, dtype=float)
+    lo, hi = clopper_pearson(g, L, delta / (max(g.size + known.size, 1) * rounds))
+    und = undecided(np.concatenate([lo, known]), np.concatenate([hi, known]), levels)[:g.size]
+    return und & (L < cap)
+
+
+def sequential_pvalue(reached, drawn, stopped):
+    """(p, bound): H / L where a unit stopped at its H-th exceedance, else (1 + g) / (1 + L); bound is
+    True where g = 0 (the p-value is then an upper bound, not an estimate)."""
+    g = np.asarray(reached, dtype=float)
+    L = np.asarray(drawn, dtype=float)
+    p = np.where(stopped, g / np.maximum(L, 1), (1.0 + g) / (1.0 + L))
+    return np.minimum(p, 1.0), g == 0
+
+
+class Rounds(NamedTuple):
+    """How a run draws (:func:`rounds_of`)."""
+
+    targets: list      #: total draws of each unit after each round
+    h: int             #: Besag-Clifford stop at the h-th exceedance (> targets[-1]: never)
+    adaptive: bool     #: refine only the undecided units after each round (MMCTest)
+    exhaustive: bool   #: every assignment enumerated (one round): p = g / T
+
+
+def rounds_of(permutations, cap: int = CAP, h: int = H) -> Rounds:
+    """The :class:`Rounds` of ``permutations``: "auto" (adaptive up to ``cap``), a whole number B (one
+    round, no early stop), "all" (one exhaustive round) or 0 (observed values only)."""
+    if permutations == "auto":
+        return Rounds(schedule(cap), int(h), True, False)
+    if permutations == "all":
+        return Rounds([0], 1, False, True)  # the null's kernels enumerate; the target is theirs
+    B = int(permutations)
+    return Rounds([B], B + 1, False, False)
+
+
+@dataclass
+class Null:
+    """One null as the engine runs it: units, their state and how one round continues them.
+
+    ``state`` holds every array the rounds read or write, each at a level of ``work.offsets`` or
+    "item" (``levels``); ``inputs`` are the names the batch function ``fn`` reads (see
+    :mod:`.executor`). The units' own counts are ``state["drawn"]``, ``["reached"]`` and
+    ``["stopped"]`` at the level ``unit_level``, entries ``units``; ``unit_item`` is each unit's item.
+    When ``state`` has an "active" array (at the units' level) the engine marks the units a round
+    should continue there, and the kernels skip the others.
+    """
+
+    work: object
+    fn: Callable
+    state: dict
+    levels: dict
+    inputs: tuple
+    unit_level: str
+    units: np.ndarray
+    unit_item: np.ndarray
+    label: str = "units"      #: what a unit is, for progress lines ("perturbations", "labels")
+
+    def counts(self) -> tuple:
+        """(reached, drawn, stopped) of every unit."""
+        s = self.state
+        return s["reached"][self.units], s["drawn"][self.units], s["stopped"][self.units]
+
+
+@dataclass
+class Resolved:
+    """What :func:`resolve` gives per unit (arrays in unit order)."""
+
+    p_value: np.ndarray       #: sequential (or fixed-B, or exact) p-value
+    drawn: np.ndarray         #: null draws used
+    bound: np.ndarray         #: no draw reached the observed value: p is an upper bound
+    open: np.ndarray          #: the BH decision was still undecided when a budget stopped the rounds
+    seconds: float = 0.0      #: time spent in the rounds, compiling code excluded
+    stopped_by_budget: str = ""  #: why the refinement stopped early ("" if it did not)
+    rounds: list = field(default_factory=list)  #: a RoundInfo per round run
+
+
+class RoundInfo(NamedTuple):
+    """A round, as progress reports it before it runs (``estimate`` None when unknown)."""
+
+    number: int               #: 0 for the first round
+    units: int                #: units the round continues
+    label: str                #: what a unit is
+    target: int               #: draws of each unit after the round
+    draws_so_far: int         #: draws of all units before the round
+    draws_at_most: int        #: draws the round may take (fewer when units stop early)
+    estimate: float | None    #: estimated seconds, from the draws per second of the rounds before
+
+
+class CompileWatch:
+    """Seconds numba spends compiling while it is installed, told to ``progress`` as it happens.
+
+    The first compilation calls ``progress.compiling()`` (a fresh install's first run: "preparing
+    compiled code"), and each finished top-level compilation ``progress.compiled(seconds)``, when
+    ``progress`` has those methods; ``seconds`` is the total so far. Compilations run in whatever
+    thread first calls a kernel (numba holds one lock while compiling), so nesting is counted per
+    thread.
+    """
+
+    def __init__(self, progress=None):
+        self.progress, self.seconds, self._told = progress, 0.0, False
+        self._local, self._lock = threading.local(), threading.Lock()
+
+    def on_start(self, event):
+        depth = getattr(self._local, "depth", 0)
+        self._local.depth = depth + 1
+        if depth == 0:
+            self._local.t0 = time.monotonic()
+            with self._lock:
+                first, self._told = not self._told, True
+            if first and hasattr(self.progress, "compiling"):
+                self.progress.compiling()
+
+    def on_end(self, event):
+        self._local.depth -= 1
+        if self._local.depth == 0:
+            with self._lock:
+                self.seconds += time.monotonic() - self._local.t0
+                total = self.seconds
+            if hasattr(self.progress, "compiled"):
+                self.progress.compiled(total)
+
+    @contextlib.contextmanager
+    def installed(self):
+        from numba.core import event
+
+        class Listener(event.Listener):  # numba's interface, forwarding to this watch
+            on_start, on_end = self.on_start, self.on_end
+
+        listener = Listener()
+        event.register("numba:compile", listener)
+        try:
+            yield self
+        finally:
+            event.unregister("numba:compile", listener)
+
+
+def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None, progress=None,
+            budget=None, cap=CAP, delta=DELTA, levels=LEVELS) -> Resolved:
+    """Run ``null``'s rounds (see the module) and return its units' p-values.
+
+    Parameters
+    ----------
+    null : Null
+    rounds : Rounds
+        From :func:`rounds_of`.
+    client : dask client, :class:`.executor.Scattered` or None
+        None: threads of this process (``threads``, default one per core).
+    known : array, optional
+        Exact p-values of the other tests of the units' BH family (see :func:`still_open`).
+    progress : callable(done, total), optional
+        Called with (0, items) as each round starts and as its batches finish; when it also has a
+        method ``round(info)``, that is called with a :class:`RoundInfo` before each round, and
+        ``compiling()`` / ``compiled(seconds)`` as numba compiles kernels (:class:`CompileWatch`; the
+        seconds are never counted as scoring time).
+    budget : float, optional
+        Seconds the refinement rounds (after the first) may take: a round whose estimated time would
+        pass it is not started, and the undecided units are reported ``open``.
+    """
+    state = null.state
+    U = null.units.size
+    active = np.ones(U, dtype=bool)
+    info, start, spent_draws, spent_time = [], time.monotonic(), 0, 0.0
+    why = ""
+    watch = CompileWatch(progress)
+    with thread_pool(threads) as pool, watch.installed():
+        run = runner(client, null.work, pool)
+        for r, target in enumerate(rounds.targets):
+            if "active" in state:
+                flags = state["active"]
+                flags[null.units] = active
+            g, L, _ = null.counts()
+            so_far = int(L.sum())
+            at_most = int(np.maximum(target - L[active], 0).sum())
+            rate = spent_time / spent_draws if spent_draws and r > 0 else None
+            estimate = None if rate is None else at_most * rate
+            round_info = RoundInfo(r, int(active.sum()), null.label, int(target), so_far, at_most, estimate)
+            if budget is not None and estimate is not None and \
+                    time.monotonic() - start - watch.seconds + estimate > budget:
+                why = (f"refining {round_info.units:,} {null.label} to {target:,} draws each would take about "
+                       f"{_duration(estimate)}, past the budget of {_duration(budget)}")
+                break
+            info.append(round_info)
+            if hasattr(progress, "round"):
+                progress.round(round_info)
+            items = np.unique(null.unit_item[active])
+            if progress:
+                progress(0, int(items.size))
+            t0, c0 = time.monotonic(), watch.seconds
+            run_round(run, items, state, null.levels, null.inputs, target, rounds.h, null.fn, progress)
+            spent_time += time.monotonic() - t0 - (watch.seconds - c0)  # compiling is not drawing
+            spent_draws += int(null.counts()[1].sum()) - so_far
+            if not rounds.adaptive:
+                active[:] = False
+                break
+            g, L, _ = null.counts()
+            active = still_open(g, L, len(rounds.targets), cap, delta, levels, known)
+            if not active.any():
+                break
+    g, L, stopped = null.counts()
+    if rounds.exhaustive:
+        p, bound = g / np.maximum(L, 1), np.zeros(U, dtype=bool)
+    else:
+        p, bound = sequential_pvalue(g, L, stopped)
+    open_ = active & (L < cap) if why else np.zeros(U, dtype=bool)
+    return Resolved(p, L.astype(np.int64), bound, open_, time.monotonic() - start - watch.seconds, why, info)
+
+
+def _duration(seconds: float) -> str:
+    """A duration as people say it: 45 s, 12 min, 3.2 h."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"

@@ -1,0 +1,153 @@
+"""Per-query p-values that stay calibrated under plate effects: the exact law or a conditional null.
+
+A query q of perturbation t ranks t's other replicates (positives) and the controls of its own
+stratum (negatives). Which null each query gets:
+
+- "exact law": every positive shares q's stratum (t has replicates in one stratum). Positives and
+  negatives are then exchangeable, and the AP law of (m, n) is exact (:meth:`.laws.LawCache.query_pvalues`).
+- "conditional permutation": some positive lies in another stratum. With a plate effect, a positive
+  from another plate is less similar to q than q's own controls whatever t does, so the exact law is
+  valid but far too conservative. The conditional null keeps q and gives each positive's label to a
+  random member of its own stratum's pool (t's replicates and the controls there, q excluded), then
+  recomputes q's AP (:func:`..kernels.draws.continue_conditional`). Exact under exchangeability of t's
+  replicates and the controls within each stratum, given q: p = (1 + #{null AP >= AP - tol}) /
+  (1 + L), or adaptive (:mod:`..engine.sequential`) for ``"auto"``, the BH family being every query
+  of the screen (the exact-law ones as known p-values).
+
+Query i of t (position in t's replicate order: strata sorted, canonical rows within) draws from the
+stream keyed by (seed, "query", t, i) only. The null runs on the mAP null's work (:class:`.permutation.
+ScreenWork`): the same parts, sent to dask workers once.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ...law import VALUE_TOL
+from ...streams import stream_key
+from ..engine.executor import offsets, ranges
+from ..engine.sequential import Null, resolve, rounds_of
+from ..kernels.draws import Counts, conditional_batch
+
+__all__ = ["QUERY_NULLS", "QueryP", "query_null", "conditional_pvalues", "query_pvalues", "QUERY_CHUNK"]
+
+#: The label of each per-query null, as the ``null`` column of the query table says.
+QUERY_NULLS = {"exact": "exact law", "conditional": "conditional permutation"}
+
+#: Queries whose exact-law p-values are computed together (a few MB of temporaries at a time).
+QUERY_CHUNK = 65536
+
+#: Levels of the conditional null's state arrays: one entry per query.
+QUERY_LEVELS = dict.fromkeys(("keys", "counters", "drawn", "reached", "stopped", "active"), "query")
+
+
+class QueryP(NamedTuple):
+    """Every query's p-value, as arrays over the queries of ``screen.perts`` (replicate order)."""
+
+    p: np.ndarray             #: (Q,) p-value
+    conditional: np.ndarray   #: (Q,) bool: the conditional permutation null (else the exact law)
+    permutations: np.ndarray  #: (Q,) int64 null draws (0 for the exact law)
+    bound: np.ndarray         #: (Q,) bool: no draw reached the observed AP (p is an upper bound)
+    open: np.ndarray          #: (Q,) bool: the BH decision stayed open when a budget stopped the rounds
+
+
+def query_batch(part, pos, st, target, h):
+    """One round of the conditional null for the active queries of the perturbations ``pos`` of ``part``:
+    {"counters", "drawn", "reached", "stopped"}, one compiled call per component run."""
+    pos = np.asarray(pos, dtype=np.int64)
+    arr = part.arrays
+    qo = offsets(arr.qoff[pos + 1] - arr.qoff[pos])
+    counts = Counts(st["counters"].copy(), st["drawn"].copy(), st["reached"].copy(), st["stopped"].copy())
+    ap = np.empty(qo[-1])
+    comp_of = part.comp_of[pos]
+    cuts = np.concatenate([[0], np.flatnonzero(np.diff(comp_of)) + 1, [pos.size]])
+    for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+        q = slice(qo[a], qo[b])
+        conditional_batch(arr, part.comps[comp_of[a]], part.kind, pos[a:b], st["keys"][q],
+                          Counts(*(x[q] for x in counts)), st["active"][q], target, h, VALUE_TOL, ap[q])
+    return {"counters": counts.counters, "drawn": counts.drawn, "reached": counts.reached, "stopped": counts.stopped}
+
+
+def query_null(work, seed) -> Null:
+    """The conditional null of the queries of every perturbation of ``work``'s screen that spans several
+    strata (its units; none when no perturbation does)."""
+    pt = work.screen.perts
+    idx = np.flatnonzero(np.diff(pt.soff) > 1)
+    Q = int(pt.qoff[-1])
+    qidx = ranges(pt.qoff, idx)
+    state = {"keys": np.zeros(Q, dtype=np.uint64), "counters": np.zeros(Q, dtype=np.uint64),
+             "drawn": np.zeros(Q, dtype=np.int64), "reached": np.zeros(Q, dtype=np.int64),
+             "stopped": np.zeros(Q, dtype=bool), "active": np.zeros(Q, dtype=bool)}
+    names = pt.keys.tolist()
+    state["keys"][qidx] = [stream_key(seed, "query", names[i], j) for i in idx.tolist()
+                           for j in range(int(pt.qoff[i + 1] - pt.qoff[i]))]
+    unit_item = np.repeat(idx, pt.qoff[idx + 1] - pt.qoff[idx])
+    return Null(work, query_batch, state, QUERY_LEVELS, tuple(QUERY_LEVELS), "query", qidx, unit_item, "queries")
+
+
+def conditional_pvalues(work, seed, permutations, known, client=None, threads=None, budget=None):
+    """Conditional-null p-values of the queries of every perturbation that spans several strata.
+
+    Parameters
+    ----------
+    work : ScreenWork
+    seed : int
+    permutations : int or "auto"
+        Draws per query, or adaptive (rounds, Besag-Clifford stop, MMCTest refinement of the BH
+        decisions across all queries of the screen, with the exact-law queries as known p-values).
+    known : ndarray
+        The exact-law p-values of the other queries.
+    client : dask client, Scattered or None
+
+    Returns
+    -------
+    queries : ndarray
+        The conditional queries (positions among all queries; empty when no perturbation spans several
+        strata).
+    resolved : Resolved or None
+    """
+    null = query_null(work, seed)
+    if not null.units.size:
+        return null.units, None
+    res = resolve(null, rounds_of(permutations), client=client, threads=threads, known=known, budget=budget)
+    return null.units, res
+
+
+def query_pvalues(work, scores, laws, seed, permutations, client=None, threads=None, budget=None) -> QueryP:
+    """Every query's p-value and the null it used.
+
+    Parameters
+    ----------
+    scores : Scores
+        The observed ``ap`` of every query (:class:`..table.perts.Scores`).
+    laws : LawCache
+        The exact laws of the run.
+    permutations : int or "auto"
+        Draws per conditional query (``"auto"``: adaptive).
+
+    Returns
+    -------
+    QueryP
+        Exact-law queries have 0 permutations and bound False.
+    """
+    screen = work.screen
+    pt = screen.perts
+    Q = int(pt.qoff[-1])
+    k = pt.k
+    single = np.repeat(np.diff(pt.soff) == 1, k)  # the exact law: every positive shares the query's stratum
+    out = QueryP(np.empty(Q), ~single, np.zeros(Q, dtype=np.int64), np.zeros(Q, dtype=bool), np.zeros(Q, dtype=bool))
+    if single.any():  # the laws' work is per (m, n), not per query; chunks of queries bound the temporaries
+        ctl = np.array([len(screen.controls.get(s, ())) for s in pt.strata], dtype=np.int64)
+        qpert, seg = pt.query_pert(), pt.query_segment()
+        for a in range(0, Q, QUERY_CHUNK):
+            pos = a + np.flatnonzero(single[a:a + QUERY_CHUNK])
+            if pos.size:
+                out.p[pos] = laws.query_pvalues(k[qpert[pos]] - 1, ctl[pt.seg_stratum[seg[pos]]], scores.ap[pos])
+        del qpert, seg
+    where, res = conditional_pvalues(work, seed, permutations, out.p[single], client, threads, budget)
+    if res is not None:
+        out.p[where], out.permutations[where], out.bound[where], out.open[where] = (res.p_value, res.drawn,
+                                                                                    res.bound, res.open)
+    return out

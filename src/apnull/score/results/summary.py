@@ -1,0 +1,89 @@
+"""What a copairs user reads in a scoring result: significance, normalized mAP, the active share.
+
+Applied to the result tables of :func:`apnull.score.score_profiles`:
+
+- ``significant``: q_value <= alpha (Benjamini-Hochberg q across perturbations; copairs's
+  ``below_corrected_p`` uses a strict ``<``, which differs only for a q exactly equal to alpha);
+- ``mAP_normalized`` = (mAP - E) / (1 - E), with E the exact null mean of the perturbation's mAP:
+  the mean over its queries of E[AP](m, n) (:func:`apnull.expected_ap`; m, n the query's positives
+  and negatives). 0 is chance level, 1 a perfect retrieval, negative below chance;
+- :func:`activity_summary`: k perturbations significant out of n scored;
+- :func:`to_copairs_names`: the same tables under copairs's column names.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from ...exact import expected_ap
+
+__all__ = ["add_activity_columns", "activity_summary", "activity_line", "to_copairs_names",
+           "COPAIRS_GROUP_NAMES", "COPAIRS_QUERY_NAMES"]
+
+#: apnull group columns -> copairs ``mean_average_precision`` columns.
+COPAIRS_GROUP_NAMES = {"mAP": "mean_average_precision", "q_value": "corrected_p_value",
+                       "significant": "below_corrected_p"}
+#: apnull query columns -> copairs ``average_precision`` columns (n is replaced by n_total_pairs = m + n).
+COPAIRS_QUERY_NAMES = {"ap": "average_precision", "m": "n_pos_pairs", "q_value": "corrected_p_value"}
+
+
+def null_mean_map(queries: pd.DataFrame, pcol: str) -> pd.Series:
+    """E of each perturbation: the mean over its queries of the exact E[AP](m, n), indexed by ``pcol``."""
+    m = queries["m"].to_numpy().astype(np.int64)
+    n = queries["n"].to_numpy().astype(np.int64)
+    key = m * (int(n.max()) + 1) + n if n.size else n  # one integer per (m, n) (sizes are >= 0)
+    _, first, which = np.unique(key, return_index=True, return_inverse=True)
+    e = np.array([expected_ap(int(m[i]), int(n[i])) for i in first], dtype=float)[which.reshape(-1)]
+    return pd.Series(e, index=queries.index).groupby(queries[pcol].to_numpy(), sort=False).mean()
+
+
+def add_activity_columns(groups: pd.DataFrame, queries: pd.DataFrame, pcol: str, alpha: float) -> pd.DataFrame:
+    """``groups`` with ``mAP_normalized`` after mAP and ``significant`` after q_value (see the module)."""
+    e = null_mean_map(queries, pcol)
+    E = groups[pcol].map(e).to_numpy(dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        norm = np.where(E < 1.0, (groups["mAP"].to_numpy(dtype=float) - E) / (1.0 - E), np.nan)
+    out = groups.copy()
+    out.insert(list(out.columns).index("mAP") + 1, "mAP_normalized", norm)
+    out.insert(list(out.columns).index("q_value") + 1, "significant", out["q_value"].to_numpy() <= alpha)
+    return out
+
+
+def activity_summary(groups: pd.DataFrame, alpha: float) -> dict:
+    """{"active": k, "scored": n, "fraction": k / n, "alpha": alpha}: k significant perturbations of n."""
+    n = int(len(groups))
+    k = int(groups["significant"].sum()) if "significant" in groups else 0
+    return {"active": k, "scored": n, "fraction": (k / n) if n else math.nan, "alpha": float(alpha)}
+
+
+def activity_line(summary: dict) -> str:
+    """``"active: k of n (fraction) at q <= alpha"``, the fraction with three decimals."""
+    frac = summary["fraction"]
+    shown = "nan" if frac != frac else f"{frac:.3f}"
+    return f"active: {summary['active']} of {summary['scored']} ({shown}) at q <= {summary['alpha']:g}"
+
+
+def to_copairs_names(groups: pd.DataFrame | None, queries: pd.DataFrame | None, alpha: float):
+    """Copies of the result tables under copairs's column names.
+
+    Groups: mAP -> mean_average_precision, q_value -> corrected_p_value, significant ->
+    below_corrected_p, and ``below_p`` (p_value <= alpha) added before it. Queries: ap ->
+    average_precision, m -> n_pos_pairs, n -> n_total_pairs (= m + n, copairs's count), q_value ->
+    corrected_p_value. Other columns keep their names. Either table may be None.
+    """
+    g = q = None
+    if groups is not None:
+        g = groups.copy()
+        if "significant" in g and "p_value" in g:
+            g.insert(list(g.columns).index("significant"), "below_p", g["p_value"].to_numpy() <= alpha)
+        g = g.rename(columns=COPAIRS_GROUP_NAMES)
+    if queries is not None:
+        q = queries.copy()
+        if "m" in q and "n" in q:
+            q["n"] = q["m"] + q["n"]
+            q = q.rename(columns={"n": "n_total_pairs"})
+        q = q.rename(columns=COPAIRS_QUERY_NAMES)
+    return g, q

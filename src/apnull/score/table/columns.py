@@ -1,0 +1,151 @@
+"""Which columns of a profile table are features, and why every other column is left out.
+
+Default (``features=None``): a column is a feature when it is numeric, its name does not start
+with ``Metadata_``, and it is neither the perturbation nor the stratum column. Every other column
+is *left out* with a reason, reported in the text output, the JSON (``columns_left_out``) and on
+the page. A column no run may quietly lose:
+
+- a text column whose non-blank cells are **mostly numbers** (at least half parse as numbers,
+  e.g. one ``abc`` or ``null`` among 1,000 values) is an error naming the cells (row numbers,
+  0-based, and values; the first few), because leaving it out would change the results without
+  a word;
+- a text column with fewer numbers than that is left out as ``"text"``;
+- a true/false column is left out as ``"true/false values"``.
+
+With a list or a regex (``features=...``) the chosen columns must all be numeric; a text cell is
+an error naming the cells the same way. A column of numbers held as text (blank cells allowed) is
+numeric either way.
+
+Text cells (``abc``, ``null``, ``n/a``) are not missing values; blank cells are (in a CSV, also
+``NA`` and ``NaN``), and ``nan=`` (``--nan``, :mod:`apnull.score.missing`) decides what happens to
+them: so the errors say that blanking the cells hands them to that choice.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ...limits import check_column, check_regex
+
+__all__ = ["select_features", "MOSTLY_NUMERIC", "CELLS_NAMED"]
+
+#: Share of non-blank cells that must parse as numbers for a text column to count as "numeric but
+#: for a few cells" (an error) rather than a text column (left out).
+MOSTLY_NUMERIC = 0.5
+#: Offending cells named in an error message.
+CELLS_NAMED = 5
+
+
+def _is_numeric(dtype) -> bool:
+    return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
+
+
+def _dtype_reader(table: pd.DataFrame):
+    """dtype(name) -> the dtype of column ``name``, read from ``table.dtypes`` once (no column is
+    taken out of the table). ValueError for a name the table holds more than once."""
+    dtypes = dict(zip(table.columns, table.dtypes))
+    repeated = set(table.columns[table.columns.duplicated()]) if not table.columns.is_unique else set()
+
+    def dtype(name):
+        if name in repeated:
+            raise ValueError(f"column {str(name)!r} appears more than once in the table; give each column "
+                             "its own name")
+        return dtypes[name]
+    return dtype
+
+
+def _not_numbers(col: pd.Series) -> np.ndarray:
+    """Positions of the non-blank cells of ``col`` that are not numbers."""
+    parsed = pd.to_numeric(col, errors="coerce")
+    return np.flatnonzero((parsed.isna() & col.notna()).to_numpy())
+
+
+def _cells_text(col: pd.Series, bad: np.ndarray) -> str:
+    shown = ", ".join(f"{str(col.iat[r])[:30]!r} in row {int(r)}" for r in bad[:CELLS_NAMED])
+    more = f" and {bad.size - CELLS_NAMED:,} more" if bad.size > CELLS_NAMED else ""
+    return shown + more
+
+
+#: What blank cells become, for the errors naming text cells.
+BLANK_CELLS = ("blank cells are missing values, left out by nan='drop-rows' or nan='drop-features' (--nan on "
+               "the command line)")
+
+
+def _numeric_but_cells(name, col: pd.Series, bad: np.ndarray, how: str) -> ValueError:
+    return ValueError(
+        f"feature column {str(name)!r} is not numeric in {bad.size:,} cell(s): {_cells_text(col, bad)} "
+        f"(rows are 0-based data rows); {how}; {BLANK_CELLS}")
+
+
+def select_features(table: pd.DataFrame, features, exclude) -> tuple[list, list]:
+    """The feature columns and the columns left out.
+
+    Parameters
+    ----------
+    table : DataFrame
+    features : None, str (regex searched in the names) or list of column names
+    exclude : set
+        Columns that are labels of the run (perturbation, stratum): never features, not reported.
+
+    Returns
+    -------
+    (features, left_out)
+        ``features``: the chosen column names in table order; ``left_out``: list of
+        (column name as text, reason) for every other column not in ``exclude``.
+
+    Raises
+    ------
+    ValueError
+        No feature column; a regex matching nothing; a chosen column with text cells; with the
+        default choice, a column numeric but for a few cells (cells named, see the module text).
+    """
+    cols = [c for c in table.columns if c not in exclude]
+    dtype = _dtype_reader(table)
+    left_out = []
+    if features is None:
+        chosen = []
+        for c in cols:
+            if str(c).startswith("Metadata_"):
+                left_out.append((str(c), "metadata (name starts with Metadata_)"))
+            elif pd.api.types.is_bool_dtype(dtype(c)):
+                left_out.append((str(c), "true/false values"))
+            elif _is_numeric(dtype(c)):
+                chosen.append(c)
+            else:
+                col = table[c]
+                bad = _not_numbers(col)
+                filled = int(col.notna().sum())
+                if filled and bad.size == 0:  # numbers held as text (e.g. with None for blanks): numeric
+                    chosen.append(c)
+                    continue
+                if filled and bad.size < filled and (filled - bad.size) >= MOSTLY_NUMERIC * filled:
+                    raise _numeric_but_cells(c, col, bad, "fix or blank those cells, or choose the feature "
+                                             "columns with features= (a list or a regex) to leave it out")
+                left_out.append((str(c), "text"))
+        if not chosen:
+            raise ValueError("no numeric feature columns found (feature columns are the numeric columns "
+                             "whose names do not start with 'Metadata_'); pass features= a list or a regex")
+        return chosen, left_out
+    if isinstance(features, str):
+        pattern = check_regex(features, "features regex")
+        chosen = [c for c in cols if pattern.search(str(c))]
+        if not chosen:
+            raise ValueError(f"features regex {features!r} matches no column; the columns are "
+                             f"{', '.join(repr(str(c)) for c in cols[:8])}{' ...' if len(cols) > 8 else ''}")
+        why = f"not matched by the features regex {features!r}"
+    else:
+        chosen = [check_column(table, c, "feature") for c in list(features)]
+        if not chosen:
+            raise ValueError("features is an empty list; give at least 1 feature column")
+        why = "not in the features list"
+    for c in chosen:
+        if not _is_numeric(dtype(c)):
+            col = table[c]
+            bad = _not_numbers(col) if not pd.api.types.is_bool_dtype(col) else np.arange(len(col))
+            if bad.size == 0:  # text that parses as numbers throughout: a numeric column written as text
+                continue
+            raise _numeric_but_cells(c, col, bad, "fix those cells or leave the column out of features=")
+    picked = set(chosen)
+    left_out = [(str(c), why) for c in cols if c not in picked]
+    return chosen, left_out

@@ -1,0 +1,201 @@
+"""Reading a user's table: CSV or Parquet, with a size limit checked before anything is read."""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ...limits import SCORE_MAX_FILE_BYTES as MAX_FILE_BYTES
+
+__all__ = ["read_table", "labels_as_text", "MAX_FILE_BYTES"]
+
+# MAX_FILE_BYTES: the largest file read_table accepts, 200 MB, checked before reading (see
+# apnull.limits). Split larger screens by plate or batch, or score a DataFrame you read yourself.
+
+_PARQUET = (".parquet", ".pq", ".parq")
+_TSV = (".tsv", ".tab")
+#: Cells read as missing in CSV files (pandas' defaults minus "null", "None", "n/a", ...: a perturbation
+#: may well be called "null").
+_NA = ["", "NA", "NaN", "nan", "N/A", "#N/A", "-nan", "-NaN"]
+
+
+def _size_of(source) -> int | None:
+    if isinstance(source, (str, os.PathLike)):
+        return os.path.getsize(source)
+    size = getattr(source, "size", None)
+    if isinstance(size, int):
+        return size
+    if isinstance(source, (bytes, bytearray)):
+        return len(source)
+    if hasattr(source, "seek") and hasattr(source, "tell"):
+        pos = source.tell()
+        source.seek(0, io.SEEK_END)
+        end = source.tell()
+        source.seek(pos)
+        return end - pos
+    return None
+
+
+def _human(nbytes: int) -> str:
+    for unit, scale in (("GB", 1024**3), ("MB", 1024**2), ("kB", 1024)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.1f} {unit}"
+    return f"{nbytes} bytes"
+
+
+def _label_names(labels, columns) -> list:
+    """The label columns of ``columns`` named by ``labels`` (a list or a callable)."""
+    if labels is None:
+        return []
+    chosen = labels(list(columns)) if callable(labels) else labels
+    if isinstance(chosen, str):
+        chosen = [chosen]
+    wanted = {str(c) for c in chosen if c is not None}
+    return [c for c in columns if str(c) in wanted]
+
+
+def _all_columns(source, options) -> list:
+    """Every column name of a CSV source (the header only; the position of a buffer is kept)."""
+    pos = None if isinstance(source, (str, os.PathLike)) else source.tell()
+    cols = list(pd.read_csv(source, nrows=0, **options).columns)
+    if pos is not None:
+        source.seek(pos)
+    return cols
+
+
+def _text(value):
+    """One label cell as text without loss: None/NaN stay missing, floats by their shortest repr."""
+    if value is None or (isinstance(value, float) and value != value):
+        return np.nan
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, (np.floating, float)):
+        return repr(float(value))
+    if isinstance(value, (np.integer,)):
+        return str(int(value))
+    return str(value)
+
+
+def _read_parquet(source, labels) -> pd.DataFrame:
+    """A Parquet table; label columns cast to text by Arrow before pandas sees them (a nullable
+    integer column keeps its digits instead of turning into floats)."""
+    if labels is None:
+        return pd.read_parquet(source)
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    arrow = pq.read_table(source)
+    for c in _label_names(labels, arrow.column_names):
+        i = arrow.column_names.index(c)
+        col = arrow.column(i)
+        if pa.types.is_integer(col.type) or pa.types.is_boolean(col.type) or pa.types.is_decimal(col.type):
+            arrow = arrow.set_column(i, c, col.cast(pa.string()))
+    return labels_as_text(arrow.to_pandas(), _label_names(labels, arrow.column_names))
+
+
+def labels_as_text(table: pd.DataFrame, columns) -> pd.DataFrame:
+    """``table`` with ``columns`` converted to text (object dtype) by :func:`_text`; others untouched."""
+    columns = [c for c in columns if c in table.columns]
+    if not columns:
+        return table
+    table = table.copy()
+    for c in columns:
+        col = table[c]
+        if col.dtype == object and all(isinstance(v, str) or v is None for v in col.dropna()):
+            continue
+        table[c] = pd.Series([_text(v) for v in col.astype(object)], index=table.index, dtype=object)
+    return table
+
+
+def read_table(path_or_buffer, name: str | None = None, labels=None) -> pd.DataFrame:
+    """Read a CSV or Parquet table of profiles or rankings.
+
+    Parameters
+    ----------
+    path_or_buffer : str, path, bytes or binary file-like (e.g. a Streamlit upload)
+    name : str, optional
+        File name used to pick the format for buffers (defaults to the buffer's ``.name``).
+    labels : list of str, or callable(list of column names) -> list of str, optional
+        Label columns (perturbation, control, stratum, annotation) read as text exactly as written:
+        ``1``, ``1.0`` and ``01`` stay three labels, a 17-digit ID stays its digits, and ``NA`` or
+        ``null`` are labels like any other; only a blank cell is missing (NaN). Parquet columns are
+        converted to text without loss (integers as their digits, floats by their shortest
+        round-trip repr). Names not in the file are ignored (the caller reports missing columns).
+
+    Format: by suffix (``.parquet``/``.pq`` Parquet; ``.tsv`` tab-separated; ``.csv``, ``.csv.gz``,
+    anything else CSV), and for buffers without a telling name by the magic bytes ``PAR1`` (Parquet)
+    or gzip's ``1f 8b``.
+
+    Raises
+    ------
+    ValueError
+        The file is missing, empty (0 bytes, or a header without rows), larger than
+        :data:`MAX_FILE_BYTES` (200 MB; checked before reading), or cannot be parsed.
+    """
+    source = path_or_buffer
+    if isinstance(source, (str, os.PathLike)):
+        p = Path(source)
+        if not p.exists():
+            raise ValueError(f"file {str(p)!r} does not exist; check the path")
+        if p.is_dir():
+            raise ValueError(f"{str(p)!r} is a folder; give a CSV or Parquet file")
+        name = name or p.name
+    else:
+        name = name or getattr(source, "name", None)
+        if isinstance(source, (bytes, bytearray)):
+            source = io.BytesIO(source)
+    label = repr(name) if name else "the file"
+    size = _size_of(source)
+    if size is not None and size > MAX_FILE_BYTES:
+        raise ValueError(f"{label} is {_human(size)}; the limit is {_human(MAX_FILE_BYTES)}: "
+                         "split the screen by plate or batch, or keep fewer feature columns")
+    if size == 0:
+        raise ValueError(f"{label} is empty (0 bytes); give a CSV or Parquet file with a header row")
+    lower = (name or "").lower()
+    if isinstance(source, (str, os.PathLike)):
+        with open(source, "rb") as fh:
+            head = fh.read(4)
+    else:
+        pos = source.tell()
+        head = source.read(4)
+        source.seek(pos)
+    if isinstance(head, str):
+        head = head.encode()
+    parquet = lower.endswith(_PARQUET) or head == b"PAR1"
+    try:
+        if parquet:
+            table = _read_parquet(source, labels)
+        else:
+            sep = "\t" if lower.endswith(_TSV) else ","
+            compression = "gzip" if head[:2] == b"\x1f\x8b" else "infer"
+            if not isinstance(source, (str, os.PathLike)):
+                compression = "gzip" if head[:2] == b"\x1f\x8b" else None
+            options = dict(sep=sep, compression=compression, keep_default_na=False)
+            text_cols = []
+            if labels is not None:
+                pos = None if isinstance(source, (str, os.PathLike)) else source.tell()
+                header = list(pd.read_csv(source, nrows=0, **options).columns)
+                if pos is not None:
+                    source.seek(pos)
+                text_cols = _label_names(labels, header)
+            na = {c: ([""] if c in text_cols else _NA) for c in _all_columns(source, options)} \
+                if text_cols else _NA
+            table = pd.read_csv(source, low_memory=False, na_values=na,
+                                dtype={c: str for c in text_cols} or None, **options)
+    except pd.errors.EmptyDataError:
+        raise ValueError(f"{label} has no columns; give a CSV with a header row") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{label} is not a text CSV or a Parquet file") from None
+    except Exception as exc:  # parser / arrow errors: one readable sentence
+        kind = "Parquet" if parquet else "CSV"
+        msg = " ".join(str(exc).split())[:200]
+        raise ValueError(f"could not read {label} as {kind}: {msg}") from None
+    if table.shape[1] == 0:
+        raise ValueError(f"{label} has no columns")
+    if table.shape[0] == 0:
+        raise ValueError(f"{label} has a header but no rows")
+    return table

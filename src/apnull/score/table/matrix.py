@@ -1,0 +1,108 @@
+"""The feature matrix of a screen, held once: read column by column, scaled in place, duplicates by hash.
+
+A screen of 400,000 rows and 20 features is 64 MB of float64. Reading it through a column
+selection of the table, fancy-indexing the rows and scaling with whole-array numpy expressions
+makes five or six such copies at once; this module keeps one (plus chunks of :data:`CHUNK` rows):
+
+- :func:`feature_matrix` fills a C-contiguous (rows, features) array one input column at a time, or
+  when every feature column is float64 as many columns at a time as make :data:`CELLS` values;
+- :func:`scale_in_place` overwrites it, :data:`CHUNK` rows at a time, with what
+  :func:`._scale.unit_rows` / :func:`._scale.euclidean_rows` give for the whole array. Every row's
+  result depends on that row only (and for Euclidean on one common power of two), and every chunk
+  is C-contiguous like the whole array, so the values are the same bit for bit;
+- :func:`duplicate_rows` marks rows equal to an earlier row in perturbation, stratum and every
+  feature value (``DataFrame.duplicated(keep="first")``) by first hashing each row to 64 bits and
+  comparing exactly only the rows whose hash repeats (equal rows always share a hash; -0.0 and 0.0
+  hash alike, as they compare equal).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .scale import unit_rows
+
+__all__ = ["CHUNK", "CELLS", "feature_matrix", "euclidean_exponent", "scale_in_place", "row_hash", "duplicate_rows"]
+
+#: Rows scaled at a time (a chunk's temporaries are a few MB).
+CHUNK = 16384
+#: Values read from the table at a time when every feature column is float64 (8 MB).
+CELLS = 1 << 20
+_MULT = np.uint64(0x9E3779B97F4A7C15)
+
+
+def feature_matrix(table: pd.DataFrame, features, used: np.ndarray) -> np.ndarray:
+    """(len(used), len(features)) float64, C-contiguous: ``table[features]`` at rows ``used`` as numbers
+    (missing values as NaN), without a copy of the whole column selection."""
+    out = np.empty((used.size, len(features)), dtype=np.float64)
+    whole = used.size == len(table) and bool(np.all(used == np.arange(used.size)))
+    if table.columns.is_unique and len(features):
+        pos = table.columns.get_indexer(features)
+        if (pos >= 0).all() and all(isinstance(t, np.dtype) and t == np.float64 for t in table.dtypes.iloc[pos]):
+            step = max(1, CELLS // max(used.size, 1))  # float64 columns: ``step`` columns at a time
+            rows = slice(None) if whole else used
+            for a in range(0, pos.size, step):
+                out[:, a:a + step] = table.iloc[rows, pos[a:a + step]].to_numpy(dtype=np.float64)
+            return out
+    for j, c in enumerate(features):
+        col = table[c].to_numpy(dtype=np.float64, na_value=np.nan)
+        out[:, j] = col if whole else col[used]
+    return out
+
+
+def euclidean_exponent(values: np.ndarray) -> int:
+    """The binary exponent e of the table's largest absolute value (``np.frexp``; 0 for no values): the
+    power of two :func:`scale_in_place` divides every row by for Euclidean similarity."""
+    if values.size == 0:
+        return 0
+    top = max(float(np.max(values)), -float(np.min(values)))
+    return int(np.frexp(top)[1])
+
+
+def scale_in_place(values: np.ndarray, similarity: str, exponent=None) -> np.ndarray:
+    """``values`` (float64, C-contiguous) overwritten with its prepared rows, and returned.
+
+    Cosine, absolute cosine: unit rows; correlation: centred unit rows (:func:`._scale.unit_rows`);
+    Euclidean: all rows divided by one power of two (:func:`._scale.euclidean_rows`): 2 ** ``exponent``,
+    by default :func:`euclidean_exponent` of ``values`` (give the whole table's to prepare some of its
+    rows alone). Rows must not be degenerate (:func:`._scale.degenerate_rows`).
+    """
+    if similarity == "euclidean":
+        if values.size == 0:
+            return values
+        e = euclidean_exponent(values) if exponent is None else int(exponent)
+        for a in range(0, values.shape[0], CHUNK):
+            np.ldexp(values[a:a + CHUNK], -e, out=values[a:a + CHUNK])
+        return values
+    centre = similarity == "correlation"
+    for a in range(0, values.shape[0], CHUNK):
+        values[a:a + CHUNK] = unit_rows(values[a:a + CHUNK], centre)
+    return values
+
+
+def row_hash(codes: list, values: np.ndarray) -> np.ndarray:
+    """A uint64 hash of each row of the integer ``codes`` arrays and of ``values`` (-0.0 as 0.0): equal
+    rows hash alike; a changed value changes the hash but for a chance of about 2**-64."""
+    h = np.zeros(values.shape[0], dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for c in codes:
+            h = (h ^ c.astype(np.uint64)) * _MULT
+        for j in range(values.shape[1]):
+            col = values[:, j] + 0.0  # -0.0 + 0.0 == +0.0
+            h = (h ^ col.view(np.uint64)) * _MULT
+            h ^= h >> np.uint64(29)
+    return h
+
+
+def duplicate_rows(labels: np.ndarray, strata: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Boolean mask of rows equal to an earlier row in ``labels``, ``strata`` and every column of
+    ``values`` (as ``DataFrame.duplicated(keep="first")`` on those columns)."""
+    codes = [pd.factorize(labels)[0], pd.factorize(strata)[0]]
+    h = row_hash(codes, values)
+    cand = np.flatnonzero(pd.Series(h).duplicated(keep=False).to_numpy())
+    out = np.zeros(values.shape[0], dtype=bool)
+    if cand.size:
+        sub = pd.concat([pd.DataFrame({"p": labels[cand], "s": strata[cand]}), pd.DataFrame(values[cand])], axis=1)
+        out[cand] = sub.duplicated(keep="first").to_numpy()
+    return out

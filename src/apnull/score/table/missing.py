@@ -1,0 +1,92 @@
+"""Missing feature values in a profile table: refuse them, or drop the features or rows that hold them.
+
+``score_profiles(..., nan=...)`` applies one of :data:`NAN_MODES` to the feature values of the rows it
+would score (rows with a perturbation value), before any similarity is computed:
+
+- ``"error"`` (default): any NaN or infinite value is a ValueError naming the columns and rows;
+- ``"drop-features"``: every feature column holding a NaN or infinite value in those rows is left out;
+- ``"drop-rows"``: every row holding a NaN or infinite value in a feature column is left out.
+
+Infinite values are treated as missing (no similarity is defined with them). What was dropped is
+reported in a warning and in the run's settings (``dropped_features``: column names,
+``dropped_rows``: 0-based input rows).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ...limits import check_choice
+
+__all__ = ["NAN_MODES", "Dropped", "apply_nan_mode", "check_nan_mode", "rows_text"]
+
+NAN_MODES = ("error", "drop-features", "drop-rows")
+
+
+class Dropped(NamedTuple):
+    """What :func:`apply_nan_mode` kept and dropped."""
+
+    values: np.ndarray        #: (rows kept, features kept) float64 feature values
+    used: np.ndarray          #: 0-based input row of each kept row
+    features: list            #: the kept feature columns
+    dropped_features: list    #: feature columns left out (``"drop-features"``)
+    dropped_rows: list        #: 0-based input rows left out (``"drop-rows"``)
+    warnings: list            #: one sentence per kind of drop
+
+
+def check_nan_mode(nan) -> str:
+    """``nan`` if it is one of :data:`NAN_MODES`, else ValueError."""
+    check_choice(nan, NAN_MODES, "nan")
+    return nan
+
+
+def rows_text(rows, limit=5) -> str:
+    """Row numbers as text: the first ``limit`` joined by commas, then "and N more"."""
+    rows = [int(r) for r in rows]
+    text = ", ".join(str(r) for r in rows[:limit])
+    return text + (f" and {len(rows) - limit} more" if len(rows) > limit else "")
+
+
+def apply_nan_mode(values: np.ndarray, used: np.ndarray, features: list, nan: str) -> Dropped:
+    """Apply the missing-value mode ``nan`` to ``values`` (rows ``used`` of the table, columns ``features``).
+
+    Raises
+    ------
+    ValueError
+        ``nan="error"`` and a value is NaN or infinite (columns, counts and first rows named);
+        ``"drop-features"`` leaves no feature column; ``"drop-rows"`` leaves no row.
+    """
+    bad = ~np.isfinite(values)
+    if not bad.any():
+        return Dropped(values, used, list(features), [], [], [])
+    cols = np.flatnonzero(bad.any(axis=0))
+    rows = np.flatnonzero(bad.any(axis=1))
+    if nan == "error":
+        parts = [f"{str(features[c])!r} ({int(bad[:, c].sum())} rows)" for c in cols[:3]]
+        more = f" and {cols.size - 3} more columns" if cols.size > 3 else ""
+        raise ValueError(f"feature columns with NaN or infinite values: {', '.join(parts)}{more} "
+                         f"(first rows: {rows_text(used[rows])}); drop or impute those rows, leave the "
+                         "columns out with features=, or pass nan='drop-features' or nan='drop-rows' (--nan on the "
+                         "command line)")
+    if nan == "drop-features":
+        keep = np.ones(len(features), dtype=bool)
+        keep[cols] = False
+        if not keep.any():
+            raise ValueError("every feature column holds a NaN or infinite value, so nan='drop-features' "
+                             "leaves none; use nan='drop-rows' or impute the values")
+        gone = [str(features[c]) for c in cols]
+        shown = ", ".join(repr(c) for c in gone[:5]) + (f" and {len(gone) - 5} more" if len(gone) > 5 else "")
+        return Dropped(np.ascontiguousarray(values[:, keep]), used, [f for f, k in zip(features, keep) if k],
+                       gone, [], [f"{len(gone)} feature columns with NaN or infinite values were left out "
+                                  f"(nan='drop-features'): {shown}."])
+    keep = np.ones(len(used), dtype=bool)
+    keep[rows] = False
+    if not keep.any():
+        raise ValueError("every row holds a NaN or infinite feature value, so nan='drop-rows' leaves none; "
+                         "use nan='drop-features' or impute the values")
+    gone = [int(r) for r in used[rows]]
+    return Dropped(values[keep], used[keep], list(features), [], gone,
+                   [f"{len(gone)} rows with NaN or infinite feature values were left out (nan='drop-rows'): "
+                    f"rows {rows_text(gone)}."])
