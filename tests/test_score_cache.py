@@ -64,7 +64,7 @@ def test_the_warm_up_fills_the_page_caches_the_page_reads(monkeypatch):
 
     cache.SCORES.clear()
     consistency_step.RESULTS.clear()
-    cache.warm_example()
+    consistency_step.warm_score_page()
 
     def computed_again(*args, **kwargs):
         raise AssertionError("the page computed what the warm-up had left in its cache")

@@ -25,7 +25,7 @@ from .common import download_csv, guard, p_formats, show_figure, show_table
 from .score_cache import cached_view
 from .widgets import BIND, bound_float, bound_int, bound_select
 
-__all__ = ["consistency_step", "KEYS", "RESULTS"]
+__all__ = ["consistency_step", "warm_score_page", "warm_default", "KEYS", "RESULTS"]
 
 #: The step's widget keys (URL parameters of the score page).
 KEYS = ("sc_cs_annotation", "sc_cs_sep", "sc_cs_scope", "sc_cs_aggregate", "sc_cs_similarity", "sc_cs_perms",
@@ -192,6 +192,16 @@ def _label_view(result, labels, annotation, name):
     """(the labels-table row of ``name``, its queries as shown)."""
     row = labels.loc[labels[annotation].astype(str) == name].iloc[0]
     return row, p_shown(queries_of(result.queries, annotation, name))
+
+
+def warm_score_page() -> None:
+    """The server's warm-up of the score page: the bundled example scored with the page's default inputs
+    (:func:`.score_cache.warm_example`), then its consistency step (:func:`warm_default`), into the caches
+    the page reads."""
+    from .score_cache import EXAMPLE_DIGEST, warm_example
+
+    table, settings, result = warm_example()
+    warm_default(table, settings.perturbation, settings.control, result.groups, EXAMPLE_DIGEST)
 
 
 def warm_default(table: pd.DataFrame, perturbation: str, control, groups: pd.DataFrame, digest: str) -> None:

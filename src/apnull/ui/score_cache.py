@@ -146,19 +146,19 @@ def label_columns_of(columns) -> list:
     return [c for c in columns if str(c).startswith("Metadata_") or any(h in str(c).lower() for h in hints)]
 
 
-def warm_example() -> None:
-    """Score the bundled example with the page's default inputs into :data:`SCORES`, and its
-    consistency step too (:func:`apnull.ui.consistency_step.warm_default`): the server's warm-up calls
-    this, so a class opening the page together finds both ready instead of waiting for them."""
-    from .consistency_step import warm_default
+def warm_example():
+    """Score the bundled example with the page's default inputs into :data:`SCORES`: the server's
+    warm-up calls this (then the consistency step's :func:`apnull.ui.consistency_step.warm_default` on
+    what it returns), so a class opening the page together finds both ready instead of waiting.
 
+    Returns (table, settings, result) of the example."""
     table = example_table()
     defaults, _options = table_choices(EXAMPLE_DIGEST, table)
     settings = view.make_settings(table, defaults["sc_pert"], defaults["sc_control"], defaults["sc_stratum"],
                                   defaults["sc_features"], "cosine", "permutation", 999, 0)
     result = SCORES.get_or_compute((EXAMPLE_DIGEST, settings.key()),
                                    lambda: score_profiles(table, **settings.kwargs()))
-    warm_default(table, settings.perturbation, settings.control, result.groups, EXAMPLE_DIGEST)
+    return table, settings, result
 
 
 def remember_upload(upload) -> tuple[str, str]:

@@ -108,9 +108,9 @@ def _warm_other_pages(steps: dict, t0: float) -> None:
     bundled example, scored with the page's default inputs into the page's caches (scoring and its
     consistency step: the first visitors find the results ready), and the default views of the
     binning and hypergeometric pages."""
-    from apnull.ui import score_cache
+    from apnull.ui import consistency_step
 
-    score_cache.warm_example()  # into the page's own caches, with the page's default inputs
+    consistency_step.warm_score_page()  # into the page's own caches, with the page's default inputs
     steps["score"] = time.perf_counter() - t0
     from apnull.ui import binning_cache, hypergeom_cache
 
