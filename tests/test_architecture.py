@@ -1,11 +1,15 @@
 """The layering rule of docs/ARCHITECTURE.md, checked on the source: arrows run one way.
 
-pages -> ui -> (views, plots) -> core; cli -> core; score and rendle are core-level packages. Core
-imports none of views, plots, ui, cli; views import neither plots nor streamlit nor plotly; plots
-import no streamlit, no views; nothing but ui imports streamlit. Every module stays under 400 lines.
-No module (library or page) takes another module's private name: no ``from x import _y`` (a package's
-own private modules excepted: ``from . import _kernels`` inside ``apnull.score``), no ``import x._y``
-from outside x's package, no ``module._y`` on an imported module.
+pages -> ui -> (views, plots) -> core; cli -> core; score and rendle are core-level packages;
+``apnull/__main__.py`` is the command's entry (a cli module). Core imports none of views, plots, ui,
+cli; views import neither plots nor streamlit nor plotly; plots import no streamlit, no views; nothing
+but ui imports streamlit. Every module stays under 400 lines; ``apnull.score`` keeps at most 16
+modules at its top (the rest in its stage packages). No module (library or page) takes another
+module's private name: no ``from x import _y`` (a package's own private modules excepted: ``from .
+import _kernels`` inside a package holding ``_kernels.py``), no name from a private module outside the
+importing module's own package (``from .._kernels import uniform``, ``from _plotly_utils.utils import
+...``), no ``import x._y`` from outside x's package, no ``module._y`` on an imported module. No two
+modules import each other, directly or through others (an import circle).
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ def _modules():
 
 
 def _layer(rel: Path) -> str:
+    if rel == Path("__main__.py"):  # ``python -m apnull``: the command's entry
+        return "cli"
     return rel.parts[0] if len(rel.parts) > 1 and rel.parts[0] in LAYERS + ("score",) else "core"
 
 
@@ -101,6 +107,10 @@ def _private_uses(path: Path, package: list[str]) -> list[str]:
     bad, imported = [], set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
+            parts = (node.module or "").split(".")
+            own = node.level == 1 and len(parts) == 1  # ``from ._kernels import x``: this package's own module
+            if any(_private(p) for p in parts) and not own and parts != ["__future__"]:
+                bad.append(f"from {'.' * node.level}{node.module} import ...")
             for alias in node.names:
                 imported.add(alias.asname or alias.name)
                 if not _private(alias.name):
@@ -145,8 +155,94 @@ def test_the_private_name_check_catches_each_form(tmp_path):
         "import apnull._kernels": 1,
         "from . import ranks\nranks._check_n(3)": 1,
         "from .ranks import check_n": 0,
+        "from ._kernels import floyd": 0,
+        "from .._kernels import uniform": 1,
+        "from ..score._kernels import evaluate": 1,
+        "from _plotly_utils.utils import to_typed_array_spec": 1,
+        "import _plotly_utils.utils": 1,
     }
     for source, expected in cases.items():
         path = tmp_path / "mod.py"
         path.write_text(source)
         assert len(_private_uses(path, ["apnull", "score"])) == expected, source
+
+
+SCORE_TOP_MODULES = 16
+
+
+def test_the_score_package_shows_its_stages():
+    """At most 16 modules directly in ``apnull.score``: the rest lives in its stage packages."""
+    top = sorted(p.name for p in (SRC / "score").glob("*.py"))
+    assert len(top) <= SCORE_TOP_MODULES, top
+    for stage in ("table", "kernels", "nulls", "engine", "results"):
+        assert (SRC / "score" / stage / "__init__.py").exists(), stage
+
+
+def _module_of(name: str):
+    """The source file of the apnull module ``name`` (a package's ``__init__``), or None."""
+    parts = name.split(".")
+    if parts[0] != "apnull":
+        return None
+    base = SRC.joinpath(*parts[1:])
+    if base.with_suffix(".py").exists():
+        return base.with_suffix(".py")
+    if (base / "__init__.py").exists():
+        return base / "__init__.py"
+    return None
+
+
+def _import_graph() -> dict:
+    graph = {}
+    for rel, path in _modules():
+        targets = set()
+        for name in _imports(rel, path):
+            target = _module_of(name)
+            if target is not None and target != path:
+                targets.add(target)
+        graph[path] = targets
+    return graph
+
+
+def _circles(graph: dict) -> list:
+    """Strongly connected sets of more than one module (Tarjan)."""
+    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(str(p.relative_to(SRC)) if p.is_absolute() else str(p) for p in comp))
+
+    for v in list(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_circles():
+    """No module imports itself back through others (imports inside functions count too)."""
+    graph = {path: {t for t in targets if t.name != "__init__.py" or t.parent != path.parent}
+             for path, targets in _import_graph().items()}
+    assert not _circles(graph), _circles(graph)
+
+
+def test_the_circle_check_finds_a_circle():
+    a, b, c = Path("a.py"), Path("b.py"), Path("c.py")
+    assert _circles({a: {b}, b: {c}, c: {a}}) == [["a.py", "b.py", "c.py"]]
+    assert _circles({a: {b}, b: {c}, c: set()}) == []
