@@ -18,7 +18,7 @@ from ._outputs import p_text
 from ._prepare import SIMILARITIES
 from .consistency import ConsistencyResult, score_consistency
 from .example import digits_screen
-from .fdr import benjamini_hochberg
+from .fdr import benjamini_hochberg, hierarchical_bh
 from .io import MAX_FILE_BYTES, read_table
 from .plan import ScreenPlan, screen_plan
 from .profiles import MAX_PERMUTATIONS, NULLS, ScoreResult, score_profiles
@@ -26,6 +26,6 @@ from .rankings import score_rankings
 from .ties import tie_aware_ap, tie_aware_precision_at_r
 
 __all__ = ["score_profiles", "score_consistency", "ConsistencyResult", "score_rankings", "ScoreResult", "read_table", "tie_aware_ap",
-           "tie_aware_precision_at_r", "benjamini_hochberg", "digits_screen", "MAX_FILE_BYTES",
+           "tie_aware_precision_at_r", "benjamini_hochberg", "hierarchical_bh", "digits_screen", "MAX_FILE_BYTES",
            "MAX_PERMUTATIONS", "SIMILARITIES", "NULLS",
            "check_outputs", "write_table", "atomic_write", "p_text", "screen_plan", "ScreenPlan"]
