@@ -80,8 +80,9 @@ def hierarchical_bh(table, by, *, p="p_value", alpha=0.05) -> pd.DataFrame:
     disagree. With one row per family, q_value equals the BH q-value of all rows; with one family, its
     BH q-values.
 
-    Error rates controlled (families independent of one another; inside a family the p-values may be
-    independent or positively dependent, PRDS, which is what Simes's p-value and BH need):
+    Error rates controlled when the families are independent of one another; inside a family the
+    p-values may be independent or positively dependent (PRDS), which is what Simes's p-value (Simes
+    1986; Sarkar 1998) and BH inside the family (Benjamini & Yekutieli 2001) need:
 
     - Stage 1 controls the FDR over families at alpha * F0 / F (F0 families without any non-null
       member): among the selected families, the expected share with no active member.
@@ -91,7 +92,11 @@ def hierarchical_bh(table, by, *, p="p_value", alpha=0.05) -> pd.DataFrame:
       while a selected family stays selected).
     - When no member of any family is active, the chance of one discovery or more is at most alpha.
     - Not controlled in general: the FDR over all (family, member) discoveries pooled; BH across all
-      rows controls that one. benchmarks/hierarchical.py measures both on simulated screens.
+      rows controls that one (but not the FDR over families). benchmarks/hierarchical.py measures each
+      rate on simulated dose-response screens and on true-null screens of real profiles.
+
+    Discrete p-values (permutation p-values) are valid p-values, and the guarantees hold for them
+    too, conservatively.
 
     Parameters
     ----------
