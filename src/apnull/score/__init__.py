@@ -20,7 +20,7 @@ controls within each stratum; "independent" and "copairs" nulls are kept for com
 
 from .consistency import AGGREGATES, ConsistencyResult, score_consistency
 from .example import digits_screen
-from .fdr import benjamini_hochberg
+from .fdr import benjamini_hochberg, hierarchical_bh
 from .options import RunOptions
 from .plan import ScreenPlan, screen_plan
 from .profiles import MAX_PERMUTATIONS, NULLS, ScoreResult, score_profiles
@@ -34,7 +34,7 @@ from .table.screen import SIMILARITIES
 from .ties import tie_aware_ap, tie_aware_precision_at_r
 
 __all__ = ["score_profiles", "score_consistency", "ConsistencyResult", "score_rankings", "ScoreResult", "read_table",
-           "tie_aware_ap", "tie_aware_precision_at_r", "benjamini_hochberg", "digits_screen", "MAX_FILE_BYTES",
-           "MAX_PERMUTATIONS", "SIMILARITIES", "NULLS", "NAN_MODES", "AGGREGATES", "RANKING_COLUMNS", "RunOptions",
-           "check_outputs", "write_table", "atomic_write", "p_text", "screen_plan", "ScreenPlan", "activity_line",
-           "to_copairs_names"]
+           "tie_aware_ap", "tie_aware_precision_at_r", "benjamini_hochberg", "hierarchical_bh", "digits_screen",
+           "MAX_FILE_BYTES", "MAX_PERMUTATIONS", "SIMILARITIES", "NULLS", "NAN_MODES", "AGGREGATES", "RANKING_COLUMNS",
+           "RunOptions", "check_outputs", "write_table", "atomic_write", "p_text", "screen_plan", "ScreenPlan",
+           "activity_line", "to_copairs_names"]
