@@ -17,16 +17,20 @@ tail and huge in the bulk, where the grid law or Monte Carlo is accurate anyway;
 from __future__ import annotations
 
 import math
+import sys
 from fractions import Fraction
 from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
 
+from .closed import closed_tail, closed_threshold
+from .hypergeom import log_int, log_tail, tail_hits
 from .law import VALUE_TOL, NullDistribution
 
-__all__ = ["TailPValue", "tail_bounds", "combine", "needs_counting", "exact_tail", "TAIL_WORK", "TAIL_TABLE_MAX",
-           "RESOLVED_REL", "COUNT_BELOW"]
+__all__ = ["TailPValue", "TailThreshold", "tail_bounds", "combine", "needs_counting", "exact_tail", "pr_tail",
+           "counted_threshold", "TAIL_WORK", "TAIL_TABLE_MAX", "RESOLVED_REL", "COUNT_BELOW", "NORMAL_MIN",
+           "FLOAT_TAIL_MIN", "THRESHOLD_RESOLUTION"]
 
 #: States the counting scan may handle per call (at most about half a second); past it the coarser
 #: bounds stand.
@@ -34,6 +38,8 @@ TAIL_WORK = 50_000_000
 #: The scan's table of best completions has (n + 1) (m + 1) entries (8 bytes each, 64 MB at most, freed
 #: after the call); larger sizes are not counted.
 TAIL_TABLE_MAX = 8_000_000
+#: AP thresholds from counted tails are searched to this width (AP units) where the bounds allow.
+THRESHOLD_RESOLUTION = 1e-6
 #: A grid p whose range is narrower than this share of its upper end counts as resolved.
 RESOLVED_REL = 0.05
 #: A grid p is counted only below this (or where its range reaches 0): above it the grid's own
@@ -43,7 +49,13 @@ COUNT_BELOW = 1e-4
 _GROWTH = 4
 #: The share of the work given to the first, finest scan (1 / _FIRST).
 _FIRST = 10
-_TINY = math.ulp(0.0)
+#: The smallest normal float (2.2e-308): below it a p-value is given by its log10 (its float has
+#: lost precision, and 0 would be wrong); see :attr:`TailPValue.underflows`.
+NORMAL_MIN = sys.float_info.min
+LOG10_NORMAL_MIN = math.log10(NORMAL_MIN)
+#: A law's float upper tail below this may have lost terms to underflow: Precision@R is counted in
+#: log space there (:func:`pr_tail`).
+FLOAT_TAIL_MIN = 1e-280
 #: Floating rounding of the scan, per position, folded into its bounds (with 4 ulp per log-space addition).
 _ROUNDING = 4e-16
 
@@ -55,8 +67,11 @@ class TailPValue(NamedTuple):
     low, high : bounds on the exact p.
     log10_p, log10_low, log10_high : their base-10 logs, exact even where the floats underflow to 0.
     rel_error : (high - low) / high, computed from the logs; 0 when the p is exact.
-    source : "exact" (all placements counted), "tail count" (the pruned counting scan), "grid",
+    source : "exact" (all placements counted), "tail count" (the placements reaching x counted: the
+        pruned scan, a closed form, or for Precision@R the hypergeometric tail in log space), "grid",
         "mc" (Monte Carlo draws) or "mc bound" (no draw reached x and counting was out of reach).
+    Below the smallest normal float (:attr:`underflows`) ``p`` and ``high`` are a float at or above the
+    exact p and ``low`` is 0: the logs carry the value.
     """
 
     p: float
@@ -68,18 +83,30 @@ class TailPValue(NamedTuple):
     rel_error: float
     source: str
 
+    @property
+    def underflows(self) -> bool:
+        """True when p is below the smallest normal float: print ``log10_p``, not the floats (which are
+        then only bounds, ``[0, p]``)."""
+        return self.log10_p < LOG10_NORMAL_MIN
+
 
 def _make(log_low: float, log_high: float, source: str, log_p: float | None = None) -> TailPValue:
     """A TailPValue from natural-log bounds; the point is the upper bound unless given (a p-value that
-    is never below the truth stays valid: P(p <= alpha) <= alpha)."""
+    is never below the truth stays valid: P(p <= alpha) <= alpha).
+
+    Below the smallest normal float (``NORMAL_MIN``) the floats are bounds only: ``p`` and ``high`` are
+    rounded up to a float at or above the exact value (the smallest positive float 4.9e-324 at least,
+    never 0 for a value that can occur) and ``low`` is 0; the logs keep the value."""
     if log_p is None:
         log_p = log_high
     rel = 0.0 if log_high == log_low else -math.expm1(log_low - log_high)
     ln10 = math.log(10.0)
-    # a p below the smallest float is reported as that float: still a valid (conservative) p, never 0
-    p = max(math.exp(log_p), _TINY) if log_p > -math.inf else 0.0
-    return TailPValue(p, math.exp(log_low), math.exp(log_high), log_p / ln10, log_low / ln10,
-                      log_high / ln10, rel, source)
+    p, low, high = math.exp(log_p), math.exp(log_low), math.exp(log_high)
+    if log_p > -math.inf and p < NORMAL_MIN:
+        p = math.nextafter(p, math.inf)
+        high = max(math.nextafter(high, math.inf), p)
+        low = low if low >= NORMAL_MIN else 0.0
+    return TailPValue(p, low, high, log_p / ln10, log_low / ln10, log_high / ln10, rel, source)
 
 
 def _log(x: float) -> float:
@@ -103,17 +130,21 @@ def tail_bounds(x: float, m: int, n: int, rtol: float = 1e-9, work: int = TAIL_W
     returns the tightest bounds found.
     Each bound holds whatever Q: placements with ``floor``-summed cells >= ceil(Q T) reach
     T = m (x - VALUE_TOL), and every placement reaching T has cells >= floor(Q T) - m + 1.
-    Returns None when (n + 1)(m + 1) exceeds ``TAIL_TABLE_MAX`` or the coarsest scan already runs out
-    of work. The last 1,024 answers are kept (a page asks again on every rerun). Unchecked: m >= 1,
+    Closed forms come first (:func:`apnull.closed.closed_tail`: n = 0, m = 1, and values above the second largest
+    AP, where only AP = 1 remains), at any size. Returns None when (n + 1)(m + 1) exceeds
+    ``TAIL_TABLE_MAX`` or the coarsest scan already runs out of work. The last 1,024 answers are kept (a page asks again on every rerun). Unchecked: m >= 1,
     n >= 0.
     """
-    if (n + 1) * (m + 1) > TAIL_TABLE_MAX:
-        return None
     t = m * (Fraction(float(x)) - Fraction(VALUE_TOL))
     if t <= 0:
         return _make(0.0, 0.0, "tail count")
     if t > m:
         return _make(-math.inf, -math.inf, "tail count")
+    closed = closed_tail(t, m, n)
+    if closed is not None:
+        return _make(closed[0], closed[1], "tail count", closed[2])
+    if (n + 1) * (m + 1) > TAIL_TABLE_MAX:
+        return None
     levels = _levels(m)
     left = int(work)
     # the far tail first: at the finest cell size its few undecided placements are counted exactly
@@ -140,6 +171,18 @@ def tail_bounds(x: float, m: int, n: int, rtol: float = 1e-9, work: int = TAIL_W
         if used * growth > left:
             break
     return None if best is None else _make(best[0], best[1], "tail count")
+
+
+def pr_tail(x: float, m: int, n: int) -> TailPValue:
+    """P(Precision@R >= x - VALUE_TOL) counted in log space: the hits H in the top m are
+    Hypergeometric(m + n, m, m) and ``P(H >= ceil(m (x - VALUE_TOL)))`` is
+    :func:`apnull.hypergeom.log_tail`, exact however small (1 / C(1200, 600) = 10^-359.598), its
+    bounds those of the rounding. Unchecked: m >= 1, n >= 0."""
+    h = math.ceil(m * (Fraction(float(x)) - Fraction(VALUE_TOL)))
+    v, err = log_tail(m, n, m, h)
+    if v == -math.inf or v == 0.0 and err == 0.0:
+        return _make(v, v, "tail count")
+    return _make(v - err, min(0.0, v + err), "tail count", v)
 
 
 def _scan(t: Fraction, m: int, n: int, Q: int, work: int):
@@ -169,7 +212,7 @@ def exact_tail(law: NullDistribution, x: float) -> TailPValue:
         count = int(sum(int(c) for c in law.counts[idx:]))
         if count == 0:
             return _make(-math.inf, -math.inf, "exact")
-        lp = _log_int(count) - _log_int(int(law.total))
+        lp = log_int(count) - log_int(int(law.total))
         p = count / int(law.total)  # correctly rounded
         return TailPValue(p, p, p, lp / math.log(10), lp / math.log(10), lp / math.log(10), 0.0, "exact")
     p = float(law.pvalue(x))
@@ -178,12 +221,6 @@ def exact_tail(law: NullDistribution, x: float) -> TailPValue:
 
 def _log10(p: float) -> float:
     return math.log10(p) if p > 0 else -math.inf
-
-
-def _log_int(v: int) -> float:
-    """Natural log of a positive Python int of any size."""
-    shift = max(0, v.bit_length() - 1000)
-    return math.log(v >> shift) + shift * math.log(2.0)
 
 
 def combine(law: NullDistribution, x: float, rtol: float = 1e-9, work: int = TAIL_WORK) -> TailPValue:
@@ -195,21 +232,26 @@ def combine(law: NullDistribution, x: float, rtol: float = 1e-9, work: int = TAI
       :func:`tail_bounds`, intersected with it;
     - Monte Carlo (AP): the draws when at least 10 reached x (95% Wilson range); otherwise the
       counting bounds; when counting is out of reach the p stays (1 + hits) / (1 + draws) with
-      range [0, 95% upper end] and source "mc bound".
-    Precision@R laws are exact (hypergeometric) and use their probabilities.
+      range [0, 95% upper end] and source "mc bound";
+    - Precision@R: the law's probabilities, exact (hypergeometric) where its float tail is at least
+      ``FLOAT_TAIL_MIN``; below that, and for a Monte Carlo law where fewer than 10 draws reached x,
+      the hypergeometric tail counted in log space (:func:`pr_tail`).
     """
-    if law.method == "exact" or not bool(needs_counting(law, x)):
+    if not bool(needs_counting(law, x)):
         return _resolved(law, x)
+    if law.metric == "pr":
+        return pr_tail(float(x), int(law.m), int(law.n))
     return _counted(law, x, rtol, work)
 
 
 def needs_counting(law: NullDistribution, x):
     """Where :func:`combine` counts: a grid range that reaches 0, or one wider than ``RESOLVED_REL`` of
-    its upper end below ``COUNT_BELOW`` (the grid's far tail), or a Monte Carlo AP law with fewer than
-    10 draws at or above x; vectorised over x."""
+    its upper end below ``COUNT_BELOW`` (the grid's far tail); a Monte Carlo law with fewer than 10
+    draws at or above x; an exact Precision@R law whose float tail is below ``FLOAT_TAIL_MIN``;
+    vectorised over x. Exact AP laws never count (their integer counts are exact)."""
     x = np.asarray(x, dtype=float)
-    if law.method == "exact" or law.metric != "ap":
-        out = np.zeros(x.shape, dtype=bool)
+    if law.method == "exact":
+        out = np.asarray(law.pvalue(x)) < FLOAT_TAIL_MIN if law.metric == "pr" else np.zeros(x.shape, dtype=bool)
     elif law.method == "grid":
         lo, hi = law.pvalue_bounds(x)
         lo, hi = np.asarray(lo), np.asarray(hi)
@@ -232,7 +274,7 @@ def _counted(law: NullDistribution, x: float, rtol: float, work: int) -> TailPVa
     """The counting bounds, with the law's range where counting is out of reach."""
     p = float(law.pvalue(x))
     lo, hi = (float(v) for v in law.pvalue_bounds(x))
-    counted = tail_bounds(float(x), int(law.m), int(law.n), float(rtol), int(work)) if law.metric == "ap" else None
+    counted = tail_bounds(float(x), int(law.m), int(law.n), float(rtol), int(work))
     if counted is None:
         if law.method == "grid":
             return _make(_log(lo), _log(hi), "grid", _log(min(max(p, lo), hi)))
@@ -244,3 +286,94 @@ def _counted(law: NullDistribution, x: float, rtol: float, work: int) -> TailPVa
         if c_lo <= c_hi:  # the grid's own point where it lies inside, else the upper end
             return _make(c_lo, c_hi, "tail count", _log(p) if c_lo <= _log(p) <= c_hi else c_hi)
     return counted
+
+
+class TailThreshold(NamedTuple):
+    """A null threshold at level alpha from counted tails.
+
+    value : the threshold given: P(X > value) <= alpha is proved, so a score above it has p <= alpha
+        (for AP also P(X >= value) <= alpha: ``value`` is the upper end of the bracket below).
+    low : the exact threshold, the smallest support value t with P(X > t) <= alpha, lies in
+        [low, value]; ``low == value`` when it is known exactly.
+    source : "tail count".
+    """
+
+    value: float
+    low: float
+    source: str = "tail count"
+
+
+def counted_threshold(alpha: float, m: int, n: int, metric: str = "ap", resolution: float = THRESHOLD_RESOLUTION,
+                      work: int = TAIL_WORK) -> TailThreshold | None:
+    """The threshold at level alpha (0 <= alpha < 1) from counted tails, however small alpha is.
+
+    Precision@R: the hits h with P(H > h) <= alpha by bisection over hits with the hypergeometric tail
+    in log space (:func:`apnull.hypergeom.tail_hits`): exact. AP: the closed forms of
+    :func:`apnull.closed.closed_threshold` (n = 0, m = 1, alpha below P(AP = 1)); else two searches
+    over x in [0, 1] with the guaranteed bounds of :func:`tail_bounds`: ``value``, the smallest x
+    (to ``resolution``) whose upper bound on P(AP >= x) is <= alpha, and ``low``, the largest x whose
+    lower bound is > alpha (where counting runs out of work a point counts as unproved, so both ends
+    stay valid and the bracket only widens). None when no lower bound above alpha could be proved
+    (sizes too large to count, see :func:`tail_bounds`). Unchecked: m >= 1, n >= 0.
+    """
+    if metric == "pr":
+        lo, hi = tail_hits(m, n, m, math.log(alpha) if alpha > 0 else -math.inf)
+        return TailThreshold(hi / m, lo / m)
+    closed = closed_threshold(alpha, m, n)
+    if closed is not None:
+        return TailThreshold(closed[1], closed[0])
+    target = math.log10(alpha)
+    seen: dict = {}
+
+    def bounds(x):  # (log10 low, log10 high), None when unknown; 1% is plenty to place a threshold
+        if x not in seen:
+            tb = tail_bounds(float(x), m, n, 1e-2, work)
+            seen[x] = None if tb is None else (tb.log10_low, tb.log10_high)
+        return seen[x]
+
+    def high(x):
+        b = bounds(x)
+        return None if b is None else b[1]
+
+    def low(x):
+        b = bounds(x)
+        return None if b is None else b[0]
+
+    value = _search(high, target, 0.0, 1.0, resolution, unknown_low=False)[1]
+    # the lower end starts from what the first search saw: the largest x proved above alpha
+    above = [x for x, b in seen.items() if b is not None and b[0] > target and x < value]
+    start = max(above, default=0.0)
+    later = [x for x, b in seen.items() if start < x <= value and (b is None or b[0] <= target)]
+    low_end = _search(low, target, start, min(later, default=value), resolution, unknown_low=True)[0]
+    return None if low_end <= 0.0 else TailThreshold(value, low_end)
+
+
+def _search(f, target: float, lo: float, hi: float, resolution: float, unknown_low: bool,
+            steps: int = 60) -> tuple[float, float]:
+    """The bracket (lo, hi), narrower than ``resolution`` where the steps allow, of the first x with
+    f(x) <= target, f nonincreasing, f(lo) > target and f(hi) <= target taken as given. f(x) None
+    means unknown: counted as <= target when ``unknown_low``, else as above it. Regula falsi with the
+    Illinois modification on finite values (each step moves an end by at least a quarter of the
+    resolution); bisection where a value is unknown or infinite."""
+    g_lo = g_hi = None  # f - target at the ends (Illinois halves the one kept twice)
+    side = 0
+    for _ in range(steps):
+        if hi - lo <= resolution:
+            break
+        if g_lo is not None and g_hi is not None and math.isfinite(g_lo) and math.isfinite(g_hi) and g_lo > g_hi:
+            x = lo + g_lo / (g_lo - g_hi) * (hi - lo)
+        else:
+            x = (lo + hi) / 2
+        x = min(max(x, lo + resolution / 4), hi - resolution / 4)
+        v = f(x)
+        if (unknown_low if v is None else v <= target):
+            hi, g_hi = x, (None if v is None else v - target)
+            if side == -1 and g_lo is not None:
+                g_lo /= 2
+            side = -1
+        else:
+            lo, g_lo = x, (None if v is None else v - target)
+            if side == 1 and g_hi is not None:
+                g_hi /= 2
+            side = 1
+    return lo, hi
