@@ -79,7 +79,9 @@ def test_grid_law_shows_guaranteed_interval():
     assert law.method == "grid"
     assert _metrics(at)["AP threshold (95%)"] == f"{law.quantile(0.95):.5g}"
     captions = [c.value for c in at.caption]
-    assert f"method: {law.describe()}" in captions
+    # plain words on the page, the technical description (G, error bound) in the caption's tooltip
+    assert "method: computed on a fine grid, thresholds within ±0.001 of the exact ones" in captions
+    assert any(c.proto.help.startswith(law.describe()) for c in at.caption)
     lo, hi = law.pvalue_bounds(0.2)
     assert f"guaranteed interval [{lo:.4g}, {hi:.4g}] (the grid law's error bound)" in captions
     assert _metrics(at)["p-value of AP = 0.2"] == f"{law.pvalue(0.2):.3f}"

@@ -10,7 +10,7 @@ Methods
   its work is at most ``AUTO_EXACT_WORK`` (the counting programme's (m+n) * C(m+n, m); a closed form's
   m + n for n <= 1), else the grid law when its work N*m*G (m + n + G for m = 1, a closed form) is
   at most ``AUTO_GRID_WORK`` (well under a second), else Monte Carlo with the default draws, or as
-  many as ``apnull.limits.MAX_SAMPLING_WORK`` allows where that is fewer. Every result records the
+  many as ``AUTO_MC_WORK`` allows where that is fewer (:func:`auto_draws`). Every result records the
   method that produced it (``NullDistribution.method``).
 
 Thresholds at a level alpha = 1 - q come from the law where it resolves alpha (:func:`alpha_floor`)
@@ -36,7 +36,7 @@ from .tail import TAIL_WORK, TailPValue, combine, counted_threshold
 
 __all__ = ["null_distribution", "threshold", "p_value", "choose_method", "null_position", "NullPosition",
            "tail_pvalue", "resolved_pvalue", "TailPValue", "law_costs", "auto_draws", "Threshold",
-           "resolved_threshold", "alpha_floor", "TAIL_QUANTILE_BELOW", "MAX_THRESHOLD_WIDTH",
+           "resolved_threshold", "alpha_floor", "TAIL_QUANTILE_BELOW", "MAX_THRESHOLD_WIDTH", "AUTO_MC_WORK",
            "METHODS", "AUTO_EXACT_WORK", "AUTO_GRID_WORK", "DEFAULT_DRAWS", "CACHE_SIZE", "CACHE_BYTES"]
 
 METHODS = ("auto", "exact", "grid", "mc")
@@ -44,8 +44,11 @@ METHODS = ("auto", "exact", "grid", "mc")
 AUTO_EXACT_WORK = 5_000_000
 #: "auto" uses the grid law up to this many cell updates (about half a second).
 AUTO_GRID_WORK = 6 * 10**8
-#: Draws used by "mc" when none are given.
+#: Draws used by "mc" when none are given ...
 DEFAULT_DRAWS = 100_000
+#: ... or fewer, where that many would take more Monte Carlo work than this (a quarter of
+#: ``apnull.limits.MAX_SAMPLING_WORK``, about 10 s on 2 cores): 4,980 draws at m = n = 100,000.
+AUTO_MC_WORK = MAX_SAMPLING_WORK // 4
 
 #: Laws kept by :func:`null_distribution` (least recently used dropped first): at most this many, and
 #: at most CACHE_BYTES of arrays (the newest law is always kept, so a single Monte Carlo law of 10^7
@@ -106,9 +109,9 @@ def _choose(m: int, n: int, metric: str, method: str, tol: float) -> str:
 
 
 def auto_draws(m: int, n: int) -> int:
-    """Monte Carlo draws when none are given: ``DEFAULT_DRAWS``, or as many as fit
-    ``MAX_SAMPLING_WORK`` where that is fewer (e.g. 9,844 for m = n = 100,000)."""
-    return int(max(1, min(DEFAULT_DRAWS, MAX_SAMPLING_WORK // draw_cost(m, n))))
+    """Monte Carlo draws when none are given: ``DEFAULT_DRAWS``, or as many as fit ``AUTO_MC_WORK``
+    where that is fewer (4,980 at m = n = 100,000; 2,475 at m = 999,990, n = 10), at least 1,000."""
+    return int(max(1000, min(DEFAULT_DRAWS, AUTO_MC_WORK // draw_cost(m, n))))
 
 
 def null_distribution(m, n, metric="ap", method="auto", draws=None, seed=None, tol=1e-3,
@@ -123,7 +126,7 @@ def null_distribution(m, n, metric="ap", method="auto", draws=None, seed=None, t
     method : {"auto", "exact", "grid", "mc"}
         See the module docstring. "grid" applies to AP only; for Precision@R it means "exact".
     draws : int, optional
-        Monte Carlo draws (default 100,000, or fewer where that would exceed the sampling work limit:
+        Monte Carlo draws (default 100,000, or fewer where that would take more than ``AUTO_MC_WORK``:
         :func:`auto_draws`; at most 10^7).
     seed : int, optional
         Monte Carlo seed; None picks a fresh one, kept in ``.seed``.
