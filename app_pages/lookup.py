@@ -121,7 +121,7 @@ table = view.table
 show_table(view.shown,
            column_config={"ap_threshold": st.column_config.NumberColumn("AP threshold", format="%.5f"),
                           "pr_threshold": st.column_config.NumberColumn("Precision@R threshold", format="%.4f"),
-                          "alpha": st.column_config.NumberColumn("α = 1 − q"),
+                          "alpha": st.column_config.NumberColumn("α = 1 − q", format="%.4g"),
                           "q": st.column_config.NumberColumn("q")})
 st.caption(f"AP: {view.methods['ap'][0]}. Precision@R: {view.methods['pr'][0]}.",
            help=f"AP: {view.methods['ap'][1]} Precision@R: {view.methods['pr'][1]}")

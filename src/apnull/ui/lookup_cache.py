@@ -78,8 +78,9 @@ def pvalue_words(tail, law) -> tuple[str, str]:
         return (f"guaranteed interval [{lo}, {hi}] (the grid law's error bound)",
                 "The exact p lies in this interval: the grid moves each value by less than its error bound.")
     if tail.source == "tail count":
-        return (f"guaranteed interval [{lo}, {hi}] (far tail counted: too rare for the grid or random "
-                "draws, so the rankings that reach it were counted)",
+        why = ("too small for ordinary floats, so it was counted in log space" if law.method == "exact" else
+               "too rare for the grid or random draws, so the rankings that reach it were counted")
+        return (f"guaranteed interval [{lo}, {hi}] (far tail counted: {why})",
                 f"Far tail counted: relative error {tail.rel_error:.1g}, log10 p = {tail.log10_p:.4f} "
                 f"(in [{tail.log10_low:.4f}, {tail.log10_high:.4f}]); the counting runs in log space, so it holds "
                 "below the smallest float too.")
@@ -94,6 +95,10 @@ def pvalue_words(tail, law) -> tuple[str, str]:
 def threshold_words(thr, law) -> tuple[str, str] | None:
     """Where a threshold came from when the law's own quantile did not give it: (plain words,
     technical detail), else None."""
+    if thr.source == "tail count" and thr.low == thr.high:
+        return ("counted exactly from the far tail (too far out for the law's own quantile)",
+                f"alpha = {thr.alpha:.3g} is below what the {law.describe()} law resolves (alpha >= "
+                f"{thr.law_floor:.3g}); the threshold comes from the tail counted in log space.")
     if thr.source == "tail count":
         return (f"counted from the far tail: the exact threshold lies in [{thr.low:.5g}, {thr.high:.5g}]",
                 f"alpha = {thr.alpha:.3g} is below what the {law.describe()} law resolves (alpha >= "
@@ -147,7 +152,8 @@ def lookup_view(m: int, n: int, q: float, method: str, observed: dict, draws: in
             tails[metric] = resolved_pvalue(observed[metric], law)  # counted where the law cannot resolve a far tail
             notes[metric] = pvalue_words(tails[metric], law)
             mean = mean_ap if metric == "ap" else m / (m + n)
-            figures[metric] = cached_law_figure(m, n, metric, method, *mc_args, t, observed[metric], mean, q)
+            shown_q = q if alpha is None or alpha >= 1e-6 else None  # "100%" would name no level
+            figures[metric] = cached_law_figure(m, n, metric, method, *mc_args, t, observed[metric], mean, shown_q)
         table = thresholds_table(m, n, q, laws, chosen=thresholds, alpha=alpha)
         return LookupView({metric: law_words(law) for metric, law in laws.items()}, thresholds, tails, notes,
                           figures, mean_ap, sd_ap, table, table[["q", "alpha", "ap_threshold", "pr_threshold"]], tnotes)
