@@ -71,6 +71,8 @@ def _pmf(m: int, n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
     """:func:`hypergeom_pmf` on checked arguments."""
     lo, hi = max(0, k - n), min(k, m)
     hits = np.arange(lo, hi + 1)
+    if lo == hi:  # one possible value (e.g. no negatives): probability 1, whatever the size
+        return hits, np.ones(1)
     if k > EXACT_INTEGER_MAX_DRAWS:
         from scipy import stats
 

@@ -292,7 +292,8 @@ class TailThreshold(NamedTuple):
     """A null threshold at level alpha from counted tails.
 
     value : the threshold given: P(X > value) <= alpha is proved, so a score above it has p <= alpha
-        (for AP also P(X >= value) <= alpha: ``value`` is the upper end of the bracket below).
+        (where the AP search gave it, ``low < value``, also P(X >= value) <= alpha: ``value`` is then
+        the upper end of the bracket).
     low : the exact threshold, the smallest support value t with P(X > t) <= alpha, lies in
         [low, value]; ``low == value`` when it is known exactly.
     source : "tail count".
