@@ -302,7 +302,7 @@ def resolved_threshold(law: NullDistribution, q=0.95, alpha=None, max_width: flo
     where = ("" if counted is None else
              f"; counting brackets it only within [{counted.low:.4g}, {counted.value:.4g}], wider than {max_width:g}")
     raise ValueError(
-        f"alpha = {alpha:.3g} is below what the {law.describe()} law resolves (alpha >= {floor:.3g}) and the far "
+        f"alpha = {alpha:.3g} is below what the law ({law.describe()}) resolves (alpha >= {floor:.3g}), and the far "
         f"tail of m = {law.m}, n = {law.n} cannot be counted finely enough there{where}: use alpha >= {floor:.3g}, "
         f"or more draws or a finer law")
 
