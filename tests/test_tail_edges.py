@@ -17,8 +17,8 @@ from apnull.exact import ap_law_exact, grid_scan
 from apnull.hypergeom import log_comb, log_int, log_tail, tail_hits
 from apnull.law import VALUE_TOL
 from apnull.significance import null_distribution, resolved_pvalue
-from apnull.tail import (LOG10_NORMAL_MIN, NORMAL_MIN, TailPValue, _make, counted_threshold, pr_tail,
-                         tail_bounds)
+from apnull.tail import LOG10_NORMAL_MIN, NORMAL_MIN, TailPValue, _make, pr_tail, tail_bounds
+from apnull.thresholds import counted_threshold
 
 from reference import enumerate_ap
 

@@ -14,7 +14,7 @@ Methods
   method that produced it (``NullDistribution.method``).
 
 Thresholds at a level alpha = 1 - q come from the law where it resolves alpha (:func:`alpha_floor`)
-and from the counted far tail below that (:func:`apnull.tail.counted_threshold`), or are refused
+and from the counted far tail below that (:func:`apnull.thresholds.counted_threshold`), or are refused
 with the smallest alpha the law answers (:func:`resolved_threshold`).
 """
 
@@ -25,14 +25,14 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .closed import closed_threshold
 from .exact import ap_law_exact, ap_law_grid, grid_size_for, pr_law
 from .law import VALUE_TOL, NullDistribution
 from .limits import (EXACT_MAX_PLACEMENTS, MAX_SAMPLING_WORK, as_probability, check_choice, check_draws,
                      check_metric, check_sizes, check_value, draw_cost)
 from .memo import Memo
 from .sampling import sample_null
-from .tail import TAIL_WORK, TailPValue, combine, counted_threshold
+from .tail import TAIL_WORK, TailPValue, combine
+from .thresholds import MAX_THRESHOLD_WIDTH, TAIL_QUANTILE_BELOW, Threshold, alpha_floor, level, resolved_threshold
 
 __all__ = ["null_distribution", "threshold", "p_value", "choose_method", "null_position", "NullPosition",
            "tail_pvalue", "resolved_pvalue", "TailPValue", "law_costs", "auto_draws", "Threshold",
@@ -217,94 +217,8 @@ def threshold(m, n, metric="ap", q=0.95, method="auto", alpha=None, **kwargs) ->
     >>> threshold(4, 30, alpha=1e-9)  # below P(AP = 1) = 1 / 46,376: only AP = 1 is left above it
     1.0
     """
-    q, alpha = _level(q, alpha)
+    q, alpha = level(q, alpha)
     return resolved_threshold(null_distribution(m, n, metric, method, **kwargs), q=q, alpha=alpha).value
-
-
-#: Below this alpha, exact and grid thresholds are read from the upper tail (``tail_quantile``), not
-#: from 1 - alpha (whose float loses alpha's digits).
-TAIL_QUANTILE_BELOW = 1e-6
-#: A counted threshold is given only when it brackets the exact one within this width (AP units).
-MAX_THRESHOLD_WIDTH = 0.05
-
-
-class Threshold(NamedTuple):
-    """A null threshold with where it came from.
-
-    value : the threshold: a score above it has p <= alpha.
-    q, alpha : the level (alpha = 1 - q, kept exactly when given as alpha).
-    source : "exact", "grid", "mc" (the law's quantile) or "tail count" (the counted far tail).
-    low, high : the exact threshold lies in [low, high]: equal to value for exact laws, value -+ the
-        grid's error bound, the counted bracket [low, value]; NaN for Monte Carlo (statistical).
-    law_floor : the smallest alpha the law itself resolves (:func:`alpha_floor`).
-    """
-
-    value: float
-    q: float
-    alpha: float
-    source: str
-    low: float
-    high: float
-    law_floor: float
-
-
-def _level(q, alpha) -> tuple[float, float]:
-    if alpha is not None:
-        alpha = as_probability(alpha, "alpha")
-        return 1.0 - alpha, alpha
-    q = as_probability(q, "q")
-    return q, 1.0 - q
-
-
-def alpha_floor(law: NullDistribution) -> float:
-    """The smallest alpha whose threshold the law itself answers: 0 for exact laws (AP from its
-    integer counts, Precision@R counted exactly below ``TAIL_QUANTILE_BELOW``), 1,000 times the
-    grid's dropped mass (at least 1e-13) for the grid law, 10 / draws for Monte Carlo (10 draws
-    above the threshold, as for its p-values)."""
-    if law.method == "exact":
-        return 0.0
-    if law.method == "grid":
-        return max(1e3 * law.dropped_mass, 1e-13)
-    return 10.0 / law.draws.size
-
-
-def resolved_threshold(law: NullDistribution, q=0.95, alpha=None, max_width: float = MAX_THRESHOLD_WIDTH,
-                       work: int = TAIL_WORK) -> Threshold:
-    """The threshold of ``law`` at level q (or alpha = 1 - q), from a law that resolves it.
-
-    AP for m = 1 or n = 0 has a closed form (:func:`apnull.closed.closed_threshold`), used whatever the
-    law. Elsewhere, where alpha >= :func:`alpha_floor`, the law's own ``quantile(q)`` (below ``TAIL_QUANTILE_BELOW``
-    its ``tail_quantile(alpha)`` for exact and grid laws; Precision@R there counted exactly); below
-    it the counted far tail (:func:`apnull.tail.counted_threshold`), given when it brackets the
-    exact threshold within ``max_width``.
-
-    Raises
-    ------
-    ValueError
-        When counting cannot bracket it, naming the smallest alpha the law answers.
-    """
-    q, alpha = _level(q, alpha)
-    floor = alpha_floor(law)
-    eb = law.error_bound or 0.0
-    if law.metric == "ap" and (law.m == 1 or law.n == 0):  # closed forms: exact whatever the law
-        value = closed_threshold(alpha, law.m, law.n)[1]
-        return Threshold(value, q, alpha, "exact", value, value, floor)
-    if alpha >= floor and not (law.metric == "pr" and alpha < TAIL_QUANTILE_BELOW):
-        if alpha >= TAIL_QUANTILE_BELOW or law.method == "mc":
-            value = float(law.quantile(q))
-        else:
-            value = law.tail_quantile(alpha)
-        lo, hi = (math.nan, math.nan) if law.method == "mc" else (value - eb, value + eb)
-        return Threshold(value, q, alpha, law.method, lo, hi, floor)
-    counted = counted_threshold(alpha, law.m, law.n, law.metric, work=work)
-    if counted is not None and counted.value - counted.low <= max_width:
-        return Threshold(counted.value, q, alpha, "tail count", counted.low, counted.value, floor)
-    where = ("" if counted is None else
-             f"; counting brackets it only within [{counted.low:.4g}, {counted.value:.4g}], wider than {max_width:g}")
-    raise ValueError(
-        f"alpha = {alpha:.3g} is below what the law ({law.describe()}) resolves (alpha >= {floor:.3g}), and the far "
-        f"tail of m = {law.m}, n = {law.n} cannot be counted finely enough there{where}: use alpha >= {floor:.3g}, "
-        f"or more draws or a finer law")
 
 
 def p_value(value, m, n, metric="ap", method="auto", **kwargs) -> float:

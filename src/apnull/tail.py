@@ -24,13 +24,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .closed import closed_tail, closed_threshold
-from .hypergeom import log_int, log_tail, tail_hits
+from .closed import closed_tail
+from .hypergeom import log_int, log_tail
 from .law import VALUE_TOL, NullDistribution
 
-__all__ = ["TailPValue", "TailThreshold", "tail_bounds", "combine", "needs_counting", "exact_tail", "pr_tail",
-           "counted_threshold", "TAIL_WORK", "TAIL_TABLE_MAX", "RESOLVED_REL", "COUNT_BELOW", "NORMAL_MIN",
-           "FLOAT_TAIL_MIN", "THRESHOLD_RESOLUTION"]
+__all__ = ["TailPValue", "tail_bounds", "combine", "needs_counting", "exact_tail", "pr_tail", "TAIL_WORK",
+           "TAIL_TABLE_MAX", "RESOLVED_REL", "COUNT_BELOW", "NORMAL_MIN", "LOG10_NORMAL_MIN", "FLOAT_TAIL_MIN"]
 
 #: States the counting scan may handle per call (at most about half a second); past it the coarser
 #: bounds stand.
@@ -38,8 +37,6 @@ TAIL_WORK = 50_000_000
 #: The scan's table of best completions has (n + 1) (m + 1) entries (8 bytes each, 64 MB at most, freed
 #: after the call); larger sizes are not counted.
 TAIL_TABLE_MAX = 8_000_000
-#: AP thresholds from counted tails are searched to this width (AP units) where the bounds allow.
-THRESHOLD_RESOLUTION = 1e-6
 #: A grid p whose range is narrower than this share of its upper end counts as resolved.
 RESOLVED_REL = 0.05
 #: A grid p is counted only below this (or where its range reaches 0): above it the grid's own
@@ -286,95 +283,3 @@ def _counted(law: NullDistribution, x: float, rtol: float, work: int) -> TailPVa
         if c_lo <= c_hi:  # the grid's own point where it lies inside, else the upper end
             return _make(c_lo, c_hi, "tail count", _log(p) if c_lo <= _log(p) <= c_hi else c_hi)
     return counted
-
-
-class TailThreshold(NamedTuple):
-    """A null threshold at level alpha from counted tails.
-
-    value : the threshold given: P(X > value) <= alpha is proved, so a score above it has p <= alpha
-        (where the AP search gave it, ``low < value``, also P(X >= value) <= alpha: ``value`` is then
-        the upper end of the bracket).
-    low : the exact threshold, the smallest support value t with P(X > t) <= alpha, lies in
-        [low, value]; ``low == value`` when it is known exactly.
-    source : "tail count".
-    """
-
-    value: float
-    low: float
-    source: str = "tail count"
-
-
-def counted_threshold(alpha: float, m: int, n: int, metric: str = "ap", resolution: float = THRESHOLD_RESOLUTION,
-                      work: int = TAIL_WORK) -> TailThreshold | None:
-    """The threshold at level alpha (0 <= alpha < 1) from counted tails, however small alpha is.
-
-    Precision@R: the hits h with P(H > h) <= alpha by bisection over hits with the hypergeometric tail
-    in log space (:func:`apnull.hypergeom.tail_hits`): exact. AP: the closed forms of
-    :func:`apnull.closed.closed_threshold` (n = 0, m = 1, alpha below P(AP = 1)); else two searches
-    over x in [0, 1] with the guaranteed bounds of :func:`tail_bounds`: ``value``, the smallest x
-    (to ``resolution``) whose upper bound on P(AP >= x) is <= alpha, and ``low``, the largest x whose
-    lower bound is > alpha (where counting runs out of work a point counts as unproved, so both ends
-    stay valid and the bracket only widens). None when no lower bound above alpha could be proved
-    (sizes too large to count, see :func:`tail_bounds`). Unchecked: m >= 1, n >= 0.
-    """
-    if metric == "pr":
-        lo, hi = tail_hits(m, n, m, math.log(alpha) if alpha > 0 else -math.inf)
-        return TailThreshold(hi / m, lo / m)
-    closed = closed_threshold(alpha, m, n)
-    if closed is not None:
-        return TailThreshold(closed[1], closed[0])
-    target = math.log10(alpha)
-    seen: dict = {}
-
-    def bounds(x):  # (log10 low, log10 high), None when unknown; 1% is plenty to place a threshold
-        if x not in seen:
-            tb = tail_bounds(float(x), m, n, 1e-2, work)
-            seen[x] = None if tb is None else (tb.log10_low, tb.log10_high)
-        return seen[x]
-
-    def high(x):
-        b = bounds(x)
-        return None if b is None else b[1]
-
-    def low(x):
-        b = bounds(x)
-        return None if b is None else b[0]
-
-    value = _search(high, target, 0.0, 1.0, resolution, unknown_low=False)[1]
-    # the lower end starts from what the first search saw: the largest x proved above alpha
-    above = [x for x, b in seen.items() if b is not None and b[0] > target and x < value]
-    start = max(above, default=0.0)
-    later = [x for x, b in seen.items() if start < x <= value and (b is None or b[0] <= target)]
-    low_end = _search(low, target, start, min(later, default=value), resolution, unknown_low=True)[0]
-    return None if low_end <= 0.0 else TailThreshold(value, low_end)
-
-
-def _search(f, target: float, lo: float, hi: float, resolution: float, unknown_low: bool,
-            steps: int = 60) -> tuple[float, float]:
-    """The bracket (lo, hi), narrower than ``resolution`` where the steps allow, of the first x with
-    f(x) <= target, f nonincreasing, f(lo) > target and f(hi) <= target taken as given. f(x) None
-    means unknown: counted as <= target when ``unknown_low``, else as above it. Regula falsi with the
-    Illinois modification on finite values (each step moves an end by at least a quarter of the
-    resolution); bisection where a value is unknown or infinite."""
-    g_lo = g_hi = None  # f - target at the ends (Illinois halves the one kept twice)
-    side = 0
-    for _ in range(steps):
-        if hi - lo <= resolution:
-            break
-        if g_lo is not None and g_hi is not None and math.isfinite(g_lo) and math.isfinite(g_hi) and g_lo > g_hi:
-            x = lo + g_lo / (g_lo - g_hi) * (hi - lo)
-        else:
-            x = (lo + hi) / 2
-        x = min(max(x, lo + resolution / 4), hi - resolution / 4)
-        v = f(x)
-        if (unknown_low if v is None else v <= target):
-            hi, g_hi = x, (None if v is None else v - target)
-            if side == -1 and g_lo is not None:
-                g_lo /= 2
-            side = -1
-        else:
-            lo, g_lo = x, (None if v is None else v - target)
-            if side == 1 and g_hi is not None:
-                g_hi /= 2
-            side = 1
-    return lo, hi
