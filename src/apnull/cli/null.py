@@ -71,7 +71,8 @@ def _threshold(args, out, err) -> int:
     rows = [(f"{_short(law.metric)} threshold ({label})", thr.value), ("m, n", f"{law.m}, {law.n}"),
             ("method", law.describe())]
     if thr.source == "tail count":
-        rows.append(("threshold from", f"the far tail counted (the law itself resolves alpha >= {thr.law_floor:.3g})"))
+        rows.append(("threshold from", "the tail counted in log space (exact)" if law.method == "exact" else
+                     f"the far tail counted (the law itself resolves alpha >= {thr.law_floor:.3g})"))
     if thr.source == "tail count" or (thr.source == "exact" and law.method != "exact"):
         rows.append(("exact threshold in", f"[{thr.low:.6g}, {thr.high:.6g}]"))
     rows += [("null mean", law.mean), ("null SD", law.std), ("m / (m + n)", law.m / (law.m + law.n))]
