@@ -12,17 +12,7 @@ SHORT = {"ap": "AP", "pr": "Precision@R"}
 #: in the metric cards, under a heading that names the metric: "Precision@R threshold (95%)" is cut off
 LABEL = {"ap": "AP", "pr": "P@R"}
 
-intro(
-    "Threshold lookup",
-    "Your method ranked the **m** true matches (say the other replicates of a compound) among **n** "
-    "non-matches (say controls) and scored **AP = 0.41**. Is that better than chance? Shuffle the same "
-    "m + n items at random and the score still varies, often well above the naive baseline m/(m+n) "
-    "when m and n are small. This page gives that *null* law: its **threshold** (the score a random "
-    "ranking beats with probability at most 1 − q, i.e. α) and the **p-value** of your score "
-    "(the chance that a random ranking scores at least as high). A score above the threshold has "
-    "p ≤ α. The charts show where the threshold and your score sit in the null.",
-)
-
+head = st.container()  # the introduction, written once the score it quotes has been read
 c1, c2, c3, c4 = st.columns(4)
 m = bound_int("m (positives)", "lk_m", DEFAULT_VIEW["M"], container=c1, help="Number of relevant items (e.g. replicates - 1). At least 1.")
 n = bound_int("n (negatives)", "lk_n", DEFAULT_VIEW["N"], container=c2, help="Number of irrelevant items (e.g. controls). At least 0.")
@@ -38,10 +28,12 @@ with c3:
         level = bound_float("α (false positive rate)", "lk_alpha", 0.05, step=0.01, format="%.4g",
                             help="The threshold is the (1 − α)-quantile: strictly between 0 and 1.")
 method = bound_select("Method", "lk_method", list(METHODS), "auto", container=c4,
-                      help="auto: exact when all placements are few, else the grid law (quantiles within 0.001), "
-                           "else Monte Carlo. exact: count every placement (up to 2,000,000). grid: AP on a "
-                           "fine grid with a guaranteed error. mc: Monte Carlo with the draws and seed below. "
-                           "Precision@R is always exact unless you pick mc.")
+                      help="auto: the most accurate method that is quick for these sizes: exact when all "
+                           "placements are few, else a fine grid (thresholds within 0.001), else random "
+                           "rankings. exact: count every placement (up to 2,000,000). grid: AP on a fine grid "
+                           "with a guaranteed error (the grid law). mc: random rankings (Monte Carlo) with the "
+                           "draws and seed below. Precision@R is always exact unless you pick mc. Far tails "
+                           "that a grid or random rankings cannot see are counted.")
 c5, c6, c7, c8 = st.columns(4)
 value_ap = bound_float("your AP", "lk_ap", 0.41, step=0.01, format="%.4g", container=c5,
                        help="An observed Average Precision to test, between 0 and 1.")
@@ -53,22 +45,37 @@ draws = bound_int("Monte Carlo draws", "lk_draws", 100_000, step=10_000, contain
 seed = bound_int("seed", "lk_seed", 0, container=c8,
                  help="Seed of the Monte Carlo draws (same seed, same draws).")
 
+with head:
+    shown_ap = f"{value_ap:g}" if isinstance(value_ap, (int, float)) else "0.41"
+    intro(
+        "Threshold lookup",
+        "Your method ranked the **m** true matches (say the other replicates of a compound) among **n** "
+        f"non-matches (say controls) and scored **AP = {shown_ap}** (set it under *your AP* below). Is that "
+        "better than chance? Shuffle the same m + n items at random and the score still varies, often well "
+        "above the naive baseline m/(m+n) when m and n are small. This page gives that *null* law: its "
+        "**threshold** (the score a random ranking beats with probability at most 1 − q, i.e. α) and the "
+        "**p-value** of your score (the chance that a random ranking scores at least as high). A score above "
+        "the threshold has p ≤ α. The charts show where the threshold and your score sit in the null.",
+    )
+
 with guard():
     m, n = check_sizes(m, n)
+    alpha = None
     if level_kind == "q":
         q = as_probability(level, "q")
     else:
-        q = 1.0 - as_probability(level, "alpha", open_low=True, open_high=True)
+        alpha = as_probability(level, "alpha", open_low=True, open_high=True)
+        q = 1.0 - alpha
     observed = {"ap": as_probability(value_ap, "your AP"), "pr": as_probability(value_pr, "your Precision@R")}
-    if lookup_ready(m, n, q, method, observed, draws, seed):  # cached: no spinner (it costs a thread)
-        view = lookup_view(m, n, q, method, observed, draws, seed)
+    if lookup_ready(m, n, q, method, observed, draws, seed, alpha):  # cached: no spinner (it costs a thread)
+        view = lookup_view(m, n, q, method, observed, draws, seed, alpha)
     else:
         with st.spinner("Computing the null laws..."):
-            view = lookup_view(m, n, q, method, observed, draws, seed)
+            view = lookup_view(m, n, q, method, observed, draws, seed, alpha)
     thresholds, mean_ap, sd_ap = view.thresholds, view.mean_ap, view.sd_ap
 
 ratio = m / (m + n)
-level_text = f"{q * 100:g}%"
+level_text = f"{q * 100:g}%" if alpha is None or alpha >= 1e-6 else f"α = {alpha:.3g}"
 k1, k2, k3 = st.columns(3)
 k1.metric("E[AP] (closed form)", f"{mean_ap:.5f}", border=True,
           help="The exact null mean of AP: p + (1 − p)(H_N − 1)/(N − 1), with N = m + n, p = m/N.")
@@ -97,11 +104,15 @@ for col, metric in zip(cols, ("ap", "pr")):
         st.subheader(short)
         a, b = st.columns(2)
         a.metric(f"{LABEL[metric]} threshold ({level_text})", f"{t:.5g}", border=True,
-                 help=f"The {q:g}-quantile of the null law of {short}: smallest value x with P(X ≤ x) ≥ {q:g}.")
-        a.caption(f"method: {view.methods[metric]}")
+                 help=f"The {level_text} null threshold of {short}: the smallest value x with P(X > x) ≤ α = "
+                      f"{1 - q if alpha is None else alpha:.3g}, i.e. P(X ≤ x) ≥ q (the q-quantile of the null law).")
+        plain, tech = view.methods[metric]
+        a.caption(f"method: {plain}", help=tech)
+        if view.threshold_notes.get(metric):
+            a.caption(view.threshold_notes[metric][0], help=view.threshold_notes[metric][1])
         b.metric(f"p-value of {LABEL[metric]} = {v:g}", format_p(tail), border=True,
                  help=f"P(random {short} ≥ {v:g}) under the null.")
-        b.caption(view.notes[metric])
+        b.caption(view.notes[metric][0], help=view.notes[metric][1])
         st.markdown(verdict_text(short, v, t, level_text) + f" (p = {format_p(tail)}).")
         show_figure(view.figures[metric], key=f"law_{metric}")
 
@@ -110,7 +121,8 @@ table = view.table
 show_table(view.shown,
            column_config={"ap_threshold": st.column_config.NumberColumn("AP threshold", format="%.5f"),
                           "pr_threshold": st.column_config.NumberColumn("Precision@R threshold", format="%.4f"),
-                          "alpha": st.column_config.NumberColumn("α = 1 − q"),
+                          "alpha": st.column_config.NumberColumn("α = 1 − q", format="%.4g"),
                           "q": st.column_config.NumberColumn("q")})
-st.caption(f"AP: {view.methods['ap']}. Precision@R: {view.methods['pr']}.")
+st.caption(f"AP: {view.methods['ap'][0]}. Precision@R: {view.methods['pr'][0]}.",
+           help=f"AP: {view.methods['ap'][1]} Precision@R: {view.methods['pr'][1]}")
 download_csv(table, f"thresholds_m{m}_n{n}.csv", label="Download the thresholds (CSV)", key="download_thresholds")

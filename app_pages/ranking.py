@@ -120,22 +120,28 @@ else:
         p_phrase += f" ({pos.placements_at_least:,} of the {pos.placements:,} placements)"
 if null.method == "exact":
     method = f"exact: all {math.comb(m + n, m):,} placements of the {m} relevant items counted"
+    method_help = "The exact law: every placement of the relevant items among the ranks is equally likely and counted."
 elif pos.source == "tail count":
-    method = (f"the far tail counted (placements that can still reach this AP, in log space); the exact p "
-              f"lies in [{pos.p_low:.4g}, {pos.p_high:.4g}], relative error {pos.rel_error:.1g}")
+    method = (f"the far tail counted: random orderings reach this AP too rarely to measure, so the orderings "
+              f"that do were counted; the exact p lies in [{pos.p_low:.4g}, {pos.p_high:.4g}]")
+    method_help = (f"Far tail counted ({null.describe}): a scan over ranks keeps only the partial placements that "
+                   f"can still reach this AP, in log space; guaranteed bounds, relative error {pos.rel_error:.1g}, "
+                   f"log10 p = {pos.log10_p:.4f}.")
 elif null.method == "grid":
-    method = (f"grid law within ±{null.error_bound:g} AP of the exact law; the exact p lies in "
-              f"[{pos.p_low:.4g}, {pos.p_high:.4g}]")
+    method = (f"grid law: the null computed on a fine grid, within ±{null.error_bound:g} AP of the exact law; "
+              f"the exact p lies in [{pos.p_low:.4g}, {pos.p_high:.4g}]")
+    method_help = f"{null.describe}: the AP law on a grid of G cells; every value moves by less than m/G."
 else:
     method = (f"Monte Carlo: {DRAWS:,} random orderings (seed 0); 95% interval for p "
               f"[{pos.p_low:.3g}, {pos.p_high:.3g}]")
+    method_help = f"{null.describe}: the share of random orderings scoring at least this AP, with its 95% Wilson interval."
 st.markdown(
     f"**AP = {curve.ap:.4f}** with m = {m} relevant and n = {n} other items: a random ordering of these "
     f"{N} items scores at least this with probability **{p_phrase}**. This ranking is at **percentile "
     f"{pos.percentile:.1f}** of the null: {pos.percentile:.1f}% of random orderings score lower. "
-    f"(A random ordering scores E[AP] = {mean:.4f} on average, SD {sd:.4f}.)  \n"
-    f"Method: {method}."
+    f"(A random ordering scores E[AP] = {mean:.4f} on average, SD {sd:.4f}.)"
 )
+st.markdown(f"Method: {method}.", help=method_help)
 st.caption("p = P(AP of a random ordering ≥ this AP); percentile = 100 · P(AP of a random ordering < this "
            "AP). With the exact law the two add up to 100; each placement of the m relevant items among "
            "the m + n ranks is equally likely.")

@@ -79,7 +79,9 @@ def test_grid_law_shows_guaranteed_interval():
     assert law.method == "grid"
     assert _metrics(at)["AP threshold (95%)"] == f"{law.quantile(0.95):.5g}"
     captions = [c.value for c in at.caption]
-    assert f"method: {law.describe()}" in captions
+    # plain words on the page, the technical description (G, error bound) in the caption's tooltip
+    assert "method: computed on a fine grid, thresholds within ±0.001 of the exact ones" in captions
+    assert any(c.proto.help.startswith(law.describe()) for c in at.caption)
     lo, hi = law.pvalue_bounds(0.2)
     assert f"guaranteed interval [{lo:.4g}, {hi:.4g}] (the grid law's error bound)" in captions
     assert _metrics(at)["p-value of AP = 0.2"] == f"{law.pvalue(0.2):.3f}"
@@ -141,3 +143,50 @@ def test_far_tail_is_counted_not_zero():
     assert _metrics(at)["p-value of AP = 1"] == f"{exact:.3g}" == "1.62e-40"
     captions = [c.value for c in at.caption]
     assert any(c.startswith("guaranteed interval [1.62e-40, 1.62e-40] (far tail counted") for c in captions)
+
+
+# -- the edges of the null laws on the page: the same answers as the library and the command line ------
+def test_intro_quotes_the_ap_that_is_set():
+    at = _run(ap=0.7)
+    intro = next(md.value for md in at.markdown if "true matches" in md.value)
+    assert "scored **AP = 0.7**" in intro and "0.41" not in intro
+
+
+def test_alpha_below_what_monte_carlo_resolves_is_counted():
+    at = _run(m=10, n=100, level="alpha", alpha=1e-5, method="mc", draws=1000, seed=1)
+    assert not at.exception and not at.error
+    law = apnull.null_distribution(10, 100, method="mc", draws=1000, seed=1)
+    thr = apnull.significance.resolved_threshold(law, alpha=1e-5)
+    assert thr.source == "tail count"
+    assert _metrics(at)["AP threshold (99.999%)"] == f"{thr.value:.5g}"
+    assert _line_x(figures(at)[0], "threshold") == thr.value
+    captions = [c.value for c in at.caption]
+    assert f"counted from the far tail: the exact threshold lies in [{thr.low:.5g}, {thr.high:.5g}]" in captions
+    # the table's row of the page's level is the threshold shown, its alpha exact
+    df = at.dataframe[0].value
+    row = df[df["alpha"] == 1e-5]
+    assert list(row["ap_threshold"]) == [thr.value]
+
+
+def test_a_level_no_law_resolves_says_which_alpha_it_can_answer():
+    at = _run(m=3000, n=3000, level="alpha", alpha=1e-6, method="mc", draws=1000, seed=1)
+    assert not at.exception
+    assert len(at.error) == 1 and "use alpha >= 0.01" in at.error[0].value
+
+
+def test_p_values_below_the_smallest_float_show_their_log():
+    at = _run(m=600, n=600, ap=1.0, pr=1.0)
+    assert not at.exception and not at.error
+    shown = _metrics(at)
+    tail = apnull.significance.tail_pvalue(1.0, 600, 600, "pr")
+    assert tail.underflows and shown["p-value of P@R = 1"] == f"10^{tail.log10_p:.2f}" == "10^-359.60"
+    notes = [c for c in at.caption if c.value.startswith("guaranteed interval [10^-359.5983")]
+    assert notes and "log10 p = -359.5983" in notes[0].proto.help
+
+
+def test_no_negatives_at_a_million_positives():
+    at = _run(m=1_000_000, n=0, ap=1.0, pr=1.0)
+    assert not at.exception and not at.error
+    shown = _metrics(at)
+    assert shown["AP threshold (95%)"] == "1" and shown["p-value of AP = 1"] == "1.000"
+    assert shown["P@R threshold (95%)"] == "1" and shown["p-value of P@R = 1"] == "1.000"

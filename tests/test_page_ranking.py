@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+import apnull
 import apptest
 from apnull import metrics as mt
 from apnull.views import ranking as rk
@@ -380,3 +381,18 @@ def test_a_link_with_an_earlier_preset_name_opens_on_the_renamed_preset(old, new
     # the address bar shows the new name (the default preset is left out of it, as every default)
     assert at.query_params.get("rk_preset") == (None if new == rk.PRESETS[0] else new)
     assert ranking_shown(at) == ranking()
+
+
+def test_method_line_is_plain_with_the_technical_detail_in_its_tooltip():
+    rel = [1 if i % 4 == 0 else 0 for i in range(80)]
+    at = open_page(r=",".join(str(x) for x in rel))
+    ok(at)
+    line = next(m for m in at.markdown if m.value.startswith("Method: grid law"))
+    assert "fine grid" in line.value and "G=" not in line.value
+    law = apnull.null_distribution(20, 60)
+    assert line.proto.help.startswith(law.describe())
+    rel = [1] * 200 + [0] * 200
+    at = open_page(r=",".join(str(x) for x in rel))
+    ok(at)
+    line = next(m for m in at.markdown if m.value.startswith("Method: the far tail counted"))
+    assert "relative error" not in line.value and "relative error" in line.proto.help

@@ -12,6 +12,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from .closed import closed_form_law, grid_law_m1
 from .law import NullDistribution
 from .limits import EXACT_MAX_PLACEMENTS, GRID_MAX_WORK, as_int, check_sizes
 
@@ -164,7 +165,7 @@ def ap_law_exact(m, n, max_placements: int = EXACT_MAX_PLACEMENTS) -> NullDistri
     rank k as the (j+1)-th adds (j+1)/k. Counts are integers, so probabilities are exact ratios
     count / C(N, m). When m * lcm(1..N) fits in 62 bits the sums are kept as exact integers in units
     of 1/lcm(1..N); otherwise as floats, where sums closer than 1e-12 are merged (they differ only by
-    rounding).
+    rounding). n = 0, m = 1 and n = 1 take their closed forms instead (:func:`closed_form_law`, O(m + n)).
 
     Raises
     ------
@@ -179,9 +180,13 @@ def ap_law_exact(m, n, max_placements: int = EXACT_MAX_PLACEMENTS) -> NullDistri
             f"exact AP law for m={m}, n={n} has {total:,} placements, more than {max_placements:,}; "
             "use method='grid' or 'mc'"
         )
-    values, counts = _exact_sums(m, n)
-    order = np.argsort(values, kind="stable")
-    values, counts = values[order], counts[order]
+    closed = closed_form_law(m, n)
+    if closed is not None:
+        values, counts = closed
+    else:
+        values, counts = _exact_sums(m, n)
+        order = np.argsort(values, kind="stable")
+        values, counts = values[order], counts[order]
     return NullDistribution(
         metric="ap", m=m, n=n, method="exact", values=values,
         probs=counts.astype(float) / float(total), error_bound=0.0, counts=counts, total=total,
@@ -279,7 +284,8 @@ def ap_law_grid(m, n, grid_size: int | None = None, tol: float = 1e-3) -> NullDi
     of each row's window whose probability is below ``TRIM_MASS / G`` are dropped every 8 positions;
     the total dropped probability is reported as ``dropped_mass`` (of order 1e-14) and widens the CDF
     bound above by that much (the sum of every trimmed cell, tracked as it is dropped, plus rounding).
-    Raises ValueError when N * m * G exceeds ``GRID_MAX_WORK``.
+    Raises ValueError when N * m * G exceeds ``GRID_MAX_WORK``. For m = 1 the scan is done in closed
+    form (AP = 1/k with probability 1/N each, split between the same two cells, nothing trimmed).
     """
     m, n = check_sizes(m, n)
     N = m + n
@@ -299,6 +305,8 @@ def ap_law_grid(m, n, grid_size: int | None = None, tol: float = 1e-3) -> NullDi
 
 @lru_cache(maxsize=16)
 def _grid_dp(m: int, n: int, G: int):
+    if m == 1:  # the scan in closed form
+        return grid_law_m1(n, G), 0.0
     trimmed = [0.0]
     for _, probs in grid_scan(m, n, G, trimmed):
         pass

@@ -14,18 +14,24 @@ count straight from the law instead (R's ``rhyper``).
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 
 from .limits import as_int, as_probability, check_draws, check_seed, check_sizes
 
 __all__ = ["check_top", "hypergeom_pmf", "hypergeom_ppf", "hypergeom_precision_at_k", "hit_counts", "pmf_fit",
-           "EXACT_INTEGER_MAX_DRAWS"]
+           "log_int", "log_comb", "log_tail", "tail_hits", "EXACT_INTEGER_MAX_DRAWS", "EXACT_COMB_MAX_BITS"]
 
 #: Laws with at most this many draws k (k = m for Precision@R) are computed from exact integers
 #: (correctly rounded probabilities, a few milliseconds at the bound, no scipy.stats import, which
 #: takes more than half a second); larger ones by scipy.stats.hypergeom.
 EXACT_INTEGER_MAX_DRAWS = 2000
+#: :func:`log_comb` takes C(a, b) as an exact integer while it has at most about this many bits (a few
+#: milliseconds); larger ones by a sum of logarithms with a stated error.
+EXACT_COMB_MAX_BITS = 200_000
+#: Unit roundoff of float64.
+_U = 2.0**-53
 
 
 def check_top(m, n, k) -> tuple[int, int, int]:
@@ -65,6 +71,8 @@ def _pmf(m: int, n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
     """:func:`hypergeom_pmf` on checked arguments."""
     lo, hi = max(0, k - n), min(k, m)
     hits = np.arange(lo, hi + 1)
+    if lo == hi:  # one possible value (e.g. no negatives): probability 1, whatever the size
+        return hits, np.ones(1)
     if k > EXACT_INTEGER_MAX_DRAWS:
         from scipy import stats
 
@@ -150,3 +158,103 @@ def pmf_fit(precision, m, n, k, min_expected: float = 5.0) -> dict:
         chi2 = float(((O - E) ** 2 / E).sum())
         p = float(stats.chi2.sf(chi2, df))
     return {"chi2": chi2, "df": int(df), "p_value": p, "cells": int(O.size), "tv": float(tv), "draws": int(draws)}
+
+
+# -- far tails in log space ---------------------------------------------------------------------------
+def log_int(v: int) -> float:
+    """Natural log of a positive Python int of any size (within a few units in the last place)."""
+    shift = max(0, v.bit_length() - 1000)
+    return math.log(v >> shift) + shift * math.log(2.0)
+
+
+@lru_cache(maxsize=4096)
+def log_comb(a: int, b: int) -> tuple[float, float]:
+    """(ln C(a, b), a bound on its absolute error), for 0 <= b <= a of any size up to 10^6.
+
+    As an exact integer (``math.comb``) while b log2(a) <= ``EXACT_COMB_MAX_BITS`` (error a few units
+    in the last place); else ``sum_{i=1..b} ln(a - b + i) - ln(i)`` summed exactly (``math.fsum``) from
+    logs each within 4 units in the last place of ln(a): error at most 8 b ulp(ln a) plus the final
+    rounding, 7e-9 for b = 500,000 (a relative error of C itself). Unchecked.
+    """
+    b = min(b, a - b)
+    if b < 0:
+        return -math.inf, 0.0
+    if b == 0:
+        return 0.0, 0.0
+    if b * math.log2(a) <= EXACT_COMB_MAX_BITS:
+        v = log_int(math.comb(a, b))
+        return v, 8 * math.ulp(max(v, 1.0))
+    num = np.log(np.arange(a - b + 1, a + 1, dtype=float))
+    den = np.log(np.arange(1, b + 1, dtype=float))
+    v = math.fsum(num) - math.fsum(den)
+    return v, 8 * b * math.ulp(math.log(a)) + 4 * math.ulp(max(abs(v), 1.0))
+
+
+def _log_pmf(m: int, n: int, k: int, j: int) -> tuple[float, float]:
+    """ln P(H = j) for H ~ Hypergeometric(m + n, m, k) and its error bound (j inside the support)."""
+    parts = (log_comb(m, j), log_comb(n, k - j), log_comb(m + n, k))
+    v = parts[0][0] + parts[1][0] - parts[2][0]
+    return v, sum(e for _, e in parts) + 4 * math.ulp(max(abs(v), 1.0))
+
+
+def log_tail(m: int, n: int, k: int, h: int) -> tuple[float, float]:
+    """(ln P(H >= h), a bound on its absolute error) for the hits H in the top k: Hypergeometric(m + n,
+    m, k), exact in log space however small the probability (1 / C(200,000, 100,000) = 10^-60203.25).
+
+    Above the mode the tail is P(H = h) (:func:`log_comb`) times ``sum_{j>=h} prod_{i<j} r_i`` with
+    the ratios ``r_j = (m - j)(k - j) / ((j + 1)(n - k + j + 1)) <= 1`` of consecutive terms (each
+    rounded once, their products and sum in floats: relative error at most (3 L + 2) u for L terms);
+    at or below the mode it is ``1 - P(H <= h - 1)``, the lower sum taken the same way from h - 1
+    down. Unchecked: sizes as :func:`check_top`.
+    """
+    lo, hi = max(0, k - n), min(k, m)
+    if h <= lo:
+        return 0.0, 0.0
+    if h > hi:
+        return -math.inf, 0.0
+    mode = (k + 1) * (m + 1) // (m + n + 2)
+    if h > mode:
+        j = np.arange(h, hi, dtype=float)
+        ratios = (m - j) * (k - j) / ((j + 1) * (n - k + j + 1))
+        terms = np.cumprod(ratios)
+        total = 1.0 + math.fsum(terms)
+        base, err = _log_pmf(m, n, k, h)
+        v = base + math.log(total)
+        return v, err + (3 * terms.size + 4) * _U * 1.01 + 2 * math.ulp(max(abs(v), 1.0))
+    j = np.arange(h - 1, lo, -1, dtype=float)  # from h - 1 down: P(H = j - 1) / P(H = j)
+    ratios = j * (n - k + j) / ((m - j + 1) * (k - j + 1))
+    terms = np.cumprod(ratios)
+    base, err = _log_pmf(m, n, k, h - 1)
+    lower = math.exp(base) * (1.0 + math.fsum(terms))
+    rel = math.expm1(err + (3 * terms.size + 6) * _U * 1.01)
+    lower = min(lower, 1.0)
+    if lower >= 1.0:  # rounding: no information (cannot happen below the mode of a proper law)
+        return -math.inf, math.inf
+    v = math.log1p(-lower)
+    return v, lower * rel / (1.0 - lower * (1 + rel)) + 2 * math.ulp(max(abs(v), 1.0))
+
+
+def tail_hits(m: int, n: int, k: int, log_alpha: float) -> tuple[int, int]:
+    """The hits h with ``P(H > h) <= alpha`` (alpha = exp(log_alpha)): ``(low, high)``, the smallest h
+    proved to satisfy it (high) and the largest proved not to, plus one (low): the smallest such h is
+    in [low, high], and they are equal unless alpha lies within the rounding of a tail. Bisection over
+    hits with :func:`log_tail`. Unchecked."""
+    lo, hi = max(0, k - n), min(k, m)
+
+    def proved(h, upper):  # P(H >= h + 1) <= alpha proved (upper) / P(H >= h + 1) > alpha proved
+        v, e = log_tail(m, n, k, h + 1)
+        return v + e <= log_alpha if upper else v - e > log_alpha
+
+    def first(pred):  # smallest h in [lo, hi] with pred(h) (pred monotone, true at hi)
+        a, b = lo, hi
+        while a < b:
+            mid = (a + b) // 2
+            if pred(mid):
+                b = mid
+            else:
+                a = mid + 1
+        return a
+
+    high = first(lambda h: proved(h, True))
+    low = first(lambda h: not proved(h, False))
+    return low, high

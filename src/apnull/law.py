@@ -55,6 +55,8 @@ class NullDistribution:
       ``(1 + #{draws >= x}) / (1 + draws)``, never zero;
     - ``ppf(q)``: the inverse cdf, the smallest support value with ``cdf >= q``, for every method
       (R's ``qhyper``; for Monte Carlo the empirical inverse cdf of the draws);
+    - ``tail_quantile(alpha)``: ``ppf(1 - alpha)`` read from the upper tail, for alpha too small for
+      1 - alpha to hold (exact and grid laws);
     - ``sample_quantile(q)``: the type-7 quantile of the Monte Carlo draws (numpy's default
       linear interpolation); Monte Carlo laws only;
     - ``quantile(q)``: the threshold convention, ``ppf`` for exact and grid laws (a value of the
@@ -188,6 +190,14 @@ class NullDistribution:
         idx = np.searchsorted(self._cum, q_arr - 1e-12, side="left")
         out = self.values[np.minimum(idx, self.values.size - 1)]
         return out if out.ndim else float(out)
+
+    def tail_quantile(self, alpha: float) -> float:
+        """The smallest support value x with P(X > x) <= alpha, read from the upper tail summed from the
+        top (with a relative slack of 1e-9 on alpha): ``ppf(1 - alpha)`` where 1 - alpha is too close
+        to 1 for a float to hold alpha (alpha = 1e-20 is 1 - alpha = 1.0). Exact and grid laws."""
+        thr = float(alpha) * (1 + 1e-9) * self._mass
+        count = int(np.searchsorted(-self._tail, -thr, side="left"))  # tail entries above thr
+        return float(self.values[max(0, count - 1)]) if count else float(self.values[0])
 
     def sample_quantile(self, q):
         """Type-7 quantile of the Monte Carlo draws (numpy's default interpolation, R's default)."""

@@ -6,10 +6,16 @@ Methods
   (allowed up to ``EXACT_MAX_PLACEMENTS``).
 - ``"grid"``: the AP grid law (:func:`apnull.exact.ap_law_grid`), quantiles within ``tol``.
 - ``"mc"``: Monte Carlo, ``draws`` random rankings from ``seed``.
-- ``"auto"``: Precision@R is always exact; AP is exact when (m+n) * C(m+n, m) <= ``AUTO_EXACT_WORK``
-  (the counting programme's cost),
-  else the grid law when its work N*m*G <= ``AUTO_GRID_WORK`` (well under a second), else Monte
-  Carlo. Every result records the method that produced it (``NullDistribution.method``).
+- ``"auto"``: Precision@R is always exact; AP by each law's cost (:func:`law_costs`): exact when
+  its work is at most ``AUTO_EXACT_WORK`` (the counting programme's (m+n) * C(m+n, m); a closed form's
+  m + n for n <= 1), else the grid law when its work N*m*G (m + n + G for m = 1, a closed form) is
+  at most ``AUTO_GRID_WORK`` (well under a second), else Monte Carlo with the default draws, or as
+  many as ``AUTO_MC_WORK`` allows where that is fewer (:func:`auto_draws`). Every result records the
+  method that produced it (``NullDistribution.method``).
+
+Thresholds at a level alpha = 1 - q come from the law where it resolves alpha (:func:`alpha_floor`)
+and from the counted far tail below that (:func:`apnull.thresholds.counted_threshold`), or are refused
+with the smallest alpha the law answers (:func:`resolved_threshold`).
 """
 
 from __future__ import annotations
@@ -21,14 +27,16 @@ import numpy as np
 
 from .exact import ap_law_exact, ap_law_grid, grid_size_for, pr_law
 from .law import VALUE_TOL, NullDistribution
-from .limits import (EXACT_MAX_PLACEMENTS, as_probability, check_choice, check_draws, check_metric, check_sizes,
-                     check_value)
+from .limits import (EXACT_MAX_PLACEMENTS, MAX_SAMPLING_WORK, as_probability, check_choice, check_draws,
+                     check_metric, check_sizes, check_value, draw_cost)
 from .memo import Memo
 from .sampling import sample_null
 from .tail import TAIL_WORK, TailPValue, combine
+from .thresholds import MAX_THRESHOLD_WIDTH, TAIL_QUANTILE_BELOW, Threshold, alpha_floor, level, resolved_threshold
 
 __all__ = ["null_distribution", "threshold", "p_value", "choose_method", "null_position", "NullPosition",
-           "tail_pvalue", "resolved_pvalue", "TailPValue",
+           "tail_pvalue", "resolved_pvalue", "TailPValue", "law_costs", "auto_draws", "Threshold",
+           "resolved_threshold", "alpha_floor", "TAIL_QUANTILE_BELOW", "MAX_THRESHOLD_WIDTH", "AUTO_MC_WORK",
            "METHODS", "AUTO_EXACT_WORK", "AUTO_GRID_WORK", "DEFAULT_DRAWS", "CACHE_SIZE", "CACHE_BYTES"]
 
 METHODS = ("auto", "exact", "grid", "mc")
@@ -36,8 +44,11 @@ METHODS = ("auto", "exact", "grid", "mc")
 AUTO_EXACT_WORK = 5_000_000
 #: "auto" uses the grid law up to this many cell updates (about half a second).
 AUTO_GRID_WORK = 6 * 10**8
-#: Draws used by "mc" when none are given.
+#: Draws used by "mc" when none are given ...
 DEFAULT_DRAWS = 100_000
+#: ... or fewer, where that many would take more Monte Carlo work than this (a quarter of
+#: ``apnull.limits.MAX_SAMPLING_WORK``, about 10 s on 2 cores): 4,980 draws at m = n = 100,000.
+AUTO_MC_WORK = MAX_SAMPLING_WORK // 4
 
 #: Laws kept by :func:`null_distribution` (least recently used dropped first): at most this many, and
 #: at most CACHE_BYTES of arrays (the newest law is always kept, so a single Monte Carlo law of 10^7
@@ -62,16 +73,45 @@ def choose_method(m, n, metric="ap", method="auto", tol=1e-3) -> str:
     return _choose(m, n, metric, check_choice(method, METHODS, "method"), tol)
 
 
+def _scan_work(m: int, n: int) -> float:
+    """(m + n) * C(m + n, m), the exact counting programme's work, without building a huge C (inf
+    where C(m + n, m) >= 2^64)."""
+    N, b = m + n, min(m, n)
+    if b and b * math.log2(N / b) > 64:  # C(N, b) >= (N / b)^b
+        return math.inf
+    return float(N * math.comb(N, b))
+
+
+def law_costs(m: int, n: int, tol: float = 1e-3, draws: int | None = None) -> dict:
+    """The work of each law for AP at (m, n), in the units "auto" compares against ``AUTO_EXACT_WORK``,
+    ``AUTO_GRID_WORK`` and ``MAX_SAMPLING_WORK``: "exact" (m + n by a closed form for n <= 1, else the
+    counting programme's (m + n) C(m + n, m); m = 1 counts as the programme, which "auto" keeps to
+    small n), "grid" (N m G; m + n + G for m = 1, a closed form) and "mc" (draws x
+    :func:`apnull.limits.draw_cost`). Unchecked."""
+    N = m + n
+    G = grid_size_for(m, tol)
+    return {"exact": float(N) if n <= 1 else _scan_work(m, n),
+            "grid": float(N + G) if m == 1 else float(N) * m * G,
+            "mc": float(DEFAULT_DRAWS if draws is None else draws) * draw_cost(m, n)}
+
+
 def _choose(m: int, n: int, metric: str, method: str, tol: float) -> str:
     if method != "auto":
         return method
     if metric == "pr":
         return "exact"
-    if (m + n) * math.comb(m + n, m) <= AUTO_EXACT_WORK:
+    cost = law_costs(m, n, tol)
+    if cost["exact"] <= AUTO_EXACT_WORK:
         return "exact"
-    if (m + n) * m * grid_size_for(m, tol) <= AUTO_GRID_WORK:
+    if cost["grid"] <= AUTO_GRID_WORK:
         return "grid"
     return "mc"
+
+
+def auto_draws(m: int, n: int) -> int:
+    """Monte Carlo draws when none are given: ``DEFAULT_DRAWS``, or as many as fit ``AUTO_MC_WORK``
+    where that is fewer (4,980 at m = n = 100,000; 2,475 at m = 999,990, n = 10), at least 1,000."""
+    return int(max(1000, min(DEFAULT_DRAWS, AUTO_MC_WORK // draw_cost(m, n))))
 
 
 def null_distribution(m, n, metric="ap", method="auto", draws=None, seed=None, tol=1e-3,
@@ -86,7 +126,8 @@ def null_distribution(m, n, metric="ap", method="auto", draws=None, seed=None, t
     method : {"auto", "exact", "grid", "mc"}
         See the module docstring. "grid" applies to AP only; for Precision@R it means "exact".
     draws : int, optional
-        Monte Carlo draws (default 100,000; at most 10^7).
+        Monte Carlo draws (default 100,000, or fewer where that would take more than ``AUTO_MC_WORK``:
+        :func:`auto_draws`; at most 10^7).
     seed : int, optional
         Monte Carlo seed; None picks a fresh one, kept in ``.seed``.
     tol : float
@@ -133,7 +174,7 @@ def null_distribution(m, n, metric="ap", method="auto", draws=None, seed=None, t
     if metric == "pr" and chosen == "grid":
         chosen = "exact"
     if chosen == "mc":
-        draws = check_draws(DEFAULT_DRAWS if draws is None else draws)
+        draws = auto_draws(m, n) if draws is None else check_draws(draws)
     key = (m, n, metric, chosen, draws if chosen == "mc" else None, seed if chosen == "mc" else None,
            tol if chosen == "grid" else None, grid_size if chosen == "grid" else None)
 
@@ -150,13 +191,21 @@ def null_distribution(m, n, metric="ap", method="auto", draws=None, seed=None, t
     return _CACHE.get_or_compute(key, compute)
 
 
-def threshold(m, n, metric="ap", q=0.95, method="auto", **kwargs) -> float:
-    """The q-quantile of the null law: a value a random ranking reaches with probability <= 1 - q.
+def threshold(m, n, metric="ap", q=0.95, method="auto", alpha=None, **kwargs) -> float:
+    """The q-quantile of the null law: a value a random ranking exceeds with probability <= 1 - q.
 
     For exact and grid laws the smallest support value x with P(X <= x) >= q (R's ``qhyper``); for
-    Monte Carlo numpy's default interpolation (R's quantile type 7). ``kwargs`` go to
-    :func:`null_distribution` (draws, seed, tol, grid_size). Use ``null_distribution(...).method``
-    to see which method answered.
+    Monte Carlo numpy's default interpolation (R's quantile type 7). ``alpha`` (instead of q) gives
+    the level as alpha = 1 - q, which keeps its meaning however small (1 - 1e-30 is 1.0 as a float).
+    Where the law does not resolve alpha (:func:`alpha_floor`) the threshold is counted from the far
+    tail, or refused: see :func:`resolved_threshold`, which also says which answered. ``kwargs`` go to
+    :func:`null_distribution` (draws, seed, tol, grid_size).
+
+    Raises
+    ------
+    ValueError
+        For bad input, and for an alpha below what the law resolves that counting cannot bracket
+        (the message gives the smallest alpha the law answers).
 
     Examples
     --------
@@ -165,9 +214,11 @@ def threshold(m, n, metric="ap", q=0.95, method="auto", **kwargs) -> float:
     0.4269
     >>> round(threshold(4, 30, q=0.99), 4), threshold(4, 30, metric="pr")
     (0.5845, 0.5)
+    >>> threshold(4, 30, alpha=1e-9)  # below P(AP = 1) = 1 / 46,376: only AP = 1 is left above it
+    1.0
     """
-    q = as_probability(q, "q")
-    return float(null_distribution(m, n, metric, method, **kwargs).quantile(q))
+    q, alpha = level(q, alpha)
+    return resolved_threshold(null_distribution(m, n, metric, method, **kwargs), q=q, alpha=alpha).value
 
 
 def p_value(value, m, n, metric="ap", method="auto", **kwargs) -> float:

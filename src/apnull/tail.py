@@ -17,16 +17,19 @@ tail and huge in the bulk, where the grid law or Monte Carlo is accurate anyway;
 from __future__ import annotations
 
 import math
+import sys
 from fractions import Fraction
 from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
 
+from .closed import closed_tail
+from .hypergeom import log_int, log_tail
 from .law import VALUE_TOL, NullDistribution
 
-__all__ = ["TailPValue", "tail_bounds", "combine", "needs_counting", "exact_tail", "TAIL_WORK", "TAIL_TABLE_MAX",
-           "RESOLVED_REL", "COUNT_BELOW"]
+__all__ = ["TailPValue", "tail_bounds", "combine", "needs_counting", "exact_tail", "pr_tail", "TAIL_WORK",
+           "TAIL_TABLE_MAX", "RESOLVED_REL", "COUNT_BELOW", "NORMAL_MIN", "LOG10_NORMAL_MIN", "FLOAT_TAIL_MIN"]
 
 #: States the counting scan may handle per call (at most about half a second); past it the coarser
 #: bounds stand.
@@ -43,7 +46,13 @@ COUNT_BELOW = 1e-4
 _GROWTH = 4
 #: The share of the work given to the first, finest scan (1 / _FIRST).
 _FIRST = 10
-_TINY = math.ulp(0.0)
+#: The smallest normal float (2.2e-308): below it a p-value is given by its log10 (its float has
+#: lost precision, and 0 would be wrong); see :attr:`TailPValue.underflows`.
+NORMAL_MIN = sys.float_info.min
+LOG10_NORMAL_MIN = math.log10(NORMAL_MIN)
+#: A law's float upper tail below this may have lost terms to underflow: Precision@R is counted in
+#: log space there (:func:`pr_tail`).
+FLOAT_TAIL_MIN = 1e-280
 #: Floating rounding of the scan, per position, folded into its bounds (with 4 ulp per log-space addition).
 _ROUNDING = 4e-16
 
@@ -55,8 +64,11 @@ class TailPValue(NamedTuple):
     low, high : bounds on the exact p.
     log10_p, log10_low, log10_high : their base-10 logs, exact even where the floats underflow to 0.
     rel_error : (high - low) / high, computed from the logs; 0 when the p is exact.
-    source : "exact" (all placements counted), "tail count" (the pruned counting scan), "grid",
+    source : "exact" (all placements counted), "tail count" (the placements reaching x counted: the
+        pruned scan, a closed form, or for Precision@R the hypergeometric tail in log space), "grid",
         "mc" (Monte Carlo draws) or "mc bound" (no draw reached x and counting was out of reach).
+    Below the smallest normal float (:attr:`underflows`) ``p`` and ``high`` are a float at or above the
+    exact p and ``low`` is 0: the logs carry the value.
     """
 
     p: float
@@ -68,18 +80,30 @@ class TailPValue(NamedTuple):
     rel_error: float
     source: str
 
+    @property
+    def underflows(self) -> bool:
+        """True when p is below the smallest normal float: print ``log10_p``, not the floats (which are
+        then only bounds, ``[0, p]``)."""
+        return self.log10_p < LOG10_NORMAL_MIN
+
 
 def _make(log_low: float, log_high: float, source: str, log_p: float | None = None) -> TailPValue:
     """A TailPValue from natural-log bounds; the point is the upper bound unless given (a p-value that
-    is never below the truth stays valid: P(p <= alpha) <= alpha)."""
+    is never below the truth stays valid: P(p <= alpha) <= alpha).
+
+    Below the smallest normal float (``NORMAL_MIN``) the floats are bounds only: ``p`` and ``high`` are
+    rounded up to a float at or above the exact value (the smallest positive float 4.9e-324 at least,
+    never 0 for a value that can occur) and ``low`` is 0; the logs keep the value."""
     if log_p is None:
         log_p = log_high
     rel = 0.0 if log_high == log_low else -math.expm1(log_low - log_high)
     ln10 = math.log(10.0)
-    # a p below the smallest float is reported as that float: still a valid (conservative) p, never 0
-    p = max(math.exp(log_p), _TINY) if log_p > -math.inf else 0.0
-    return TailPValue(p, math.exp(log_low), math.exp(log_high), log_p / ln10, log_low / ln10,
-                      log_high / ln10, rel, source)
+    p, low, high = math.exp(log_p), math.exp(log_low), math.exp(log_high)
+    if log_p > -math.inf and p < NORMAL_MIN:
+        p = math.nextafter(p, math.inf)
+        high = max(math.nextafter(high, math.inf), p)
+        low = low if low >= NORMAL_MIN else 0.0
+    return TailPValue(p, low, high, log_p / ln10, log_low / ln10, log_high / ln10, rel, source)
 
 
 def _log(x: float) -> float:
@@ -103,17 +127,21 @@ def tail_bounds(x: float, m: int, n: int, rtol: float = 1e-9, work: int = TAIL_W
     returns the tightest bounds found.
     Each bound holds whatever Q: placements with ``floor``-summed cells >= ceil(Q T) reach
     T = m (x - VALUE_TOL), and every placement reaching T has cells >= floor(Q T) - m + 1.
-    Returns None when (n + 1)(m + 1) exceeds ``TAIL_TABLE_MAX`` or the coarsest scan already runs out
-    of work. The last 1,024 answers are kept (a page asks again on every rerun). Unchecked: m >= 1,
+    Closed forms come first (:func:`apnull.closed.closed_tail`: n = 0, m = 1, and values above the second largest
+    AP, where only AP = 1 remains), at any size. Returns None when (n + 1)(m + 1) exceeds
+    ``TAIL_TABLE_MAX`` or the coarsest scan already runs out of work. The last 1,024 answers are kept (a page asks again on every rerun). Unchecked: m >= 1,
     n >= 0.
     """
-    if (n + 1) * (m + 1) > TAIL_TABLE_MAX:
-        return None
     t = m * (Fraction(float(x)) - Fraction(VALUE_TOL))
     if t <= 0:
         return _make(0.0, 0.0, "tail count")
     if t > m:
         return _make(-math.inf, -math.inf, "tail count")
+    closed = closed_tail(t, m, n)
+    if closed is not None:
+        return _make(closed[0], closed[1], "tail count", closed[2])
+    if (n + 1) * (m + 1) > TAIL_TABLE_MAX:
+        return None
     levels = _levels(m)
     left = int(work)
     # the far tail first: at the finest cell size its few undecided placements are counted exactly
@@ -140,6 +168,18 @@ def tail_bounds(x: float, m: int, n: int, rtol: float = 1e-9, work: int = TAIL_W
         if used * growth > left:
             break
     return None if best is None else _make(best[0], best[1], "tail count")
+
+
+def pr_tail(x: float, m: int, n: int) -> TailPValue:
+    """P(Precision@R >= x - VALUE_TOL) counted in log space: the hits H in the top m are
+    Hypergeometric(m + n, m, m) and ``P(H >= ceil(m (x - VALUE_TOL)))`` is
+    :func:`apnull.hypergeom.log_tail`, exact however small (1 / C(1200, 600) = 10^-359.598), its
+    bounds those of the rounding. Unchecked: m >= 1, n >= 0."""
+    h = math.ceil(m * (Fraction(float(x)) - Fraction(VALUE_TOL)))
+    v, err = log_tail(m, n, m, h)
+    if v == -math.inf or v == 0.0 and err == 0.0:
+        return _make(v, v, "tail count")
+    return _make(v - err, min(0.0, v + err), "tail count", v)
 
 
 def _scan(t: Fraction, m: int, n: int, Q: int, work: int):
@@ -169,7 +209,7 @@ def exact_tail(law: NullDistribution, x: float) -> TailPValue:
         count = int(sum(int(c) for c in law.counts[idx:]))
         if count == 0:
             return _make(-math.inf, -math.inf, "exact")
-        lp = _log_int(count) - _log_int(int(law.total))
+        lp = log_int(count) - log_int(int(law.total))
         p = count / int(law.total)  # correctly rounded
         return TailPValue(p, p, p, lp / math.log(10), lp / math.log(10), lp / math.log(10), 0.0, "exact")
     p = float(law.pvalue(x))
@@ -178,12 +218,6 @@ def exact_tail(law: NullDistribution, x: float) -> TailPValue:
 
 def _log10(p: float) -> float:
     return math.log10(p) if p > 0 else -math.inf
-
-
-def _log_int(v: int) -> float:
-    """Natural log of a positive Python int of any size."""
-    shift = max(0, v.bit_length() - 1000)
-    return math.log(v >> shift) + shift * math.log(2.0)
 
 
 def combine(law: NullDistribution, x: float, rtol: float = 1e-9, work: int = TAIL_WORK) -> TailPValue:
@@ -195,21 +229,26 @@ def combine(law: NullDistribution, x: float, rtol: float = 1e-9, work: int = TAI
       :func:`tail_bounds`, intersected with it;
     - Monte Carlo (AP): the draws when at least 10 reached x (95% Wilson range); otherwise the
       counting bounds; when counting is out of reach the p stays (1 + hits) / (1 + draws) with
-      range [0, 95% upper end] and source "mc bound".
-    Precision@R laws are exact (hypergeometric) and use their probabilities.
+      range [0, 95% upper end] and source "mc bound";
+    - Precision@R: the law's probabilities, exact (hypergeometric) where its float tail is at least
+      ``FLOAT_TAIL_MIN``; below that, and for a Monte Carlo law where fewer than 10 draws reached x,
+      the hypergeometric tail counted in log space (:func:`pr_tail`).
     """
-    if law.method == "exact" or not bool(needs_counting(law, x)):
+    if not bool(needs_counting(law, x)):
         return _resolved(law, x)
+    if law.metric == "pr":
+        return pr_tail(float(x), int(law.m), int(law.n))
     return _counted(law, x, rtol, work)
 
 
 def needs_counting(law: NullDistribution, x):
     """Where :func:`combine` counts: a grid range that reaches 0, or one wider than ``RESOLVED_REL`` of
-    its upper end below ``COUNT_BELOW`` (the grid's far tail), or a Monte Carlo AP law with fewer than
-    10 draws at or above x; vectorised over x."""
+    its upper end below ``COUNT_BELOW`` (the grid's far tail); a Monte Carlo law with fewer than 10
+    draws at or above x; an exact Precision@R law whose float tail is below ``FLOAT_TAIL_MIN``;
+    vectorised over x. Exact AP laws never count (their integer counts are exact)."""
     x = np.asarray(x, dtype=float)
-    if law.method == "exact" or law.metric != "ap":
-        out = np.zeros(x.shape, dtype=bool)
+    if law.method == "exact":
+        out = np.asarray(law.pvalue(x)) < FLOAT_TAIL_MIN if law.metric == "pr" else np.zeros(x.shape, dtype=bool)
     elif law.method == "grid":
         lo, hi = law.pvalue_bounds(x)
         lo, hi = np.asarray(lo), np.asarray(hi)
@@ -232,7 +271,7 @@ def _counted(law: NullDistribution, x: float, rtol: float, work: int) -> TailPVa
     """The counting bounds, with the law's range where counting is out of reach."""
     p = float(law.pvalue(x))
     lo, hi = (float(v) for v in law.pvalue_bounds(x))
-    counted = tail_bounds(float(x), int(law.m), int(law.n), float(rtol), int(work)) if law.metric == "ap" else None
+    counted = tail_bounds(float(x), int(law.m), int(law.n), float(rtol), int(work))
     if counted is None:
         if law.method == "grid":
             return _make(_log(lo), _log(hi), "grid", _log(min(max(p, lo), hi)))

@@ -247,3 +247,44 @@ def test_bad_input_shows_errors_not_exceptions(page, app_url):
     assert page.get_by_text("could not be read").is_visible()
     assert metrics(page)["AP"] == "0.5333"
     assert_no_exception(page)
+
+
+def _boxes(page, selector):
+    return page.evaluate(
+        "sel => Array.from(document.querySelectorAll(sel)).map(e => { const r = e.getBoundingClientRect();"
+        " return [r.left, r.top, r.right, r.bottom, getComputedStyle(e).opacity]; })", selector)
+
+
+def _overlap(a, b):
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def test_phone_width_table_toolbar_leaves_the_pills_free(app_url, browser):
+    """At 390 px the table's toolbar, shown once the table is touched, covered the last pills (a tap
+    on "6. z" opened "Show/hide columns"); the null chart's title was clipped."""
+    from harness import track_runs
+
+    context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
+    try:
+        page = context.new_page()
+        track_runs(page)
+        goto(page, app_url, "ranking")
+        assert_no_exception(page)
+        editor = page.locator(EDITOR).first
+        editor.scroll_into_view_if_needed()
+        box = editor.bounding_box()
+        page.touchscreen.tap(box["x"] + box["width"] / 2, box["y"] + 60)
+        page.wait_for_timeout(500)
+        toolbars = [b for b in _boxes(page, '[data-testid="stElementToolbar"]') if float(b[4]) > 0]
+        pills = _boxes(page, '[data-testid="stButtonGroup"] button')
+        assert toolbars and len(pills) >= 6
+        assert not [(t, p) for t in toolbars for p in pills if _overlap(t, p)]
+        # the null chart's title lies inside its chart
+        chart = plotly_charts(page).last
+        chart.scroll_into_view_if_needed()
+        outer = chart.bounding_box()
+        title = chart.locator(".gtitle").first.bounding_box()
+        assert title["x"] >= outer["x"] and title["x"] + title["width"] <= outer["x"] + outer["width"] + 1
+        screenshot(page, "ranking_390")
+    finally:
+        context.close()

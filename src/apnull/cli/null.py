@@ -53,48 +53,70 @@ def _short(metric: str) -> str:
 
 def _threshold(args, out, err) -> int:
     from ..limits import as_probability
+    from ..significance import resolved_threshold
 
     if args.alpha is not None:
-        q = 1 - as_probability(args.alpha, "alpha", open_low=True, open_high=True)
+        alpha = as_probability(args.alpha, "alpha", open_low=True, open_high=True)
+        level, q = {"alpha": alpha}, 1 - alpha
     else:
         q = as_probability(0.95 if args.q is None else args.q, "q")
+        level = {"q": q}
     law = _law(args)
-    thr = float(law.quantile(q))
-    result = {"metric": law.metric, "m": law.m, "n": law.n, "q": q, "threshold": thr, **_law_info(law)}
-    return emit(args, out, result, [
-        (f"{_short(law.metric)} threshold (q = {q:g})", thr), ("m, n", f"{law.m}, {law.n}"),
-        ("method", law.describe()), ("null mean", law.mean), ("null SD", law.std),
-        ("m / (m + n)", law.m / (law.m + law.n))])
+    thr = resolved_threshold(law, **level)
+    bracket = [_finite(thr.low), _finite(thr.high)]
+    result = {"metric": law.metric, "m": law.m, "n": law.n, "q": thr.q, "alpha": thr.alpha, "threshold": thr.value,
+              "threshold_source": thr.source, "threshold_bounds": bracket, "law_alpha_floor": thr.law_floor,
+              **_law_info(law)}
+    label = f"alpha = {thr.alpha:g}" if args.alpha is not None else f"q = {q:g}"
+    rows = [(f"{_short(law.metric)} threshold ({label})", thr.value), ("m, n", f"{law.m}, {law.n}"),
+            ("method", law.describe())]
+    if thr.source == "tail count":
+        rows.append(("threshold from", "the tail counted in log space (exact)" if law.method == "exact" else
+                     f"the far tail counted (the law itself resolves alpha >= {thr.law_floor:.3g})"))
+    if thr.source == "tail count" or (thr.source == "exact" and law.method != "exact"):
+        rows.append(("exact threshold in", f"[{thr.low:.6g}, {thr.high:.6g}]"))
+    rows += [("null mean", law.mean), ("null SD", law.std), ("m / (m + n)", law.m / (law.m + law.n))]
+    return emit(args, out, result, rows)
+
+
+def _finite(v: float):
+    """JSON has no NaN or infinity: None for them."""
+    return v if math.isfinite(v) else None
 
 
 def _pvalue(args, out, err) -> int:
     from ..limits import check_value
-
     from ..significance import resolved_pvalue
+    from ..tail import NORMAL_MIN
 
     value = check_value(args.value)
     law = _law(args)
     tail = resolved_pvalue(value, law)
-
-    def log10(v):  # JSON has no -Infinity: a p of 0 (a value that cannot occur) has log10 null
-        return v if math.isfinite(v) else None
-
     result = {"metric": law.metric, "m": law.m, "n": law.n, "value": value, "p_value": tail.p,
-              "p_value_bounds": [tail.low, tail.high], "log10_p_value": log10(tail.log10_p),
-              "log10_p_value_bounds": [log10(tail.log10_low), log10(tail.log10_high)],
-              "relative_error": tail.rel_error,
-              "p_value_source": tail.source, **_law_info(law)}
-    rows = [(f"p-value of {_short(law.metric)} = {value:g}", tail.p), ("m, n", f"{law.m}, {law.n}"),
+              "p_value_bounds": [tail.low, tail.high], "log10_p_value": _finite(tail.log10_p),
+              "log10_p_value_bounds": [_finite(tail.log10_low), _finite(tail.log10_high)],
+              "relative_error": tail.rel_error, "p_value_source": tail.source,
+              "p_value_underflows": tail.underflows, **_law_info(law)}
+    if tail.underflows:
+        result["p_value_note"] = (f"p is below the smallest normal float ({NORMAL_MIN:.3g}): p_value is a float at or "
+                                  "above it (a valid, conservative p) and p_value_bounds are [0, p_value]; "
+                                  "log10_p_value and log10_p_value_bounds give its value")
+    head = f"p-value of {_short(law.metric)} = {value:g}"
+    rows = [(head, f"10^{tail.log10_p:.6f}" if tail.underflows else tail.p), ("m, n", f"{law.m}, {law.n}"),
             ("method", law.describe())]
-    if tail.source != "exact":
+    if tail.source != "exact" and not tail.underflows:
         label = {"mc": "95% interval", "mc bound": "95% interval (no draw reached it)"}.get(tail.source,
                                                                                             "guaranteed range")
         rows.append((label, f"[{tail.low:.6g}, {tail.high:.6g}]"))
+    if tail.source != "exact":
         rows.append(("relative error", f"{tail.rel_error:.2g}"))
     if tail.source == "tail count":
-        rows.append(("tail", "counted: the placements that can still reach the value, in log space"))
+        rows.append(("tail", "counted: the placements that reach the value, in log space"))
     if tail.log10_p > -math.inf:
-        rows.append(("log10 p", f"{tail.log10_p:.6f} in [{tail.log10_low:.6f}, {tail.log10_high:.6f}]"))
+        label = "log10 p (range guaranteed)" if tail.underflows and tail.source != "mc bound" else "log10 p"
+        rows.append((label, f"{tail.log10_p:.6f} in [{tail.log10_low:.6f}, {tail.log10_high:.6f}]"))
+    if tail.underflows:
+        rows.append(("note", f"p is below the smallest normal float ({NORMAL_MIN:.3g}): given as log10 only"))
     return emit(args, out, result, rows)
 
 

@@ -53,6 +53,14 @@ def pmf_bars(values, probs, lo: float, hi: float, bars: int = TARGET_BARS) -> pd
                          "points": points})
 
 
+def _method_words(law) -> str:
+    """The law's method for a subtitle: the grid law by its accuracy (its G is for the tooltip-less
+    expert only), the others as they describe themselves."""
+    if law.method == "grid":
+        return f"grid law, within ±{law.error_bound:.2g}"
+    return law.describe()
+
+
 def _vline(x: float, top: float, name: str, color: str, dash: str, width: float, hover: str) -> dict:
     return dict(type="scatter", x=[x, x], y=[0, top], mode="lines", name=name,
                 line=dict(color=color, dash=dash, width=width), hovertemplate=hover + "<extra></extra>")
@@ -148,7 +156,7 @@ def law_figure(law, threshold: float, value: float | None = None, mean: float | 
                          mean_name.replace(f" = {mean:.4f}", f" = {mean:.6f}")))
     # the legend goes below the x axis title (4 entries wrap onto up to 4 rows in a half-width column)
     return fast_figure(traces, layout_dict(
-        f"{METRIC_NAMES[metric]} under the null<br><sup>m = {m}, n = {n}; {law.describe()}</sup>",
+        f"{METRIC_NAMES[metric]} under the null<br><sup>m = {m}, n = {n}; {_method_words(law)}</sup>",
         METRIC_NAMES[metric], y_title, height=height, xaxis=dict(range=x_range), yaxis=dict(range=[0, top * 1.02]),
         legend=dict(orientation="h", yanchor="top", y=-0.25, xanchor="left", x=0), margin=dict(b=130, t=70),
         bargap=0))

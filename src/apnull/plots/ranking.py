@@ -122,14 +122,18 @@ def null_position_figure(values, probs, ap: float, p: float, m: int, n: int, met
         if values.size > MAX_BARS:
             trace["customdata"] = np.column_stack([x[sel] - width / 2, x[sel] + width / 2])
         traces.append(trace)
-    left = ap < 0.6
+    left = ap < 0.5  # the label on the wider side of the line (a 390 px phone has room for one side only)
     marker_line = dict(type="line", x0=ap, x1=ap, xref="x", y0=0, y1=1, yref="paper",
                        line=dict(color=PALETTE["value"], width=2.5))
-    label = dict(x=ap, y=1, yref="paper", text=f"this ranking: AP = {ap:.3f}, p = {p:.3g}", showarrow=False,
-                 xanchor="left" if left else "right", yanchor="top", xshift=6 if left else -6,
+    label = dict(x=ap, y=1, yref="paper", text=f"this ranking<br>AP = {ap:.3f}, p = {p:.3g}", showarrow=False,
+                 xanchor="left" if left else "right", yanchor="top", xshift=6 if left else -6, align="left",
                  font=dict(color=PALETTE["value"]), bgcolor="rgba(255,255,255,0.85)")
-    names = {"exact": "exact", "grid": "grid law", "mc": "Monte Carlo"}
-    title = f"AP of a random ordering of these items (m = {m}, n = {n}; {names.get(method, method)})"
-    layout = layout_dict(title, "AP", ylabel, height, bargap=0, barmode="overlay", shapes=[marker_line],
-                     annotations=[label], xaxis=dict(range=[0, 1.02]))
+    names = {"exact": "exact law", "grid": "grid law", "mc": "Monte Carlo"}
+    # a short first line and the sizes below it: the title fits a phone's width; the legend goes under
+    # the axis, where it cannot run into the title
+    title = (f"AP of a random ordering<br><sup>of these items: m = {m}, n = {n}; "
+             f"{names.get(method, method)}</sup>")
+    layout = layout_dict(title, "AP", ylabel, height + 40, bargap=0, barmode="overlay", shapes=[marker_line],
+                         annotations=[label], xaxis=dict(range=[0, 1.02]), margin=dict(t=70, b=90),
+                         legend=dict(orientation="h", yanchor="top", y=-0.3, xanchor="left", x=0))
     return fast_figure(traces, layout)

@@ -61,6 +61,7 @@ class NullView(NamedTuple):
     mean: float
     sd: float
     figure: object
+    describe: str = ""  # the law's technical description (NullDistribution.describe), for a tooltip
 
 
 def editor_frame(rows: tuple) -> pd.DataFrame:
@@ -108,6 +109,6 @@ def null_view(m: int, n: int, ap: float) -> NullView:
         pos = null_position(ap, law)
         mean, sd = moments(m, n)
         fig = packed(null_position_figure(law.values, law.probs, ap, pos.p, m, n, law.method))
-        return NullView(pos, law.method, getattr(law, "error_bound", None), mean, sd, fig)
+        return NullView(pos, law.method, getattr(law, "error_bound", None), mean, sd, fig, law.describe())
 
     return NULLS.get_or_compute((m, n, ap), build)

@@ -19,6 +19,9 @@ PILLS = "_ranking_pills"
 MAX_PILLS = 100
 #: Longest item name shown on a pill.
 NAME_CHARS = 24
+#: The space left between the pills and the table below them (``st.space`` size): at least the
+#: height of the table's floating toolbar (44 px).
+TOOLBAR_ROOM = "medium"
 
 
 def _toggled() -> None:
@@ -49,3 +52,7 @@ def relevance_pills(ranking: list, container=None) -> None:
               format_func=lambda i: _pill_label(ranking, i),
               help="Each pill is one item, numbered by its rank; a highlighted pill is a relevant item. "
                    "Click once to switch it.")
+    # room for the table's toolbar, which floats above the table's top right corner once the table is
+    # touched: without it, at 390 px the toolbar covered the last pills (a tap there opened "Show/hide
+    # columns")
+    box.space(TOOLBAR_ROOM)
