@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import plotly.tools
 import pyarrow as pa
+import pytest
 
 from apnull.ui import common
 
@@ -68,15 +69,17 @@ def test_toolbar_room_moves_the_title_below_the_toolbar_and_changes_nothing_else
               "margin": {"t": 60, "b": 50}, "legend": {"y": 1.0}}
     shown = common.with_toolbar_room(layout)
     assert layout["margin"] == {"t": 60, "b": 50} and "yref" not in layout["title"]  # the input is not changed
-    assert shown["margin"] == {"t": 60 + common.TOOLBAR_ROOM, "b": 50}
+    # the figure grows by the strip: the plot keeps its 400 - 60 - 50 px (a legend at a share of it stays put)
+    assert shown["margin"] == {"t": 60 + common.TOOLBAR_ROOM, "b": 50} and shown["height"] == 400 + common.TOOLBAR_ROOM
     title = shown["title"]
     assert title["yref"] == "container" and title["yanchor"] == "bottom"
     # the first baseline TITLE_BASELINE px from the top: below the toolbar's strip, above the plot
-    assert (1 - title["y"]) * 400 == common.TITLE_BASELINE
+    assert (1 - title["y"]) * shown["height"] == pytest.approx(common.TITLE_BASELINE)
     assert common.TOOLBAR_ROOM < common.TITLE_BASELINE < shown["margin"]["t"]
     assert shown["legend"] == {"y": 1.0} and title["text"] == layout["title"]["text"]
     go.Layout(shown)  # plotly accepts it
     # a title that says where it goes keeps its place; no margin: plotly's default top margin is grown
     placed = common.with_toolbar_room({"title": {"text": "t", "y": 0.9}})
     assert placed["title"] == {"text": "t", "y": 0.9} and placed["margin"] == {"t": 100 + common.TOOLBAR_ROOM}
+    assert placed["height"] == 450 + common.TOOLBAR_ROOM
     assert common.with_toolbar_room({"title": "t", "height": 450})["title"]["yref"] == "container"

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ._style import METRIC_NAMES, PALETTE, fast_figure, layout_dict
+from ._style import LEGEND_BELOW, METRIC_NAMES, PALETTE, fast_figure, layout_dict
 
 __all__ = ["breakpoint_figure", "threshold_binning_figure", "threshold_error_figure", "bin_edge_trace"]
 
@@ -99,7 +99,7 @@ def threshold_binning_figure(cost: pd.DataFrame, first_n, m: int, q: float, metr
         f"{METRIC_NAMES[metric]} threshold at each n"
         f"<br><sup>line: at n; steps: at the representative n of its bin ({representative})"
         f"<br>m = {m}, q = {q:g}; grey lines: bin edges</sup>",
-        "n (negatives)", f"{short} threshold (q = {q:g})", height=440, margin=dict(t=75),
+        "n (negatives)", f"{short} threshold (q = {q:g})", height=440, margin=dict(t=75), legend=dict(LEGEND_BELOW),
         yaxis=dict(range=[max(0.0, lo - pad), hi + pad], rangemode="normal"), xaxis=dict(range=[-1, n.max() + 1])))
 
 
@@ -131,6 +131,7 @@ def threshold_error_figure(cost: pd.DataFrame, first_n, m: int, q: float, metric
         f"What binning costs ({short} threshold)"
         f"<br><sup>threshold at the representative n of the bin minus at n"
         f"<br>m = {m}, q = {q:g}, representative = {representative}; grey lines: bin edges</sup>",
-        "n (negatives)", "threshold error", height=400, margin=dict(t=75), bargap=0, barmode="overlay",
+        "n (negatives)", "threshold error", height=400, margin=dict(t=75), legend=dict(LEGEND_BELOW), bargap=0,
+        barmode="overlay",
         yaxis=dict(range=[low, top], rangemode="normal", zeroline=True, zerolinecolor="#666"),
         xaxis=dict(range=[-1, n.max() + 1])))

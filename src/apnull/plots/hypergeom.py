@@ -163,6 +163,6 @@ def ap_precision_scatter(precision, ap, k: int, max_points: int = 4000, jitter: 
     sub = f"{shown:,} of {total:,} draws shown, jittered sideways" if shown < total else f"{total:,} draws, jittered sideways"
     layout = layout_dict(f"AP versus Precision@{k}<br><sup>each point: one shuffled ranking, both scores<br>{sub}</sup>",
                          f"Precision@{k}", "Average Precision", height=560, margin=dict(t=75, b=60),
-                         legend=dict(itemsizing="constant"),  # the diamonds' sizes vary: one symbol size
+                         legend=dict(LEGEND_BELOW, itemsizing="constant"),  # the diamonds' sizes vary: one symbol size
                          xaxis=dict(range=[-0.5 / k, 1 + 0.5 / k]), yaxis=dict(range=[0, 1.02]))
     return fast_figure(traces, layout)

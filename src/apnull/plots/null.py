@@ -8,7 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.colors import get_colorscale, sample_colorscale
 
-from ._style import COLORSCALE, METRIC_NAMES, PALETTE, fast_figure, layout_dict, typed_array
+from ._style import COLORSCALE, LEGEND_BELOW, METRIC_NAMES, PALETTE, fast_figure, layout_dict, typed_array
 
 STATISTICS = {"q95": "95th percentile", "q90": "90th percentile", "q75": "75th percentile", "avg": "mean"}
 DASHES = {"q95": "solid", "q90": "dash", "q75": "dot", "avg": "dashdot"}
@@ -71,7 +71,8 @@ def density_figure(curves: list[dict], metric: str, M: int, N: int, exact: list[
                                    showscale=True, colorbar=dict(title=dict(text="m + n"), thickness=14))))
     sub = f"M = {M}, N = {N}, sizes (M·i, N·i)" + (f", {draws:,} draws each" if draws else "")
     return fast_figure(traces, layout_dict(f"{METRIC_NAMES[metric]} under the null<br><sup>{sub}</sup>",
-                                           METRIC_NAMES[metric], "density", xaxis=dict(range=[0, _visible_end(curves)])))
+                                           METRIC_NAMES[metric], "density", xaxis=dict(range=[0, _visible_end(curves)]),
+                                           legend=dict(LEGEND_BELOW)))
 
 
 def pmf_figure(laws: list[dict], M: int, N: int, draws: int | None = None) -> go.Figure:
@@ -133,7 +134,7 @@ def pmf_figure(laws: list[dict], M: int, N: int, draws: int | None = None) -> go
     sub = f"M = {M}, N = {N}, sizes (M·i, N·i)" + (f", {draws:,} draws each" if draws else "")
     return fast_figure(traces, layout_dict(
         f"{METRIC_NAMES['pr']} under the null: a discrete law<br><sup>{sub}</sup>", METRIC_NAMES["pr"],
-        "probability × m", xaxis=dict(range=[0, end])))
+        "probability × m", xaxis=dict(range=[0, end]), legend=dict(LEGEND_BELOW)))
 
 
 def _pmf_visible_end(laws: list[dict]) -> float:
@@ -222,5 +223,5 @@ def quantile_figure(summary: pd.DataFrame, M: int, N: int, exact_mean: pd.DataFr
         shapes=[dict(line=dict(color=PALETTE["ratio"], width=6), opacity=0.35, type="line", x0=0, x1=1,
                      xref=f"{x} domain", y0=ratio, y1=ratio, yref=y) for x, y in (("x", "y"), ("x2", "y2"))
                 if any(t["xaxis"] == x for t in traces)],  # the band in every panel holding a line
-        margin=dict(t=100, b=60), legend=dict(title=dict(text="click to show or hide: ")))
+        margin=dict(t=100, b=60), legend=dict(LEGEND_BELOW, title=dict(text="click to show or hide: ")))
     return fast_figure(traces, layout)

@@ -130,7 +130,7 @@ def sampled_vs_rank_figure(ranks, exact, curves: Mapping[int, tuple], label: str
     how = "with" if replace else "without"
     layout = layout_dict(f"Expected sampled {label} versus true rank<br><sup>n = {n:,} items, s irrelevant items "
                          f"sampled {how} replacement<br>the relevant item is ranked among s + 1</sup>",
-                         "true rank", f"{label}", height=500, margin=dict(t=75, b=60),
+                         "true rank", f"{label}", height=500, margin=dict(t=75, b=60), legend=dict(LEGEND_BELOW),
                          yaxis=dict(range=[0, 1.03]))
     return fast_figure(traces, layout)
 
@@ -182,5 +182,6 @@ def metric_vs_samples_figure(sizes, curves: Mapping[str, Sequence[float]], label
                          "order changes</sup>",
                          "s (sampled irrelevant items, log scale)", f"E[sampled {label}]", height=560,
                          xaxis=dict(type="log"), yaxis=dict(range=[0, 1.02]), margin=dict(t=75, b=60),
+                         legend=dict(LEGEND_BELOW),
                          **({"annotations": annotations} if annotations else {}))
     return fast_figure(traces, layout)

@@ -59,7 +59,8 @@ TITLE_BASELINE = TOOLBAR_ROOM + 18
 def with_toolbar_room(layout: dict) -> dict:
     """``layout`` (a figure's layout as a plain dict) with :data:`TOOLBAR_ROOM` pixels kept free at the top.
 
-    The top margin grows by that much, and a title that does not say where it goes (no ``y``) starts
+    The top margin and the height grow by that much (the plot keeps its size), and a title that does not
+    say where it goes (no ``y``) starts
     just below the strip: its first baseline is pinned :data:`TITLE_BASELINE` px from the top
     (``yref="container"``, ``yanchor="bottom"``, which anchors the first line of a multi-line title
     there and lets the others follow below; the margin was made for the title's lines). Everything
@@ -69,15 +70,16 @@ def with_toolbar_room(layout: dict) -> dict:
     """
     out = dict(layout)
     margin = dict(out.get("margin") or {})
-    top = margin.get("t", 100)  # plotly's default top margin
-    margin["t"] = top + TOOLBAR_ROOM
+    margin["t"] = margin.get("t", 100) + TOOLBAR_ROOM  # 100: plotly's default top margin
     out["margin"] = margin
+    # the figure grows by the strip, so the plot keeps its height and whatever sits below it at a share of
+    # that height (a legend at y = -0.18) keeps its place under the axis title
+    out["height"] = (out.get("height") or 450) + TOOLBAR_ROOM  # 450: plotly's default height
     title = out.get("title")
     if isinstance(title, str):
         title = {"text": title}
     if isinstance(title, dict) and title.get("text") and "y" not in title:
-        height = out.get("height") or 450  # plotly's default height
-        out["title"] = {**title, "yref": "container", "y": 1 - TITLE_BASELINE / height, "yanchor": "bottom"}
+        out["title"] = {**title, "yref": "container", "y": 1 - TITLE_BASELINE / out["height"], "yanchor": "bottom"}
     return out
 
 
