@@ -177,9 +177,8 @@ def metric_vs_samples_figure(sizes, curves: Mapping[str, Sequence[float]], label
                                 textangle=-90, xanchor="right", yanchor="top", xshift=-4,
                                 font=dict(size=10, color="#555")))
     how = "with" if replace else "without"
-    layout = layout_dict(f"Expected sampled {label} versus s<br><sup>s: the number of sampled irrelevant items; "
-                         f"n = {n:,} items<br>sampling {how} replacement; dashed lines: s where the algorithms' "
-                         "order changes</sup>",
+    layout = layout_dict(f"Expected sampled {label} versus s<br><sup>s: sampled irrelevant items, {how} replacement; "
+                         f"n = {n:,}<br>dashed lines: s where the algorithms' order changes</sup>",
                          "s (sampled irrelevant items, log scale)", f"E[sampled {label}]", height=560,
                          xaxis=dict(type="log"), yaxis=dict(range=[0, 1.02]), margin=dict(t=75, b=60),
                          legend=dict(LEGEND_BELOW),
