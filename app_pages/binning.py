@@ -13,9 +13,9 @@ REP_TEXT = {"lower": "smallest", "upper": "largest", "middle": "middle"}
 
 intro(
     "Binning n",
-    "A screen scores many rankings with different numbers of negatives n, and computing a separate null "
-    "for every (m, n) is costly. One way out is to group the n's into bins and compute one null per "
-    "bin. The breakpoints are i^power (i = 1, 2, ...): with power > 1 the bins get wider as n grows, "
+    "A screen scores many rankings with different numbers of negatives n, and computing the chance "
+    "distribution of the score (the null) for every (m, n) separately is costly. One way out is to group "
+    "the n's into bins and compute one null per bin. The breakpoints are i^power (i = 1, 2, ...): with power > 1 the bins get wider as n grows, "
     "which is fine because the null changes less and less when one more negative is added to an "
     "already long list. The first chart shows how wide each bin is. The next two show the price: every "
     "n in a bin is tested against the threshold of one **representative** n of the bin instead of its "
@@ -36,7 +36,8 @@ with c3:
 c4, c5, c6 = st.columns(3)
 m = bound_int("m (positives)", "bn_m", 4, container=c4, help="Number of positives, at least 1.")
 q = bound_float("quantile q", "bn_q", 0.95, step=0.01, format="%.4g", container=c5,
-                help="The threshold is the q-quantile of the null: between 0 and 1.")
+                help="The threshold is the score a share q of random rankings stay at or below (the q-quantile "
+                     "of the null): between 0 and 1; 0.95 lets 5% of random rankings through.")
 metric = bound_select("metric", "bn_metric", ["ap", "pr"], "ap", container=c6,
                       help="ap: Average Precision; pr: Precision@R (hits in the top m, divided by m).")
 
@@ -56,23 +57,33 @@ show_figure(view.breakpoint_figure, key="breakpoints")
 st.caption(f"Bin i holds the whole numbers n with b_i ≤ n < b_(i+1); n = 0 is a bin of its own (bin 0) and the last "
            f"bin is open-ended (every n ≥ {bins['first_n'].iloc[-1]}).")
 show_table(bins, height=250,
-           column_config={"break_point": st.column_config.NumberColumn("break_point", format="%.4f"),
-                          "break_width": st.column_config.NumberColumn("break_width", format="%.4f")})
+           column_config={"break_point": st.column_config.NumberColumn("break_point", format="%.4f",
+                                                                       help="Where the bin starts: i^power."),
+                          "break_width": st.column_config.NumberColumn("break_width", format="%.4f",
+                                                                       help="Distance to the next breakpoint."),
+                          "first_n": st.column_config.NumberColumn("first_n", help="Smallest whole n in the bin."),
+                          "last_n": st.column_config.NumberColumn("last_n", help="Largest whole n in the bin "
+                                                                  "(empty for the open-ended last bin).")})
 download_csv(bins, f"bins_max{max_value}_pow{power:g}.csv", label="Download the bins (CSV)", key="download_bins")
 
 st.subheader(f"What binning costs: {SHORT[metric]} threshold for m = {m}, q = {q:g}")
 k1, k2, k3, k4 = st.columns(4)
-k1.metric("bins (null laws needed)", f"{summary['bins']}", border=True,
-          help=f"Bins met by n = 0..{cost['n'].iloc[-1]}, instead of {summary['n_values']} nulls, one per n.")
-k2.metric("largest |threshold error|", f"{summary['max_abs_error']:.4f}", border=True,
-          help=f"At n = {summary['worst_n']}.")
-k3.metric("mean |threshold error|", f"{summary['mean_abs_error']:.4f}", border=True,
-          help=f"Average over n = 0..{cost['n'].iloc[-1]}.")
+k1.metric("laws to compute (bins)", f"{summary['bins']}", border=True,
+          help=f"Bins met by n = 0..{cost['n'].iloc[-1]}: one null law (the chance distribution of the score) "
+               f"per bin, instead of {summary['n_values']} nulls, one per n.")
+k2.metric("largest threshold shift", f"{summary['max_abs_error']:.4f}", border=True,
+          help=f"The largest |threshold error|: how far the threshold of the bin's representative n is from "
+               f"the exact threshold at n, at n = {summary['worst_n']}.")
+k3.metric("average threshold shift", f"{summary['mean_abs_error']:.4f}", border=True,
+          help=f"The mean |threshold error| over n = 0..{cost['n'].iloc[-1]}.")
 k4.metric("n too lenient", f"{summary['n_below']}", border=True,
           help="Values of n where the binned threshold is below the exact one: there binning lets through "
                "scores the exact null would reject.")
 
 how = "; ".join(
+    f"{'counted over every placement' if meth == 'exact' else 'from a fine grid, within 0.001'} "
+    f"for n = {lo}..{hi}" for meth, lo, hi in view.methods)
+how_terms = "; ".join(
     f"{'exact laws (all placements)' if meth == 'exact' else 'the grid law (quantiles within 0.001)'} "
     f"for n = {lo}..{hi}" for meth, lo, hi in view.methods)
 words = (f"With power {power:g} and max {max_value}, **{summary['bins']} null laws** (one per bin) stand in for "
@@ -88,7 +99,10 @@ else:
               "would reject. Use the lower end of each bin to stay on the safe side.")
 st.markdown(words)
 took = "came from the cache" if cached else f"took {seconds:.2f} s"
-st.caption(f"Thresholds: {how}; the whole curve {took}.")
+st.caption(f"Thresholds: {how}; the whole curve {took}.",
+           help=f"In the usual terms: {how_terms}. The exact law counts every placement of the m positives "
+                "among the m + n places; the grid law computes the AP law on a grid of small steps, every "
+                "quantile within 0.001 of the exact one.")
 
 show_figure(view.threshold_figure, key="thresholds")
 show_figure(view.error_figure, key="errors")

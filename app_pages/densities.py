@@ -14,12 +14,13 @@ D = summaries.DEFAULT_VIEW  # the first experiment: the view a visitor sees firs
 intro(
     "Null densities",
     "Shuffle a ranking at random and score it: how high can Average Precision (AP) and Precision@R "
-    "get by chance alone? Each curve is the distribution of the score for one size: **m** positives "
+    "get by chance alone? Each curve shows how often each score comes up for one size: **m** positives "
     "and **n** negatives, with the sizes growing together as (M·i, N·i) for i = 1..K. Small sizes "
     "(the colour runs from dark purple for small m + n to yellow for large) give wide curves: a random ranking often "
     "scores far above M/(M+N), so a high AP from few replicates is weak evidence. As the sizes grow "
-    "the curves narrow around the null mean. Precision@R can only be 0, 1/m, 2/m, ..., 1, so its law "
-    "is drawn as the discrete law it is: steps for the random rankings, dots for the exact probabilities.",
+    "the curves narrow around the average score of a random ranking. Precision@R can only be 0, 1/m, "
+    "2/m, ..., 1, so it is drawn as bars, one per value: steps for the random rankings, dots for the "
+    "exact probabilities.",
 )
 
 c1, c2, c3, c4, c5 = st.columns(5)
@@ -28,14 +29,15 @@ M = bound_int("M (positives at i = 1)", "dn_M", D["M"], min_value=0, container=c
 N = bound_int("N (negatives at i = 1)", "dn_N", D["N"], min_value=0, container=c2,
               help="Negatives of the smallest size; size i has N·i negatives.")
 draws = bound_int("draws per size", "dn_draws", D["draws"], min_value=0, step=1000, container=c3,
-                  help="Random rankings per size: 100 to 1,000,000; K x draws at most 2,000,000.")
+                  help="Random rankings per size (Monte Carlo draws): 100 to 1,000,000; K x draws at most "
+                       "2,000,000.")
 K = bound_int("number of sizes K", "dn_K", D["K"], min_value=0, container=c4, help="Sizes i = 1..K, at most 200.")
 seed = bound_int("seed", "dn_seed", D["seed"], min_value=0, container=c5, help="Same seed, same draws: a link reproduces them.")
 show_exact = bound_toggle(
-    "Overlay the exact law where it is cheap", "dn_exact", False,
-    help="AP chart, dashed: the exact law (all placements, or the grid law within 0.001) smoothed with the "
-         "same kernel as each sampled curve, for the smaller sizes. The Precision@R chart always shows its "
-         "exact law (dots).",
+    "Overlay the exact curve where it is quick to compute", "dn_exact", False,
+    help="AP chart, dashed: the exact null law (every placement of the positives counted, or the grid law, "
+         "whose quantiles are within 0.001) smoothed with the same Gaussian kernel (KDE) as each sampled "
+         "curve, for the smaller sizes. The Precision@R chart always shows its exact law (dots).",
 )
 
 with guard():
@@ -54,12 +56,16 @@ for slot, (metric, fig, exact_sizes) in zip(slots, density_figures(M, N, K, draw
         if metric == "pr":
             st.caption("Precision@R is the share of positives in the top m places, so it takes only the values "
                        "j/m (j hits). Each step line is one size's histogram of the random rankings, one bar of "
-                       "width 1/m per value; each dot is the exact probability of j hits, from the "
-                       "hypergeometric law. Heights are probability × m, so sizes with different m share one "
-                       "scale. A smooth density would draw bumps between the values that cannot occur.")
+                       "width 1/m per value (the bars at 0 and 1 are cut in half there: Precision@R never goes "
+                       "below 0 or above 1); each dot is the exact probability of j hits. Heights are "
+                       "probability × m, so sizes with different m share one scale. A smooth curve would draw "
+                       "bumps between the values that cannot occur.",
+                       help="The exact probabilities come from the hypergeometric law: the hits in the top m "
+                            "are like m balls drawn from an urn of m white and n black ones. Probability × m "
+                            "is the probability per unit of Precision@R (a density), as on the AP chart.")
         if exact_sizes is not None:
             st.caption(f"Exact law drawn for {exact_sizes} of {K} sizes "
-                       f"({'all' if exact_sizes == K else 'the cheap ones'}).")
+                       f"({'all' if exact_sizes == K else 'the ones quick to compute'}).")
 
 # the draws are not kept in memory: the same seed draws them again, identical, when the button is clicked
 download_csv(lambda: sample_grid(M, N, K, draws, seed), f"null_draws_M{M}_N{N}_K{K}_draws{draws}_seed{seed}.csv",

@@ -59,44 +59,71 @@ shuffled_fit, hyper_fit = fit.iloc[0], fit.iloc[1]
 
 
 def fit_text(row) -> str:
+    p = "no test (one cell)" if pd.isna(row["p-value"]) else f"a fit test gives p = {row['p-value']:.3f}"
+    return f"the bars are off by {row['total variation']:.4f} in all ({p})"
+
+
+def fit_terms(row) -> str:
     p = "n/a (one cell)" if pd.isna(row["p-value"]) else f"{row['p-value']:.3f}"
     return (f"chi-square {row['chi-square']:.2f} on {row['df']} df (p = {p}), "
             f"total variation {row['total variation']:.4f}")
 
 
 st.markdown(
-    f"**Agreement with the exact pmf** (cells with fewer than 5 expected draws pooled): shuffled labels "
-    f"{fit_text(shuffled_fit)}; hypergeometric draws {fit_text(hyper_fit)}. A p-value that is not tiny "
-    "means the sample is consistent with the hypergeometric law; the total variation (half the summed "
-    "gap between bar heights and diamonds) shrinks like 1 / √draws."
+    f"**Do the bars match the diamonds?** Shuffled labels: {fit_text(shuffled_fit)}; hypergeometric draws: "
+    f"{fit_text(hyper_fit)}. A p-value that is not tiny means the draws are what the exact law predicts; "
+    "the gap shrinks like 1 / √draws as the draws grow.",
+    help=("In the usual terms: shuffled labels " + fit_terms(shuffled_fit) + "; hypergeometric draws "
+          + fit_terms(hyper_fit) + ". 'Off by' is the **total variation** distance: half the summed gap "
+          "between the bar heights and the diamonds (0 = identical, 1 = nothing in common). The fit test is "
+          "Pearson's **chi-square** test against the exact pmf (probability mass function), on df degrees of "
+          "freedom; cells with fewer than 5 expected draws are pooled."),
 )
 
+THRESHOLD_HELP = ("m / (m + n): the mean of Precision@K under the null, for every k. Empirical mean: the mean of "
+                  "the shuffled Precision@K draws. 95% chance threshold: 'hyper 95pct' in R, the 95th percentile "
+                  "(quantile q = 0.95) of the hypergeometric law divided by k.")
 left, right = st.columns([1, 2])
 with left:
-    st.subheader("Chance thresholds")
+    st.subheader("Chance thresholds", help=THRESHOLD_HELP)
     show_table(thresholds, column_config={"value": st.column_config.NumberColumn(format="%.4f")},
                key="thresholds_table")
     download_csv(thresholds, f"thresholds_m{m}_n{n}_k{k}_draws{draws}_seed{seed}.csv", key="download_thresholds")
 with right:
     st.subheader("What the thresholds are")
-    st.markdown("- **m / (m + n)**: the mean of Precision@K under the null, for every k.\n"
-                "- **empirical mean**: the mean of the shuffled Precision@K draws; it should sit next to m / (m + n).\n"
-                "- **hyper 95pct**: the 95th percentile of the hypergeometric law divided by k, the smallest value x "
-                "with P(Precision@K ≤ x) ≥ 0.95: "
-                "a random ranking reaches more than this at most 5% of the time.")
+    st.markdown("- **m / (m + n)**: the average Precision@K of a random ranking, for every k.\n"
+                "- **empirical mean**: the average over the shuffled rankings above; it should sit next to m / (m + n).\n"
+                "- **95% chance threshold**: a random ranking scores more than this at most 5% of the time "
+                "(the smallest value x with P(Precision@K ≤ x) ≥ 0.95). Above it, a Precision@K beats chance.",
+                help="The 95% chance threshold is the 95th percentile of the hypergeometric law divided by k; "
+                     "R's scripts label it 'hyper 95pct'.")
 
 st.subheader("Simulated versus exact")
-fmt = {c: st.column_config.NumberColumn(format="%.4f") for c in summary.columns
+# plain headers on the page, the usual terms in their tooltips; the CSV keeps the column names
+SUMMARY_HEADERS = {
+    "empirical mean": ("simulated mean", "Mean of the draws (the empirical mean)."),
+    "exact mean": ("exact mean", "The mean of the exact null law: E[AP], or m / (m + n) for Precision@K."),
+    "empirical 95pct": ("simulated 95%", "The value 95% of the draws stay at or below: the empirical 95th "
+                        "percentile, type 7 (numpy's and R's default)."),
+    "exact 95pct": ("exact 95%", "The 95th percentile of the exact null law (the threshold)."),
+    "mean deviation (SE)": ("gap in SEs", "(simulated − exact mean) divided by the standard error (SE) of the "
+                            "simulated mean: within ±2 for about 95% of seeds."),
+    "SE of mean": ("SE of the mean", "Standard error of the simulated mean: the draws' SD / √draws."),
+}
+fmt = {c: st.column_config.NumberColumn(SUMMARY_HEADERS.get(c, (c,))[0], format="%.4f",
+                                        help=SUMMARY_HEADERS.get(c, (c, None))[1]) for c in summary.columns
        if c not in ("statistic", "draws", "exact method", "mean deviation (SE)")}
-fmt["mean deviation (SE)"] = st.column_config.NumberColumn(format="%+.2f")
+fmt["mean deviation (SE)"] = st.column_config.NumberColumn(
+    SUMMARY_HEADERS["mean deviation (SE)"][0], format="%+.2f", help=SUMMARY_HEADERS["mean deviation (SE)"][1])
 shown = [c for c in summary.columns if c not in ("draws", "exact method")]  # both in the caption; the CSV keeps them
 show_table(summary, column_config=fmt, column_order=shown, key="summary_table")
 methods = dict(zip(summary["statistic"], summary["exact method"]))
 st.caption(f"{draws:,} draws each. Exact laws: AP: {methods['AP (shuffled)']}; Precision@K: "
            f"{methods['Precision@K (shuffled)']}. The empirical 95th percentile interpolates between draws "
            "(type 7, the default of numpy and R); the exact one is a value the statistic can take, so the two "
-           "may differ by less than one step of the law. 'mean deviation (SE)': (empirical − exact mean) in "
-           "standard errors, within ±2 for about 95% of seeds.")
+           "may differ by less than one step of the law. 'gap in SEs': (simulated − exact mean) in "
+           "standard errors, within ±2 for about 95% of seeds. The CSV keeps the usual column names "
+           "(empirical mean, empirical 95pct, mean deviation (SE), SE of mean).")
 download_csv(summary, f"ap_precision_summary_m{m}_n{n}_k{k}_draws{draws}_seed{seed}.csv",
              key="download_summary")
 

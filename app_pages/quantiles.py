@@ -11,9 +11,9 @@ D = summaries.DEFAULT_VIEW  # the first experiment: the view a visitor sees firs
 intro(
     "Quantiles versus size",
     "How high must a score be before it beats chance? A common habit is to compare AP with the ratio "
-    "M/(M+N) (the grey band). That is wrong twice. The null mean of AP (black dotted: the exact E[AP]) "
-    "sits above that ratio, and at small sizes the null spreads wide. Its 95th percentile, a fair "
-    "threshold, is far above the mean. The lines show the 75th, 90th and 95th percentiles and the mean "
+    "M/(M+N) (the grey band). That is wrong twice. The average AP of a random ranking (black dotted: "
+    "the exact E[AP]) sits above that ratio, and at small sizes random rankings spread wide. The score "
+    "that only 5% of random rankings beat (the 95th percentile), a fair threshold, is far above the average. The lines show the 75th, 90th and 95th percentiles and the mean "
     "of AP (left, blue) and Precision@R (right, red) as m and n grow together; click a legend entry to show "
     "or hide that statistic in both panels. As the sizes grow, the quantiles "
     "close in on the mean. So the same AP is more significant with more replicates.",
@@ -29,9 +29,10 @@ seed = bound_int("seed", "qt_seed", D["seed"], min_value=0, container=c5, help="
 method = bound_select(
     "computed by", "qt_method", ["mc", "exact"], default="mc", container=c6,
     format_func=lambda x: {"mc": "Monte Carlo", "exact": "exact law"}[x],
-    help="Monte Carlo: quantiles of the draws (type 7, as in R). Exact law: Precision@R from the "
-         "hypergeometric law at every size; AP from all placements or the grid law (within 0.001) "
-         "where that takes under a second per size; larger sizes are left out for AP.",
+    help="Monte Carlo: shuffle many rankings and read the percentiles off them (type 7 quantiles, as in R). "
+         "Exact law: count every way the positives can be placed. Precision@R from the hypergeometric "
+         "law at every size; AP from all placements or the grid law (within 0.001) where that takes "
+         "under a second per size; larger sizes are left out for AP.",
 )
 
 with guard():
@@ -48,7 +49,13 @@ if method == "exact":
                 icon=":material/info:")
 
 st.subheader("Summary table")
-show_table(wide, column_config={
-    c: st.column_config.NumberColumn(format="%.4f") for c in ("q75", "q90", "q95", "avg")
-})
+# plain headers, the usual names in the tooltips (the CSV keeps q75, q90, q95, avg)
+HEADERS = {"q75": ("75%", "75th percentile (q75): 75% of random rankings score at or below it."),
+           "q90": ("90%", "90th percentile (q90): 90% of random rankings score at or below it."),
+           "q95": ("95%", "95th percentile (q95): only 5% of random rankings score above it, the usual "
+                          "chance threshold."),
+           "avg": ("mean", "The average score of a random ranking (avg): the null mean.")}
+config = {c: st.column_config.NumberColumn(label, format="%.4f", help=text) for c, (label, text) in HEADERS.items()}
+config["metric"] = st.column_config.TextColumn("metric", help="ap: Average Precision; pr: Precision@R.")
+show_table(wide, column_config=config)
 download_csv(wide, f"null_quantiles_M{M}_N{N}_K{K}_{method}.csv", key="download_summary")

@@ -51,12 +51,18 @@ s = bound_int("s (sampled irrelevant items)", "sm_s", sm.PAPER_SAMPLES, min_valu
 k = bound_int("k (cut-off)", "sm_k", 10, min_value=0, container=c3,
               help="Cut-off of Recall@k and Precision@k, 1 to n.")
 sampling = bound_select("Sampling of the irrelevant items", "sm_sampling", ["with replacement", "without replacement"],
-                        container=c4, help="With replacement the sampled rank is 1 + Binomial(s, (r - 1)/(n - 1)); "
-                                           "without, the hypergeometric analogue (the paper's table: with).")
+                        container=c4, help="With replacement an item can be drawn twice (the paper's tables); "
+                                           "without, the s items all differ. In formulas: with replacement the "
+                                           "sampled rank is 1 + Binomial(s, (r - 1)/(n - 1)); without, the "
+                                           "hypergeometric analogue.")
 replace = sampling == "with replacement"
 c5, c6 = st.columns([3, 2])
 metric = bound_select("Metric for the figures", "sm_metric", list(sv.PAGE_METRICS), default="ap", container=c5,
-                      format_func=lambda key: sm.METRIC_LABELS[key].format(k="k"))  # stable labels: they go in the URL
+                      format_func=lambda key: sm.METRIC_LABELS[key].format(k="k"),  # stable labels: they go in the URL
+                      help="For one relevant item at true rank r among n items. AUC (area under the ROC curve): "
+                           "the share of irrelevant items ranked below it. AP (Average Precision): 1/r here, "
+                           "the reciprocal rank. NDCG (normalized discounted cumulative gain): 1/log₂(r + 1). "
+                           "Recall@k: 1 if the item is in the top k, else 0. Precision@k: Recall@k / k.")
 fig3_range = bound_select("Ranks in the second chart", "sm_ranks_range", ["top 1,000", "all n"], container=c6,
                           help="The paper zooms into the top 1,000 ranks; 'all n' shows the whole catalogue.")
 
@@ -120,7 +126,9 @@ with tab_example:
                column_config={c: st.column_config.NumberColumn(format="%.4f") for c in exact_wide.columns[2:]})
 
     how = "with" if replace else "without"
-    st.subheader(f"Sampled metrics, s = {s:,} ({how} replacement): exact expectation ± SD")
+    st.subheader(f"Sampled metrics, s = {s:,} ({how} replacement): average over random samples ± SD",
+                 help="Each cell is the exact expectation over the random sample (computed, not simulated) "
+                      "± the standard deviation (SD): how much one evaluation run varies from the next.")
     simulate = bound_toggle("Also simulate sampled evaluations", "sm_simulate", False,
                             help="Repeat the sampled evaluation many times with random samples, as the paper did.")
     if simulate:
@@ -159,10 +167,12 @@ with tab_samples:
     view2 = samples_view(items, n, metric, k, replace, label, progress_bar("Expected sampled metric for each s"))
     show_figure(view2.figure, key="fig_metric_samples")
     exact_order, top2 = view2.exact_order, view2.top
-    st.caption(f"s runs over a log-spaced grid from 1 to {top2:,}"
+    st.caption(f"s runs over sample sizes from 1 to {top2:,}, spaced evenly on the log scale"
                + (" (shortened to bound the work)" if top2 < min(n - 1, sv.FIG2_MAX_S) else "")
-               + "; the changes of order were located exactly by bisection between grid points. "
-               f"Dotted lines: the exact {label} (order {exact_order}).")
+               + "; each change of order is pinned down to the exact s between two of them. "
+               f"Dotted lines: the exact {label} (order {exact_order}).",
+               help="The s grid is log-spaced; the changes of order are located exactly by bisection between "
+                    "grid points (the expected metrics are exact, so the crossing s is too).")
     changes_df = view2.changes
     show_table(changes_df, key="changes_table")
     e1, e2, _ = st.columns([1, 1, 2])
@@ -180,8 +190,12 @@ with tab_paper:
     cmp, worst, all_exact = paper.comparison, paper.worst, paper.all_exact
     show_table(paper.display, key="paper_table", height=35 * (len(cmp) + 1) + 3,
                column_config={"algorithm": st.column_config.TextColumn(width="small"),
-                              "SE of the paper's mean": st.column_config.NumberColumn(format="%.4f"),
-                              "ours − paper (SE)": st.column_config.NumberColumn(format="%+.2f")})
+                              "SE of the paper's mean": st.column_config.NumberColumn(
+                                  format="%.4f", help="Standard error (SE) of a mean of 1,000 simulated runs: "
+                                                      "SD / √1000."),
+                              "ours − paper (SE)": st.column_config.NumberColumn(
+                                  format="%+.2f", help="Our exact expectation minus the paper's printed mean, in "
+                                                       "standard errors of the paper's mean.")})
     st.markdown(
         f"Setting: the paper's ranks, n = {sm.PAPER_N:,}, s = {sm.PAPER_SAMPLES} with replacement, k = 10 (whatever "
         f"the inputs above say). The exact table {'agrees with the print to all three decimals' if all_exact else 'differs from the print in places'}. "

@@ -44,11 +44,11 @@ def test_reference_thresholds():
     """m = 4, n = 32, k = m: m/(m+n) = 1/9 = 0.1111 and qhyper(0.95, 4, 32, 4) / 4 = 2 / 4 = 0.5."""
     sample = hv.shuffled_precision_at_k(4, 32, 4, 10_000, seed=2022)
     table = hv.thresholds_table(4, 32, 4, sample.precision)
-    assert list(table["name"]) == ["m / (m + n)", "empirical mean", "hyper 95pct"]
+    assert list(table["name"]) == ["m / (m + n)", "empirical mean", "95% chance threshold"]  # R: "hyper 95pct"
     values = dict(zip(table["name"], table["value"]))
     assert values["m / (m + n)"] == pytest.approx(1 / 9) and round(values["m / (m + n)"], 4) == 0.1111
     assert qhyper(0.95, 4, 32, 4) == 2
-    assert values["hyper 95pct"] == 0.5
+    assert values["95% chance threshold"] == 0.5
     assert values["empirical mean"] == pytest.approx(sample.precision.mean())
     # P(X <= 1) = 0.9473 < 0.95 <= P(X <= 2) = 0.99781: the 95th percentile really is 2 hits
     probs = exact_hit_probs(4, 32, 4)

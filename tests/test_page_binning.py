@@ -38,9 +38,9 @@ def test_defaults_cost_matches_library():
     cost = binning_cost(4, 0.95, 300, 1.3, "lower", "ap")
     s = binning_summary(cost)
     metrics = _metrics(at)
-    assert metrics["bins (null laws needed)"] == "81"
-    assert metrics["largest |threshold error|"] == f"{s['max_abs_error']:.4f}"
-    assert metrics["mean |threshold error|"] == f"{s['mean_abs_error']:.4f}"
+    assert metrics["laws to compute (bins)"] == "81"
+    assert metrics["largest threshold shift"] == f"{s['max_abs_error']:.4f}"
+    assert metrics["average threshold shift"] == f"{s['mean_abs_error']:.4f}"
     assert metrics["n too lenient"] == "0"
     _, thr_fig, err_fig = figures(at)
     exact = trace(thr_fig, "threshold at n")
@@ -53,7 +53,10 @@ def test_defaults_cost_matches_library():
     words = [md.value for md in at.markdown if "null laws" in md.value][0]
     assert "**81 null laws**" in words and "never below the exact one" in words
     last_exact = max(n for n in range(301) if sg.choose_method(4, n, "ap") == "exact")
-    assert any(f"exact laws (all placements) for n = 0..{last_exact}" in c.value for c in at.caption)
+    # plain words on the page, the usual terms in the caption's tooltip
+    caption = next(c for c in at.caption if c.value.startswith("Thresholds:"))
+    assert f"counted over every placement for n = 0..{last_exact}" in caption.value
+    assert f"exact laws (all placements) for n = 0..{last_exact}" in caption.proto.help
 
 
 def test_changing_widgets_changes_outputs():
@@ -62,7 +65,7 @@ def test_changing_widgets_changes_outputs():
     cost = binning_cost(6, 0.9, 200, 1.5, "middle", "pr")
     s = binning_summary(cost)
     metrics = _metrics(at)
-    assert metrics["bins (null laws needed)"] == str(s["bins"])
+    assert metrics["laws to compute (bins)"] == str(s["bins"])
     assert metrics["n too lenient"] == str(s["n_below"])
     bp_fig, thr_fig, err_fig = figures(at)
     np.testing.assert_allclose(decode(bp_fig["data"][0]["x"]), apnull.breakpoints(200, 1.5)[1:])

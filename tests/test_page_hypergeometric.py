@@ -52,17 +52,28 @@ def test_default_figures(default_app):
     pmf = trace(hist, "exact hypergeometric pmf")
     np.testing.assert_allclose(decode(pmf["y"]), hg.hypergeom_pmf(4, 32, 4)[1])
     names = [t["name"] for t in hist["data"]]
-    assert "m / (m + n) = 0.1111" in names and "hyper 95pct = 0.5000" in names
+    assert "m / (m + n) = 0.1111" in names and "95% chance threshold = 0.5000" in names
     assert any(n.startswith("empirical mean = ") for n in names)
     points = scatter["data"][0]
     np.testing.assert_allclose(decode(points["customdata"])[:, 1], sample.ap[:4000])
 
 
-def test_fit_sentence_reports_the_library_numbers(default_app):
-    text = " ".join(m.value for m in default_app.markdown)
+def test_fit_sentence_reports_the_library_numbers_in_plain_words_with_the_terms_in_its_tooltip(default_app):
+    sentence = next(m for m in default_app.markdown if m.value.startswith("**Do the bars match the diamonds?**"))
     sample = hv.shuffled_precision_at_k(4, 32, 4, 10_000, seed=2022)
     fit = hg.pmf_fit(sample.precision, 4, 32, 4)
-    assert f"chi-square {fit['chi2']:.2f} on {fit['df']} df (p = {fit['p_value']:.3f})" in text
+    assert f"off by {fit['tv']:.4f} in all (a fit test gives p = {fit['p_value']:.3f})" in sentence.value
+    assert "chi-square" not in sentence.value and "total variation" not in sentence.value
+    terms = sentence.proto.help
+    assert f"chi-square {fit['chi2']:.2f} on {fit['df']} df (p = {fit['p_value']:.3f})" in terms
+    assert f"total variation {fit['tv']:.4f}" in terms and "**total variation** distance" in terms
+
+
+def test_thresholds_read_in_plain_words_with_r_s_name_in_the_tooltip(default_app):
+    words = next(m for m in default_app.markdown if "**95% chance threshold**" in m.value)
+    assert "hyper 95pct" not in words.value and "'hyper 95pct'" in words.proto.help
+    headers = {h.value: h.proto.help for h in default_app.subheader}
+    assert "hyper 95pct" in headers["Chance thresholds"]
 
 
 def test_changing_k_changes_the_output(default_app):

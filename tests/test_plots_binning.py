@@ -21,7 +21,7 @@ def test_breakpoint_figure_is_the_reference_diagram():
     np.testing.assert_array_equal(tr.x, bps[1:])
     np.testing.assert_array_equal(tr.y, np.diff(bps))
     assert len(tr.x) == 79
-    assert "i to the power 1.3, for i = 1, 2, 3, ... while it stays at most 300: 80 breakpoints" in fig.layout.title.text
+    assert "i to the power 1.3, for i = 1, 2, 3, ...<br>while it stays at most 300: 80 breakpoints" in fig.layout.title.text
     assert "seq(" not in fig.layout.title.text and "^" not in fig.layout.title.text
     assert fig.layout.xaxis.title.text == "break point" and fig.layout.yaxis.title.text == "break width"
 

@@ -59,7 +59,7 @@ def test_histograms_exact_pmf_markers_and_threshold_lines(data):
             assert tuple(line.x) == (value, value) and line.y[0] == 0 and line.y[1] > 0
         assert [bool(t.showlegend) for t in lines] == [True, False]  # one legend entry
     names = [t.name for t in fig.data if t.showlegend is not False]
-    assert "m / (m + n) = 0.1111" in names and "hyper 95pct = 0.5000" in names
+    assert "m / (m + n) = 0.1111" in names and "95% chance threshold = 0.5000" in names
     # every line reaches above the tallest bar or diamond
     top = max(max(b.y) for b in traces(fig, "bar"))
     assert all(t.y[1] >= top for t in traces(fig, "scatter") if t.mode == "lines")

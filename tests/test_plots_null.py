@@ -90,15 +90,31 @@ def test_pmf_figure_steps_per_size_and_exact_dots():
     fig = plots.pmf_figure(laws, 4, 30, draws=3000)
     steps = [t for t in fig.data if t.mode == "lines" and t.name.startswith("m=")]
     assert [t.name for t in steps] == ["m=4, n=30", "m=8, n=60"]
-    # the outline of a histogram with one bar of width 1/m per value j/m, height share x m
+    # the outline of a histogram with one bar of width 1/m per value j/m, height share x m, cut at 0 and 1
     x, y = decode(steps[0].x), decode(steps[0].y)
-    assert x[0] == pytest.approx(-0.125) and x[-1] == pytest.approx(1.125) and y[0] == y[-1] == 0
+    assert x[0] == 0 and x[-1] == 1 and y[0] == y[-1] == 0
+    np.testing.assert_allclose(x[2:-2:2], (np.arange(1, 5) - 0.5) / 4, rtol=1e-6)  # inner edges (j - 1/2) / m
     np.testing.assert_allclose(y[1:-1:2], laws[0]["share"] * 4, rtol=1e-6)
     dots = next(t for t in fig.data if t.mode == "markers")
     kept = [law["exact"][law["exact"] >= 1e-3 * law["exact"].max()] * law["m"] for law in laws]
     assert len(kept[0]) == 4  # four hits in the top 4 (P = 2e-5) gets no dot
     np.testing.assert_allclose(decode(dots.y), np.concatenate(kept), rtol=1e-6, atol=1e-9)
     assert dots.marker.showscale and "discrete" in fig.layout.title.text
+    assert dots.cliponaxis is False  # the dots at 0 and 1 are drawn whole over the axis ends
+
+
+@pytest.mark.parametrize("M, N", [(1, 1), (1, 30), (3, 5), (4, 30), (7, 2)])
+def test_pmf_figure_never_draws_precision_at_r_below_0_or_above_1(M, N):
+    parts = []
+    for i in (1, 2, 3):
+        s = sample_null(M * i, N * i, 500, 2)
+        parts.append(summaries.summarise_size(M * i, N * i, s.ap, s.pr))
+    fig = plots.pmf_figure(summaries.discrete_pr_laws(parts), M, N, draws=500)
+    drawn = [decode(t.x) for t in fig.data if isinstance(t.x, dict)]  # the steps and the dots
+    assert len(drawn) == 3 + 1
+    assert all(x.min() >= 0 and x.max() <= 1 for x in drawn)
+    lo, hi = fig.layout.xaxis.range
+    assert lo == 0 and hi <= 1
 
 
 def test_quantile_figure_has_one_panel_per_metric_and_one_legend_entry_per_statistic():

@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import plotly.tools
 import pyarrow as pa
+import pytest
 
 from apnull.ui import common
 
@@ -26,7 +27,9 @@ def test_a_figure_shown_again_is_prepared_once_and_sends_the_same_chart():
     fig = _figure()
     first, again = common.prepared(fig), common.prepared(fig)
     assert first is again
-    assert _as_streamlit_sends(first) == _as_streamlit_sends(fig)
+    shown = _as_streamlit_sends(fig)
+    shown["layout"] = common.with_toolbar_room(shown["layout"])  # the one change: room for the toolbar
+    assert _as_streamlit_sends(first) == shown
     other = _figure()
     assert common.prepared(other) is not first
 
@@ -59,3 +62,24 @@ def test_a_table_is_converted_to_arrow_once_without_its_index():
 def test_a_table_arrow_cannot_hold_is_left_to_streamlit():
     frame = pd.DataFrame({"mixed": [1, "a", 2.5]})
     assert common._table_of(frame) is frame
+
+
+def test_toolbar_room_moves_the_title_below_the_toolbar_and_changes_nothing_else():
+    layout = {"title": {"text": "a title<br><sup>a subtitle</sup>", "x": 0}, "height": 400,
+              "margin": {"t": 60, "b": 50}, "legend": {"y": 1.0}}
+    shown = common.with_toolbar_room(layout)
+    assert layout["margin"] == {"t": 60, "b": 50} and "yref" not in layout["title"]  # the input is not changed
+    # the figure grows by the strip: the plot keeps its 400 - 60 - 50 px (a legend at a share of it stays put)
+    assert shown["margin"] == {"t": 60 + common.TOOLBAR_ROOM, "b": 50} and shown["height"] == 400 + common.TOOLBAR_ROOM
+    title = shown["title"]
+    assert title["yref"] == "container" and title["yanchor"] == "bottom"
+    # the first baseline TITLE_BASELINE px from the top: below the toolbar's strip, above the plot
+    assert (1 - title["y"]) * shown["height"] == pytest.approx(common.TITLE_BASELINE)
+    assert common.TOOLBAR_ROOM < common.TITLE_BASELINE < shown["margin"]["t"]
+    assert shown["legend"] == {"y": 1.0} and title["text"] == layout["title"]["text"]
+    go.Layout(shown)  # plotly accepts it
+    # a title that says where it goes keeps its place; no margin: plotly's default top margin is grown
+    placed = common.with_toolbar_room({"title": {"text": "t", "y": 0.9}})
+    assert placed["title"] == {"text": "t", "y": 0.9} and placed["margin"] == {"t": 100 + common.TOOLBAR_ROOM}
+    assert placed["height"] == 450 + common.TOOLBAR_ROOM
+    assert common.with_toolbar_room({"title": "t", "height": 450})["title"]["yref"] == "container"

@@ -3,7 +3,7 @@
 The library, the command line and the dashboard all check their inputs here, once, at the public
 boundary; private functions behind it trust their arguments. Every check raises :class:`ValueError`
 with a sentence that says what to change, so the CLI can print it as one line and the dashboard can
-show it in ``st.error``. The limits keep a server's memory and time bounded; the README lists them.
+show it in ``st.error``. The limits keep a server's memory and time bounded; docs/limits.md lists them.
 """
 
 from __future__ import annotations

@@ -26,9 +26,9 @@ def test_binning_default_view(app_url, page):
     (bp,) = chart_data(page, 0)
     np.testing.assert_allclose(as_array(bp["x"]), bps[1:])
     np.testing.assert_allclose(as_array(bp["y"]), np.diff(bps))
-    assert metric_value(page, "bins (null laws needed)") == "81"
+    assert metric_value(page, "laws to compute (bins)") == "81"
     s = binning_summary(binning_cost(4, 0.95, 300, 1.3, "lower", "ap"))
-    assert metric_value(page, "largest |threshold error|") == f"{s['max_abs_error']:.4f}"
+    assert metric_value(page, "largest threshold shift") == f"{s['max_abs_error']:.4f}"
     assert metric_value(page, "n too lenient") == "0"
     assert page.get_by_text("never below the exact one").count() == 1
     assert not page.page_errors
@@ -52,7 +52,7 @@ def test_binning_interaction_changes_the_output(app_url, page):
     set_number_input(page, "m (positives)", 8)
     assert_no_exception(page)
     s8 = binning_summary(binning_cost(8, 0.95, 300, 1.3, "middle", "ap"))
-    assert metric_value(page, "largest |threshold error|") == f"{s8['max_abs_error']:.4f}"
+    assert metric_value(page, "largest threshold shift") == f"{s8['max_abs_error']:.4f}"
     assert query_params(page).get("bn_m") == "8"
 
 
@@ -68,7 +68,7 @@ def test_binning_url_reproduces_inputs_and_outputs(app_url, page):
     cost = binning_cost(6, 0.9, 200, 1.5, "lower", "pr")
     exact = trace(page, 1, "threshold at n")
     np.testing.assert_allclose(as_array(exact["y"]), cost["threshold"])
-    assert metric_value(page, "bins (null laws needed)") == str(binning_summary(cost)["bins"])
+    assert metric_value(page, "laws to compute (bins)") == str(binning_summary(cost)["bins"])
     assert "Precision@R" in page.locator('[data-testid="stHeading"]').all_inner_texts()[-1]
     screenshot(page, "binning_url_pow15_max200_pr")
 

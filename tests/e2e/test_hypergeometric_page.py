@@ -33,7 +33,7 @@ def test_default_view(app_url, page):
     assert_no_exception(page)
     assert_charts_rendered(page, 2)
     names = _names(page, 0)
-    assert "m / (m + n) = 0.1111" in names and "hyper 95pct = 0.5000" in names
+    assert "m / (m + n) = 0.1111" in names and "95% chance threshold = 0.5000" in names
     sample = hv.shuffled_precision_at_k(4, 32, 4, 10_000, seed=2022)
     assert f"empirical mean = {sample.precision.mean():.4f}" in names
     shares = _array(_bars(page, "shuffled")["y"])
@@ -53,7 +53,7 @@ def test_changing_k_changes_the_output(app_url, page):
     assert_charts_rendered(page, 2)
     after = _names(page, 0)
     assert after != before
-    assert f"hyper 95pct = {hg.hypergeom_ppf(4, 32, 9):.4f}" in after
+    assert f"95% chance threshold = {hg.hypergeom_ppf(4, 32, 9):.4f}" in after
     assert len(_array(next(t for t in chart_data(page, 0) if t.get("name") == "exact hypergeometric pmf")["x"])) == 5
     assert query_params(page).get("hg_k") == "9"
     screenshot(page, "hypergeometric_k9")
@@ -69,7 +69,7 @@ def test_url_reproduces_the_inputs(app_url, page):
     sample = hv.shuffled_precision_at_k(6, 20, 3, 2000, seed=7)
     names = _names(page, 0)
     assert f"empirical mean = {sample.precision.mean():.4f}" in names
-    assert f"hyper 95pct = {hg.hypergeom_ppf(6, 20, 3):.4f}" in names
+    assert f"95% chance threshold = {hg.hypergeom_ppf(6, 20, 3):.4f}" in names
     counts = [round(v * 2000) for v in _array(_bars(page, "shuffled")["y"])]
     assert sum(counts) == 2000
     screenshot(page, "hypergeometric_url")

@@ -15,6 +15,12 @@ TEMPLATE = go.layout.Template(layout=pio.templates["plotly_white"].layout)
 PALETTE = {"ap": "#1f77b4", "pr": "#d62728", "mean": "#555555", "ratio": "#9e9e9e", "exact": "#111111",
            "threshold": "#e45756", "value": "#2ca02c"}
 _AXIS = dict(showline=True, linecolor="#999", ticks="outside")
+#: A legend as a row at the bottom of the figure, under the x axis title (``legend=dict(LEGEND_BELOW)``).
+#: Plotly widens the bottom margin to the legend's height, so at a narrow width the rows it wraps into
+#: push the plot up instead of covering the axis title (a legend on top of the plot covered the title
+#: at 390 px). Not :func:`layout_dict`'s default: a legend placed later by ``y`` alone would inherit
+#: ``yref="container"`` and land below the figure.
+LEGEND_BELOW = dict(orientation="h", yref="container", yanchor="bottom", y=0, xanchor="left", x=0)
 
 
 def layout_dict(title: str, x_title: str, y_title: str, height: int = 430, **extra) -> dict:

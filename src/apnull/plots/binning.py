@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ._style import METRIC_NAMES, PALETTE, fast_figure, layout_dict
+from ._style import LEGEND_BELOW, METRIC_NAMES, PALETTE, fast_figure, layout_dict
 
 __all__ = ["breakpoint_figure", "threshold_binning_figure", "threshold_error_figure", "bin_edge_trace"]
 
@@ -28,9 +28,9 @@ def breakpoint_figure(bps, max_value: float, power: float) -> go.Figure:
                  line=dict(color=PALETTE["ap"], width=2), marker=dict(size=6), customdata=np.arange(2, bps.size + 1),
                  hovertemplate="breakpoint %{customdata} = %{x:.4f}<br>width = %{y:.4f}<extra></extra>")
     return fast_figure([trace], layout_dict(
-        f"Nonlinear breakpoints<br><sup>breakpoint i is i to the power {power:g}, for i = 1, 2, 3, ... "
+        f"Nonlinear breakpoints<br><sup>breakpoint i is i to the power {power:g}, for i = 1, 2, 3, ...<br>"
         f"while it stays at most {max_value:g}: {bps.size} breakpoints, the last at {bps[-1]:.1f}</sup>",
-        "break point", "break width", height=380))
+        "break point", "break width", height=380, margin=dict(t=75)))
 
 
 def _edges(first_n, top: float, bottom: float = 0.0) -> dict:
@@ -96,9 +96,10 @@ def threshold_binning_figure(cost: pd.DataFrame, first_n, m: int, q: float, metr
     ]
     short = SHORT[metric]
     return fast_figure(traces, layout_dict(
-        f"{METRIC_NAMES[metric]} threshold at each n and at its bin's representative"
-        f"<br><sup>m = {m}, q = {q:g}; grey lines: bin edges</sup>",
-        "n (negatives)", f"{short} threshold (q = {q:g})", height=420,
+        f"{METRIC_NAMES[metric]} threshold at each n"
+        f"<br><sup>line: at n; steps: at the representative n of its bin ({representative})"
+        f"<br>m = {m}, q = {q:g}; grey lines: bin edges</sup>",
+        "n (negatives)", f"{short} threshold (q = {q:g})", height=440, margin=dict(t=75), legend=dict(LEGEND_BELOW),
         yaxis=dict(range=[max(0.0, lo - pad), hi + pad], rangemode="normal"), xaxis=dict(range=[-1, n.max() + 1])))
 
 
@@ -127,8 +128,10 @@ def threshold_error_figure(cost: pd.DataFrame, first_n, m: int, q: float, metric
                        marker=dict(color="#999999", size=3), customdata=custom[same], hovertemplate=_HOVER))
     short = SHORT[metric]
     return fast_figure(traces, layout_dict(
-        f"What binning costs: {short} threshold at the representative minus at n"
-        f"<br><sup>m = {m}, q = {q:g}, representative = {representative}; grey lines: bin edges</sup>",
-        "n (negatives)", "threshold error", height=380, bargap=0, barmode="overlay",
+        f"What binning costs ({short} threshold)"
+        f"<br><sup>threshold at the representative n of the bin minus at n"
+        f"<br>m = {m}, q = {q:g}, representative = {representative}; grey lines: bin edges</sup>",
+        "n (negatives)", "threshold error", height=400, margin=dict(t=75), legend=dict(LEGEND_BELOW), bargap=0,
+        barmode="overlay",
         yaxis=dict(range=[low, top], rangemode="normal", zeroline=True, zerolinecolor="#666"),
         xaxis=dict(range=[-1, n.max() + 1])))

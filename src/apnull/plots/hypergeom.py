@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from ._style import FONT, PALETTE, TEMPLATE, fast_figure, layout_dict
+from ._style import FONT, LEGEND_BELOW, PALETTE, TEMPLATE, fast_figure, layout_dict
 
 #: Colour and dash of each threshold line, by the names of apnull.hypergeom.thresholds_table.
 LINE_STYLES = {
     "m / (m + n)": dict(color="#7f7f7f", dash="solid"),
     "empirical mean": dict(color="#1f77b4", dash="dash"),
-    "hyper 95pct": dict(color=PALETTE["threshold"], dash="dot"),
+    "95% chance threshold": dict(color=PALETTE["threshold"], dash="dot"),
 }
 BAR_COLORS = {"shuffled": "#4c78a8", "hypergeometric": "#f58518"}
 PMF_COLOR = PALETTE["exact"]
@@ -105,12 +105,10 @@ def precision_histograms(shuffled, hyper, k: int, thresholds, pmf=None, m: int |
         annotations=[dict(font=dict(size=16), showarrow=False, text=titles[name], x=0.5, xanchor="center",
                           xref="paper", y=y, yanchor="bottom", yref="paper")
                      for name, y in (("shuffled", 1.0), ("hypergeometric", 0.44))],
-        title=dict(text=f"Precision@{k} under the null: shuffled labels vs the hypergeometric law"
-                        f"<br><sup>{size}; bars: share of draws; diamonds: exact pmf</sup>", x=0, xanchor="left"),
-        height=700, font=FONT, template=TEMPLATE, margin=dict(l=60, r=20, t=90, b=150),
-        hovermode="closest", bargap=0,
-        # below the x axis title (about 45 px under the plot), not on it
-        legend=dict(orientation="h", yanchor="top", y=-0.12, xanchor="left", x=0),
+        title=dict(text=f"Precision@{k} under the null<br><sup>shuffled labels against the hypergeometric law"
+                        f"<br>{size}; bars: share of draws; diamonds: exact pmf</sup>", x=0, xanchor="left"),
+        height=700, font=FONT, template=TEMPLATE, margin=dict(l=60, r=20, t=100, b=60),
+        hovermode="closest", bargap=0, legend=dict(LEGEND_BELOW),
     )
     return fast_figure(traces, layout)
 
@@ -163,8 +161,8 @@ def ap_precision_scatter(precision, ap, k: int, max_points: int = 4000, jitter: 
             hovertemplate=f"{name} = {value:.6f}<extra></extra>",
         ))
     sub = f"{shown:,} of {total:,} draws shown, jittered sideways" if shown < total else f"{total:,} draws, jittered sideways"
-    layout = layout_dict(f"AP versus Precision@{k} of the same shuffled rankings<br><sup>{sub}</sup>",
-                         f"Precision@{k}", "Average Precision", height=560, margin=dict(t=80, b=140),
-                         legend=dict(orientation="h", yanchor="top", y=-0.17, xanchor="left", x=0),
+    layout = layout_dict(f"AP versus Precision@{k}<br><sup>each point: one shuffled ranking, both scores<br>{sub}</sup>",
+                         f"Precision@{k}", "Average Precision", height=560, margin=dict(t=75, b=60),
+                         legend=dict(LEGEND_BELOW, itemsizing="constant"),  # the diamonds' sizes vary: one symbol size
                          xaxis=dict(range=[-0.5 / k, 1 + 0.5 / k]), yaxis=dict(range=[0, 1.02]))
     return fast_figure(traces, layout)

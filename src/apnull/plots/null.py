@@ -8,10 +8,12 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.colors import get_colorscale, sample_colorscale
 
-from ._style import COLORSCALE, METRIC_NAMES, PALETTE, fast_figure, layout_dict, typed_array
+from ._style import COLORSCALE, LEGEND_BELOW, METRIC_NAMES, PALETTE, fast_figure, layout_dict, typed_array
 
 STATISTICS = {"q95": "95th percentile", "q90": "90th percentile", "q75": "75th percentile", "avg": "mean"}
 DASHES = {"q95": "solid", "q90": "dash", "q75": "dot", "avg": "dashdot"}
+#: How each exact method reads in a hover (the legend says "exact curve"; the method is in the hover).
+EXACT_METHODS = {"exact": "every placement counted", "grid": "grid law, quantiles within 0.001"}
 #: Exact probabilities below this share of a size's largest one get no dot (they would sit on the x axis).
 DOT_FLOOR = 1e-3
 
@@ -58,10 +60,10 @@ def density_figure(curves: list[dict], metric: str, M: int, N: int, exact: list[
               for c, color in zip(curves, colors)]
     traces += [dict(type="scatter", x=x_of(c), y=typed_array(c["y"]), mode="lines",
                     line=dict(color=PALETTE["exact"], width=1.2, dash="dash"),
-                    name=f"exact law ({c.get('method', 'exact')}, same kernel)", legendgroup="exact",
-                    showlegend=i == 0,
-                    hovertemplate=(f"exact law, m = {c['m']}, n = {c['n']}<br>{metric.upper()} = %{{x:.4f}}"
-                                   "<br>density = %{y:.3f}<extra></extra>"))
+                    name="exact curve, smoothed like the sampled ones", legendgroup="exact", showlegend=i == 0,
+                    hovertemplate=(f"exact law ({EXACT_METHODS.get(c.get('method', 'exact'), c.get('method'))}), "
+                                   f"m = {c['m']}, n = {c['n']}<br>smoothed with the same Gaussian kernel"
+                                   f"<br>{metric.upper()} = %{{x:.4f}}<br>density = %{{y:.3f}}<extra></extra>"))
                for i, c in enumerate(exact or [])]
     # an invisible trace carries the colour bar for m + n
     traces.append(dict(type="scatter", x=[None], y=[None], mode="markers", showlegend=False, hoverinfo="skip",
@@ -69,7 +71,8 @@ def density_figure(curves: list[dict], metric: str, M: int, N: int, exact: list[
                                    showscale=True, colorbar=dict(title=dict(text="m + n"), thickness=14))))
     sub = f"M = {M}, N = {N}, sizes (M·i, N·i)" + (f", {draws:,} draws each" if draws else "")
     return fast_figure(traces, layout_dict(f"{METRIC_NAMES[metric]} under the null<br><sup>{sub}</sup>",
-                                           METRIC_NAMES[metric], "density", xaxis=dict(range=[0, _visible_end(curves)])))
+                                           METRIC_NAMES[metric], "density", xaxis=dict(range=[0, _visible_end(curves)]),
+                                           legend=dict(LEGEND_BELOW)))
 
 
 def pmf_figure(laws: list[dict], M: int, N: int, draws: int | None = None) -> go.Figure:
@@ -84,10 +87,13 @@ def pmf_figure(laws: list[dict], M: int, N: int, draws: int | None = None) -> go
         The base size, for the subtitle.
 
     Precision@R takes only the values j / m, so each size is a histogram with one bar of width 1 / m
-    per value (drawn as its outline, a step line), and the exact probabilities are dots at the bar
-    centres (those at least ``DOT_FLOOR`` times the size's largest). Heights are probability x m (probability per unit of Precision@R), so sizes with
-    different m share one scale and the steps approach a density as m grows. Hover on a dot gives
-    the size, the hit count, the exact probability and the sampled share.
+    per value, [(j - 1/2) / m, (j + 1/2) / m], drawn as its outline (a step line), and the exact
+    probabilities are dots at the bar centres (those at least ``DOT_FLOOR`` times the size's largest).
+    Heights are probability x m (probability per unit of Precision@R), so sizes with different m share
+    one scale and the steps approach a density as m grows. Precision@R lies in [0, 1], and so does the
+    figure: the bars of j = 0 and j = m are cut at 0 and 1 (half bars, at the same height), and the x axis
+    starts at 0 (the dots at 0 and 1 are drawn whole over the axis ends). Hover on a dot gives the size,
+    the hit count, the exact probability and the sampled share.
     """
     totals = [c["m"] + c["n"] for c in laws]
     colors = size_colors(totals) if laws else []
@@ -96,7 +102,7 @@ def pmf_figure(laws: list[dict], M: int, N: int, draws: int | None = None) -> go
     for c, color in zip(laws, colors):
         m = c["m"]
         share = np.asarray(c["share"], dtype=float)
-        edges = (np.arange(m + 2) - 0.5) / m
+        edges = np.clip((np.arange(m + 2) - 0.5) / m, 0.0, 1.0)  # Precision@R never leaves [0, 1]
         sx = np.repeat(edges, 2)
         sy = np.concatenate([[0.0], np.repeat(share * m, 2), [0.0]])
         traces.append(dict(type="scatter", x=typed_array(sx), y=typed_array(sy), mode="lines",
@@ -114,7 +120,7 @@ def pmf_figure(laws: list[dict], M: int, N: int, draws: int | None = None) -> go
         cmin, cmax = min(totals), max(totals)
         traces.append(dict(
             type="scatter", x=typed_array(np.concatenate(dots["x"])), y=typed_array(np.concatenate(dots["y"])),
-            mode="markers", name="exact law (hypergeometric)",
+            mode="markers", name="exact law (hypergeometric)", cliponaxis=False,
             marker=dict(size=5, color=typed_array(np.concatenate(dots["c"])), colorscale=get_colorscale(COLORSCALE),
                         cmin=cmin, cmax=cmax, line=dict(color="rgba(0,0,0,0.45)", width=0.5), showscale=True,
                         colorbar=dict(title=dict(text="m + n"), thickness=14)),
@@ -125,23 +131,22 @@ def pmf_figure(laws: list[dict], M: int, N: int, draws: int | None = None) -> go
         traces.append(dict(type="scatter", x=[None], y=[None], mode="lines", line=dict(color=PALETTE["mean"], width=1.4),
                            name="sampled law (steps: share of draws x m)"))
     end = _pmf_visible_end(laws)
-    sub = (f"M = {M}, N = {N}, sizes (M·i, N·i)" + (f", {draws:,} draws each" if draws else "")
-           + "; steps: sampled, dots: exact")
+    sub = f"M = {M}, N = {N}, sizes (M·i, N·i)" + (f", {draws:,} draws each" if draws else "")
     return fast_figure(traces, layout_dict(
         f"{METRIC_NAMES['pr']} under the null: a discrete law<br><sup>{sub}</sup>", METRIC_NAMES["pr"],
-        "probability × m", xaxis=dict(range=[-0.5 / max(laws[0]["m"], 1) if laws else 0, end]),
-        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1)))
+        "probability × m", xaxis=dict(range=[0, end]), legend=dict(LEGEND_BELOW)))
 
 
 def _pmf_visible_end(laws: list[dict]) -> float:
-    """Right end of the x range: past the last value whose exact probability is 0.2% of the largest."""
+    """Right end of the x range: past the last value whose exact probability is 0.2% of the largest,
+    at most 1 (where Precision@R ends)."""
     end = 0.0
     for c in laws:
         exact = np.asarray(c["exact"], dtype=float)
         if exact.size and exact.max() > 0:
             last = np.flatnonzero(exact > 0.002 * exact.max())[-1]
             end = max(end, (last + 0.5) / c["m"])
-    return min(1.0 + 0.5 / max(c["m"] for c in laws), end * 1.05 + 0.01) if end > 0 else 1.0
+    return min(1.0, end * 1.05 + 0.01) if end > 0 else 1.0
 
 
 def _visible_end(curves: list[dict]) -> float:
@@ -207,7 +212,7 @@ def quantile_figure(summary: pd.DataFrame, M: int, N: int, exact_mean: pd.DataFr
     # the layout of make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04), as plain dicts
     line = dict(showline=True, linecolor="#999", ticks="outside")
     layout = layout_dict(
-        f"Null summary statistics versus size<br><sup>M = {M}, N = {N}; sizes (M·i, N·i); "
+        f"Null summary statistics versus size<br><sup>M = {M}, N = {N}; sizes (M·i, N·i)<br>"
         "grey band: M/(M+N), the exact mean of Precision@R</sup>", "m (positives)", "metric value", height=520,
         xaxis=dict(anchor="y", domain=[0.0, 0.48]), yaxis=dict(anchor="x", domain=[0.0, 1.0]),
         xaxis2=dict(anchor="y2", domain=[0.52, 1.0], title=dict(text="m (positives)"), **line),
@@ -218,7 +223,5 @@ def quantile_figure(summary: pd.DataFrame, M: int, N: int, exact_mean: pd.DataFr
         shapes=[dict(line=dict(color=PALETTE["ratio"], width=6), opacity=0.35, type="line", x0=0, x1=1,
                      xref=f"{x} domain", y0=ratio, y1=ratio, yref=y) for x, y in (("x", "y"), ("x2", "y2"))
                 if any(t["xaxis"] == x for t in traces)],  # the band in every panel holding a line
-        margin=dict(t=90, b=110),
-        legend=dict(orientation="h", yanchor="top", y=-0.16, xanchor="left", x=0,
-                    title=dict(text="click to show or hide: ")))
+        margin=dict(t=100, b=60), legend=dict(LEGEND_BELOW, title=dict(text="click to show or hide: ")))
     return fast_figure(traces, layout)

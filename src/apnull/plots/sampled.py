@@ -19,7 +19,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 
-from ._style import FONT, PALETTE, TEMPLATE, fast_figure, layout_dict
+from ._style import FONT, LEGEND_BELOW, PALETTE, TEMPLATE, fast_figure, layout_dict
 
 #: Line colour of each metric in Figure 1.
 METRIC_COLORS = {"auc": "#7f7f7f", "ap": PALETTE["ap"], "ndcg": "#2ca02c", "recall": PALETTE["pr"],
@@ -77,10 +77,10 @@ def metric_vs_rank_figure(full: Mapping[str, tuple], top: Mapping[str, tuple], n
         yaxis2=dict(anchor="x2", domain=[0.0, 1.0], title=dict(text="metric"), range=[0, 1.03], **axis),
         annotations=[dict(font=dict(size=16), showarrow=False, text=text, x=x, xanchor="center", xref="paper",
                           y=1.0, yanchor="bottom", yref="paper") for text, x in titles],
-        title=dict(text=f"Metric versus the true rank of the relevant item<br><sup>n = {n:,} items, "
-                        "one relevant item</sup>", x=0, xanchor="left"),
-        height=480, font=FONT, template=TEMPLATE, margin=dict(l=60, r=20, t=90, b=110),
-        hovermode="closest", legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0),
+        title=dict(text=f"Metric versus the true rank<br><sup>of the one relevant item among n = {n:,} items"
+                        "</sup>", x=0, xanchor="left"),
+        height=480, font=FONT, template=TEMPLATE, margin=dict(l=60, r=20, t=90, b=60),
+        hovermode="closest", legend=dict(LEGEND_BELOW),
     )
     return fast_figure(traces, layout)
 
@@ -129,9 +129,8 @@ def sampled_vs_rank_figure(ranks, exact, curves: Mapping[int, tuple], label: str
     ))
     how = "with" if replace else "without"
     layout = layout_dict(f"Expected sampled {label} versus true rank<br><sup>n = {n:,} items, s irrelevant items "
-                         f"sampled {how} replacement; the relevant item is ranked among s + 1</sup>",
-                         "true rank", f"{label}", height=500, margin=dict(t=80, b=110),
-                         legend=dict(orientation="h", yanchor="top", y=-0.16, xanchor="left", x=0),
+                         f"sampled {how} replacement<br>the relevant item is ranked among s + 1</sup>",
+                         "true rank", f"{label}", height=500, margin=dict(t=75, b=60), legend=dict(LEGEND_BELOW),
                          yaxis=dict(range=[0, 1.03]))
     return fast_figure(traces, layout)
 
@@ -178,10 +177,10 @@ def metric_vs_samples_figure(sizes, curves: Mapping[str, Sequence[float]], label
                                 textangle=-90, xanchor="right", yanchor="top", xshift=-4,
                                 font=dict(size=10, color="#555")))
     how = "with" if replace else "without"
-    layout = layout_dict(f"Expected sampled {label} versus the number of samples s<br><sup>n = {n:,} items, "
-                         f"sampling {how} replacement; dashed lines: s where the algorithms' order changes</sup>",
+    layout = layout_dict(f"Expected sampled {label} versus s<br><sup>s: sampled irrelevant items, {how} replacement; "
+                         f"n = {n:,}<br>dashed lines: s where the algorithms' order changes</sup>",
                          "s (sampled irrelevant items, log scale)", f"E[sampled {label}]", height=560,
-                         xaxis=dict(type="log"), yaxis=dict(range=[0, 1.02]), margin=dict(t=80, b=120),
-                         legend=dict(orientation="h", yanchor="top", y=-0.16, xanchor="left", x=0),
+                         xaxis=dict(type="log"), yaxis=dict(range=[0, 1.02]), margin=dict(t=75, b=60),
+                         legend=dict(LEGEND_BELOW),
                          **({"annotations": annotations} if annotations else {}))
     return fast_figure(traces, layout)

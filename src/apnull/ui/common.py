@@ -46,6 +46,43 @@ def download_csv(frame: "pd.DataFrame | Callable[[], pd.DataFrame]", file_name: 
 
 
 CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png"}}
+
+#: Pixels kept free at the top of every figure a page shows (:func:`with_toolbar_room`): Plotly's
+#: toolbar (the modebar, 22 px plus its padding, shown at the top right on hover) and Streamlit's
+#: fullscreen button sit there, above the title instead of on it.
+TOOLBAR_ROOM = 30
+#: Where a shown figure's title has its first baseline, in px from the top: below the toolbar's strip
+#: (the title's first line is about 15 px tall above its baseline).
+TITLE_BASELINE = TOOLBAR_ROOM + 18
+
+
+def with_toolbar_room(layout: dict) -> dict:
+    """``layout`` (a figure's layout as a plain dict) with :data:`TOOLBAR_ROOM` pixels kept free at the top.
+
+    The top margin and the height grow by that much (the plot keeps its size), and a title that does not
+    say where it goes (no ``y``) starts
+    just below the strip: its first baseline is pinned :data:`TITLE_BASELINE` px from the top
+    (``yref="container"``, ``yanchor="bottom"``, which anchors the first line of a multi-line title
+    there and lets the others follow below; the margin was made for the title's lines). Everything
+    else in the margin (legends, subplot titles) moves down with the plot. Returns a new dict; the
+    layout given is not changed. Every figure a page shows gets it (:func:`prepared`,
+    :func:`show_figure`, :func:`chart_slots`).
+    """
+    out = dict(layout)
+    margin = dict(out.get("margin") or {})
+    margin["t"] = margin.get("t", 100) + TOOLBAR_ROOM  # 100: plotly's default top margin
+    out["margin"] = margin
+    # the figure grows by the strip, so the plot keeps its height and whatever sits below it at a share of
+    # that height (a legend at y = -0.18) keeps its place under the axis title
+    out["height"] = (out.get("height") or 450) + TOOLBAR_ROOM  # 450: plotly's default height
+    title = out.get("title")
+    if isinstance(title, str):
+        title = {"text": title}
+    if isinstance(title, dict) and title.get("text") and "y" not in title:
+        out["title"] = {**title, "yref": "container", "y": 1 - TITLE_BASELINE / out["height"], "yanchor": "bottom"}
+    return out
+
+
 #: session-state flag: this browser session has been sent a chart (so it has the charting code)
 _CHARTS_SENT = "_apnull_charts_sent"
 
@@ -95,7 +132,13 @@ class _Prepared:
                 del self.entries[ident]
 
 
-_figure_of = _Prepared(lambda fig: _PreparedFigure(fig.to_dict()))
+def _shown_spec(fig) -> dict:
+    spec = fig.to_dict()  # a deep copy: the cached figure is not changed
+    spec["layout"] = with_toolbar_room(spec.get("layout") or {})
+    return spec
+
+
+_figure_of = _Prepared(lambda fig: _PreparedFigure(_shown_spec(fig)))
 
 
 def _arrow_of_frame(frame: pd.DataFrame):
@@ -111,7 +154,8 @@ _table_of = _Prepared(_arrow_of_frame)
 def prepared(fig):
     """What :func:`show_figure` hands to ``st.plotly_chart`` for ``fig``: a figure shown again (the same
     object, e.g. from a shared cache) reuses the dict made the first time, so a page rerun does not
-    deep-copy and re-encode its cached charts. Anything but a plotly figure is passed as it is."""
+    deep-copy and re-encode its cached charts. The dict keeps room for the chart's toolbar above the
+    title (:func:`with_toolbar_room`). Anything but a plotly figure is passed as it is."""
     if not isinstance(fig, BaseFigure) or isinstance(fig, _PreparedFigure):
         return fig
     return _figure_of(fig)
@@ -145,7 +189,7 @@ def chart_slots(count: int, placeholder: Callable[[int], object], ready: bool = 
     slots = [st.empty() for _ in range(count)]
     if not ready and not st.session_state.get(_CHARTS_SENT):
         for i, slot in enumerate(slots):
-            slot.plotly_chart(placeholder(i), config=CHART_CONFIG)
+            slot.plotly_chart(prepared(placeholder(i)), config=CHART_CONFIG)
     return slots
 
 

@@ -20,7 +20,7 @@ from ..sampling import block_layout, draw_block
 from ..significance import null_distribution
 
 __all__ = ["ShuffledSample", "check_request", "block_layout", "shuffled_block", "iter_shuffled",
-           "shuffled_precision_at_k", "thresholds_table", "summary_table", "fit_table"]
+           "shuffled_precision_at_k", "chance_label", "thresholds_table", "summary_table", "fit_table"]
 
 
 class ShuffledSample(NamedTuple):
@@ -65,17 +65,24 @@ def thresholds_table(m, n, k, precision, q=0.95) -> pd.DataFrame:
 
     - ``"m / (m + n)"``: the mean of the hypergeometric Precision@K (for every k);
     - ``"empirical mean"``: the mean of the shuffled Precision@K draws ``precision``;
-    - ``"hyper 95pct"``: ``qhyper(q, m, n, k) / k`` (the name is R's label for q = 0.95).
+    - ``"95% chance threshold"`` (for q = 0.95; ``f"{100 q:g}% chance threshold"`` otherwise):
+      ``qhyper(q, m, n, k) / k``, the smallest x with P(Precision@K <= x) >= q, so a random ranking
+      goes above it at most a share 1 - q of the time (R's label for it is "hyper 95pct").
     """
     m, n, k = check_top(m, n, k)
     precision = np.asarray(precision, dtype=float)
     if precision.size == 0:
         raise ValueError("precision must hold at least one draw")
-    label = "hyper 95pct" if math.isclose(q, 0.95) else f"hyper {100 * q:g}pct"
+    label = chance_label(q)
     return pd.DataFrame({
         "name": ["m / (m + n)", "empirical mean", label],
         "value": [m / (m + n), float(precision.mean()), hypergeom_ppf(m, n, k, q)],
     })
+
+
+def chance_label(q=0.95) -> str:
+    """The name of the q-quantile row of :func:`thresholds_table`: ``"95% chance threshold"`` for q = 0.95."""
+    return f"{100 * q:g}% chance threshold"
 
 
 def summary_table(m, n, k, sample: ShuffledSample, hyper=None, q=0.95, seed=0) -> pd.DataFrame:

@@ -1,0 +1,84 @@
+"""The front door holds: the README fits on a screen and tells the truth (its set-up commands are the ones CI
+runs, its links lead somewhere, its screen example is a screen apnull reads), and visitors get no
+developer toolbar."""
+
+import io
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from apnull.score import read_table, screen_plan
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+INSTALL_AND_RUN = "pip install -e . && streamlit run app.py"
+INSTALL_AND_TEST = "pip install -e '.[test]' && python -m pytest"
+
+
+def _blocks(text: str, language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", text, flags=re.S)
+
+
+def test_readme_fits_on_a_screen():
+    assert len(README.splitlines()) <= 250
+
+
+def test_the_two_set_up_commands_are_the_ones_ci_runs():
+    bash = [b.strip() for b in _blocks(README, "bash")]
+    assert INSTALL_AND_RUN in bash and INSTALL_AND_TEST in bash
+    # a virtual environment first, and the Python the package asks for
+    venv = next(i for i, b in enumerate(bash) if "-m venv" in b)
+    assert venv < bash.index(INSTALL_AND_RUN) < bash.index(INSTALL_AND_TEST)
+    wanted = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["requires-python"]
+    assert wanted == ">=3.11" and "Python 3.11 or newer" in README
+    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines() if line.strip()]
+    assert ci[-1] == INSTALL_AND_TEST  # CI runs the README's test command, unchanged
+
+
+def test_the_quick_test_command_selects_registered_markers():
+    assert '```bash\npython -m pytest -m "not slow and not e2e"\n```' in README
+    markers = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["markers"]
+    assert {m.split(":")[0] for m in markers} >= {"slow", "e2e"}
+
+
+@pytest.mark.parametrize("doc", ["README.md"] + sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").glob("*.md")))
+def test_every_relative_link_leads_to_a_file(doc):
+    path = ROOT / doc
+    links = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", path.read_text(encoding="utf-8"))
+    local = [link for link in links if not re.match(r"[a-z]+://", link)]
+    missing = [link for link in local if not (path.parent / link).exists()]
+    assert not missing, f"{doc} links to missing files: {missing}"
+
+
+def test_the_readme_links_every_docs_page():
+    for page in (ROOT / "docs").glob("*.md"):
+        assert f"docs/{page.name}" in README, f"docs/{page.name} is not linked from the README"
+
+
+def test_the_screen_example_is_a_screen_apnull_reads():
+    """One row per well, label columns read as text, numeric features, a control value: five lines."""
+    (example,) = _blocks(README, "csv")
+    lines = example.strip().splitlines()
+    assert len(lines) == 5
+    table = read_table(io.BytesIO(example.encode()), name="screen.csv")
+    assert len(table) == 4  # one row per well
+    plan = screen_plan(table, "Metadata_perturbation", control="DMSO", stratum="Metadata_plate")
+    assert plan.features == ["feature_1", "feature_2", "feature_3"]
+    assert list(plan.left_out["column"]) == ["Metadata_target"]  # named, with its reason
+    assert plan.perturbations == 1 and list(plan.strata["controls"]) == [1, 1]
+    assert table["Metadata_target"].tolist()[2] == "EGFR|HER2"  # labels as written
+
+
+def test_visitors_get_the_viewer_toolbar():
+    """[client] toolbarMode = "viewer": streamlit 1.67 hides Deploy, rerun and clear cache for everyone.
+    ``streamlit config show`` run where the server starts is the value the server will use."""
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert config["client"]["toolbarMode"] == "viewer"
+    shown = subprocess.run([sys.executable, "-m", "streamlit", "config", "show"], cwd=ROOT, capture_output=True,
+                           text=True, timeout=60, check=True).stdout
+    assert re.search(r'^toolbarMode = "viewer"$', shown, flags=re.M)
+    assert '"viewer" : Hide the developer options' in shown  # the option and its value exist in this streamlit
