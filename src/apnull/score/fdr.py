@@ -11,9 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..limits import check_column
-from ._outputs import output_name
-from .summary import check_alpha
+from ..limits import check_alpha, check_column
+from .results.outputs import output_name
 
 __all__ = ["benjamini_hochberg", "hierarchical_bh", "HIERARCHICAL_COLUMNS"]
 
