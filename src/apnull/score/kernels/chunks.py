@@ -320,8 +320,9 @@ def continue_single(pool, controls, keys, counters, drawn, reached, target, h, t
     ``values[i]`` when ``values`` has that entry.
 
     Chunks start at ``first_chunk`` draws and double up to :data:`CHUNK` (a unit that stops early
-    draws few more than it uses); while one chunk is evaluated the next is already drawn and its
-    records prefetched.
+    draws few more than it uses). When no early stop can come (the unit entered with ``reached >= h``,
+    or a fixed number of draws), the next chunk is drawn and its records prefetched while the current one
+    is evaluated; otherwise after it, so a stop wastes no draws.
     """
     k = pool.sim.shape[0]
     m = k - 1
@@ -342,7 +343,7 @@ def continue_single(pool, controls, keys, counters, drawn, reached, target, h, t
     while nb > 0:
         size = min(2 * size, C)
         nxt = min(size, target - drawn - nb)
-        if nxt > 0:  # the next chunk's draws (the stream in the same order) and its records
+        if nxt > 0 and not early:  # the next chunk's draws (the stream in the same order) and its records
             _draw_chunk(pool, keys, counters, D[1 - cur], after[1 - cur], nxt)
             record_positions(D[1 - cur], nxt, k, n0, base, controls.pairs, idx[1 - cur])
         single_stratum_means(D[cur], nb, idx[cur], controls, pool, work)
@@ -354,6 +355,9 @@ def continue_single(pool, controls, keys, counters, drawn, reached, target, h, t
             if stop:
                 counters[0] = after[cur, b]
                 return drawn, reached, True
+        if nxt > 0 and early:  # no stop in this chunk: the next one now
+            _draw_chunk(pool, keys, counters, D[1 - cur], after[1 - cur], nxt)
+            record_positions(D[1 - cur], nxt, k, n0, base, controls.pairs, idx[1 - cur])
         cur = 1 - cur
         nb = nxt
     return drawn, reached, False

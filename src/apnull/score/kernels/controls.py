@@ -39,13 +39,13 @@ class ControlRows(NamedTuple):
     XT: np.ndarray              #: (d, n_total) ``X`` transposed, contiguous (blocks of similarities)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def pair_index(a, b, n):  # pragma: no cover - compiled
     """Index of the unordered pair a < b among the n (n - 1) / 2 pairs of n items, row by row."""
     return a * (2 * n - a - 1) // 2 + (b - a - 1)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def pair_rank(ranks, base, cu, cy, n):  # pragma: no cover - compiled
     """How many of control cu's similarities (its sorted row) exceed sim(cu, cy), from the pair's record
     (``ranks`` the int16 view of ``ControlRows.pairs``, ``base`` the stratum's ``pairs_offset``)."""

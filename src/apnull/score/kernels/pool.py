@@ -198,7 +198,7 @@ def pool_layout(reps, controls, kind, draws):  # pragma: no cover - compiled
     return Pool(g_str, g_rep, g_row, g_ctl, s_n, t_strata, s_lo, s_hi, poff, simRP, sortedRC, gtR, eqR, D0)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def replicate_counts(pool, ru, su, y, v):  # pragma: no cover - compiled
     """(gt, eq) of replicate ru (stratum s = su) against member y of its stratum's pool, similarity v:
     the controls of s more similar to ru than v / as similar. ``pool.gt[ru, y]`` / ``pool.eq[ru, y]``

@@ -73,7 +73,7 @@ def block_sum(a, L, start, before):  # pragma: no cover - compiled
     return (a / L) * ((alpha - beta * (start + 1.0)) * dh + beta * L)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def close_block(a, L, start, before, R):  # pragma: no cover - compiled
     """(sum of precisions, hits in the top R) of a tied block: L items, a positives, ``start`` items
     and ``before`` positives above it (see the module text)."""

@@ -51,7 +51,7 @@ def prefetch(typingctx, arr, idx):  # pragma: no cover - compiled
     return sig, codegen
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def sim(X, i, Y, j, kind):  # pragma: no cover - compiled
     """Similarity of row i of X and row j of Y: dot product (kind 0), -squared distance (kind 1) or
     absolute dot product (kind 2). Exactly symmetric."""
