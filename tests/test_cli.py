@@ -281,10 +281,17 @@ def test_unwritable_out_path(tmp_path):
 # ------------------------------------------------------------------------------------------------
 # The installed console script
 # ------------------------------------------------------------------------------------------------
-def test_console_script_subprocess():
-    """One real process: the console script runs, prints JSON and exits 0 (startup is import-bound)."""
-    exe = shutil.which("apnull")
-    cmd = [exe] if exe else [sys.executable, "-m", "apnull.cli"]
+@pytest.mark.parametrize("form", ["script", "apnull", "apnull.cli"])
+def test_console_script_subprocess(form):
+    """One real process: the console script (when on PATH), ``python -m apnull`` and ``python -m
+    apnull.cli`` run, print JSON and exit 0 (startup is import-bound)."""
+    if form == "script":
+        exe = shutil.which("apnull")
+        if exe is None:
+            pytest.skip("the apnull script is not on PATH (python -m apnull is tested instead)")
+        cmd = [exe]
+    else:
+        cmd = [sys.executable, "-m", form]
     proc = subprocess.run(cmd + ["threshold", "--m", "4", "--n", "30", "--json"], capture_output=True,
                           text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
