@@ -29,7 +29,12 @@ from .chunks import count_draw
 from .ranking import walk_sorted
 from .similarity import sim
 
-__all__ = ["LabelLists", "similarity_rows", "label_queries", "continue_label", "label_batch", "ranked_ap"]
+__all__ = ["LabelLists", "similarity_rows", "label_queries", "continue_label", "label_batch", "ranked_ap",
+           "SORT_OR_WALK"]
+
+#: A query whose row has no ties sorts its m positives' positions (about m log m) when m * SORT_OR_WALK < P,
+#: else walks its sorted row (up to P): both give the same bits (``ranked_ap`` is ``walk_sorted`` without ties).
+SORT_OR_WALK = 8
 
 
 @numba.njit(cache=True, nogil=True)
@@ -205,7 +210,7 @@ def label_queries(t, gperm, ginv, rows, L, carrier, share, counter, work, ap_out
                             else:
                                 kept[x] = stamp
             ap = np.nan
-            if n > 0 and mq > 0 and not tied[q]:
+            if n > 0 and mq > 0 and not tied[q] and mq * SORT_OR_WALK < P:
                 c = np.int64(0)
                 for w2 in range(lab_ptr[t], lab_ptr[t + 1]):
                     G2 = ginv[lab_mem[w2]]
