@@ -148,8 +148,9 @@ def label_queries(t, gperm, ginv, rows, L, carrier, share, counter, work, ap_out
     n_out (negatives), m_out (positives kept by the pair rule) and q_out (the query profile).
     ``carrier``/``share`` are int64 work arrays of length P compared with fresh stamps from
     ``counter[0]`` (never cleared). mAP is the mean over the queries with an AP; NaN when none has
-    one. ``rows`` is what ``similarity_rows`` returned; a row without ties takes the short path
-    (``ranked_ap``), a row with ties is walked (:func:`.ranking.walk_sorted`). ``work`` is an int64
+    one. ``rows`` is what ``similarity_rows`` returned; a row without ties and with few positives
+    (m * :data:`SORT_OR_WALK` < P) takes the short path (``ranked_ap``), any other row is walked
+    (:func:`.ranking.walk_sorted`), with the same bits where both apply. ``work`` is an int64
     (3, P) workspace, its last row stamps (never cleared: zeros at first); ``L`` a :class:`LabelLists`.
     """
     order, vals, rank, tied = rows
