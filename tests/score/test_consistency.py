@@ -133,13 +133,19 @@ def test_multilabel_edge_cases():
     res = score_consistency(df, "Metadata_pert", "Metadata_target", label_sep="|", permutations=19)
     skipped = dict(zip(res.skipped["Metadata_target"], res.skipped["reason"]))
     assert "one perturbation" in skipped["F"]                       # a label carried by one perturbation
-    assert any("without an annotation" in w for w in res.warnings)  # the empty cell
+    assert any("without an annotation ('c08') is a negative of every query" in w for w in res.warnings)
     q = res.queries
-    everything = q[q["Metadata_pert"] == "c00"]                # carries every label: no negatives
-    assert len(everything) == 5 and everything["ap"].isna().all() and (everything["n"] == 0).all()
+    everything = q[q["Metadata_pert"] == "c00"]      # carries every label: its one negative is the unlabelled c08
+    assert len(everything) == 5 and (everything["n"] == 1).all() and everything["ap"].notna().all()
+    assert "c08" not in set(q["Metadata_pert"])                # never a query
     assert len(q[q["Metadata_pert"] == "c04"]) == 1            # "B|B" is one label
     assert set(res.labels["Metadata_target"]) == {"A", "B", "C", "D", "E"}
     assert res.labels.loc[res.labels["Metadata_target"] == "A", "n_perturbations"].item() == 3
+    assert res.settings["unlabelled"] == 1
+    alone = score_consistency(df[df["Metadata_target"] != ""], "Metadata_pert", "Metadata_target", label_sep="|",
+                              permutations=19).queries
+    everything = alone[alone["Metadata_pert"] == "c00"]        # without it: no negatives, no AP
+    assert len(everything) == 5 and everything["ap"].isna().all() and (everything["n"] == 0).all()
 
 
 def test_row_order_does_not_matter():

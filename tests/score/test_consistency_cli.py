@@ -3,6 +3,7 @@
 import io
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -94,3 +95,38 @@ def test_auto_is_the_default(screen):
     assert all(row["permutations"] >= 20 for row in doc["labels"])
     status, text, _ = run(["consistency", screen] + base + ["--permutations", "auto"])
     assert status == 0 and "p-value: adaptive" in text
+
+
+def _near_the_line(path):
+    """60 perturbations, labels A and B on 8 each (the others unlabelled negatives); A's signal puts its
+    p-value near 0.05, so its BH decision needs rounds after the first 100 draws."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 8))
+    X[:8] += 0.35 * rng.normal(size=8)
+    table = pd.DataFrame(X, columns=[f"f{i}" for i in range(8)])
+    table.insert(0, "target", ["A"] * 8 + ["B"] * 8 + [None] * 44)
+    table.insert(0, "pert", [f"p{i:02d}" for i in range(60)])
+    table.to_csv(path, index=False)
+    return ["consistency", str(path), "--perturbation", "pert", "--annotation", "target", "--json"]
+
+
+def test_progress_in_every_round_with_the_draws_spent(tmp_path):
+    status, out, err = run(_near_the_line(tmp_path / "near.csv"))
+    doc = json.loads(out)
+    assert status == 0 and "decision_open" not in doc["labels"][0]
+    lines = err.splitlines()
+    assert lines[0].startswith("apnull consistency: round 2: 1 label near the decision line, refined to 400 draws "
+                               "each (")
+    assert len(lines) >= 2 and all("draws so far; at most" in line for line in lines)
+    assert max(r["permutations"] for r in doc["labels"]) >= 1600
+
+
+def test_a_budget_stops_before_spending_it(tmp_path):
+    status, out, err = run(_near_the_line(tmp_path / "near.csv") + ["--budget", "0.000001"])
+    doc = json.loads(out)
+    assert status == 0 and err == ""  # no refinement round started
+    a = [r for r in doc["labels"] if r["target"] == "A"][0]
+    assert a["decision_open"] is True and a["permutations"] == 100
+    assert any(w.startswith("the time budget stopped the adaptive permutations (refining 1 labels to 400 draws")
+               and "(A)" in w for w in doc["warnings"])
+    assert doc["settings"]["budget"] == 1e-6

@@ -127,6 +127,8 @@ def emit(args, out, result: dict, rows: list[tuple[str, object]] | None = None, 
 
 
 def _seconds(seconds: float) -> str:
+    if seconds < 9.5:
+        return f"{seconds:.1f} s"
     if seconds < 90:
         return f"{seconds:.0f} s"
     if seconds < 5400:
@@ -186,6 +188,15 @@ def run_kwargs(args) -> dict:
                 budget=args.budget, workers=args.workers, scheduler=args.scheduler)
 
 
+def left_out_line(settings: dict, shown: int = 20) -> str:
+    """The text line naming the columns a scoring run left out (``settings["columns_left_out"]``), or ""."""
+    left_out = settings.get("columns_left_out") or []
+    if not left_out:
+        return ""
+    return (f"columns left out ({len(left_out):,}): " + "; ".join(f"{d['column']} ({d['reason']})" for d in left_out[:shown])
+            + (f"; and {len(left_out) - shown:,} more (see --json)" if len(left_out) > shown else "") + "\n")
+
+
 def _plain(value):
     """numpy scalars and arrays as plain JSON values."""
     if hasattr(value, "tolist"):
@@ -229,7 +240,8 @@ class Progress:
             return
         when = "" if info.estimate is None else f", about {_seconds(info.estimate)}"
         start = "\r\n" if self.tty and self.shown else ""
-        self.err.write(f"{start}{self.label.split(':')[0]}: round {info.number + 1}: {info.units:,} {info.label} near "
+        unit = info.label[:-1] if info.units == 1 and info.label.endswith("s") else info.label
+        self.err.write(f"{start}{self.label.split(':')[0]}: round {info.number + 1}: {info.units:,} {unit} near "
                        f"the decision line, refined to {info.target:,} draws each ({info.draws_so_far:,} draws so "
                        f"far; at most {info.draws_at_most:,} more{when})\n")
         self.err.flush()

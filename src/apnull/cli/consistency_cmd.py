@@ -2,22 +2,27 @@
 
 ``apnull consistency FILE --perturbation COL --annotation COL [--label-sep SEP]
 [--aggregate median|mean|none] [--control VALUE ...] [--only GROUPS.csv] [--alpha 0.05]
-[--features REGEX] [--similarity S] [--permutations auto|B] [--seed S] [--workers N | --scheduler ADDRESS]
+[--features REGEX] [--similarity S] [--nan MODE] [--positives-differ-by COL ...]
+[--permutations auto|B] [--seed S] [--budget SECONDS] [--workers N | --scheduler ADDRESS]
 [--out-labels F] [--out-queries F] [--json]`` (see :func:`apnull.score.score_consistency`).
 
 Prints the labels table, or one JSON document with ``--json``:
 ``{"settings": {...}, "summary": {...}, "labels": [...], "queries": [...], "skipped": [...],
-"warnings": [...]}``. ``--only`` reads the groups table ``apnull score --out-groups`` wrote and keeps
-its significant perturbations (activity first, consistency on the active). Outputs are written
-atomically and never over the input file.
+"warnings": [...]}``. The table is read as ``apnull score`` reads it: the perturbation, annotation
+and pair-rule columns as text exactly as written (``1``, ``1.0`` and ``01`` are three names, ``NA``
+is a name; only a blank cell is empty). ``--only`` reads the groups table ``apnull score
+--out-groups`` wrote (with or without ``--copairs-names``), its names as text, and keeps its
+significant perturbations (activity first, consistency on the active). Both outputs are written to
+temporary files first and replace their old files only when both are written; never over an input.
 """
 
 from __future__ import annotations
 
 import json
 
-from ..score import AGGREGATES, SIMILARITIES, check_outputs, read_table, score_consistency, write_table
-from ._common import Progress, add_json, add_run_options, run_kwargs, writable_path
+from ..score import AGGREGATES, NAN_MODES, SIMILARITIES, check_outputs, read_table, score_consistency, write_tables
+from ..score.results.outputs import output_name
+from ._common import Progress, add_json, add_run_options, left_out_line, run_kwargs, writable_path
 from .tables import format_table, records
 
 __all__ = ["add_parser", "run"]
@@ -42,6 +47,11 @@ def add_parser(subparsers):
     p.add_argument("--only", metavar="GROUPS", help="keep the significant perturbations of this apnull score --out-groups file")
     p.add_argument("--features", metavar="REGEX", help="feature columns by regex (default: numeric, not Metadata_)")
     p.add_argument("--similarity", choices=SIMILARITIES, default="cosine", help="default cosine")
+    p.add_argument("--nan", choices=NAN_MODES, default="error",
+                   help="NaN/infinite feature values: error (default), drop-features, drop-rows")
+    p.add_argument("--positives-differ-by", metavar="COL", action="append", dest="positives_differ_by",
+                   help="profiles sharing the query's label and this column's value (e.g. the plate) are left "
+                        "out of its ranking; repeatable")
     add_run_options(p, ("auto",), unit="label")
     p.add_argument("--out-labels", metavar="F", type=writable_path("--out-labels"), help="write the labels table (CSV/.parquet)")
     p.add_argument("--out-queries", metavar="F", type=writable_path("--out-queries"), help="write the per-query table")
@@ -61,21 +71,21 @@ def _draws(res) -> str:
 def run(args, out, err) -> int:
     """Run ``apnull consistency`` with parsed ``args``; writes to ``out``/``err``; returns 0."""
     check_outputs([args.file, args.only], [("--out-labels", args.out_labels), ("--out-queries", args.out_queries)])
-    table = read_table(args.file)
+    differ = list(args.positives_differ_by or [])
+    table = read_table(args.file, labels=[args.perturbation, args.annotation, *differ])
     only = None
     if args.only:
-        only = read_table(args.only)
-        if args.perturbation not in only.columns:
+        names = [args.perturbation, output_name(args.perturbation)]
+        only = read_table(args.only, labels=names)
+        if not any(c in only.columns for c in names):
             raise ValueError(f"--only {args.only} has no column {args.perturbation!r}; give the groups file "
                              "apnull score --out-groups wrote for the same --perturbation")
     res = score_consistency(table, perturbation=args.perturbation, annotation=args.annotation,
                             label_sep=args.label_sep, aggregate=args.aggregate, control=args.control, only=only,
-                            features=args.features, similarity=args.similarity,
+                            features=args.features, similarity=args.similarity, nan=args.nan,
+                            positives_differ_by=differ or None,
                             progress=Progress(err, "apnull consistency: labels", after=3.0), **run_kwargs(args))
-    if args.out_labels:
-        write_table(res.labels, args.out_labels)
-    if args.out_queries:
-        write_table(res.queries, args.out_queries)
+    write_tables([(args.out_labels, res.labels), (args.out_queries, res.queries)])
     k, n = int(res.labels["significant"].sum()), len(res.labels)
     summary = {"consistent": k, "labels": n, "fraction": k / n}
     settings = dict(res.settings, file=args.file, only_file=args.only)
@@ -84,7 +94,9 @@ def run(args, out, err) -> int:
                "queries": records(res.queries), "skipped": records(res.skipped), "warnings": list(res.warnings)}
         out.write(json.dumps(doc) + "\n")
         return 0
-    out.write("settings: " + ", ".join(f"{k}={v}" for k, v in settings.items() if k not in ("file", "only_file")) + "\n")
+    hidden = ("file", "only_file", "columns_left_out", "dropped_features", "dropped_rows")
+    out.write("settings: " + ", ".join(f"{k}={v}" for k, v in settings.items() if k not in hidden) + "\n")
+    out.write(left_out_line(settings))
     out.write(f"\nconsistent: {k} of {n} labels ({k / n:.0%}; q <= {args.alpha:g}, Benjamini-Hochberg; "
               f"p-value: {_draws(res)} permutations of the label sets)\n")
     out.write(format_table(res.labels) + "\n")

@@ -12,9 +12,10 @@ Two forms:
 Prints a readable table, or one JSON document with ``--json``:
 ``{"settings": {...}, "groups": [...], "queries": [...], "skipped": [...], "warnings": [...]}``.
 ``--out-*`` paths are checked for writability before anything is computed and may name neither
-the input nor each other (real paths and inodes compared, links included); ``.parquet`` writes
-Parquet, anything else CSV, each atomically (a temporary file beside the target, renamed on
-success: a failed write leaves an old file as it was). The perturbation and stratum columns are
+the input nor each other (real paths and inodes compared, links included); ``.parquet``, ``.pq`` or
+``.parq`` writes Parquet, ``.tsv`` tab-separated text, anything else CSV. Both outputs are written
+to temporary files beside their targets first and moved over them only when both are written: a
+failed write (a full disk) leaves every old file as it was. The perturbation and stratum columns are
 read as text exactly as written (``1``, ``1.0`` and ``01`` are three perturbations). Bad input raises ValueError (the main wrapper prints one line
 ``apnull: error: ...`` and exits 2). Runs longer than a few seconds report progress on stderr.
 """
@@ -27,9 +28,9 @@ import os
 import re
 
 from ..score import (MAX_FILE_BYTES, NULLS, RANKING_COLUMNS, SIMILARITIES, check_outputs, read_table, score_profiles,
-                     score_rankings, write_table)
+                     score_rankings, write_tables)
 from . import _score_activity as activity
-from ._common import Progress, add_json, add_run_options, run_kwargs, writable_path
+from ._common import Progress, add_json, add_run_options, left_out_line, run_kwargs, writable_path
 from .tables import format_table, records
 
 __all__ = ["add_parser", "run"]
@@ -107,10 +108,7 @@ def run(args, out, err) -> int:
         skipped_rows = records(res.skipped)
         summary = res.activity
     groups, queries = activity.rename(args, groups, queries)
-    if args.out_queries:
-        write_table(queries, args.out_queries)
-    if args.out_groups and groups is not None:
-        write_table(groups, args.out_groups)
+    write_tables([(args.out_queries, queries), (args.out_groups if groups is not None else None, groups)])
     if args.json:
         doc = {"settings": settings, "groups": records(groups) if groups is not None else [],
                "queries": records(queries), "skipped": skipped_rows, "warnings": list(warnings)}
@@ -120,11 +118,7 @@ def run(args, out, err) -> int:
         return 0
     shown = {k: v for k, v in settings.items() if k not in ("file", "columns_left_out", "row", "dropped_features", "dropped_rows")}
     out.write("settings: " + ", ".join(f"{k}={v}" for k, v in shown.items()) + "\n")
-    left_out = settings.get("columns_left_out") or []
-    if left_out:
-        out.write(f"columns left out ({len(left_out):,}): "
-                  + "; ".join(f"{d['column']} ({d['reason']})" for d in left_out[:20])
-                  + (f"; and {len(left_out) - 20:,} more (see --json)" if len(left_out) > 20 else "") + "\n")
+    out.write(left_out_line(settings))
     if groups is not None:
         out.write(f"\n{len(groups)} perturbations (mAP p-value: {settings['null']} null; q: Benjamini-Hochberg)\n")
         out.write(format_table(groups) + "\n")

@@ -6,8 +6,8 @@
   p-value by permuting label sets among the aggregated profiles.
 - :func:`score_rankings` — a long ranking table (query, item, score, relevant) to per-query p-values.
 - :func:`tie_aware_ap`, :func:`benjamini_hochberg`, :func:`read_table`, :func:`digits_screen`.
-- :func:`check_outputs`, :func:`write_table`: result files that never replace the input, written
-  atomically.
+- :func:`check_outputs`, :func:`write_table`, :func:`write_tables`: result files that never replace the
+  input, written atomically (all the outputs of a run replaced together, or none).
 
 The package reads as the stages of a run: ``table`` (reading and preparing a table), ``kernels``
 (compiled code), ``nulls`` (each null one unit: what is observed and how one null value is drawn),
@@ -27,7 +27,7 @@ from .profiles import MAX_PERMUTATIONS, NULLS, ScoreResult, score_profiles
 from .rankings import RANKING_COLUMNS, score_rankings
 from .results.outputs import p_text
 from .results.summary import activity_line, to_copairs_names
-from .results.write import atomic_write, check_outputs, write_table
+from .results.write import atomic_write, check_outputs, write_table, write_tables
 from .table.io import MAX_FILE_BYTES, read_table
 from .table.missing import NAN_MODES
 from .table.screen import SIMILARITIES
@@ -36,5 +36,5 @@ from .ties import tie_aware_ap, tie_aware_precision_at_r
 __all__ = ["score_profiles", "score_consistency", "ConsistencyResult", "score_rankings", "ScoreResult", "read_table",
            "tie_aware_ap", "tie_aware_precision_at_r", "benjamini_hochberg", "hierarchical_bh", "digits_screen",
            "MAX_FILE_BYTES", "MAX_PERMUTATIONS", "SIMILARITIES", "NULLS", "NAN_MODES", "AGGREGATES", "RANKING_COLUMNS",
-           "RunOptions", "check_outputs", "write_table", "atomic_write", "p_text", "screen_plan", "ScreenPlan",
+           "RunOptions", "check_outputs", "write_table", "write_tables", "atomic_write", "p_text", "screen_plan", "ScreenPlan",
            "activity_line", "to_copairs_names"]

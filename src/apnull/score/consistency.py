@@ -14,9 +14,13 @@ from .kernels import labelsets as K
 from .nulls.labelsets import LabelWork, label_null, label_values
 from .nulls.laws import LawCache
 from .options import RunOptions
+from .results.outputs import RESERVED, output_name
 from .table.profiles import AGGREGATES, MAX_PROFILES, Profiles, prepare_profiles
 
 __all__ = ["score_consistency", "ConsistencyResult", "AGGREGATES", "MAX_PROFILES"]
+
+#: The result tables' own column names: an input column of one of these names is shown as ``<name>_input``.
+TAKEN = RESERVED | {"n_perturbations", "n_profiles", "decision_open"}
 
 
 @dataclass
@@ -37,33 +41,39 @@ class ConsistencyResult:
         draws its p-value counted (NaN where no query had a negative). ValueError if it was not scored."""
         prof = self._profiles
         label = str(label)
-        if label not in set(self.labels[self.settings["annotation"]].astype(str)):
+        acol = self.settings["annotation_column"]
+        if label not in set(self.labels[acol].astype(str)):
             raise ValueError(f"{label!r} is not a scored label of this result")
         t = prof.labels.index(label)
         B = self.settings["permutations"]
         if B == "auto":
-            acol = self.settings["annotation"]
             B = int(self.labels.loc[self.labels[acol].astype(str) == label, "permutations"].iloc[0])
         return label_values(prof, self._rows, t, int(B), self.settings["seed"])
 
 
 def score_consistency(table, perturbation, annotation, label_sep=None, *, aggregate="median", control=None,
-                      only=None, features=None, similarity="cosine", permutations="auto", seed=0, alpha=0.05,
-                      scheduler=None, workers=None, threads=None, progress=None, budget=None,
-                      query_pvalues=True) -> ConsistencyResult:
+                      only=None, features=None, similarity="cosine", nan="error", positives_differ_by=None,
+                      permutations="auto", seed=0, alpha=0.05, scheduler=None, workers=None, threads=None,
+                      progress=None, budget=None, query_pvalues=True) -> ConsistencyResult:
     """Phenotypic consistency: label mAP of profiles that share an annotation, with a permutation p-value.
 
-    Definition (copairs's multilabel convention, ``pos_sameby = neg_diffby = [annotation]``): rows whose
-    perturbation is a ``control`` value are dropped; each perturbation's replicates are aggregated per
-    feature (``aggregate``); a profile carrying the labels L (its annotation cell split on
-    ``label_sep``) is a query once per label l in L: positives are the other profiles carrying l,
-    negatives the profiles sharing no label with it; profiles sharing another label are left out. AP
-    is tie-aware (as in ``score_profiles``). A label's mAP is the mean AP of its queries.
+    Definition (copairs's multilabel convention, ``pos_sameby = neg_diffby = [annotation]``,
+    ``pos_diffby = positives_differ_by``): rows whose perturbation is a ``control`` value are dropped;
+    each perturbation's replicates are aggregated per feature (``aggregate``); a profile carrying the
+    labels L (its annotation cell split on ``label_sep``) is a query once per label l in L: positives
+    are the other profiles carrying l, negatives the profiles sharing no label with it (a profile
+    without a label, an empty annotation cell, is a negative of every query and never a query);
+    profiles sharing another label are left out, and so are the profiles carrying l that share a
+    value with the query in one of the ``positives_differ_by`` columns (the pair rule: its m counts
+    only the others). AP is tie-aware (as in ``score_profiles``). A label's mAP is the mean AP of its
+    queries that have a positive and a negative.
 
     Null: when the annotation says nothing about the profiles, label sets are exchangeable among the
-    perturbations. Label l's null draws B random permutations of the label sets among the
-    perturbations (with aggregate "none", a perturbation's replicates move together) and recomputes
-    l's mAP (Fisher-Yates shuffles driven by SplitMix64); p = (1 + #{null >= mAP - tol}) / (1 + B)
+    perturbations. Label l's null draws B random permutations of the label sets (the empty ones
+    included) among the perturbations (with aggregate "none", a perturbation's replicates move
+    together; the pair rule's values stay with the profiles, and each relabelled screen applies the
+    same rule) and recomputes l's mAP (Fisher-Yates shuffles driven by SplitMix64); a draw in which no
+    query has an AP never reaches the observed mAP; p = (1 + #{null >= mAP - tol}) / (1 + B)
     (:func:`apnull.law.permutation_pvalue`); q-values are Benjamini-Hochberg across labels. With
     ``permutations="auto"`` each label's stream runs in rounds as in ``score_profiles`` (Besag-Clifford
     stop at the 20th null mAP reaching the observed one, p = 20 / L; otherwise p = (1 + g) / (1 + L);
@@ -86,14 +96,27 @@ def score_consistency(table, perturbation, annotation, label_sep=None, *, aggreg
         (a replicate is then a positive of its siblings, and the null keeps them together). A
         perturbation's rows must carry one annotation.
     control : str or list of str, optional
-        Values of the perturbation column to drop (controls carry no annotation to test).
+        Values of the perturbation column to drop (controls carry no annotation to test), compared
+        with the column as text, as in ``score_profiles``: a value that matches no row is an error
+        naming the close values (a warning when another value matches).
     only : DataFrame or list, optional
         Keep only these perturbations: a groups table of ``score_profiles`` (its ``significant``
-        column, else q_value <= alpha) or names. Activity first, consistency on the active.
+        column, or copairs's ``below_corrected_p``, else q_value (``corrected_p_value``) <= alpha) or
+        names, compared as text. Names not in the table are named in a warning (an error when none is).
+        Activity first, consistency on the active.
     features : None, list of str or str
-        As in ``score_profiles``.
-    similarity : {"cosine", "correlation", "euclidean"}
-        Of the aggregated profiles.
+        As in ``score_profiles`` (:func:`apnull.score.table.columns.select_features`: a column numeric
+        but for a few text cells is an error naming them; every other column left out is in
+        ``settings["columns_left_out"]``).
+    similarity : {"cosine", "correlation", "euclidean", "abs_cosine"}
+        Of the aggregated profiles; rows are scaled by powers of two first, so any magnitude (1e-300
+        to 1e300) gives the same ranking.
+    nan : {"error", "drop-features", "drop-rows"}
+        NaN or infinite feature values in the rows used (before aggregation), as in ``score_profiles``.
+    positives_differ_by : str or list of str, optional
+        Columns (e.g. the plate, or the perturbation column with aggregate "none"): a profile carrying
+        the query's label and sharing its value in any of them is left out of its ranking (copairs's
+        ``pos_diffby``). With aggregated replicates a perturbation's rows must agree in these columns.
     permutations : "auto" or int
         "auto" (default): adaptive, as many draws per label as its BH decision needs (few for most
         labels); or a fixed B per label, 1 to 1,000,000.
@@ -114,23 +137,31 @@ def score_consistency(table, perturbation, annotation, label_sep=None, *, aggreg
     ConsistencyResult
         ``labels``: [<annotation>, n_perturbations, (n_profiles with aggregate "none"), mAP, p_value,
         q_value, significant, permutations, p_value_bound], one label a row (``permutations``: null
-        draws its p-value used; ``p_value_bound``: none reached the observed mAP, so p is an upper bound), sorted by p_value then label; ``queries``: [(row),
-        <perturbation>, <annotation> (the label), m, n, ap, p_value] with ``p_value`` of AP under the
-        exact law of (m, n) (NaN, and ap NaN, for a query without negatives, which its label's mAP
-        leaves out); ``skipped``: [<annotation>, reason]; ``warnings``; ``settings``; and
-        ``null_maps(label)``.
+        draws its p-value used; ``p_value_bound``: none reached the observed mAP, so p is an upper
+        bound), sorted by p_value then label; ``queries``: [(row), <perturbation>, <annotation> (the
+        label), m, n, ap, p_value] with m the positives kept, ``p_value`` of AP under the exact law of
+        (m, n) (NaN, and ap NaN, for a query without a negative or a positive, which its label's mAP
+        leaves out); ``skipped``: [<annotation>, reason]; ``warnings`` (including the perturbations
+        without a label, ranked as negatives); ``settings`` (``unlabelled``: how many;
+        ``columns_left_out``, ``dropped_features``, ``dropped_rows`` as in ``score_profiles``); and
+        ``null_maps(label)``. An input column named like one of the tables' own columns (``m``,
+        ``mAP``, ``p_value``, ...) is shown as ``<name>_input`` (``settings["perturbation_column"]``,
+        ``settings["annotation_column"]``).
 
     Raises
     ------
+    TypeError
+        ``table`` not a DataFrame; ``control``, ``features`` or ``only`` of another type than described.
     ValueError
-        Missing columns (close names suggested), a separator splitting nothing, different annotations
-        within an aggregated perturbation, bad features, bad settings, nothing left to score (every
-        label on fewer than two profiles, or no query with a negative).
+        Missing columns (close names suggested), no row equal to the control values, a separator
+        splitting nothing, different annotations within a perturbation, bad features (text cells,
+        missing values, zero or constant profiles), bad settings, nothing left to score (every label
+        on fewer than two profiles, or no query with a positive and a negative).
     """
     opts = RunOptions.checked(seed=seed, permutations=permutations, alpha=alpha, threads=threads, workers=workers,
                               scheduler=scheduler, progress=progress, budget=budget, null="independent")
     prof = prepare_profiles(table, perturbation, annotation, label_sep, aggregate, control, only, features,
-                            similarity, opts.alpha)
+                            similarity, opts.alpha, nan, positives_differ_by)
     rows = K.similarity_rows(prof.X, prof.kind)
     observed, skipped = _observed(prof, rows)
     if not observed:
@@ -140,8 +171,13 @@ def score_consistency(table, perturbation, annotation, label_sep=None, *, aggreg
     settings = dict(perturbation=perturbation, annotation=annotation, label_sep=label_sep, aggregate=aggregate,
                     control=None if control is None else [control] if isinstance(control, str) else list(control),
                     only=None if only is None else len({str(n) for n in prof.names}), similarity=similarity,
+                    nan=nan, positives_differ_by=positives_differ_by,
                     permutations=opts.permutations, seed=opts.seed, alpha=opts.alpha, profiles=int(prof.X.shape[0]),
-                    features=len(prof.features))
+                    unlabelled=len(prof.unlabelled), features=len(prof.features),
+                    dropped_features=list(prof.dropped_features), dropped_rows=list(prof.dropped_rows),
+                    columns_left_out=[{"column": c, "reason": r} for c, r in prof.left_out])
+    settings["perturbation_column"] = output_name(perturbation, TAKEN)
+    settings["annotation_column"] = output_name(annotation, TAKEN | {settings["perturbation_column"]})
     if opts.budget is not None:
         settings["budget"] = opts.budget
     warnings = list(prof.warnings)
@@ -152,16 +188,16 @@ def score_consistency(table, perturbation, annotation, label_sep=None, *, aggreg
                         "their p-values are valid but may sit on either side of the FDR line")
     return ConsistencyResult(labels=_label_table(prof, observed, pvals, settings),
                              queries=_query_table(prof, observed, settings, bool(query_pvalues)),
-                             skipped=pd.DataFrame(skipped, columns=[annotation, "reason"]),
+                             skipped=pd.DataFrame(skipped, columns=[settings["annotation_column"], "reason"]),
                              warnings=warnings, settings=settings, _profiles=prof, _rows=rows)
 
 
 def _observed(prof: Profiles, rows) -> tuple:
-    """({t: (mAP, ap, n, q)} for the scorable labels, [(label, reason)] for the others)."""
+    """({t: (mAP, ap, n, q, m)} for the scorable labels, [(label, reason)] for the others)."""
     P = prof.X.shape[0]
     L = prof.lists
     G = L.gm_ptr.size - 1
-    work = np.empty((2, P), np.int64)
+    work = np.zeros((3, P), np.int64)
     ident = np.arange(G, dtype=np.int64)
     carrier, share, counter = np.zeros(P, np.int64), np.zeros(P, np.int64), np.zeros(1, np.int64)
     observed, skipped = {}, []
@@ -169,12 +205,14 @@ def _observed(prof: Profiles, rows) -> tuple:
         if L.lab_ptr[t + 1] - L.lab_ptr[t] < 2:
             skipped.append((label, "carried by one perturbation: nothing to compare it with"))
             continue
-        ap, n, q = np.empty(P), np.empty(P, np.int64), np.empty(P, np.int64)
-        mAP, k = K.label_queries(t, ident, ident, rows, L, carrier, share, counter, work, ap, n, q)
+        ap, n, q, m = np.empty(P), np.empty(P, np.int64), np.empty(P, np.int64), np.empty(P, np.int64)
+        mAP, k = K.label_queries(t, ident, ident, rows, L, carrier, share, counter, work, ap, n, q, m)
         if np.isnan(mAP):
-            skipped.append((label, "every profile carrying it shares a label with all the others: no negatives"))
+            skipped.append((label, "every profile carrying it shares a label with all the others: no negatives"
+                            if not n[:k].any() else "no query keeps a positive: the other profiles carrying it share "
+                            "a positives_differ_by value with it"))
             continue
-        observed[t] = (float(mAP), ap[:k].copy(), n[:k].copy(), q[:k].copy())
+        observed[t] = (float(mAP), ap[:k].copy(), n[:k].copy(), q[:k].copy(), m[:k].copy())
     return observed, skipped
 
 
@@ -204,7 +242,7 @@ def _counts(prof, t) -> tuple:
 def _label_table(prof, observed, pvals, st) -> pd.DataFrame:
     """[<annotation>, n_perturbations, (n_profiles), mAP, p_value, q_value, significant, permutations,
     p_value_bound, (decision_open with a budget)], by p then label."""
-    acol = st["annotation"]
+    acol = st["annotation_column"]
     recs = [(prof.labels[t], *_counts(prof, t), observed[t][0], *pvals[t][:3]) for t in sorted(observed)]
     out = pd.DataFrame(recs, columns=[acol, "n_perturbations", "n_profiles", "mAP", "p_value", "permutations",
                                       "p_value_bound"])
@@ -226,12 +264,13 @@ def _query_table(prof, observed, st, pvalues) -> pd.DataFrame:
     laws = LawCache(st["seed"])
     recs = []
     for t in sorted(observed):
-        _, ap, n, q = observed[t]
-        for a, nn, qq in zip(ap, n, q):
-            p = float(laws.law(len(ap) - 1, nn).pvalue(a)) if nn > 0 and pvalues else np.nan
-            recs.append((int(qq), int(prof.rows[qq]), prof.names[qq], prof.labels[t], len(ap) - 1, int(nn), float(a), p))
-    out = pd.DataFrame(recs, columns=["_profile", "row", st["perturbation"], st["annotation"], "m", "n", "ap", "p_value"])
-    out = out.sort_values(["_profile", st["annotation"]], kind="mergesort").drop(columns="_profile")
+        _, ap, n, q, m = observed[t]
+        for a, nn, qq, mm in zip(ap, n, q, m):
+            p = float(laws.law(mm, nn).pvalue(a)) if nn > 0 and mm > 0 and pvalues else np.nan
+            recs.append((int(qq), int(prof.rows[qq]), prof.names[qq], prof.labels[t], int(mm), int(nn), float(a), p))
+    acol = st["annotation_column"]
+    out = pd.DataFrame(recs, columns=["_profile", "row", st["perturbation_column"], acol, "m", "n", "ap", "p_value"])
+    out = out.sort_values(["_profile", acol], kind="mergesort").drop(columns="_profile")
     if st["aggregate"] != "none":
         out = out.drop(columns="row")
     return out.reset_index(drop=True)

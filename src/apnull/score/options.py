@@ -35,9 +35,13 @@ class RunOptions(NamedTuple):
         """The options, each checked by :mod:`apnull.limits` (ValueError naming what to change).
 
         ``null`` is the null the permutations are for ("all" applies to "permutation" only);
-        ``max_permutations`` the largest fixed B accepted.
+        ``max_permutations`` the largest fixed B accepted. A ``budget`` with a fixed number of
+        permutations (or "all") is refused: it would be ignored.
         """
         scheduler, workers = check_where(scheduler, workers)
+        if budget is not None and permutations != "auto":
+            raise ValueError(f"budget applies to permutations='auto' (adaptive rounds) only; permutations="
+                             f"{permutations!r} has no rounds to stop: leave the budget out")
         return cls(check_seed(seed, allow_none=False), check_permutations(permutations, null, max_permutations),
                    check_alpha(alpha), check_threads(threads), workers, scheduler, check_progress(progress),
                    check_budget(budget))

@@ -136,8 +136,10 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
         (MMCTest, Gandy & Hahn 2014), stopping early at the 20th null value reaching the observed
         one (Besag & Clifford 1991, p = 20 / L). B, from 1 to 1,000,000: a fixed number. "all"
         enumerates every assignment (at most 200,000 per perturbation) and gives p = #{null >= mAP
-        - tol} / #assignments exactly. With null="copairs", "auto" means 999 rows. Every setting
-        applies ``positives_differ_by`` to the null draws.
+        - tol} / #assignments exactly. With null="copairs", "auto" means 999 rows; with
+        null="independent" only the queries under the conditional null draw (a fixed B that no query
+        drew is named in ``warnings``). Every setting applies ``positives_differ_by`` to the null
+        draws.
     seed : int
         The null stream of perturbation t in stratum s is derived from (seed, str(t), str(s)) only:
         results do not depend on row order or on which other perturbations are in the table.
@@ -170,6 +172,7 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
         round whose estimated time would pass it is not started; the perturbations whose decision is
         then still open are named in ``warnings`` and flagged ``decision_open``. None (default): no
         limit. A budget makes results depend on the machine's speed; the run says when it applied.
+        With a fixed number of permutations (no rounds to stop) a budget is refused.
 
     Returns
     -------
@@ -253,6 +256,7 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
     release_memory()
     warnings = list(screen.warnings) + _open_warnings(scored)
     queries = query_table(scored, pname, budgeted)
+    warnings += _unused_permutations(null, opts, queries)
     del scored
     release_memory()
     groups = keyed.expand(groups)
@@ -319,6 +323,16 @@ def _run(screen: Screen, null: str, opts: RunOptions, held):
         return scores, query_p, res.seconds
     finally:
         close()
+
+
+def _unused_permutations(null: str, opts: RunOptions, queries) -> list:
+    """A sentence naming a fixed number of permutations the run never drew, or none: the "independent"
+    null draws none for the mAP, and a query draws only under the conditional null (positives on
+    other plates)."""
+    if null != "independent" or not isinstance(opts.permutations, int) or (queries["permutations"] > 0).any():
+        return []
+    return [f"permutations={opts.permutations:,} was not used: the 'independent' null draws no permutations and "
+            "every query's p-value comes from its exact law; leave permutations out, or use null='permutation'"]
 
 
 def _open_warnings(scored) -> list:

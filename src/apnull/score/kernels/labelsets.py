@@ -7,9 +7,12 @@ aggregated every group is one profile; with aggregate "none" the replicates of a
 their label set together, so the null moves whole perturbations.
 
 Query (q, l), for each label l of q: positives are the other profiles carrying l, negatives the
-profiles sharing no label with q, every other profile is left out. The ranking is q's similarity row,
-sorted once; AP is tie-aware (:func:`.ranking.walk_sorted`, the same block arithmetic as ``score``).
-A query with no negative has no ranking to judge and gives NaN. The null of label l continues its
+profiles sharing no label with q (a profile without a label is a negative of every query), every
+other profile is left out. The pair rule (``positives_differ_by``, copairs's ``pos_diffby``): a
+profile carrying l that shares a value with q in one of those columns (``LabelLists.codes``) is left
+out too, so q's m counts only the others. The ranking is q's similarity row, sorted once; AP is
+tie-aware (:func:`.ranking.walk_sorted`, the same block arithmetic as ``score``). A query with no
+negative, or no positive kept, has no ranking to judge and gives NaN. The null of label l continues its
 stream of shuffled labellings (:func:`continue_label`, :func:`label_batch`). Everything is
 deterministic scalar code, so the same inputs give the same bits in any process or thread.
 """
@@ -26,7 +29,12 @@ from .chunks import count_draw
 from .ranking import walk_sorted
 from .similarity import sim
 
-__all__ = ["LabelLists", "similarity_rows", "label_queries", "continue_label", "label_batch", "ranked_ap"]
+__all__ = ["LabelLists", "similarity_rows", "label_queries", "continue_label", "label_batch", "ranked_ap",
+           "SORT_OR_WALK"]
+
+#: A query whose row has no ties sorts its m positives' positions (about m log m) when m * SORT_OR_WALK < P,
+#: else walks its sorted row (up to P): both give the same bits (``ranked_ap`` is ``walk_sorted`` without ties).
+SORT_OR_WALK = 8
 
 
 @numba.njit(cache=True, nogil=True)
@@ -118,25 +126,40 @@ class LabelLists(NamedTuple):
     grp_lab: np.ndarray
     lab_ptr: np.ndarray    #: (T + 1,) the groups carrying label l are lab_mem[lab_ptr[l]:lab_ptr[l + 1]]
     lab_mem: np.ndarray
+    codes: np.ndarray      #: (P, C) int64 pair-rule codes of each profile (C = 0: no rule)
+
+
+@numba.njit(cache=True)
+def _shares(codes, a, b):  # pragma: no cover - compiled
+    """Whether profiles a and b hold the same code in one of the pair rule's columns."""
+    for c in range(codes.shape[1]):
+        if codes[a, c] == codes[b, c]:
+            return True
+    return False
 
 
 @numba.njit(cache=True, nogil=True)
-def label_queries(t, gperm, ginv, rows, L, carrier, share, counter, work, ap_out, n_out, q_out):  # pragma: no cover
+def label_queries(t, gperm, ginv, rows, L, carrier, share, counter, work, ap_out, n_out, q_out,
+                  m_out):  # pragma: no cover - compiled
     """The queries of label t when group g carries the labels of group ``gperm[g]`` (``ginv`` its
     inverse; the identity is the observed labelling). Returns (mAP, k), k the profiles carrying t.
 
     Fills, for each carrier (by group, then member), ap_out (NaN without a negative or a positive),
-    n_out (negatives) and q_out (the query profile). ``carrier``/``share`` are int64 work arrays of
-    length P compared with fresh stamps from ``counter[0]`` (never cleared). mAP is the mean over the
-    queries with an AP; NaN when none has one. ``rows`` is what ``similarity_rows`` returned; a row
-    without ties takes the short path (``ranked_ap``), a row with ties is walked
-    (:func:`.ranking.walk_sorted`). ``work``
-    is an int64 (2, P) workspace; ``L`` a :class:`LabelLists`.
+    n_out (negatives), m_out (positives kept by the pair rule) and q_out (the query profile).
+    ``carrier``/``share`` are int64 work arrays of length P compared with fresh stamps from
+    ``counter[0]`` (never cleared). mAP is the mean over the queries with an AP; NaN when none has
+    one. ``rows`` is what ``similarity_rows`` returned; a row without ties and with few positives
+    (m * :data:`SORT_OR_WALK` < P) takes the short path (``ranked_ap``), any other row is walked
+    (:func:`.ranking.walk_sorted`), with the same bits where both apply. ``work`` is an int64
+    (3, P) workspace, its last row stamps (never cleared: zeros at first); ``L`` a :class:`LabelLists`.
     """
     order, vals, rank, tied = rows
     P = order.shape[0]
     pos = work[0]
     out_pos = work[1]
+    kept = work[2]
+    codes = L.codes
+    rule = codes.shape[1] > 0
     gm_ptr, gm = L.gm_ptr, L.gm
     lab_ptr, lab_mem = L.lab_ptr, L.lab_mem
     counter[0] += 1
@@ -174,23 +197,40 @@ def label_queries(t, gperm, ginv, rows, L, carrier, share, counter, work, ap_out
                                     out_pos[nout] = rank[q, x]
                                     nout += 1
             n = P - 1 - shared
+            mq = m
+            if rule:  # carriers sharing a pair-rule value with q are left out; the others stamped in ``kept``
+                for w2 in range(lab_ptr[t], lab_ptr[t + 1]):
+                    G2 = ginv[lab_mem[w2]]
+                    for h2 in range(gm_ptr[G2], gm_ptr[G2 + 1]):
+                        x = gm[h2]
+                        if x != q:
+                            if _shares(codes, q, x):
+                                out_pos[nout] = rank[q, x]
+                                nout += 1
+                                mq -= 1
+                            else:
+                                kept[x] = stamp
             ap = np.nan
-            if n > 0 and m > 0 and not tied[q]:
+            if n > 0 and mq > 0 and not tied[q] and mq * SORT_OR_WALK < P:
                 c = np.int64(0)
                 for w2 in range(lab_ptr[t], lab_ptr[t + 1]):
                     G2 = ginv[lab_mem[w2]]
                     for h2 in range(gm_ptr[G2], gm_ptr[G2 + 1]):
-                        if gm[h2] != q:
-                            pos[c] = rank[q, gm[h2]]
+                        x = gm[h2]
+                        if x != q and (not rule or kept[x] == stamp):
+                            pos[c] = rank[q, x]
                             c += 1
-                ap = ranked_ap(pos, m, out_pos, nout)
-            elif n > 0 and m > 0:
+                ap = ranked_ap(pos, mq, out_pos, nout)
+            elif n > 0 and mq > 0 and rule:
+                ap = walk_sorted(order[q], vals[q], kept, stamp, share, stamp, mq)[0]
+            elif n > 0 and mq > 0:
                 ap = walk_sorted(order[q], vals[q], carrier, token, share, stamp, m)[0]
             if ap == ap:
                 total += ap
                 used += 1
             ap_out[idx] = ap
             n_out[idx] = n
+            m_out[idx] = mq
             q_out[idx] = q
             idx += 1
     return (total / used if used > 0 else np.nan), k
@@ -200,16 +240,17 @@ def label_queries(t, gperm, ginv, rows, L, carrier, share, counter, work, ap_out
 def _scratch(P):  # pragma: no cover - compiled
     """The work arrays :func:`label_queries` fills, for P profiles."""
     return (np.zeros(P, dtype=np.int64), np.zeros(P, dtype=np.int64), np.zeros(1, dtype=np.int64),
-            np.empty((2, P), dtype=np.int64), np.empty(P), np.empty(P, dtype=np.int64), np.empty(P, dtype=np.int64))
+            np.zeros((3, P), dtype=np.int64), np.empty(P), np.empty(P, dtype=np.int64), np.empty(P, dtype=np.int64),
+            np.empty(P, dtype=np.int64))
 
 
 @numba.njit(cache=True)
 def _label_map(t, gperm, ginv, rows, L, scratch):  # pragma: no cover - compiled
     """mAP of label t when group i carries the labels of group ``gperm[i]`` (``ginv`` its inverse)."""
-    carrier, share, counter, work, ap, nn, qq = scratch
+    carrier, share, counter, work, ap, nn, qq, mm = scratch
     for i in range(gperm.size):
         ginv[gperm[i]] = i
-    return label_queries(t, gperm, ginv, rows, L, carrier, share, counter, work, ap, nn, qq)[0]
+    return label_queries(t, gperm, ginv, rows, L, carrier, share, counter, work, ap, nn, qq, mm)[0]
 
 
 @numba.njit(cache=True, nogil=True)

@@ -5,7 +5,10 @@ perturbations. Label l's null draws random labellings (each the previous one shu
 the identity; :func:`..kernels.labelsets.continue_label`) from the stream keyed by (seed,
 "consistency", l) over the profiles in canonical order, and recomputes l's mAP; so each label's
 p-value can stop on its own, and never depends on row order or on the other labels. With aggregate
-"none", a perturbation's replicates carry their label set together. The engine
+"none", a perturbation's replicates carry their label set together. Perturbations without a label
+take part (their empty label sets are permuted with the others: every profile of the rankings is
+exchangeable), and the pair rule's values stay with the profiles, so every relabelled screen applies
+``positives_differ_by`` as the observed one does. The engine
 (:mod:`..engine.sequential`) runs the labels' streams, fixed B or adaptive.
 
 The work (:class:`LabelWork`) is the scored labels over one set of similarity rows, which cannot be

@@ -1,17 +1,24 @@
-"""Writing result tables without harming the input: distinct targets, atomic replacement.
+"""Writing result tables without harming the input: distinct targets, every output of a run replaced at once.
 
-Two rules protect a user's only copy of a screen:
+Three rules protect a user's files:
 
 1. :func:`check_outputs` -- no output may be the input or another output. Paths are compared by
    their resolved real path (symbolic links followed) **and** by (device, inode) of what exists,
    so a hard link, a symbolic link or ``./x/../victim.csv`` to the input is caught as well.
-2. :func:`atomic_write` -- a table is written to a temporary file in the target's own folder and
-   moved over the target with :func:`os.replace` (atomic on POSIX and Windows within a file
-   system) only once the write succeeded. A failed write (full disk, permission, unwritable
-   folder) removes the temporary file, leaves any old target byte-for-byte as it was, and raises
-   ``ValueError`` with one readable sentence (the CLI prints it as one line and exits 2).
-   A target that exists and is not a regular file (``/dev/stdout``, a named pipe, a device) is
-   written in place instead: renaming over it would replace the device node itself.
+2. :func:`write_tables` -- every output of a run is first written in full to a temporary file in its
+   target's own folder; only when all of them are written is each moved over its target with
+   :func:`os.replace` (atomic on POSIX and Windows within a file system, and it needs no space). So
+   when the second of two outputs fails (a full disk, permission, an unwritable folder, an
+   interrupt), the first has not replaced its old file either: the temporary files are removed, every
+   old target is left byte-for-byte as it was, and a ``ValueError`` says so in one sentence (the CLI
+   prints it as one line and exits 2). :func:`atomic_write` and :func:`write_table` are the same for
+   one file. A target that exists and is not a regular file (``/dev/stdout``, a named pipe, a device)
+   is written in place instead, once the regular files' temporaries are written: renaming over it
+   would replace the device node itself.
+3. The format follows the name (:func:`apnull.score.table.io.table_format`, the rule ``read_table``
+   reads by): ``.parquet``, ``.pq`` or ``.parq`` Parquet; ``.tsv``/``.tab`` tab-separated; anything
+   else CSV; a ``.gz``, ``.bz2``, ``.xz``, ``.zip`` or ``.zst`` suffix compresses the text. So a file
+   written under a name is read back as what it is.
 """
 
 from __future__ import annotations
@@ -19,7 +26,9 @@ from __future__ import annotations
 import os
 import tempfile
 
-__all__ = ["check_outputs", "atomic_write", "write_table"]
+from ..table.io import table_format
+
+__all__ = ["check_outputs", "atomic_write", "write_table", "write_tables", "table_writer"]
 
 
 def _identity(path: str):
@@ -61,15 +70,84 @@ def check_outputs(inputs, outputs) -> None:
         seen.append((name, path, real, ident))
 
 
-def atomic_write(path: str, write) -> None:
-    """Call ``write(tmp_path)`` on a temporary file beside ``path``, then move it over ``path``.
+def _reason(exc: BaseException) -> str:
+    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
+    return " ".join(str(reason).split())[:160]
+
+
+def _mode(path: str) -> int:
+    """The mode a new ``path`` gets: an existing file's own, else what a plain ``open`` gives (0666
+    minus the umask)."""
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def _special(path: str) -> bool:
+    """An existing target that is not a regular file (a device, a pipe): written in place."""
+    return os.path.exists(path) and not os.path.isfile(path)
+
+
+def write_tables(jobs) -> None:
+    """Write several files as one step: each ``(path, table)`` to a temporary file beside ``path``
+    (a DataFrame in the format the name says, :func:`table_writer`; or a callable ``write(tmp_path)``
+    writing a complete file); when all are written, each is moved over its target.
 
     Parameters
     ----------
-    path : str
-        The target. Its folder must exist and be writable.
-    write : callable(str)
-        Writes the complete file at the path it is given.
+    jobs : iterable of (str or None, DataFrame or callable(str))
+        Targets (None skipped) and what to write there; every folder must exist and be writable.
+
+    Raises
+    ------
+    ValueError
+        One sentence naming the output that could not be written (full disk, permission, a table
+        the format cannot hold) and saying that no output was changed: every temporary file is
+        removed and every existing target is untouched. An interrupt (KeyboardInterrupt) goes on
+        up, the temporary files removed and the targets untouched as well.
+    """
+    jobs = [(str(path), what if callable(what) else table_writer(what, str(path))) for path, what in jobs
+            if path is not None]
+    staged, specials, done, current = [], [], [], None
+    try:
+        for path, write in jobs:
+            current = path
+            if _special(path):
+                specials.append((path, write))
+                continue
+            folder = os.path.dirname(os.path.abspath(path)) or "."
+            fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
+            os.close(fd)
+            staged.append((tmp, path))
+            write(tmp)
+            os.chmod(tmp, _mode(path))
+        for path, write in specials:
+            current = path
+            write(path)
+        for tmp, path in staged:
+            current = path
+            os.replace(tmp, path)
+            done.append(path)
+    except Exception as exc:  # OSError, pandas and pyarrow errors: one sentence
+        kept = "nothing was changed there" if len(jobs) == 1 else "no output file was changed"
+        if done:  # a rename failed after others succeeded (renames need no space: not a full disk)
+            kept = f"{', '.join(done)} {'was' if len(done) == 1 else 'were'} already replaced"
+        raise ValueError(f"cannot write {current}: {_reason(exc)}; {kept}") from None
+    finally:
+        for tmp, _ in staged:
+            if os.path.exists(tmp):
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+
+
+def atomic_write(path: str, write) -> None:
+    """Call ``write(tmp_path)`` on a temporary file beside ``path``, then move it over ``path``
+    (:func:`write_tables` of one file).
 
     Raises
     ------
@@ -78,50 +156,18 @@ def atomic_write(path: str, write) -> None:
         file is removed and an existing ``path`` is untouched. A new file gets the permissions a
         plain ``open`` would give (0666 minus the umask); an existing file keeps its mode.
     """
-    folder = os.path.dirname(os.path.abspath(path)) or "."
-    base = os.path.basename(path)
-    if os.path.exists(path) and not os.path.isfile(path):
-        _write_special(path, write)
-        return
-    tmp = None
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{base}.", suffix=".tmp", dir=folder)
-        os.close(fd)
-        write(tmp)
-        try:
-            mode = os.stat(path).st_mode & 0o7777
-        except OSError:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-        tmp = None
-    except (OSError, ValueError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise ValueError(f"cannot write {path}: {' '.join(str(reason).split())[:160]}; "
-                         "nothing was changed there") from None
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+    write_tables([(path, write)])
 
 
-def _write_special(path: str, write) -> None:
-    """Write straight into an existing non-regular file (``/dev/stdout``, a pipe, a device): renaming
-    over it would replace the device node itself, so it is written in place; errors as one sentence."""
-    try:
-        write(path)
-    except (OSError, ValueError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise ValueError(f"cannot write {path}: {' '.join(str(reason).split())[:160]}") from None
+def table_writer(df, path: str):
+    """``write(tmp_path)`` writing ``df`` in the format ``path`` names (see the module text)."""
+    fmt, compression = table_format(path)
+    if fmt == "parquet":
+        return lambda tmp: df.to_parquet(tmp, index=False)
+    sep = "\t" if fmt == "tsv" else ","
+    return lambda tmp: df.to_csv(tmp, index=False, sep=sep, compression=compression)
 
 
 def write_table(df, path: str) -> None:
-    """Write ``df`` atomically: Parquet for ``.parquet``/``.pq``, else CSV (see :func:`atomic_write`)."""
-    if path.lower().endswith((".parquet", ".pq")):
-        atomic_write(path, lambda tmp: df.to_parquet(tmp, index=False))
-    else:
-        atomic_write(path, lambda tmp: df.to_csv(tmp, index=False))
+    """Write ``df`` to ``path`` atomically in the format its name says (see the module text)."""
+    write_tables([(path, df)])

@@ -11,16 +11,33 @@ import pandas as pd
 
 from ...limits import SCORE_MAX_FILE_BYTES as MAX_FILE_BYTES
 
-__all__ = ["read_table", "labels_as_text", "MAX_FILE_BYTES"]
+__all__ = ["read_table", "labels_as_text", "table_format", "MAX_FILE_BYTES", "PARQUET_SUFFIXES", "TSV_SUFFIXES"]
 
 # MAX_FILE_BYTES: the largest file read_table accepts, 200 MB, checked before reading (see
 # apnull.limits). Split larger screens by plate or batch, or score a DataFrame you read yourself.
 
-_PARQUET = (".parquet", ".pq", ".parq")
-_TSV = (".tsv", ".tab")
+#: Names read and written as Parquet (any case).
+PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
+#: Names read and written as tab-separated text (before a compression suffix).
+TSV_SUFFIXES = (".tsv", ".tab")
+#: Compression suffixes of text tables, and pandas' name of each method.
+COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zip": "zip", ".zst": "zstd"}
 #: Cells read as missing in CSV files (pandas' defaults minus "null", "None", "n/a", ...: a perturbation
 #: may well be called "null").
 _NA = ["", "NA", "NaN", "nan", "N/A", "#N/A", "-nan", "-NaN"]
+
+
+def table_format(name) -> tuple:
+    """(format, compression) of a table by its file name, the one rule of reading and writing:
+    ("parquet", None) for ``.parquet``/``.pq``/``.parq``; else ("tsv" for ``.tsv``/``.tab``, or
+    "csv") with the compression of a ``.gz``/``.bz2``/``.xz``/``.zip``/``.zst`` suffix (or None)."""
+    lower = str(name or "").lower()
+    for suffix, method in COMPRESSIONS.items():
+        if lower.endswith(suffix):
+            return ("tsv" if lower[:-len(suffix)].endswith(TSV_SUFFIXES) else "csv"), method
+    if lower.endswith(PARQUET_SUFFIXES):
+        return "parquet", None
+    return ("tsv" if lower.endswith(TSV_SUFFIXES) else "csv"), None
 
 
 def _size_of(source) -> int | None:
@@ -126,9 +143,9 @@ def read_table(path_or_buffer, name: str | None = None, labels=None) -> pd.DataF
         converted to text without loss (integers as their digits, floats by their shortest
         round-trip repr). Names not in the file are ignored (the caller reports missing columns).
 
-    Format: by suffix (``.parquet``/``.pq`` Parquet; ``.tsv`` tab-separated; ``.csv``, ``.csv.gz``,
-    anything else CSV), and for buffers without a telling name by the magic bytes ``PAR1`` (Parquet)
-    or gzip's ``1f 8b``.
+    Format: by suffix (:func:`table_format`: ``.parquet``/``.pq``/``.parq`` Parquet; ``.tsv``/``.tab``
+    tab-separated, also compressed (``.tsv.gz``); ``.csv``, ``.csv.gz``, anything else CSV), and for
+    buffers without a telling name by the magic bytes ``PAR1`` (Parquet) or gzip's ``1f 8b``.
 
     Raises
     ------
@@ -165,12 +182,13 @@ def read_table(path_or_buffer, name: str | None = None, labels=None) -> pd.DataF
         source.seek(pos)
     if isinstance(head, str):
         head = head.encode()
-    parquet = lower.endswith(_PARQUET) or head == b"PAR1"
+    fmt = table_format(lower)[0]
+    parquet = fmt == "parquet" or head == b"PAR1"
     try:
         if parquet:
             table = _read_parquet(source, labels)
         else:
-            sep = "\t" if lower.endswith(_TSV) else ","
+            sep = "\t" if fmt == "tsv" else ","
             compression = "gzip" if head[:2] == b"\x1f\x8b" else "infer"
             if not isinstance(source, (str, os.PathLike)):
                 compression = "gzip" if head[:2] == b"\x1f\x8b" else None

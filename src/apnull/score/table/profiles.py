@@ -1,14 +1,30 @@
-"""Checking a profile table for consistency scoring and turning it into aggregated, labelled profiles."""
+"""Checking a profile table for consistency scoring and turning it into aggregated, labelled profiles.
+
+The table goes through the preparation ``score`` uses (one home, the same messages): the
+perturbation column read as text with its empty rows named (:mod:`.labels`), the control values
+matched with close names, :func:`.columns.select_features` (a text cell in a feature column named),
+the ``nan=`` modes (:mod:`.missing`), the pair rule's columns (:mod:`.positives`), exact tests of
+zero and constant rows and power-of-two scaling at any magnitude (:mod:`.scale`, :mod:`.matrix`).
+Consistency adds the annotation (labels per perturbation), ``only=`` and the aggregation of replicates.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from ...limits import check_column, check_regex
+from ...limits import check_column
 from ..kernels.labelsets import LabelLists
+from ..results.outputs import output_name
+from .columns import select_features
+from .labels import close_values, control_values, label_rows, match_controls
+from .matrix import euclidean_exponent, feature_matrix, scale_in_place
+from .missing import apply_nan_mode, check_nan_mode, rows_text
+from .positives import check_differ_by, differ_codes
+from .scale import degenerate_rows
 from .screen import KINDS, check_table
 
 __all__ = ["Profiles", "prepare_profiles", "split_labels", "only_names", "AGGREGATES", "MAX_PROFILES"]
@@ -17,21 +33,27 @@ AGGREGATES = ("median", "mean", "none")
 #: Most profiles (after aggregation) one consistency run takes: the sorted similarity rows hold
 #: P^2 similarities, positions and ranks (24 bytes each), about 600 MB at 5,000.
 MAX_PROFILES = 5_000
+#: Names shown in a message or warning.
+SHOWN = 5
 
 
 @dataclass
 class Profiles:
     """Aggregated, labelled profiles in canonical order (``prepare_profiles``); fields as commented."""
 
-    X: np.ndarray            # (P, d) prepared rows (normalised for cosine/correlation)
-    kind: int                # 0 dot product, 1 minus squared Euclidean distance
+    X: np.ndarray            # (P, d) prepared rows (unit rows for cosine/correlation, power-of-two scaled)
+    kind: int                # 0 dot product, 1 minus squared Euclidean distance, 2 absolute dot product
     names: list              # perturbation name of each profile (original values)
     rows: np.ndarray         # input row of each profile (first replicate when aggregated)
     labels: list             # all labels, sorted as text
-    lists: LabelLists        # groups (perturbations) of the profiles and the labels they carry
+    lists: LabelLists        # groups (perturbations) of the profiles, the labels they carry, pair-rule codes
     skipped: list = field(default_factory=list)    # (label, reason)
     warnings: list = field(default_factory=list)
     features: list = field(default_factory=list)
+    left_out: list = field(default_factory=list)   # (column, reason) of every column not a feature
+    dropped_features: list = field(default_factory=list)  # nan="drop-features"
+    dropped_rows: list = field(default_factory=list)      # nan="drop-rows"
+    unlabelled: list = field(default_factory=list)        # perturbations without a label: negatives only
 
 
 def split_labels(cell, sep) -> tuple:
@@ -47,66 +69,102 @@ def split_labels(cell, sep) -> tuple:
     return tuple(sorted({p.strip() for p in parts if p.strip()}))
 
 
+def _names(values) -> str:
+    values = [str(v) for v in values]
+    return ", ".join(repr(v) for v in values[:SHOWN]) + (f" and {len(values) - SHOWN:,} more" if len(values) > SHOWN else "")
+
+
 def only_names(only, pcol, alpha=0.05) -> set:
     """Perturbation names (as text) to keep, from ``only``.
 
     ``only`` is a DataFrame with the perturbation column (e.g. ``score_profiles(...).groups`` or the
-    file ``apnull score --out-groups`` wrote): the rows whose ``significant`` column is true, else
-    whose ``q_value`` <= ``alpha``, else every row; or an iterable of perturbation names.
+    file ``apnull score --out-groups`` wrote, with or without ``--copairs-names``): the rows whose
+    ``significant`` (copairs: ``below_corrected_p``) column is true, else whose ``q_value`` (copairs:
+    ``corrected_p_value``) <= ``alpha``, else every row; or a list of perturbation names. Names are
+    compared as text: read the file with ``read_table(labels=[pcol])`` so ``011`` stays ``011``.
+
+    Raises TypeError for another type (a single text included), ValueError for a table without the
+    perturbation column.
     """
     if isinstance(only, pd.DataFrame):
-        if pcol not in only.columns:
+        col = pcol if pcol in only.columns else output_name(pcol)
+        if col not in only.columns:
             raise ValueError(f"the only= table has no perturbation column {pcol!r} (its columns: "
                              f"{', '.join(repr(str(c)) for c in list(only.columns)[:8])}); give the groups "
                              "table written by apnull score --out-groups for the same perturbation column")
-        if "significant" in only.columns:
-            keep = only["significant"].astype(str).str.lower().isin(["true", "1", "yes"])
-        elif "q_value" in only.columns:
-            keep = pd.to_numeric(only["q_value"], errors="coerce") <= alpha
+        flag = next((c for c in ("significant", "below_corrected_p") if c in only.columns), None)
+        qcol = next((c for c in ("q_value", "corrected_p_value") if c in only.columns), None)
+        if flag is not None:
+            keep = only[flag].astype(str).str.strip().str.lower().isin(["true", "1", "yes"])
+        elif qcol is not None:
+            keep = pd.to_numeric(only[qcol], errors="coerce") <= alpha
         else:
             keep = pd.Series(True, index=only.index)
-        return set(only.loc[keep, pcol].astype(str))
-    if isinstance(only, str) or not hasattr(only, "__iter__"):
-        raise ValueError("only must be a groups table (DataFrame) or a list of perturbation names")
+        names = only.loc[keep, col]
+        return set(names[names.notna()].astype(str))
+    if isinstance(only, (str, bytes, Mapping)) or not isinstance(only, Iterable):
+        raise TypeError(f"only must be a groups table (DataFrame) or a list of perturbation names, got "
+                        f"{type(only).__name__} {repr(only)[:40]}")
     return {str(x) for x in only}
 
 
-def _features(table, features, exclude) -> list:
-    cols = [c for c in table.columns if c not in exclude]
-    if features is None:
-        chosen = [c for c in cols if not str(c).startswith("Metadata_")
-                  and pd.api.types.is_numeric_dtype(table[c]) and not pd.api.types.is_bool_dtype(table[c])]
-    elif isinstance(features, str):
-        pattern = check_regex(features, "features regex")
-        chosen = [c for c in cols if pattern.search(str(c))]
-    else:
-        chosen = [check_column(table, c, "feature") for c in list(features)]
-    if not chosen:
-        raise ValueError("no feature columns (numeric columns not starting with 'Metadata_', or those "
-                         "features= names); pass features= a list or a regex")
-    bad = [str(c) for c in chosen if not pd.api.types.is_numeric_dtype(table[c]) or pd.api.types.is_bool_dtype(table[c])]
-    if bad:
-        raise ValueError(f"feature column {bad[0]!r} is not numeric; leave it out with features=")
-    return chosen
+def _aggregate(values, group, G, how) -> np.ndarray:
+    """(G, d) per-feature ``how`` ("median" or "mean") of the rows of each group (0 .. G-1). Each
+    group's rows are divided by a power of two first (its largest absolute value into [0.5, 1)) and
+    the result multiplied back, so nothing overflows at any magnitude and ordinary values give the
+    same bits as the unscaled aggregate (scaling by 2**e is exact)."""
+    top = pd.Series(np.max(np.abs(values), axis=1) if values.shape[1] else np.zeros(len(values))).groupby(group).max()
+    e = np.frexp(top.to_numpy())[1]
+    frame = pd.DataFrame(np.ldexp(values, -e[group][:, None])).groupby(group, sort=True)
+    agg = (frame.median() if how == "median" else frame.mean()).to_numpy()
+    return np.ldexp(agg, e[:, None])
 
 
-def _prepared_rows(values, similarity, names) -> tuple:
-    kind = KINDS[similarity]
-    X = values - values.mean(axis=1, keepdims=True) if similarity == "correlation" else values
-    if kind != 1:
-        norms = np.sqrt(np.sum(X * X, axis=1))
-        zero = np.flatnonzero(norms == 0)
-        if zero.size:
-            raise ValueError(f"the profile of {str(names[zero[0]])!r} has {'all-zero features' if similarity != 'correlation' else 'the same value in every feature'}, so {similarity} "
-                             "similarity is undefined; drop it or use similarity='euclidean'")
-        X = X / norms[:, None]
-    return np.ascontiguousarray(X, dtype=np.float64), kind
+def _label_sets(sets, idx, starts, names, label_sep) -> tuple:
+    """(label set of each group, warnings): one set per perturbation; blank cells beside labelled
+    rows take the labels of their perturbation (named in a warning)."""
+    out, blanks = [], []
+    ends = np.append(starts[1:], idx.size)
+    for g, (a, b) in enumerate(zip(starts, ends)):
+        members = idx[a:b]
+        distinct = sorted({sets[i] for i in members} - {()})
+        if len(distinct) > 1:
+            raise ValueError(f"perturbation {str(names[g])!r} has different annotations in its rows "
+                             f"({' and '.join(repr((label_sep or '').join(d)) for d in distinct[:2])}); a "
+                             "perturbation carries one set of labels: make its rows agree")
+        if distinct:
+            blanks.extend(int(i) for i in members if not sets[i])
+        out.append(distinct[0] if distinct else ())
+    warnings = []
+    if len(blanks) == 1:
+        warnings.append(f"1 row with an empty annotation belongs to a perturbation whose other rows carry labels "
+                        f"(row {blanks[0]}); it was given those labels.")
+    elif blanks:
+        warnings.append(f"{len(blanks)} rows with an empty annotation belong to perturbations whose other rows "
+                        f"carry labels (rows {rows_text(sorted(blanks))}); they were given those labels.")
+    return out, warnings
+
+
+def _group_codes(codes, starts, names, columns, table, rows):
+    """The pair-rule codes of each group (one value per perturbation when replicates are aggregated)."""
+    lo = np.minimum.reduceat(codes, starts, axis=0)
+    hi = np.maximum.reduceat(codes, starts, axis=0)
+    bad = np.argwhere(lo != hi)
+    if bad.size:
+        g, c = bad[0]
+        ends = np.append(starts[1:], codes.shape[0])
+        seen = pd.unique(table[columns[c]].iloc[rows[starts[g]:ends[g]]])
+        raise ValueError(f"positives_differ_by column {columns[c]!r} holds several values for perturbation "
+                         f"{str(names[g])!r} ({_names(seen[:2])}); aggregated replicates carry one value: make its "
+                         "rows agree, or keep the replicates as profiles with aggregate='none'")
+    return np.ascontiguousarray(lo, dtype=np.int64)
 
 
 def prepare_profiles(table, perturbation, annotation, label_sep, aggregate, control, only, features,
-                     similarity, alpha) -> Profiles:
+                     similarity, alpha, nan="error", positives_differ_by=None) -> Profiles:
     """Check the table and build the :class:`Profiles` (rules in ``score_consistency``)."""
-    check_table(table, similarity)
+    check_table(table, similarity, features)
+    check_nan_mode(nan)
     if aggregate not in AGGREGATES:
         raise ValueError(f"aggregate must be one of {', '.join(AGGREGATES)}, got {aggregate!r}")
     pcol = check_column(table, perturbation, "perturbation")
@@ -115,74 +173,100 @@ def prepare_profiles(table, perturbation, annotation, label_sep, aggregate, cont
         raise ValueError("the annotation column must differ from the perturbation column")
     if label_sep is not None and (not isinstance(label_sep, str) or not label_sep):
         raise ValueError(f"label_sep must be a non-empty text such as '|', got {label_sep!r}")
-    controls = [] if control is None else [control] if isinstance(control, str) else [str(c) for c in control]
-    feats = _features(table, features, {pcol, acol})
-    warnings = []
-    names = table[pcol]
-    text = names.astype(str).to_numpy()
-    keep = names.notna().to_numpy() & ~np.isin(text, controls)
+    differ = check_differ_by(table, positives_differ_by, set())
+    if acol in differ:
+        raise ValueError(f"positives_differ_by column {acol!r} is the annotation column; give a column such as "
+                         "the plate or the well position")
+    controls = control_values(control, required=False)
+    read = label_rows(table, pcol)
+    keep, warnings = read.keep.copy(), list(read.warnings)
+    if controls:
+        is_ctl, unmatched = match_controls(read, controls, pcol)
+        keep &= ~is_ctl
+        warnings += unmatched
+    if not keep.any():
+        raise ValueError(f"no perturbation rows: column {pcol!r} is empty{' or a control' if controls else ''} in every row")
+    text = read.text[read.code]  # each row's perturbation as text (only kept rows are read)
     if only is not None:
         wanted = only_names(only, pcol, alpha)
+        present = set(read.text[np.unique(read.code[keep])].tolist())
+        missing = sorted(wanted - present)
+        if not wanted:
+            raise ValueError("only= keeps no perturbation (no row of the groups table is significant)")
+        if not wanted & present:
+            raise ValueError(f"no perturbation of the table is among the {len(wanted)} kept by only= ({_names(missing)}; "
+                             f"{close_values(missing[0], sorted(present))}): check it was written for this table "
+                             "and perturbation column")
+        if missing:
+            warnings.append(f"{len(missing)} of the {len(wanted)} perturbations kept by only= "
+                            f"{'is' if len(missing) == 1 else 'are'} not in the table (or only as controls): "
+                            f"{_names(missing)}.")
         keep &= np.isin(text, list(wanted))
-        if not keep.any():
-            raise ValueError(f"no perturbation of the table is among the {len(wanted)} kept by only= "
-                             "(check it was written for this table and perturbation column)")
+    feats, left_out = select_features(table, features, {pcol, acol, *differ})
     cells = table[acol].to_numpy()
     if label_sep is not None:
         used = [c for c in cells[keep] if isinstance(c, str)]
         if used and not any(label_sep in c for c in used):
             raise ValueError(f"the separator {label_sep!r} splits no annotation cell of column {acol!r} "
                              f"(e.g. {used[0]!r}); give the separator the cells use, or none")
-    sets = [split_labels(c, label_sep) for c in cells]
-    unlabelled = keep & np.array([len(s) == 0 for s in sets])
-    if unlabelled.any():
-        warnings.append(f"{int(unlabelled.sum())} rows without an annotation were left out.")
-    keep &= ~unlabelled
     idx = np.flatnonzero(keep)
     if idx.size == 0:
-        raise ValueError("no annotated perturbation rows are left once controls and rows without an annotation are dropped")
-    values = table[feats].to_numpy(dtype=float, na_value=np.nan)[idx]
-    bad = ~np.isfinite(values)
-    if bad.any():
-        col = int(np.flatnonzero(bad.any(axis=0))[0])
-        raise ValueError(f"feature column {str(feats[col])!r} has NaN or infinite values in {int(bad[:, col].sum())} "
-                         "perturbation rows; drop or impute them, or leave the column out with features=")
+        raise ValueError("no perturbation rows are left once controls and rows without a perturbation are dropped")
+    dropped = apply_nan_mode(feature_matrix(table, feats, idx), idx, feats, nan)
+    values, idx, feats = dropped.values, dropped.used, dropped.features
+    warnings.extend(dropped.warnings)
+    left_out = left_out + [(str(c), "missing values (nan='drop-features')") for c in dropped.dropped_features]
+    codes = differ_codes(table, differ, idx)
     order = np.lexsort(tuple(values.T[::-1]) + (text[idx],))  # canonical: by name, then features
     idx, values = idx[order], values[order]
+    codes = np.zeros((idx.size, 0), dtype=np.int64) if codes is None else codes[order]
     key = text[idx]
-    grp_sets, grp_first, group = [], [], np.empty(idx.size, dtype=np.int64)
-    for g, (k, members) in enumerate(pd.Series(np.arange(idx.size)).groupby(key, sort=True)):
-        members = members.to_numpy()
-        distinct = sorted({sets[i] for i in idx[members]})
-        if len(distinct) > 1:
-            raise ValueError(f"perturbation {k!r} has different annotations in its rows "
-                             f"({' and '.join(repr((label_sep or '').join(d)) for d in distinct[:2])}); a "
-                             "perturbation carries one set of labels: make its rows agree")
-        grp_sets.append(distinct[0])
-        grp_first.append(members)
-        group[members] = g
+    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+    group = np.cumsum(np.r_[True, key[1:] != key[:-1]]).astype(np.int64) - 1
+    G = starts.size
+    names = table[pcol]
+    grp_names = [names.iat[i] for i in idx[starts]]
+    sets = [split_labels(c, label_sep) for c in cells]
+    grp_sets, more = _label_sets(sets, idx, starts, grp_names, label_sep)
+    warnings.extend(more)
     if aggregate == "none":
-        X, group_of, rows = values, group, idx
+        X, group_of, rows, prof_names = values, group, idx, [names.iat[i] for i in idx]
     else:
-        frame = pd.DataFrame(values).groupby(key, sort=True)
-        X = (frame.median() if aggregate == "median" else frame.mean()).to_numpy()
-        group_of = np.arange(len(grp_sets), dtype=np.int64)
-        rows = np.array([int(idx[m].min()) for m in grp_first], dtype=np.int64)
-    prof_names = [names.iat[i] for i in idx] if aggregate == "none" else [names.iat[idx[m[0]]] for m in grp_first]
+        if G > MAX_PROFILES:
+            raise ValueError(f"{G:,} profiles; the limit is {MAX_PROFILES:,} (restrict to active perturbations with only=)")
+        X, group_of, prof_names = _aggregate(values, group, G, aggregate), np.arange(G, dtype=np.int64), grp_names
+        rows = np.minimum.reduceat(idx, starts)
+        codes = _group_codes(codes, starts, grp_names, differ, table, idx) if differ else codes[starts]
     if X.shape[0] > MAX_PROFILES:
         raise ValueError(f"{X.shape[0]:,} profiles; the limit is {MAX_PROFILES:,} (aggregate replicates, or "
                          "restrict to active perturbations with only=)")
-    X, kind = _prepared_rows(np.asarray(X, dtype=float), similarity, prof_names)
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    zero = np.flatnonzero(degenerate_rows(X, similarity))
+    if zero.size:
+        why = "the same value in every feature" if similarity == "correlation" else "all-zero features"
+        at = idx[[zero[0]]] if aggregate == "none" else idx[group == zero[0]]
+        raise ValueError(f"the profile of {str(prof_names[zero[0]])!r} (row{'s' if at.size > 1 else ''} "
+                         f"{rows_text(at)}) has {why}, so {similarity} "
+                         "similarity is undefined; drop it or use similarity='euclidean'")
+    X = scale_in_place(X, similarity, euclidean_exponent(X) if similarity == "euclidean" else 0)
+    unlabelled = [grp_names[g] for g in range(G) if not grp_sets[g]]
+    if unlabelled:
+        one = len(unlabelled) == 1
+        warnings.append(f"{len(unlabelled)} perturbation{'' if one else 's'} without an annotation ({_names(unlabelled)}) "
+                        f"{'is a negative' if one else 'are negatives'} of every query and never a query; drop "
+                        f"{'its' if one else 'their'} rows to leave {'it' if one else 'them'} out.")
     labels = sorted({lab for s in grp_sets for lab in s})
     lid = {lab: i for i, lab in enumerate(labels)}
     grp_lab = np.array([lid[lab] for s in grp_sets for lab in s], dtype=np.int64)
     grp_ptr = np.concatenate([[0], np.cumsum([len(s) for s in grp_sets])]).astype(np.int64)
-    owners = np.repeat(np.arange(len(grp_sets)), np.diff(grp_ptr))
+    owners = np.repeat(np.arange(G), np.diff(grp_ptr))
     lab_mem = owners[np.lexsort((owners, grp_lab))].astype(np.int64)
     lab_ptr = np.concatenate([[0], np.cumsum(np.bincount(grp_lab, minlength=len(labels)))]).astype(np.int64)
     gm = np.argsort(group_of, kind="mergesort").astype(np.int64)
-    gm_ptr = np.concatenate([[0], np.cumsum(np.bincount(group_of, minlength=len(grp_sets)))]).astype(np.int64)
+    gm_ptr = np.concatenate([[0], np.cumsum(np.bincount(group_of, minlength=G))]).astype(np.int64)
     lists = LabelLists(group=np.asarray(group_of, dtype=np.int64), gm_ptr=gm_ptr, gm=gm, grp_ptr=grp_ptr,
-                       grp_lab=grp_lab, lab_ptr=lab_ptr, lab_mem=lab_mem)
-    return Profiles(X=X, kind=kind, names=prof_names, rows=np.asarray(rows, dtype=np.int64), labels=labels,
-                    lists=lists, warnings=warnings, features=[str(f) for f in feats])
+                       grp_lab=grp_lab, lab_ptr=lab_ptr, lab_mem=lab_mem, codes=np.ascontiguousarray(codes))
+    return Profiles(X=X, kind=KINDS[similarity], names=prof_names, rows=np.asarray(rows, dtype=np.int64),
+                    labels=labels, lists=lists, warnings=warnings, features=[str(f) for f in feats],
+                    left_out=left_out, dropped_features=dropped.dropped_features, dropped_rows=dropped.dropped_rows,
+                    unlabelled=unlabelled)

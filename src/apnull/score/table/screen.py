@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -11,6 +10,7 @@ import pandas as pd
 from ...limits import SCORE_MAX_STRATUM_CONTROLS as MAX_STRATUM_CONTROLS
 from ...limits import check_column, check_stratum
 from .columns import select_features
+from .labels import control_values, label_rows, match_controls, text_codes
 from .matrix import duplicate_rows, euclidean_exponent, feature_matrix, scale_in_place
 from .perts import Pert, PertTable, group_rows, sorted_order
 from ..engine.memory import release_arrow
@@ -55,11 +55,16 @@ def canonical_order(X: np.ndarray, idx: np.ndarray) -> np.ndarray:
     return idx[sorted_order(X, np.zeros(idx.size, dtype=np.int64), idx)]  # = np.lexsort(X[idx].T[::-1])
 
 
-def check_table(table, similarity) -> None:
-    """ValueError unless ``table`` is a DataFrame with rows and ``similarity`` one of
-    :data:`SIMILARITIES` (the first checks of every scorer of a profile table)."""
+def check_table(table, similarity, features=None) -> None:
+    """The first checks of every scorer of a profile table: TypeError unless ``table`` is a DataFrame
+    and ``features`` None, a text (a regex) or a list of column names; ValueError for a table without
+    rows or a ``similarity`` not among :data:`SIMILARITIES`."""
     if not isinstance(table, pd.DataFrame):
-        raise ValueError("table must be a pandas DataFrame (use read_table to load a CSV or Parquet file)")
+        raise TypeError(f"table must be a pandas DataFrame (use read_table to load a CSV or Parquet file), "
+                        f"got {type(table).__name__}")
+    if features is not None and not isinstance(features, (str, list, tuple, pd.Index, np.ndarray)):
+        raise TypeError(f"features must be None, a regex (text) or a list of column names, got "
+                        f"{type(features).__name__} {repr(features)[:40]}")
     if table.shape[0] == 0:
         raise ValueError("the table has no rows")
     if similarity not in SIMILARITIES:
@@ -69,33 +74,17 @@ def check_table(table, similarity) -> None:
 def prepare_screen(table, perturbation, control, stratum, features, similarity, nan="error",
                    positives_differ_by=None) -> Screen:
     """Validate the table and build the :class:`Screen` (see ``score_profiles`` for the rules)."""
-    check_table(table, similarity)
+    check_table(table, similarity, features)
     check_nan_mode(nan)
     pcol = check_column(table, perturbation, "perturbation")
     scol = None if stratum is None else check_column(table, stratum, "stratum")
     check_stratum(scol, pcol)
     differ = check_differ_by(table, positives_differ_by, {pcol, scol})
-    controls = [control] if isinstance(control, str) else list(control or [])
-    if not controls or not all(isinstance(c, str) and c for c in controls):
-        raise ValueError("control must be a value (or list of values) of the perturbation column, e.g. 'DMSO'")
-    warnings = []
-    labels = table[pcol]
-    keep = labels.notna().to_numpy().copy()
-    if scol is not None:
-        keep &= table[scol].notna().to_numpy()
-    if not keep.all():
-        warnings.append(f"{int((~keep).sum())} rows with an empty perturbation"
-                        f"{' or stratum' if scol else ''} value were ignored (rows {rows_text(np.flatnonzero(~keep))}).")
-    lcode, ltext = text_codes(labels)
-    release_arrow()  # the hashing of a text column's values, before the feature matrix is made
-    keep &= lcode >= 0
-    is_ctl = np.isin(ltext, controls)[lcode] & keep
-    if not is_ctl.any():
-        seen = ltext[pd.unique(lcode[keep])]
-        close = difflib.get_close_matches(controls[0], [str(v) for v in seen], n=3, cutoff=0.5)
-        hint = (f"did you mean {', '.join(repr(c) for c in close)}?" if close else
-                f"values seen: {', '.join(repr(str(v)) for v in seen[:6])}{' ...' if len(seen) > 6 else ''}")
-        raise ValueError(f"no control rows: column {pcol!r} never equals {' or '.join(map(repr, controls))}; {hint}")
+    controls = control_values(control, required=True)
+    read = label_rows(table, pcol, scol)
+    keep, lcode, ltext = read.keep, read.code, read.text
+    is_ctl, unmatched = match_controls(read, controls, pcol)
+    warnings = read.warnings + unmatched
     feats, left_out = select_features(table, features, {pcol, *differ} | ({scol} if scol else set()))
     used = np.flatnonzero(keep)
     values = feature_matrix(table, feats, used)
@@ -169,20 +158,6 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
                   warnings=warnings, features=[str(f) for f in feats], left_out=left_out,
                   dropped_features=dropped.dropped_features, dropped_rows=dropped.dropped_rows, codes=codes,
                   columns=list(feats), exponent=exponent)
-
-
-def text_codes(column: pd.Series) -> tuple:
-    """(codes, texts): each value of ``column`` as text, ``texts[codes[i]] == str`` of value i (as
-    ``column.astype(str)`` gives it), codes -1 where the value is missing. Integer columns are
-    factorized as numbers (distinct integers have distinct texts), so no text is made per row."""
-    if pd.api.types.is_integer_dtype(column.dtype) and not isinstance(column.dtype, pd.CategoricalDtype):
-        codes, uniques = pd.factorize(column)
-        texts = pd.Index(uniques).astype(str)
-    else:
-        codes, texts = pd.factorize(column.astype(str))
-    out = np.empty(len(texts), dtype=object)
-    out[:] = [str(t) for t in texts]
-    return np.asarray(codes, dtype=np.int64), out
 
 
 def _ranks(texts: np.ndarray) -> np.ndarray:
