@@ -14,6 +14,8 @@ import math
 import os
 import time
 
+from ..score.engine.sequential import count_text, duration_text
+
 
 class UsageError(Exception):
     """Bad command-line input: reported as ``apnull: error: ...`` with exit status 2."""
@@ -126,16 +128,6 @@ def emit(args, out, result: dict, rows: list[tuple[str, object]] | None = None, 
     return 0
 
 
-def _seconds(seconds: float) -> str:
-    if seconds < 9.5:
-        return f"{seconds:.1f} s"
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
-
-
 def _alpha(text):
     try:
         value = float(text)
@@ -238,10 +230,9 @@ class Progress:
         self.rounds += 1
         if info.number == 0:
             return
-        when = "" if info.estimate is None else f", about {_seconds(info.estimate)}"
+        when = "" if info.estimate is None else f", about {duration_text(info.estimate)}"
         start = "\r\n" if self.tty and self.shown else ""
-        unit = info.label[:-1] if info.units == 1 and info.label.endswith("s") else info.label
-        self.err.write(f"{start}{self.label.split(':')[0]}: round {info.number + 1}: {info.units:,} {unit} near "
+        self.err.write(f"{start}{self.label.split(':')[0]}: round {info.number + 1}: {count_text(info.units, info.label)} near "
                        f"the decision line, refined to {info.target:,} draws each ({info.draws_so_far:,} draws so "
                        f"far; at most {info.draws_at_most:,} more{when})\n")
         self.err.flush()

@@ -40,7 +40,8 @@ from scipy.stats import beta
 from .executor import run_round, runner, thread_pool
 
 __all__ = ["CAP", "FIRST", "GROWTH", "H", "DELTA", "LEVELS", "schedule", "clopper_pearson", "undecided",
-           "still_open", "sequential_pvalue", "Rounds", "rounds_of", "Null", "Resolved", "RoundInfo", "resolve"]
+           "still_open", "sequential_pvalue", "Rounds", "rounds_of", "Null", "Resolved", "RoundInfo", "resolve",
+           "duration_text", "count_text"]
 
 CAP = 1_000_000     #: most draws of one unit
 FIRST = 100         #: draws of the first round
@@ -291,8 +292,8 @@ def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None
             round_info = RoundInfo(r, int(active.sum()), null.label, int(target), so_far, at_most, estimate)
             if budget is not None and estimate is not None and \
                     time.monotonic() - start - watch.seconds + estimate > budget:
-                why = (f"refining {round_info.units:,} {null.label} to {target:,} draws each would take about "
-                       f"{_duration(estimate)}, past the budget of {_duration(budget)}")
+                why = (f"refining {count_text(round_info.units, null.label)} to {target:,} draws each would take about "
+                       f"{duration_text(estimate)}, past the budget of {duration_text(budget)}")
                 break
             info.append(round_info)
             if hasattr(progress, "round"):
@@ -320,10 +321,17 @@ def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None
     return Resolved(p, L.astype(np.int64), bound, open_, time.monotonic() - start - watch.seconds, why, info)
 
 
-def _duration(seconds: float) -> str:
-    """A duration as people say it: 45 s, 12 min, 3.2 h."""
+def duration_text(seconds: float) -> str:
+    """A duration as people say it: "under 1 s", "45 s", "12 min", "3.2 h"."""
+    if seconds < 0.5:
+        return "under 1 s"
     if seconds < 90:
         return f"{seconds:.0f} s"
     if seconds < 5400:
         return f"{seconds / 60:.0f} min"
     return f"{seconds / 3600:.1f} h"
+
+
+def count_text(n: int, label: str) -> str:
+    """"1 label", "3 labels": a count with its noun (``label``, plural in -s)."""
+    return f"{n:,} {label[:-1] if n == 1 and label.endswith('s') else label}"
