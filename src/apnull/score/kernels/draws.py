@@ -43,9 +43,7 @@ from .chunks import continue_single, count_draw
 from .pool import Replicates, draw_assignment, evaluate, member_pool, pool_layout
 
 __all__ = ["PartRows", "Counts", "Observed", "replicates", "pool_codes", "pool_of", "NO_MEMBERS",
-           "draw_query", "continue_general",
-          
-           "continue_conditional", "mean_batch", "single_batch", "conditional_batch", "random_ap_rows"]
+           "draw_query", "continue_general", "continue_conditional", "mean_batch", "single_batch", "conditional_batch", "random_ap_rows"]
 
 
 @numba.njit(cache=True)
