@@ -104,7 +104,7 @@ def test_ranking_form(tmp_path):
     (["--permutations", "2.5"], "--permutations must be 'auto', 'all' or a whole number"),
     (["--seed", "x"], "--seed must be a whole number"),
     (["--workers", "2", "--scheduler", "tcp://h:1"], "not allowed with argument"),
-    (["--similarity", "jaccard"], "invalid choice"),
+    (["--similarity", "minkowski"], "invalid choice"),
     (["--features", "(("], "not a valid regex"),
     (["--out-queries", "/nonexistent-dir/q.csv"], "folder '/nonexistent-dir' does not exist"),
     (["--control", "DMS0"], "did you mean 'DMSO'"),

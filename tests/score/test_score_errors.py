@@ -28,7 +28,7 @@ def table():
     (dict(permutations=2_000_000), "between 1 and 1,000,000"),
     (dict(permutations=2.5), "whole number"),
     (dict(permutations="some"), "'all'"),
-    (dict(similarity="jaccard"), "similarity must be one of"),
+    (dict(similarity="minkowski"), "similarity must be one of"),
     (dict(null="bootstrap"), "null must be one of"),
     (dict(seed=-1), "seed"),
     (dict(workers=1, scheduler="tcp://x:1"), "not both"),

@@ -80,7 +80,7 @@ def test_result_shape_and_order():
     assert list(res.groups.columns) == ["Metadata_perturbation", "n_replicates", "mAP", "mAP_normalized", "p_value",
                                        "q_value", "significant", "null", "permutations", "p_value_bound"]
     # the scores, then the stratum and metadata of each row, so the table joins back to the screen
-    assert list(res.queries.columns) == ["row", "Metadata_perturbation", "m", "n", "ap", "precision_at_r",
+    assert list(res.queries.columns) == ["row", "Metadata_perturbation", "m", "n", "ap", "ap_normalized", "precision_at_r",
                                          "p_value", "q_value", "null", "permutations", "p_value_bound", "Metadata_plate",
                                          *[c for c in digits_screen().columns if c.startswith("Metadata_")][2:]]
     assert list(res.skipped.columns) == ["Metadata_perturbation", "reason"]

@@ -3,7 +3,8 @@
 Two forms:
 
 - profiles: ``apnull score FILE --perturbation COL [--control VALUE ...] [--stratum COL]
-  [--features REGEX] [--similarity S] [--null N] [--permutations auto|B|all] [--seed S]
+  [--features REGEX] [--similarity S] [--negatives controls|others] [--hierarchical-by COL] [--null N]
+  [--permutations auto|B|all] [--seed S]
   [--workers N | --scheduler ADDRESS] [--out-queries F] [--out-groups F] [--json]``
   (see :func:`apnull.score.score_profiles`);
 - rankings: ``apnull score FILE [--out-queries F] [--json]`` when FILE has the columns query, item,
@@ -27,8 +28,8 @@ import json
 import os
 import re
 
-from ..score import (MAX_FILE_BYTES, NULLS, RANKING_COLUMNS, SIMILARITIES, check_outputs, read_table, score_profiles,
-                     score_rankings, write_tables)
+from ..score import (MAX_FILE_BYTES, NULLS, RANKING_COLUMNS, SCORE_SIMILARITIES, check_outputs, read_table,
+                     score_profiles, score_rankings, write_tables)
 from . import _score_activity as activity
 from ._common import Progress, add_json, add_run_options, left_out_line, run_kwargs, writable_path
 from .tables import format_table, records
@@ -64,11 +65,13 @@ def add_parser(subparsers):
     p.add_argument("--perturbation", metavar="COL", action="append",
                    help="perturbation column (profiles form); repeat when several columns make a perturbation")
     p.add_argument("--control", metavar="VALUE", action="append",
-                   help="control value of the perturbation column; repeat for several (default DMSO)")
+                   help="control value of the perturbation column; repeat for several (default DMSO; none "
+                        "with --negatives others)")
     p.add_argument("--stratum", metavar="COL", help="plate/batch column: negatives and permutations stay inside it")
     p.add_argument("--features", metavar="REGEX", type=_regex,
                    help="feature columns by regex (default: numeric columns not starting with Metadata_)")
-    p.add_argument("--similarity", choices=SIMILARITIES, default="cosine", help="default cosine")
+    p.add_argument("--similarity", choices=SCORE_SIMILARITIES, default="cosine",
+                   help="default cosine; jaccard and hamming compare binary (0/1, true/false) features")
     p.add_argument("--null", choices=NULLS, default="permutation",
                    help="mAP null: permutation (exact, default); independent, copairs (approximate)")
     add_run_options(p, ("auto", "all"))
@@ -99,14 +102,14 @@ def run(args, out, err) -> int:
         summary = None
         skipped_rows = [{"query": str(q), "reason": r} for q, r in skipped]
     else:
-        res = score_profiles(table, perturbation=activity.perturbation_of(args), control=args.control or ["DMSO"],
+        res = score_profiles(table, perturbation=activity.perturbation_of(args), control=activity.control_of(args),
                              stratum=args.stratum, features=args.features, similarity=args.similarity,
                              null=args.null, progress=Progress(err, "apnull score: perturbations", after=3.0),
                              **run_kwargs(args), **activity.library_kwargs(args))
         groups, queries, warnings = res.groups, res.queries, res.warnings
         settings = dict(res.settings, form="profiles", file=args.file)
         skipped_rows = records(res.skipped)
-        summary = res.activity
+        groups, summary = activity.hierarchical(args, groups, res.activity)
     groups, queries = activity.rename(args, groups, queries)
     write_tables([(args.out_queries, queries), (args.out_groups if groups is not None else None, groups)])
     if args.json:

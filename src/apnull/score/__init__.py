@@ -30,11 +30,12 @@ from .results.summary import activity_line, to_copairs_names
 from .results.write import atomic_write, check_outputs, write_table, write_tables
 from .table.io import MAX_FILE_BYTES, read_table
 from .table.missing import NAN_MODES
-from .table.screen import SIMILARITIES
+from .table.screen import NEGATIVES, SCORE_SIMILARITIES, SIMILARITIES
 from .ties import tie_aware_ap, tie_aware_precision_at_r
 
 __all__ = ["score_profiles", "score_consistency", "ConsistencyResult", "score_rankings", "ScoreResult", "read_table",
            "tie_aware_ap", "tie_aware_precision_at_r", "benjamini_hochberg", "hierarchical_bh", "digits_screen",
-           "MAX_FILE_BYTES", "MAX_PERMUTATIONS", "SIMILARITIES", "NULLS", "NAN_MODES", "AGGREGATES", "RANKING_COLUMNS",
-           "RunOptions", "check_outputs", "write_table", "write_tables", "atomic_write", "p_text", "screen_plan", "ScreenPlan",
+           "MAX_FILE_BYTES", "MAX_PERMUTATIONS", "SIMILARITIES", "SCORE_SIMILARITIES", "NEGATIVES", "NULLS",
+           "NAN_MODES", "AGGREGATES", "RANKING_COLUMNS", "RunOptions", "check_outputs", "write_table", "write_tables",
+           "atomic_write", "p_text", "screen_plan", "ScreenPlan",
            "activity_line", "to_copairs_names"]

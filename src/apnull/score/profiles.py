@@ -92,15 +92,17 @@ class ScoreResult:
 
 
 def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=None, *, features=None,
-                   similarity="cosine", null="permutation", permutations="auto", seed=0, alpha=0.05, nan="error",
-                   positives_differ_by=None, scheduler=None, workers=None, threads=None, progress=None,
-                   budget=None) -> ScoreResult:
+                   similarity="cosine", negatives="controls", null="permutation", permutations="auto", seed=0,
+                   alpha=0.05, nan="error", positives_differ_by=None, scheduler=None, workers=None, threads=None,
+                   progress=None, budget=None) -> ScoreResult:
     """Per-query AP p-values and a calibrated mAP p-value per perturbation of a profiling screen.
 
     Queries (replicate retrieval): each replicate q of perturbation t (k replicates) ranks the other
     k - 1 replicates of t (positives, m = k - 1, from any stratum) and the controls of q's own
     stratum (negatives, n) by similarity to q, most similar first. AP is tie-aware (the mean over all
     orders of tied similarities; copairs instead ranks a tied positive first). mAP = mean of the k APs.
+    With ``negatives="others"`` the negatives are every other profile of q's stratum (the other
+    perturbations' replicates, and the controls if any).
 
     Parameters
     ----------
@@ -111,17 +113,31 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
         columns (e.g. compound and dose): each distinct combination is a perturbation, a row is a
         control when its first column is a control value, and the result tables show every column
         (see :mod:`apnull.score.table.keys`; ``null_maps`` then takes a tuple of values).
-    control : str or list of str
-        Control value(s) of the perturbation column (compared as text).
+    control : str, list of str or None
+        Control value(s) of the perturbation column (compared as text). None (a screen without
+        controls) only with ``negatives="others"``.
     stratum : str, optional
         Plate/batch column: negatives and permutations stay inside a stratum.
+    negatives : {"controls", "others"}
+        "controls" (default): a query's negatives are the controls of its stratum. "others": every
+        profile of its stratum not of its perturbation (copairs's ``neg_diffby=[perturbation]`` with
+        ``neg_sameby=[stratum]``); the null then permutes t's label among every profile of each
+        stratum (exact under exchangeability of t's replicates with the other profiles there), and a
+        query's exact law is that of its (m, n). A replicate whose stratum has no control (no other
+        profile, for "others") is left out and named in ``skipped``; its perturbation is scored from
+        the replicates it keeps.
     features : None, list of str or str
         None: every numeric column not starting with ``Metadata_`` (other than the two columns above);
         a list of columns; or a regex searched in the column names.
-    similarity : {"cosine", "correlation", "euclidean", "abs_cosine"}
+    similarity : {"cosine", "correlation", "euclidean", "abs_cosine", "manhattan", "chebyshev", "jaccard", "hamming"}
         Cosine of the raw rows; Pearson correlation (cosine of row-centred rows); Euclidean distance
         (ranked by minus the squared distance); absolute cosine |cos| (anti-correlated profiles count
-        as similar, as copairs's ``abs_cosine``).
+        as similar, as copairs's ``abs_cosine``); Manhattan (L1) and Chebyshev (largest difference)
+        distances (ranked by minus the distance: copairs's 1 / (1 + d) gives the same order); for
+        binary features (0/1 or true/false; another value is a ValueError naming it, and true/false
+        columns are features), Jaccard |x and y| / |x or y| (1 for two all-zero rows, as scipy) and
+        Hamming (ranked by minus the count of differing features). Binary features tie often: the
+        tie-aware AP averages over their orders.
     null : {"permutation", "independent", "copairs"}
         "permutation" (default, exact under exchangeability): in every stratum s, t's k_s replicates
         and the n_s controls form a pool; k_s members drawn without replacement take t's label, the
@@ -180,8 +196,11 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
         ``groups``: [<perturbation column(s)>, n_replicates, mAP, mAP_normalized, p_value, q_value,
         significant, null, permutations, p_value_bound], sorted by p_value then name; mAP_normalized
         = (mAP - E) / (1 - E), E the mean over t's queries of the exact E[AP](m, n); significant =
-        q_value <= alpha (see :mod:`apnull.score.results.summary`; ``.activity`` counts them); ``queries``:
-        [row, <perturbation column(s)>, m, n, ap, precision_at_r, p_value, q_value, null,
+        q_value <= alpha (see :mod:`apnull.score.results.summary`; ``.activity`` counts them). For
+        families of perturbations (a compound's doses, ``perturbation=[compound, dose]``) the two-stage
+        FDR is :func:`apnull.score.hierarchical_bh` ``(res.groups, by=compound)``. ``queries``:
+        [row, <perturbation column(s)>, m, n, ap, ap_normalized ((AP - E) / (1 - E), E = E[AP](m, n)
+        of that query), precision_at_r, p_value, q_value, null,
         permutations, p_value_bound, <stratum>, <metadata columns>...], ``row`` the 0-based position
         among the input's data rows, then the stratum and every text or ``Metadata_*`` column of that
         row. ``permutations``: null draws the p-value used (0 for an exact law); ``p_value_bound``: no
@@ -221,8 +240,8 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
     1               digit_8             4  0.946     0.01
     2                weak_6             4  0.597     0.01
     3               null_08             4  0.511     0.04
-    >>> len(res.queries), list(res.queries.columns)[:8]  # one row per replicate query
-    (44, ['row', 'Metadata_perturbation', 'm', 'n', 'ap', 'precision_at_r', 'p_value', 'q_value'])
+    >>> len(res.queries), list(res.queries.columns)[:7]  # one row per replicate query
+    (44, ['row', 'Metadata_perturbation', 'm', 'n', 'ap', 'ap_normalized', 'precision_at_r'])
     >>> res.queries["null"].iat[0]  # one replicate per plate: the positives sit on other plates
     'conditional permutation'
     """
@@ -231,7 +250,7 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
                               scheduler=scheduler, progress=progress, budget=budget, null=null)
     keyed = combine_columns(table, perturbation, control, stratum)
     screen = prepare_screen(keyed.table, keyed.column, control, stratum, features, similarity, nan,
-                            positives_differ_by)
+                            positives_differ_by, negatives)
     keyed = keyed._replace(table=None)  # a copy made for several perturbation columns is not needed again
     _check_exact_sizes(screen, opts)
     release_memory()  # the preparation's freed temporaries go back to the system before the rounds
@@ -239,8 +258,10 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
     scored = pvalues(screen, scores, null, opts.permutations, query_p, opts.seed)
     del scores, query_p
     pname = _outputs.output_name(keyed.column)
-    settings = dict(perturbation=perturbation, control=[control] if isinstance(control, str) else list(control),
-                    stratum=stratum, features=len(screen.features), similarity=similarity, null=null,
+    settings = dict(perturbation=perturbation,
+                    control=[control] if isinstance(control, str) else list(control or []),
+                    stratum=stratum, features=len(screen.features), similarity=similarity, negatives=negatives,
+                    null=null,
                     permutations=opts.permutations, seed=opts.seed, nan=nan,
                     dropped_features=list(screen.dropped_features), dropped_rows=list(screen.dropped_rows),
                     alpha=opts.alpha, positives_differ_by=positives_differ_by,
@@ -277,8 +298,9 @@ def _check_exact_sizes(screen: Screen, opts: RunOptions) -> None:
     """For ``permutations="all"``: ValueError if a perturbation has more assignments than the limit."""
     if opts.permutations != "all":
         return
+    inside = screen.negatives == "others"  # the pool holds the replicates among its members
     for p in screen.perts:  # only for "all": screens small enough to enumerate
-        sizes = [(len(r), len(screen.controls[s])) for r, s in zip(p.reps, p.strata)]
+        sizes = [(len(r), len(screen.controls[s]) - (len(r) if inside else 0)) for r, s in zip(p.reps, p.strata)]
         count = assignment_count(sizes)
         if count > MAX_EXACT_ASSIGNMENTS:
             raise ValueError(f"permutations='all' would enumerate {count:,} assignments for {p.name!r} "

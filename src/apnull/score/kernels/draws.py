@@ -40,10 +40,10 @@ import numpy as np
 
 from ...streams import draw_distinct
 from .chunks import continue_single, count_draw
-from .pool import Replicates, draw_assignment, evaluate, pool_layout
+from .pool import Replicates, draw_assignment, evaluate, member_pool, pool_layout
 
-__all__ = ["PartRows", "Counts", "Observed", "replicates", "pool_codes", "draw_query", "continue_general",
-           "continue_conditional", "mean_batch", "single_batch", "conditional_batch", "random_ap_rows"]
+__all__ = ["PartRows", "Counts", "Observed", "replicates", "pool_codes", "pool_of", "NO_MEMBERS",
+           "draw_query", "continue_general", "continue_conditional", "mean_batch", "single_batch", "conditional_batch", "random_ap_rows"]
 
 
 @numba.njit(cache=True)
@@ -133,12 +133,18 @@ def continue_conditional(pool, controls, kind, rep_str, keys, counters, drawn, r
                 break
 
 
+#: ``PartRows.members`` of the control design: the replicates are not members of the control tables.
+NO_MEMBERS = np.zeros(0, dtype=np.int64)
+
+
 class PartRows(NamedTuple):
     """Some perturbations' rows and streams as the batch kernels read them (a part's arrays: see
     :class:`apnull.score.nulls.permutation.Part`). Perturbation j has replicates ``qoff[j]`` ..
     ``qoff[j + 1] - 1`` (rows ``X[rows[...]]``, grouped by stratum) and segments (its strata)
     ``soff[j]`` .. ``soff[j + 1] - 1``, each with ``seg_len`` replicates, the position ``seg_comp`` of its
-    stratum in the component's :class:`.controls.ControlRows`, and its stream key ``keys``."""
+    stratum in the component's :class:`.controls.ControlRows`, and its stream key ``keys``. With
+    negatives="others", ``members`` gives each replicate's position in its stratum's pool (the control
+    tables hold every profile; :func:`.pool.member_pool`); empty for the control design."""
 
     X: np.ndarray            #: (rows, d) float64
     rows: np.ndarray         #: (q,) int64 row in ``X`` of each replicate
@@ -148,6 +154,7 @@ class PartRows(NamedTuple):
     seg_comp: np.ndarray     #: (s,) int64
     keys: np.ndarray         #: (s,) uint64
     rep_codes: np.ndarray    #: (q, C) int64 pair-rule codes of each replicate (C = 0: no rule)
+    members: np.ndarray = NO_MEMBERS  #: (q,) int64 position of each replicate in its stratum's pool, or empty
 
 
 class Counts(NamedTuple):
@@ -188,10 +195,28 @@ def replicates(part, j):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
+def pool_of(part, j, reps, controls, kind, draws):  # pragma: no cover - compiled
+    """The :class:`.pool.Pool` of perturbation j of ``part``: :func:`.pool.pool_layout` (its replicates
+    then the controls of each stratum; ``draws`` assignments expected), or with ``part.members``
+    (negatives="others") :func:`.pool.member_pool` (every profile of a stratum, the replicates among them)."""
+    if part.members.size > 0:
+        a = part.qoff[j]
+        return member_pool(reps, part.members[a:a + reps.X.shape[0]], controls)
+    return pool_layout(reps, controls, kind, draws)
+
+
+@numba.njit(cache=True)
+def none_of(reps):  # pragma: no cover - compiled
+    """``reps`` with no replicate rows (its strata kept): the pool layout of negatives="others"."""
+    return Replicates(reps.X[:0], reps.stratum[:0], reps.strata)
+
+
+@numba.njit(cache=True)
 def pool_codes(rep_codes, ctl_codes, controls, reps, a, out):  # pragma: no cover - compiled
     """``out`` (P, C) filled with the pair-rule codes of the pool members in pool order (per stratum its
     replicates, whose codes start at row ``a`` of ``rep_codes``, then its controls, rows of ``ctl_codes``
-    aligned with ``controls.X``); returns ``out``, or it unchanged with no column (no rule)."""
+    aligned with ``controls.X``; with ``reps`` of no rows, the controls only: negatives="others", whose
+    replicates are among them); returns ``out``, or it unchanged with no column (no rule)."""
     C = out.shape[1]
     if C == 0:
         return out
@@ -239,13 +264,14 @@ def mean_batch(part, controls, ctl_codes, kind, pos, counts, target, h, tol, obs
         reps = replicates(part, j)
         k = reps.X.shape[0]
         J = reps.strata.size
-        P = k
+        in_pool = part.members.size > 0
+        P = 0 if in_pool else k
         for s in range(J):
             P += controls.size[reps.strata[s]]
         C = ctl_codes.shape[1]
-        codes = pool_codes(part.rep_codes, ctl_codes, controls, reps, part.qoff[j],
-                           np.empty((P if C > 0 else 0, C), dtype=np.int64))
-        pool = pool_layout(reps, controls, kind, target - counts.drawn[t])
+        codes = pool_codes(part.rep_codes, ctl_codes, controls, reps if not in_pool else none_of(reps),
+                           part.qoff[j], np.empty((P if C > 0 else 0, C), dtype=np.int64))
+        pool = pool_of(part, j, reps, controls, kind, target - counts.drawn[t])
         m = _observe(pool, controls, kind, codes, observed.ap[q:q + k], observed.pr[q:q + k])
         observed.maps[t] = m
         counts.drawn[t], counts.reached[t], counts.stopped[t] = continue_general(
@@ -287,7 +313,7 @@ def conditional_batch(part, controls, kind, pos, keys, counts, active, target, h
         j = pos[t]
         reps = replicates(part, j)
         k = reps.X.shape[0]
-        pool = pool_layout(reps, controls, kind, target)
+        pool = pool_of(part, j, reps, controls, kind, target)
         _observe(pool, controls, kind, no_codes, ap[q:q + k], np.empty(k))
         continue_conditional(pool, controls, kind, reps.stratum, keys[q:q + k], counts.counters[q:q + k],
                              counts.drawn[q:q + k], counts.reached[q:q + k], active[q:q + k], target, h, tol,

@@ -3,7 +3,10 @@
 Pool layout of perturbation t (:class:`Pool`, built by :func:`pool_layout`): for each stratum s of t,
 in order, the k_s replicates of t there followed by the n_s controls there. An *assignment* D lists,
 for each stratum in the same order, the k_s pool members that carry t's label; the observed
-assignment is t's own replicates. :func:`evaluate` scores one assignment (every query's tie-aware AP
+assignment is t's own replicates. With negatives="others" (:func:`member_pool`) a stratum's pool is
+every profile there, held in the component's control tables, t's replicates among them: the pool of
+stratum s is its n_s profiles, an assignment draws k_s of them, the observed one is the replicates'
+positions, and every pair is counted on the control tables. :func:`evaluate` scores one assignment (every query's tie-aware AP
 and Precision@R from counts over the pools, and the mean AP), with the pair rule as a mask.
 
 Everything here is deterministic scalar code (no BLAS, no threads, no fastmath), so the same inputs
@@ -23,7 +26,7 @@ from .ranking import count_sorted, walk_counts
 from .similarity import sim, sim_rows
 from .sort import sort_work, stable_argsort
 
-__all__ = ["Replicates", "Pool", "pool_layout", "replicate_sims", "replicate_ranks", "rank_members",
+__all__ = ["Replicates", "Pool", "pool_layout", "member_pool", "replicate_sims", "replicate_ranks", "rank_members",
            "replicate_counts", "equal_below", "shares_code", "evaluate", "draw_assignment", "NO_CODES", "RANK_TABLE_RATIO"]
 
 #: ``codes`` of a pool without a pair rule: no column.
@@ -57,6 +60,7 @@ class Pool(NamedTuple):
     eq: np.ndarray              #: (k, P) controls of r's stratum as similar to r as member g (same stratum only)
     #: (one stratum: ``sorted_rc``, ``gt`` and ``eq`` have no columns; :func:`replicate_counts` counts when asked)
     observed: np.ndarray        #: (k,) the observed assignment: pool index of each replicate of t
+    take: np.ndarray            #: (J,) members of stratum s's pool an assignment draws (k_s)
 
 
 @numba.njit(cache=True)
@@ -195,7 +199,48 @@ def pool_layout(reps, controls, kind, draws):  # pragma: no cover - compiled
     for r in range(k):
         s = rep_str[r]
         D0[r] = poff[s] + r - s_lo[s]
-    return Pool(g_str, g_rep, g_row, g_ctl, s_n, t_strata, s_lo, s_hi, poff, simRP, sortedRC, gtR, eqR, D0)
+    return Pool(g_str, g_rep, g_row, g_ctl, s_n, t_strata, s_lo, s_hi, poff, simRP, sortedRC, gtR, eqR, D0,
+                s_hi - s_lo)
+
+
+@numba.njit(cache=True)
+def member_pool(reps, members, controls):  # pragma: no cover - compiled
+    """The :class:`Pool` of perturbation t when every profile of a stratum is in its pool
+    (negatives="others"): stratum s's pool is the component's stratum ``reps.strata[s]`` of
+    ``controls`` (every profile there, t's replicates among them: ``members[r]`` is replicate r's
+    position in its stratum's pool). No member is a replicate in the layout's sense (empty replicate
+    ranges, no replicate similarity table), so :func:`evaluate` counts every pair on the control
+    tables; an assignment draws ``take[s]`` = k_s members of each stratum; the observed assignment is
+    the replicates' positions."""
+    t_strata = reps.strata
+    k = reps.X.shape[0]
+    J = t_strata.size
+    s_n = np.empty(J, dtype=np.int64)
+    poff = np.empty(J, dtype=np.int64)
+    take = np.zeros(J, dtype=np.int64)
+    P = np.int64(0)
+    for s in range(J):
+        s_n[s] = controls.size[t_strata[s]]
+        poff[s] = P
+        P += s_n[s]
+    for r in range(k):
+        take[reps.stratum[r]] += 1
+    g_str = np.empty(P, dtype=np.int64)
+    g_row = np.empty(P, dtype=np.int64)
+    g_ctl = np.empty(P, dtype=np.int64)
+    for s in range(J):
+        for c in range(s_n[s]):
+            g = poff[s] + c
+            g_str[g] = s
+            g_row[g] = controls.start[t_strata[s]] + c
+            g_ctl[g] = c
+    D0 = np.empty(k, dtype=np.int64)
+    for r in range(k):
+        D0[r] = poff[reps.stratum[r]] + members[r]
+    none = np.zeros(J, dtype=np.int64)
+    return Pool(g_str, np.full(P, -1, dtype=np.int64), g_row, g_ctl, s_n, t_strata.copy(), none, none.copy(), poff,
+                np.empty((k, 0)), np.empty((k, 0)), np.zeros((k, 0), dtype=np.int64), np.zeros((k, 0), dtype=np.int64),
+                D0, take)
 
 
 @numba.njit(cache=True, inline="always")
@@ -321,11 +366,12 @@ def evaluate(D, want, ap_out, pr_out, fwork, iwork, controls, pool, kind, codes)
 @numba.njit(cache=True)
 def draw_assignment(pool, keys, counters, D):  # pragma: no cover - compiled
     """One random assignment into D (k pool indices), continuing each stratum's stream at counters[s]:
-    stratum s takes k_s distinct members of pool_s from the stream keys[s], starting at uniform index
-    counters[s] (updated in place)."""
+    stratum s takes k_s = ``pool.take[s]`` distinct members of pool_s (its replicates and controls) from
+    the stream keys[s], starting at uniform index counters[s] (updated in place)."""
     pos = np.int64(0)
     none = np.int64(-1)
     for s in range(keys.size):
-        ks = pool.rep_hi[s] - pool.rep_lo[s]
-        counters[s] = draw_distinct(keys[s], counters[s], ks + pool.n[s], pool.offset[s], D, pos, ks, none)
+        ks = pool.take[s]
+        size = pool.rep_hi[s] - pool.rep_lo[s] + pool.n[s]
+        counters[s] = draw_distinct(keys[s], counters[s], size, pool.offset[s], D, pos, ks, none)
         pos += ks

@@ -3,7 +3,10 @@ rows at a fraction of its cost with the same bits (``sim_block4``, ``sim_rows``)
 
 Similarity ``kind``: 0 = dot product of prepared rows (cosine and correlation rows are centred and/or
 normalised beforehand), 1 = minus the squared Euclidean distance, 2 = absolute dot product (absolute
-cosine of normalised rows). All are exactly symmetric. Deterministic scalar code (no BLAS, no
+cosine of normalised rows), 3 = minus the Manhattan (L1) distance (on 0/1 rows: minus the Hamming
+count), 4 = minus the Chebyshev (L-infinity) distance, 5 = Jaccard similarity of 0/1 rows
+(|x and y| / |x or y|, 1 when both rows are all zero, as ``scipy.spatial.distance.jaccard`` gives distance
+0 there). All are exactly symmetric (|x - y| = |y - x|, products commute, max is symmetric). Deterministic scalar code (no BLAS, no
 threads, no fastmath): the same inputs give the same bits in any process.
 
 Blocks:
@@ -51,19 +54,36 @@ def prefetch(typingctx, arr, idx):  # pragma: no cover - compiled
     return sig, codegen
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)  # not inline="always": numba's IR inlining of its six branches gave wrong values
 def sim(X, i, Y, j, kind):  # pragma: no cover - compiled
-    """Similarity of row i of X and row j of Y: dot product (kind 0), -squared distance (kind 1) or
-    absolute dot product (kind 2). Exactly symmetric."""
+    """Similarity of row i of X and row j of Y: dot product (kind 0), -squared distance (kind 1),
+    absolute dot product (kind 2), -L1 distance (kind 3), -L-infinity distance (kind 4) or Jaccard of
+    0/1 rows (kind 5). Sums run over the features in order, from 0.0. Exactly symmetric."""
     s = 0.0
-    if kind != 1:
+    if kind == 0 or kind == 2:
         for t in range(X.shape[1]):
             s += X[i, t] * Y[j, t]
         return abs(s) if kind == 2 else s
+    if kind == 1:
+        for t in range(X.shape[1]):
+            diff = X[i, t] - Y[j, t]
+            s += diff * diff
+        return -s
+    if kind == 3:
+        for t in range(X.shape[1]):
+            s += abs(X[i, t] - Y[j, t])
+        return -s
+    if kind == 4:
+        for t in range(X.shape[1]):
+            s = max(s, abs(X[i, t] - Y[j, t]))
+        return -s
+    union = 0.0  # kind 5: 0/1 values, so both counts are exact integers
     for t in range(X.shape[1]):
-        diff = X[i, t] - Y[j, t]
-        s += diff * diff
-    return -s
+        x = X[i, t]
+        y = Y[j, t]
+        s += x * y
+        union += max(x, y)
+    return s / union if union > 0.0 else 1.0
 
 
 @numba.njit(cache=True)
@@ -78,7 +98,7 @@ def sim_block4(A, a, XT, c0, c1, kind, out, r0, o0):  # pragma: no cover - compi
     o_1 = out[r0 + 1, o0:o0 + w]
     o_2 = out[r0 + 2, o0:o0 + w]
     o_3 = out[r0 + 3, o0:o0 + w]
-    if kind != 1:
+    if kind == 0 or kind == 2:
         t = np.int64(0)
         while t + 2 <= d:
             p0, p1, p2, p3 = A[a, t], A[a + 1, t], A[a + 2, t], A[a + 3, t]
@@ -109,19 +129,38 @@ def sim_block4(A, a, XT, c0, c1, kind, out, r0, o0):  # pragma: no cover - compi
                 o_2[c] = abs(o_2[c])
                 o_3[c] = abs(o_3[c])
         return
-    for t in range(d):
-        p0, p1, p2, p3 = A[a, t], A[a + 1, t], A[a + 2, t], A[a + 3, t]
-        T0 = XT[t, c0:c1]
-        for c in range(w):
-            y0 = T0[c]
-            e0 = p0 - y0
-            e1 = p1 - y0
-            e2 = p2 - y0
-            e3 = p3 - y0
-            o_0[c] = o_0[c] + e0 * e0
-            o_1[c] = o_1[c] + e1 * e1
-            o_2[c] = o_2[c] + e2 * e2
-            o_3[c] = o_3[c] + e3 * e3
+    if kind == 3 or kind == 4:  # L1: sums of |differences|; L-infinity: their maxima (one step each)
+        for t in range(d):
+            p0, p1, p2, p3 = A[a, t], A[a + 1, t], A[a + 2, t], A[a + 3, t]
+            T0 = XT[t, c0:c1]
+            if kind == 3:
+                for c in range(w):
+                    y0 = T0[c]
+                    o_0[c] = o_0[c] + abs(p0 - y0)
+                    o_1[c] = o_1[c] + abs(p1 - y0)
+                    o_2[c] = o_2[c] + abs(p2 - y0)
+                    o_3[c] = o_3[c] + abs(p3 - y0)
+            else:
+                for c in range(w):
+                    y0 = T0[c]
+                    o_0[c] = max(o_0[c], abs(p0 - y0))
+                    o_1[c] = max(o_1[c], abs(p1 - y0))
+                    o_2[c] = max(o_2[c], abs(p2 - y0))
+                    o_3[c] = max(o_3[c], abs(p3 - y0))
+    else:
+        for t in range(d):
+            p0, p1, p2, p3 = A[a, t], A[a + 1, t], A[a + 2, t], A[a + 3, t]
+            T0 = XT[t, c0:c1]
+            for c in range(w):
+                y0 = T0[c]
+                e0 = p0 - y0
+                e1 = p1 - y0
+                e2 = p2 - y0
+                e3 = p3 - y0
+                o_0[c] = o_0[c] + e0 * e0
+                o_1[c] = o_1[c] + e1 * e1
+                o_2[c] = o_2[c] + e2 * e2
+                o_3[c] = o_3[c] + e3 * e3
     for c in range(w):
         o_0[c] = -o_0[c]
         o_1[c] = -o_1[c]
@@ -134,9 +173,10 @@ def sim_rows(A, a0, a1, X, XT, c0, c1, kind, out, r0, o0):  # pragma: no cover -
     """out[r0 + a - a0, o0 + c - c0] = sim(A, a, X, c, kind) for a0 <= a < a1, c0 <= c < c1.
 
     Four rows at a time by :func:`sim_block4`; the last one to three rows by ``sim`` (same bits).
+    Jaccard (kind 5) takes ``sim`` for every pair (binary screens are small).
     """
     a = a0
-    while a + 4 <= a1:
+    while a + 4 <= a1 and kind != 5:
         sim_block4(A, a, XT, c0, c1, kind, out, r0 + a - a0, o0)
         a += 4
     while a < a1:

@@ -139,13 +139,13 @@ def query_pvalues(work, scores, laws, seed, permutations, client=None, threads=N
     single = np.repeat(np.diff(pt.soff) == 1, k)  # the exact law: every positive shares the query's stratum
     out = QueryP(np.empty(Q), ~single, np.zeros(Q, dtype=np.int64), np.zeros(Q, dtype=bool), np.zeros(Q, dtype=bool))
     if single.any():  # the laws' work is per (m, n), not per query; chunks of queries bound the temporaries
-        ctl = np.array([len(screen.controls.get(s, ())) for s in pt.strata], dtype=np.int64)
-        qpert, seg = pt.query_pert(), pt.query_segment()
+        ns = screen.query_negatives()
+        qpert = pt.query_pert()
         for a in range(0, Q, QUERY_CHUNK):
             pos = a + np.flatnonzero(single[a:a + QUERY_CHUNK])
             if pos.size:
-                out.p[pos] = laws.query_pvalues(k[qpert[pos]] - 1, ctl[pt.seg_stratum[seg[pos]]], scores.ap[pos])
-        del qpert, seg
+                out.p[pos] = laws.query_pvalues(k[qpert[pos]] - 1, ns[pos], scores.ap[pos])
+        del qpert, ns
     where, res = conditional_pvalues(work, seed, permutations, out.p[single], client, threads, budget)
     if res is not None:
         out.p[where], out.permutations[where], out.bound[where], out.open[where] = (res.p_value, res.drawn,

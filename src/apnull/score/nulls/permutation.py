@@ -4,7 +4,9 @@ For perturbation t, in every stratum s, t's k_s replicates and the n_s controls 
 a null draw takes k_s members of each pool, uniformly without replacement (stratum s from the stream
 keyed by (seed, t, s)), gives them t's label (the other members act as controls), and recomputes the
 k APs and their mean. Exact under exchangeability of t's replicates and the controls within each
-stratum. The pair rule (``positives_differ_by``) is a mask on the same draws (:func:`..kernels.pool.
+stratum. With negatives="others" the pool of stratum s is every profile there (controls, t's
+replicates and the other perturbations' replicates): a draw takes k_s of them, the rest are the
+negatives; exact under exchangeability of t's replicates with the other profiles of their stratum. The pair rule (``positives_differ_by``) is a mask on the same draws (:func:`..kernels.pool.
 evaluate`). With ``permutations="all"`` every assignment is enumerated.
 
 The work (:class:`ScreenWork`) is the screen cut into *components*: strata linked by perturbations
@@ -32,7 +34,7 @@ from ..engine.executor import offsets, ranges
 from ..engine.sequential import Null
 from ..kernels.chunks import FIRST_CHUNK
 from ..kernels.controls import ControlRows, control_rows
-from ..kernels.draws import Counts, Observed, PartRows
+from ..kernels.draws import NO_MEMBERS, Counts, Observed, PartRows
 from ..kernels.draws import mean_batch as _mean_kernel
 from ..kernels.draws import single_batch as _single_kernel
 from ..table.perts import components_of
@@ -166,9 +168,10 @@ class ScreenWork:
         X = np.ascontiguousarray(sc.X[rows]) if copy else sc.X
         rep_codes = (np.ascontiguousarray(codes[rows]) if codes is not None else
                      np.zeros((rows.size, 0), dtype=np.int64))
+        members = NO_MEMBERS if sc.member is None else np.ascontiguousarray(sc.member[rows])
         arrays = PartRows(X, np.arange(rows.size) if copy else rows, offsets(pt.qoff[index + 1] - pt.qoff[index]),
                           offsets(pt.soff[index + 1] - pt.soff[index]), pt.seg_len[segs], where[pt.seg_stratum[segs]],
-                          self.keys[segs], rep_codes)
+                          self.keys[segs], rep_codes, members)
         return Part(built, comp_of[index], index, arrays, sc.kind, ctl_codes)
 
 
@@ -194,7 +197,8 @@ def mean_batch(part: Part, pos, st, target, h, exhaustive=False, keep=0):
     counts = Counts(st["counters"].copy(), st["drawn"].copy(), st["reached"].copy(), np.zeros(n, dtype=bool))
     seen = Observed(np.empty(qo[-1]), np.empty(qo[-1]), np.empty(n))
     values = np.full((n, keep), np.nan)
-    single = (np.diff(so) == 1) & (arr.rep_codes.shape[1] == 0) & (np.diff(qo) >= 2) & (not exhaustive)
+    single = ((np.diff(so) == 1) & (arr.rep_codes.shape[1] == 0) & (np.diff(qo) >= 2) & (not exhaustive)
+              & (arr.members.size == 0))  # negatives="others": one draw at a time
     comp_of = part.comp_of[pos]
     cuts = np.concatenate([[0], np.flatnonzero(np.diff(comp_of) | np.diff(single.astype(np.int64))) + 1, [n]])
     for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
@@ -234,10 +238,13 @@ def _observed(seen: Observed, t: slice, queries: slice) -> Observed:
 
 
 def _sizes(part: Part, controls: ControlRows, j: int) -> list:
-    """[(k_s, n_s)] of perturbation j's strata in a part."""
+    """[(k_s, n_s)] of perturbation j's strata in a part: its pool of stratum s has k_s + n_s members
+    (with negatives="others", the control tables hold the k_s replicates among them)."""
     a = part.arrays
     segs = range(int(a.soff[j]), int(a.soff[j + 1]))
-    return [(int(a.seg_len[g]), int(controls.size[a.seg_comp[g]])) for g in segs]
+    inside = a.members.size > 0
+    return [(int(a.seg_len[g]), int(controls.size[a.seg_comp[g]]) - (int(a.seg_len[g]) if inside else 0))
+            for g in segs]
 
 
 def mean_null(work: ScreenWork, *, exhaustive=False, keep=0) -> Null:

@@ -7,6 +7,9 @@ Applied to the result tables of :func:`apnull.score.score_profiles`:
 - ``mAP_normalized`` = (mAP - E) / (1 - E), with E the exact null mean of the perturbation's mAP:
   the mean over its queries of E[AP](m, n) (:func:`apnull.expected_ap`; m, n the query's positives
   and negatives). 0 is chance level, 1 a perfect retrieval, negative below chance;
+- ``ap_normalized`` (query table) = (AP - E) / (1 - E), E = E[AP](m, n) of that query: copairs's
+  ``normalized_average_precision`` but not clipped to [-1, 1] (copairs clips; the lowest AP of a
+  query with few negatives, e.g. m = 2, n = 1, lies below -1 on this scale);
 - :func:`activity_summary`: k perturbations significant out of n scored;
 - :func:`to_copairs_names`: the same tables under copairs's column names.
 """
@@ -20,23 +23,36 @@ import pandas as pd
 
 from ...exact import expected_ap
 
-__all__ = ["add_activity_columns", "activity_summary", "activity_line", "to_copairs_names",
+__all__ = ["expected_ap_of", "normalized_ap", "add_activity_columns", "activity_summary", "activity_line", "to_copairs_names",
            "COPAIRS_GROUP_NAMES", "COPAIRS_QUERY_NAMES"]
 
 #: apnull group columns -> copairs ``mean_average_precision`` columns.
 COPAIRS_GROUP_NAMES = {"mAP": "mean_average_precision", "q_value": "corrected_p_value",
-                       "significant": "below_corrected_p"}
+                       "significant": "below_corrected_p", "stage1_q_value": "stage1_corrected_p_value"}
 #: apnull query columns -> copairs ``average_precision`` columns (n is replaced by n_total_pairs = m + n).
-COPAIRS_QUERY_NAMES = {"ap": "average_precision", "m": "n_pos_pairs", "q_value": "corrected_p_value"}
+COPAIRS_QUERY_NAMES = {"ap": "average_precision", "ap_normalized": "normalized_average_precision",
+                       "m": "n_pos_pairs", "q_value": "corrected_p_value"}
+
+
+def expected_ap_of(m, n) -> np.ndarray:
+    """The exact E[AP](m, n) of each entry (:func:`apnull.expected_ap`), computed once per distinct (m, n)."""
+    m = np.asarray(m).astype(np.int64)
+    n = np.asarray(n).astype(np.int64)
+    key = m * (int(n.max()) + 1) + n if n.size else n  # one integer per (m, n) (sizes are >= 0)
+    _, first, which = np.unique(key, return_index=True, return_inverse=True)
+    return np.array([expected_ap(int(m[i]), int(n[i])) for i in first], dtype=float)[which.reshape(-1)]
+
+
+def normalized_ap(ap, m, n) -> np.ndarray:
+    """(AP - E) / (1 - E) of each query, E = E[AP](m, n) (:func:`expected_ap_of`); NaN where E = 1 (n = 0)."""
+    E = expected_ap_of(m, n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(E < 1.0, (np.asarray(ap, dtype=float) - E) / (1.0 - E), np.nan)
 
 
 def null_mean_map(queries: pd.DataFrame, pcol: str) -> pd.Series:
     """E of each perturbation: the mean over its queries of the exact E[AP](m, n), indexed by ``pcol``."""
-    m = queries["m"].to_numpy().astype(np.int64)
-    n = queries["n"].to_numpy().astype(np.int64)
-    key = m * (int(n.max()) + 1) + n if n.size else n  # one integer per (m, n) (sizes are >= 0)
-    _, first, which = np.unique(key, return_index=True, return_inverse=True)
-    e = np.array([expected_ap(int(m[i]), int(n[i])) for i in first], dtype=float)[which.reshape(-1)]
+    e = expected_ap_of(queries["m"].to_numpy(), queries["n"].to_numpy())
     return pd.Series(e, index=queries.index).groupby(queries[pcol].to_numpy(), sort=False).mean()
 
 
@@ -70,9 +86,11 @@ def to_copairs_names(groups: pd.DataFrame | None, queries: pd.DataFrame | None, 
     """Copies of the result tables under copairs's column names.
 
     Groups: mAP -> mean_average_precision, q_value -> corrected_p_value, significant ->
-    below_corrected_p, and ``below_p`` (p_value <= alpha) added before it. Queries: ap ->
-    average_precision, m -> n_pos_pairs, n -> n_total_pairs (= m + n, copairs's count), q_value ->
-    corrected_p_value. Other columns keep their names. Either table may be None.
+    below_corrected_p, stage1_q_value -> stage1_corrected_p_value (:func:`apnull.score.hierarchical_bh`'s
+    columns), and ``below_p`` (p_value <= alpha) added before ``significant``. Queries: ap ->
+    average_precision, ap_normalized -> normalized_average_precision, m -> n_pos_pairs, n ->
+    n_total_pairs (= m + n, copairs's count), q_value -> corrected_p_value. Other columns keep their
+    names. Either table may be None.
     """
     g = q = None
     if groups is not None:

@@ -14,7 +14,7 @@ from ..nulls.laws import LawCache
 from ..table.perts import Scores
 from ..table.positives import query_positives
 from ..table.screen import Screen
-from .summary import add_activity_columns
+from .summary import add_activity_columns, normalized_ap
 
 NULL_LABELS = {"permutation": "permutation", "all": "permutation (all assignments, exact)",
                "independent": "independent (approximate)", "copairs": "copairs (approximate)"}
@@ -50,8 +50,7 @@ def pvalues(screen: Screen, scores: Scores, null: str, permutations, query: Quer
     """
     pt = screen.perts
     k = pt.k
-    ctl = np.array([len(screen.controls.get(s, ())) for s in pt.strata], dtype=np.int64)
-    ns = ctl[pt.seg_stratum[pt.query_segment()]]
+    ns = screen.query_negatives()
     qpert = pt.query_pert()
     laws = LawCache(seed)
     copairs_B = permutations if isinstance(permutations, int) else 999
@@ -135,9 +134,10 @@ def query_table(scored: Scored, pcol: str, budget: bool = False) -> pd.DataFrame
     Returns
     -------
     DataFrame
-        [row (0-based input row), <pcol>, m, n, ap, precision_at_r, p_value, q_value (BH across
-        queries), null, permutations, p_value_bound], sorted by row: the arrays of
-        ``scored.queries`` themselves, without a copy (with ``budget``, decision_open too).
+        [row (0-based input row), <pcol>, m, n, ap, ap_normalized ((AP - E) / (1 - E), E = E[AP](m, n):
+        :func:`.summary.normalized_ap`), precision_at_r, p_value, q_value (BH across queries), null,
+        permutations, p_value_bound], sorted by row: the arrays of ``scored.queries`` themselves,
+        without a copy (with ``budget``, decision_open too).
     """
     q = scored.queries
     conditional_ = q.pop("conditional").astype(np.int64)
@@ -145,7 +145,9 @@ def query_table(scored: Scored, pcol: str, budget: bool = False) -> pd.DataFrame
     del conditional_
     cols = {"row": q.pop("rows").astype(np.int64, copy=False), pcol: scored.shown.take(q.pop("pert")),
             "m": q.pop("m").astype(np.int64, copy=False), "n": q.pop("n").astype(np.int64, copy=False),
-            "ap": q.pop("ap"), "precision_at_r": q.pop("precision_at_r"), "p_value": q.pop("p_value"),
+            "ap": q.pop("ap")}
+    cols["ap_normalized"] = normalized_ap(cols["ap"], cols["m"], cols["n"])
+    cols |= {"precision_at_r": q.pop("precision_at_r"), "p_value": q.pop("p_value"),
             "q_value": q.pop("q_value"), "null": labels,
             "permutations": q.pop("permutations").astype(np.int64, copy=False),
             "p_value_bound": q.pop("bound").astype(bool, copy=False)}

@@ -10,7 +10,8 @@ the page. A column no run may quietly lose:
   0-based, and values; the first few), because leaving it out would change the results without
   a word;
 - a text column with fewer numbers than that is left out as ``"text"``;
-- a true/false column is left out as ``"true/false values"``.
+- a true/false column is left out as ``"true/false values"`` (a feature, read as 1/0, for the binary
+  similarities: ``binary=True``).
 
 With a list or a regex (``features=...``) the chosen columns must all be numeric; a text cell is
 an error naming the cells the same way. A column of numbers held as text (blank cells allowed) is
@@ -78,7 +79,7 @@ def _numeric_but_cells(name, col: pd.Series, bad: np.ndarray, how: str) -> Value
         f"(rows are 0-based data rows); {how}; {BLANK_CELLS}")
 
 
-def select_features(table: pd.DataFrame, features, exclude) -> tuple[list, list]:
+def select_features(table: pd.DataFrame, features, exclude, binary=False) -> tuple[list, list]:
     """The feature columns and the columns left out.
 
     Parameters
@@ -87,6 +88,8 @@ def select_features(table: pd.DataFrame, features, exclude) -> tuple[list, list]
     features : None, str (regex searched in the names) or list of column names
     exclude : set
         Columns that are labels of the run (perturbation, stratum): never features, not reported.
+    binary : bool
+        Binary similarities (Jaccard, Hamming): true/false columns are features too (read as 1/0).
 
     Returns
     -------
@@ -109,7 +112,10 @@ def select_features(table: pd.DataFrame, features, exclude) -> tuple[list, list]
             if str(c).startswith("Metadata_"):
                 left_out.append((str(c), "metadata (name starts with Metadata_)"))
             elif pd.api.types.is_bool_dtype(dtype(c)):
-                left_out.append((str(c), "true/false values"))
+                if binary:
+                    chosen.append(c)
+                else:
+                    left_out.append((str(c), "true/false values"))
             elif _is_numeric(dtype(c)):
                 chosen.append(c)
             else:
@@ -140,6 +146,8 @@ def select_features(table: pd.DataFrame, features, exclude) -> tuple[list, list]
             raise ValueError("features is an empty list; give at least 1 feature column")
         why = "not in the features list"
     for c in chosen:
+        if binary and pd.api.types.is_bool_dtype(dtype(c)):
+            continue
         if not _is_numeric(dtype(c)):
             col = table[c]
             bad = _not_numbers(col) if not pd.api.types.is_bool_dtype(col) else np.arange(len(col))

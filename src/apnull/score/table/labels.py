@@ -119,19 +119,23 @@ def close_values(wanted: str, seen) -> str:
     return f"values seen: {', '.join(repr(v) for v in seen[:6])}{' ...' if len(seen) > 6 else ''}"
 
 
-def match_controls(rows: LabelRows, controls: list, pcol: str) -> tuple:
-    """(control row mask, warnings) of the control values ``controls`` in the rows ``rows.keep``.
+def match_controls(rows: LabelRows, controls: list, pcol: str, note: str = "") -> tuple:
+    """(control row mask, warnings) of the control values ``controls`` in the rows ``rows.keep`` (no
+    control values: no control row, no warning).
 
     Raises
     ------
     ValueError
-        No kept row equals any of ``controls`` ("no control rows", with the close values seen).
+        No kept row equals any of ``controls`` ("no control rows", with the close values seen, then
+        ``note``).
     """
+    if not controls:
+        return np.zeros(rows.keep.size, dtype=bool), []
     is_ctl = np.isin(rows.text, controls)[rows.code] & rows.keep
     seen = rows.text[pd.unique(rows.code[rows.keep])]
     if not is_ctl.any():
         raise ValueError(f"no control rows: column {pcol!r} never equals {' or '.join(map(repr, controls))}; "
-                         f"{close_values(controls[0], seen)}")
+                         f"{close_values(controls[0], seen)}{note}")
     found = set(rows.text[np.unique(rows.code[is_ctl])].tolist())
     missing = [c for c in controls if c not in found]
     warnings = []

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .scale import unit_rows
+from .scale import BINARY, DISTANCES, unit_rows
 
 __all__ = ["CHUNK", "CELLS", "feature_matrix", "euclidean_exponent", "scale_in_place", "row_hash", "duplicate_rows"]
 
@@ -64,11 +64,14 @@ def scale_in_place(values: np.ndarray, similarity: str, exponent=None) -> np.nda
     """``values`` (float64, C-contiguous) overwritten with its prepared rows, and returned.
 
     Cosine, absolute cosine: unit rows; correlation: centred unit rows (:func:`._scale.unit_rows`);
-    Euclidean: all rows divided by one power of two (:func:`._scale.euclidean_rows`): 2 ** ``exponent``,
-    by default :func:`euclidean_exponent` of ``values`` (give the whole table's to prepare some of its
-    rows alone). Rows must not be degenerate (:func:`._scale.degenerate_rows`).
+    Euclidean, Manhattan, Chebyshev: all rows divided by one power of two (:func:`._scale.euclidean_rows`):
+    2 ** ``exponent``, by default :func:`euclidean_exponent` of ``values`` (give the whole table's to
+    prepare some of its rows alone); Jaccard, Hamming: unchanged (0/1 values). Rows must not be degenerate
+    (:func:`._scale.degenerate_rows`).
     """
-    if similarity == "euclidean":
+    if similarity in BINARY:
+        return values
+    if similarity in DISTANCES:
         if values.size == 0:
             return values
         e = euclidean_exponent(values) if exponent is None else int(exponent)

@@ -14,13 +14,26 @@ Degenerate rows are found by exact comparisons, not by a rounded norm:
 - cosine (and absolute cosine): a row is *zero* when every value is exactly 0;
 - correlation: a row is *constant* when every value equals the first exactly (a row of 0.1 is
   caught like a row of 2.5, though its rounded mean differs from 0.1 in the last bit).
+
+Distances (Euclidean, Manhattan, Chebyshev) take every row divided by one common power of two (the
+ranking by a distance does not change, and |differences| and their sums cannot overflow); they have
+no degenerate row. Jaccard and Hamming compare binary features (0/1, or true/false read as 1/0): the
+rows are used as they are, and :func:`check_binary` refuses any other value. A row of zeros is not
+degenerate there (Jaccard of two all-zero rows is 1, of an all-zero row and another 0, as scipy has it).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["unit_rows", "euclidean_rows", "degenerate_rows"]
+__all__ = ["unit_rows", "euclidean_rows", "degenerate_rows", "check_binary", "DISTANCES", "BINARY"]
+
+#: Similarities that rank by minus a distance of the raw rows (scaled by one power of two, no degenerate row).
+DISTANCES = ("euclidean", "manhattan", "chebyshev")
+#: Similarities of binary features (values 0 or 1; :func:`check_binary`), rows used as they are.
+BINARY = ("jaccard", "hamming")
+#: Binary cells named in an error.
+CELLS_NAMED = 5
 
 
 def _pow2_exponent(values: np.ndarray, axis=None) -> np.ndarray:
@@ -32,7 +45,7 @@ def _pow2_exponent(values: np.ndarray, axis=None) -> np.ndarray:
 
 def degenerate_rows(X: np.ndarray, similarity: str) -> np.ndarray:
     """Boolean mask of rows for which ``similarity`` is undefined (see the module text)."""
-    if similarity == "euclidean":
+    if similarity in DISTANCES or similarity in BINARY:
         return np.zeros(X.shape[0], dtype=bool)
     if similarity == "correlation":
         return np.all(X == X[:, :1], axis=1)
@@ -60,3 +73,22 @@ def euclidean_rows(X: np.ndarray) -> np.ndarray:
     if X.size == 0:
         return X
     return np.ldexp(X, -int(_pow2_exponent(X)))
+
+
+def check_binary(X: np.ndarray, features, rows, similarity: str) -> None:
+    """ValueError unless every value of ``X`` is 0 or 1 (``similarity`` one of :data:`BINARY`): the
+    first column holding another value is named, with up to :data:`CELLS_NAMED` of its cells (values
+    and 0-based input ``rows``)."""
+    bad = (X != 0) & (X != 1)
+    if not bad.any():
+        return
+    col = int(np.flatnonzero(bad.any(axis=0))[0])
+    at = np.flatnonzero(bad[:, col])
+    cells = ", ".join(f"{X[r, col]:g} in row {int(rows[r])}" for r in at[:CELLS_NAMED])
+    more = f" and {at.size - CELLS_NAMED:,} more" if at.size > CELLS_NAMED else ""
+    cols = int(bad.any(axis=0).sum())
+    raise ValueError(f"{similarity} similarity compares binary features (0/1 or true/false); feature column "
+                     f"{str(features[col])!r} holds {cells}{more}"
+                     f"{f' ({cols:,} columns hold other values)' if cols > 1 else ''}; choose the binary "
+                     "columns with features=, or a similarity for continuous features (cosine, euclidean, "
+                     "manhattan, ...)")

@@ -13,17 +13,28 @@ from .columns import select_features
 from .labels import control_values, label_rows, match_controls, text_codes
 from .matrix import duplicate_rows, euclidean_exponent, feature_matrix, scale_in_place
 from .perts import Pert, PertTable, group_rows, sorted_order
+from ..engine.executor import offsets
 from ..engine.memory import release_arrow
-from .scale import degenerate_rows
+from .scale import BINARY, DISTANCES, check_binary, degenerate_rows
 from ..results.outputs import TEXT
 from .missing import apply_nan_mode, check_nan_mode, rows_text
 from .positives import check_differ_by, differ_codes, drop_without_positives
 
-__all__ = ["Screen", "Pert", "prepare_screen", "SIMILARITIES", "MAX_STRATUM_CONTROLS", "ONE_STRATUM"]
+__all__ = ["Screen", "Pert", "prepare_screen", "SIMILARITIES", "SCORE_SIMILARITIES", "NEGATIVES",
+           "MAX_STRATUM_CONTROLS", "ONE_STRATUM"]
 
+#: The similarities of every scorer of a profile table (continuous features).
 SIMILARITIES = ("cosine", "correlation", "euclidean", "abs_cosine")
-#: The kernels' similarity kind of each name (see ``_kernels.sim``): abs_cosine ranks by |cosine|.
-KINDS = {"cosine": 0, "correlation": 0, "euclidean": 1, "abs_cosine": 2}
+#: The similarities of ``score_profiles``: those, two more distances of continuous features, and two of
+#: binary features (:data:`.scale.BINARY`).
+SCORE_SIMILARITIES = SIMILARITIES + ("manhattan", "chebyshev", "jaccard", "hamming")
+#: The kernels' similarity kind of each name (see ``kernels.similarity.sim``): abs_cosine ranks by
+#: |cosine|, the distances by minus the distance, hamming by minus the count of differing 0/1 features
+#: (the Manhattan distance of 0/1 rows).
+KINDS = {"cosine": 0, "correlation": 0, "euclidean": 1, "abs_cosine": 2, "manhattan": 3, "chebyshev": 4,
+         "jaccard": 5, "hamming": 3}
+#: Whom a query ranks its positives against (``score_profiles(negatives=...)``).
+NEGATIVES = ("controls", "others")
 #: The stratum key of every row when no stratum column is given (the whole screen is one stratum).
 ONE_STRATUM = ""
 
@@ -34,8 +45,9 @@ class Screen:
 
     X: np.ndarray                 # prepared feature rows (float64, C-contiguous)
     rows: np.ndarray              # original 0-based row position of each X row
-    kind: int                     # 0 dot product, 1 minus squared Euclidean distance, 2 absolute dot product
-    controls: dict                # stratum key -> X row indices of its controls (canonical order)
+    kind: int                     # the similarity kind of ``kernels.similarity.sim`` (:data:`KINDS`)
+    controls: dict                # stratum key -> X row indices of its pool (canonical order): its controls,
+    # or with negatives="others" every profile of the stratum (a perturbation's replicates are members)
     perts: PertTable              # the scored perturbations (``perts[i]`` is a Pert)
     skipped: list = field(default_factory=list)   # (name, reason)
     warnings: list = field(default_factory=list)
@@ -45,7 +57,20 @@ class Screen:
     dropped_rows: list = field(default_factory=list)      # input rows left out (nan="drop-rows")
     codes: np.ndarray | None = None  # (rows of X, C) positives_differ_by codes, or None
     columns: list = field(default_factory=list)  # the feature columns as the table names them
-    exponent: int = 0             # Euclidean: every row of X was divided by 2 ** exponent
+    exponent: int = 0             # distances: every row of X was divided by 2 ** exponent
+    negatives: str = "controls"   # :data:`NEGATIVES`
+    member: np.ndarray | None = None  # negatives="others": (rows of X,) each row's position in its pool
+
+    def query_negatives(self) -> np.ndarray:
+        """(Q,) int64 negatives n of every query (replicate order of ``perts``): the controls of its
+        stratum, or with negatives="others" the other members of its stratum's pool (every profile
+        there but the perturbation's own replicates)."""
+        pt = self.perts
+        pool = np.array([len(self.controls.get(s, ())) for s in pt.strata], dtype=np.int64)
+        seg_n = pool[pt.seg_stratum]
+        if self.negatives == "others":
+            seg_n = seg_n - pt.seg_len
+        return np.repeat(seg_n, pt.seg_len)
 
 
 def canonical_order(X: np.ndarray, idx: np.ndarray) -> np.ndarray:
@@ -55,10 +80,10 @@ def canonical_order(X: np.ndarray, idx: np.ndarray) -> np.ndarray:
     return idx[sorted_order(X, np.zeros(idx.size, dtype=np.int64), idx)]  # = np.lexsort(X[idx].T[::-1])
 
 
-def check_table(table, similarity, features=None) -> None:
+def check_table(table, similarity, features=None, allowed=SIMILARITIES) -> None:
     """The first checks of every scorer of a profile table: TypeError unless ``table`` is a DataFrame
     and ``features`` None, a text (a regex) or a list of column names; ValueError for a table without
-    rows or a ``similarity`` not among :data:`SIMILARITIES`."""
+    rows or a ``similarity`` not among ``allowed`` (default :data:`SIMILARITIES`)."""
     if not isinstance(table, pd.DataFrame):
         raise TypeError(f"table must be a pandas DataFrame (use read_table to load a CSV or Parquet file), "
                         f"got {type(table).__name__}")
@@ -67,25 +92,30 @@ def check_table(table, similarity, features=None) -> None:
                         f"{type(features).__name__} {repr(features)[:40]}")
     if table.shape[0] == 0:
         raise ValueError("the table has no rows")
-    if similarity not in SIMILARITIES:
-        raise ValueError(f"similarity must be one of {', '.join(SIMILARITIES)}, got {similarity!r}")
+    if similarity not in allowed:
+        raise ValueError(f"similarity must be one of {', '.join(allowed)}, got {similarity!r}")
 
 
 def prepare_screen(table, perturbation, control, stratum, features, similarity, nan="error",
-                   positives_differ_by=None) -> Screen:
+                   positives_differ_by=None, negatives="controls") -> Screen:
     """Validate the table and build the :class:`Screen` (see ``score_profiles`` for the rules)."""
-    check_table(table, similarity, features)
+    check_table(table, similarity, features, SCORE_SIMILARITIES)
     check_nan_mode(nan)
+    if negatives not in NEGATIVES:
+        raise ValueError(f"negatives must be one of {', '.join(NEGATIVES)}, got {negatives!r}")
+    others = negatives == "others"
     pcol = check_column(table, perturbation, "perturbation")
     scol = None if stratum is None else check_column(table, stratum, "stratum")
     check_stratum(scol, pcol)
     differ = check_differ_by(table, positives_differ_by, {pcol, scol})
-    controls = control_values(control, required=True)
+    controls = control_values(control, required=not others)
     read = label_rows(table, pcol, scol)
     keep, lcode, ltext = read.keep, read.code, read.text
-    is_ctl, unmatched = match_controls(read, controls, pcol)
+    is_ctl, unmatched = match_controls(read, controls, pcol,
+                                       note=" (a screen without controls: control=None)" if others else "")
     warnings = read.warnings + unmatched
-    feats, left_out = select_features(table, features, {pcol, *differ} | ({scol} if scol else set()))
+    binary = similarity in BINARY
+    feats, left_out = select_features(table, features, {pcol, *differ} | ({scol} if scol else set()), binary)
     used = np.flatnonzero(keep)
     values = feature_matrix(table, feats, used)
     dropped = apply_nan_mode(values, used, feats, nan)
@@ -94,12 +124,13 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
     left_out = left_out + [(str(c), "missing values (nan='drop-features')") for c in dropped.dropped_features]
     codes = differ_codes(table, differ, used)
     kind = KINDS[similarity]
-    if kind != 1:
-        zero = degenerate_rows(values, similarity)
-        if zero.any():
-            why = "the same value in every feature" if similarity == "correlation" else "all-zero features"
-            raise ValueError(f"rows {rows_text(used[zero])} have {why}, so {similarity} similarity is "
-                             "undefined; drop them or use similarity='euclidean'")
+    if binary:
+        check_binary(values, feats, used, similarity)
+    zero = degenerate_rows(values, similarity)
+    if zero.any():
+        why = "the same value in every feature" if similarity == "correlation" else "all-zero features"
+        raise ValueError(f"rows {rows_text(used[zero])} have {why}, so {similarity} similarity is "
+                         "undefined; drop them or use similarity='euclidean'")
     lcode = lcode[used]
     if scol is not None:
         scode, stext = text_codes(table[scol])
@@ -109,7 +140,7 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
         scode, stext = np.zeros(used.size, dtype=np.int64), np.array([ONE_STRATUM], dtype=object)
     dup = duplicate_rows(lcode, scode, values)
     values = np.ascontiguousarray(values, dtype=np.float64)  # ours: no copy
-    exponent = euclidean_exponent(values) if kind == 1 else 0
+    exponent = euclidean_exponent(values) if similarity in DISTANCES else 0
     X = scale_in_place(values, similarity, exponent)
     del values
     if dup.any():
@@ -120,17 +151,7 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
     lrank, srank = _ranks(ltext), _ranks(stext)
     strata = stext[np.argsort(srank)]  # the stratum keys, sorted
     srow = srank[scode]
-    ctl_by = {}
-    ctl_rows = np.flatnonzero(ctl)
-    by_stratum = np.argsort(srow[ctl_rows], kind="stable")
-    cuts = np.flatnonzero(np.diff(srow[ctl_rows][by_stratum])) + 1
-    for part in np.split(ctl_rows[by_stratum], cuts) if ctl_rows.size else []:
-        s = strata[srow[part[0]]]
-        idx = canonical_order(X, part)
-        if idx.size > MAX_STRATUM_CONTROLS:
-            raise ValueError(f"stratum {s!r} has {idx.size:,} control rows; the limit is "
-                             f"{MAX_STRATUM_CONTROLS:,} per stratum: use a stratum column (plate or batch)")
-        ctl_by[s] = idx
+    pools = _pools(X, srow, strata, np.arange(used.size) if others else np.flatnonzero(ctl), others)
     sorted_labels = ltext[np.argsort(lrank)]
     column = table[pcol]
 
@@ -141,7 +162,7 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
     perts = group_rows(X, lrank[lcode], srow, np.flatnonzero(~ctl), names_of, lambda ranks: sorted_labels[ranks],
                        strata)
     del lcode, scode, srow
-    perts, skipped, empty_strata = _skips(perts, ctl_by)
+    perts, skipped, empty_strata = _skips(perts, pools, others, used)
     if codes is not None:
         kept, no_positives = drop_without_positives(list(perts), codes)
         skipped.extend(no_positives)
@@ -149,15 +170,37 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
             perts = PertTable.from_perts(kept, perts.strata)
     if empty_strata:
         warnings.append(f"strata without control rows: {', '.join(repr(s) for s in sorted(empty_strata))}; "
-                        "the perturbations with replicates there were skipped.")
+                        "the replicates there were left out (named in skipped).")
     if not len(perts):
         reasons = "; ".join(sorted({r for _, r in skipped})) or "no perturbation rows"
-        raise ValueError(f"nothing to score: no perturbation has 2 or more replicates with controls in "
-                         f"their strata ({reasons})")
-    return Screen(X=X, rows=used, kind=kind, controls=ctl_by, perts=perts, skipped=skipped,
+        raise ValueError(f"nothing to score: no perturbation has 2 or more replicates with "
+                         f"{'other profiles' if others else 'controls'} in their strata ({reasons})")
+    member = None
+    if others:
+        member = np.full(used.size, -1, dtype=np.int64)
+        for idx in pools.values():
+            member[idx] = np.arange(idx.size)
+    return Screen(X=X, rows=used, kind=kind, controls=pools, perts=perts, skipped=skipped,
                   warnings=warnings, features=[str(f) for f in feats], left_out=left_out,
                   dropped_features=dropped.dropped_features, dropped_rows=dropped.dropped_rows, codes=codes,
-                  columns=list(feats), exponent=exponent)
+                  columns=list(feats), exponent=exponent, negatives=negatives, member=member)
+
+
+def _pools(X, srow, strata, rows, others) -> dict:
+    """stratum key -> its pool's X rows in canonical order: ``rows`` (the controls, or with ``others``
+    every row) grouped by stratum; ValueError for a pool past :data:`MAX_STRATUM_CONTROLS`."""
+    out = {}
+    by_stratum = np.argsort(srow[rows], kind="stable")
+    cuts = np.flatnonzero(np.diff(srow[rows][by_stratum])) + 1
+    for part in np.split(rows[by_stratum], cuts) if rows.size else []:
+        s = strata[srow[part[0]]]
+        idx = canonical_order(X, part)
+        if idx.size > MAX_STRATUM_CONTROLS:
+            what = "profiles (with negatives='others' all are in its pool)" if others else "control rows"
+            raise ValueError(f"stratum {s!r} has {idx.size:,} {what}; the limit is "
+                             f"{MAX_STRATUM_CONTROLS:,} per stratum: use a stratum column (plate or batch)")
+        out[s] = idx
+    return out
 
 
 def _ranks(texts: np.ndarray) -> np.ndarray:
@@ -167,23 +210,46 @@ def _ranks(texts: np.ndarray) -> np.ndarray:
     return rank
 
 
-def _skips(perts: PertTable, ctl_by: dict) -> tuple:
-    """(perturbations to score, [(name, reason)] of the others, strata without controls they need):
-    one replicate only, or replicates in a stratum without controls."""
-    has_ctl = np.array([s in ctl_by for s in perts.strata], dtype=bool)
-    seg_ok = has_ctl[perts.seg_stratum]
+def _skips(perts: PertTable, pools: dict, others: bool, used: np.ndarray) -> tuple:
+    """(perturbations to score, [(name, reason)], strata without controls that replicates were in).
+
+    A replicate whose stratum holds no negative for it (no control rows there; with ``others``, no
+    other profile) is left out, named in a reason; a perturbation keeping fewer than two replicates
+    is skipped (one replicate from the start: no positives to rank), the others are scored from the
+    replicates they keep. ``used`` maps X rows to input rows (the rows named).
+    """
+    size = np.array([len(pools.get(s, ())) for s in perts.strata], dtype=np.int64)
+    seg_pool = size[perts.seg_stratum]
+    bad = (seg_pool <= perts.seg_len) if others else (seg_pool == 0)
     single = perts.k < 2
-    skipped, empty, keep = [], set(), np.ones(len(perts), dtype=bool)
-    bad_seg = np.flatnonzero(~seg_ok)
-    owner = np.searchsorted(perts.soff, bad_seg, side="right") - 1
-    first_bad = {}
-    for j, i in zip(bad_seg.tolist(), owner.tolist()):
-        first_bad.setdefault(i, []).append(perts.strata[perts.seg_stratum[j]])
-    for i in sorted(set(np.flatnonzero(single).tolist()) | set(first_bad)):
-        keep[i] = False
+    if not bad.any() and not single.any():
+        return perts, [], set()
+    owner = np.repeat(np.arange(len(perts)), np.diff(perts.soff))
+    k_kept = np.bincount(owner, weights=np.where(bad, 0, perts.seg_len), minlength=len(perts)).astype(np.int64)
+    skipped, empty = [], set()
+    why = "no other profile in stratum {!r} (no negatives)" if others else "no control rows in stratum {!r}"
+    for i in np.flatnonzero(single | np.bincount(owner, weights=bad, minlength=len(perts)).astype(bool)).tolist():
         if single[i]:
             skipped.append((perts.names[i], "only one replicate: no positives to rank"))
             continue
-        empty.update(first_bad[i])
-        skipped.append((perts.names[i], f"no control rows in stratum {first_bad[i][0]!r}"))
-    return (perts if keep.all() else perts.take(np.flatnonzero(keep))), skipped, empty
+        segs = np.arange(perts.soff[i], perts.soff[i + 1])[bad[perts.soff[i]:perts.soff[i + 1]]]
+        names = [perts.strata[perts.seg_stratum[j]] for j in segs.tolist()]
+        if not others:
+            empty.update(names)
+        reason = why.format(names[0])
+        rows = used[np.concatenate([perts.rows[perts.seg_off[j]:perts.seg_off[j + 1]] for j in segs.tolist()])]
+        if k_kept[i] == 0:
+            skipped.append((perts.names[i], reason))
+        elif k_kept[i] == 1:
+            skipped.append((perts.names[i], f"{reason}: its replicates there left out (rows {rows_text(np.sort(rows))}); "
+                                            "one replicate left: no positives to rank"))
+        else:
+            skipped.append((perts.names[i], f"replicates left out (rows {rows_text(np.sort(rows))}): {reason}; "
+                                            f"scored from its {int(k_kept[i])} other replicates"))
+    kept_seg = ~bad
+    keep_q = np.repeat(kept_seg, perts.seg_len)
+    nseg = np.bincount(owner, weights=kept_seg, minlength=len(perts)).astype(np.int64)
+    trimmed = PertTable(perts.names, perts.keys, perts.rows[keep_q], offsets(k_kept), offsets(nseg),
+                        offsets(perts.seg_len[kept_seg]), perts.seg_stratum[kept_seg], perts.strata, perts.shown)
+    keep = np.flatnonzero(~single & (k_kept >= 2))
+    return (trimmed if keep.size == len(perts) else trimmed.take(keep)), skipped, empty
