@@ -4,6 +4,8 @@
   AP p-values (exact law) and per-perturbation mAP p-values by label permutation within strata.
 - :func:`score_consistency` — do perturbations sharing an annotation look alike? Label mAP and a
   p-value by permuting label sets among the aggregated profiles.
+- :func:`score_compare` — two pipelines (feature tables) of the same wells: per-perturbation mAP
+  differences, and whether one retrieves replicates better overall (sign flips of whole plates).
 - :func:`score_rankings` — a long ranking table (query, item, score, relevant) to per-query p-values.
 - :func:`tie_aware_ap`, :func:`benjamini_hochberg`, :func:`read_table`, :func:`digits_screen`.
 - :func:`check_outputs`, :func:`write_table`, :func:`write_tables`: result files that never replace the
@@ -18,6 +20,7 @@ The permutation p-value is exact under exchangeability of a perturbation's repli
 controls within each stratum; "independent" and "copairs" nulls are kept for comparison only.
 """
 
+from .compare import CompareResult, score_compare, summary_line
 from .consistency import AGGREGATES, ConsistencyResult, score_consistency
 from .example import digits_screen
 from .fdr import benjamini_hochberg, hierarchical_bh
@@ -33,7 +36,7 @@ from .table.missing import NAN_MODES
 from .table.screen import SIMILARITIES
 from .ties import tie_aware_ap, tie_aware_precision_at_r
 
-__all__ = ["score_profiles", "score_consistency", "ConsistencyResult", "score_rankings", "ScoreResult", "read_table",
+__all__ = ["score_profiles", "score_consistency", "ConsistencyResult", "score_compare", "CompareResult", "summary_line", "score_rankings", "ScoreResult", "read_table",
            "tie_aware_ap", "tie_aware_precision_at_r", "benjamini_hochberg", "hierarchical_bh", "digits_screen",
            "MAX_FILE_BYTES", "MAX_PERMUTATIONS", "SIMILARITIES", "NULLS", "NAN_MODES", "AGGREGATES", "RANKING_COLUMNS",
            "RunOptions", "check_outputs", "write_table", "write_tables", "atomic_write", "p_text", "screen_plan", "ScreenPlan",
