@@ -20,7 +20,7 @@ The permutation p-value is exact under exchangeability of a perturbation's repli
 controls within each stratum; "independent" and "copairs" nulls are kept for comparison only.
 """
 
-from .compare import CompareResult, score_compare, summary_line
+from .compare import UNMATCHED, CompareResult, score_compare, summary_line
 from .consistency import AGGREGATES, ConsistencyResult, score_consistency
 from .example import digits_screen
 from .fdr import benjamini_hochberg, hierarchical_bh
@@ -36,7 +36,7 @@ from .table.missing import NAN_MODES
 from .table.screen import SIMILARITIES
 from .ties import tie_aware_ap, tie_aware_precision_at_r
 
-__all__ = ["score_profiles", "score_consistency", "ConsistencyResult", "score_compare", "CompareResult", "summary_line", "score_rankings", "ScoreResult", "read_table",
+__all__ = ["score_profiles", "score_consistency", "ConsistencyResult", "score_compare", "CompareResult", "summary_line", "UNMATCHED", "score_rankings", "ScoreResult", "read_table",
            "tie_aware_ap", "tie_aware_precision_at_r", "benjamini_hochberg", "hierarchical_bh", "digits_screen",
            "MAX_FILE_BYTES", "MAX_PERMUTATIONS", "SIMILARITIES", "NULLS", "NAN_MODES", "AGGREGATES", "RANKING_COLUMNS",
            "RunOptions", "check_outputs", "write_table", "write_tables", "atomic_write", "p_text", "screen_plan", "ScreenPlan",

@@ -114,7 +114,9 @@ def score_compare(a, b, *, key, perturbation="Metadata_pert", control="DMSO", st
     pcols = [perturbation] if isinstance(perturbation, str) else list(perturbation or [])
     if not pcols:
         raise ValueError("perturbation must name a column (or columns) of both tables")
-    matched = match_wells(a, b, key, pcols + [stratum], unmatched)
+    roles = {c: "perturbation" for c in pcols}
+    roles.setdefault(stratum, "stratum")
+    matched = match_wells(a, b, key, roles, unmatched)
     keys = [key] if isinstance(key, str) else list(key)
     labels = set(pcols) | ({stratum} if stratum is not None else set())
     fa, fb = (_features(t, f, labels, keys) for t, f in ((matched.a, features_a), (matched.b, features_b)))

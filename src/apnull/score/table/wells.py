@@ -69,8 +69,8 @@ def _checked(a, b, key, labels) -> tuple:
             raise ValueError(f"table {side} has no rows")
         for k in key:
             check_column(table, k, f"table {side}: key")
-        for c in labels:
-            check_column(table, c, f"table {side}: label")
+        for c, role in labels.items():
+            check_column(table, c, f"table {side}: {role}")
     return key
 
 
@@ -88,8 +88,9 @@ def match_wells(a: pd.DataFrame, b: pd.DataFrame, key, labels, unmatched: str = 
         The two tables (their feature columns may differ in number and names).
     key : str or list of str
         Columns identifying a well, in both tables (e.g. plate and well position).
-    labels : list of str
-        Columns that must hold the same text for a well in both (perturbation, stratum).
+    labels : dict
+        {column: its role, e.g. "perturbation"}: columns that must hold the same text for a well in
+        both tables (the role names the column in errors).
     unmatched : {"error", "drop"}
         See the module.
 
@@ -100,8 +101,9 @@ def match_wells(a: pd.DataFrame, b: pd.DataFrame, key, labels, unmatched: str = 
         keys, repeated keys, wells in one table only, or labels that differ (the first few named).
     """
     check_choice(unmatched, UNMATCHED, "unmatched")
-    labels = [c for c in dict.fromkeys(labels) if c is not None]
+    labels = {c: role for c, role in labels.items() if c is not None}
     key = _checked(a, b, key, labels)
+    labels = list(labels)
     ka, kb = _frame(a, key), _frame(b, key)
     out, warnings = [], []
     drop_a = np.zeros(len(a), dtype=bool)
