@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from apnull.score import score_compare, score_profiles, summary_line
+from apnull.score import benjamini_hochberg, score_compare, score_profiles, summary_line
 from apnull.score.example import digits_pipeline_pair
 
 KEY = ["Metadata_plate", "Metadata_well"]
@@ -53,17 +53,27 @@ def test_the_summary_reads_the_table(result):
     assert list(g["delta"]) == sorted(g["delta"])
 
 
-def test_the_p_value_is_every_flip_of_the_plates(result):
-    """An independent count: the plates' sums of delta (pandas), every sign vector (itertools)."""
+def test_the_p_values_are_every_flip_of_the_plates(result):
+    """An independent count: the plates' sums of delta (pandas), every sign vector (itertools); for the
+    retrieved counts, each flip swaps the plates' p-values and BH is run again on both sides."""
     g = result.groups
     sums = g.groupby("unit")["delta"].sum().to_numpy()
     assert result.summary["units"] == 8 == sums.size and result.summary["exact"]
     signs = np.array(list(itertools.product([1, -1], repeat=8)))
     p = np.mean(np.abs(signs @ sums) >= abs(sums.sum()) - 1e-12)
     assert result.summary["p_value"] == p and result.summary["flips"] == 256
-    e = (g["retrieved"] == "B only").astype(int) - (g["retrieved"] == "A only").astype(int)
-    esum = e.groupby(g["unit"]).sum().to_numpy()
-    assert result.summary["retrieved_p_value"] == np.mean(np.abs(signs @ esum) >= abs(esum.sum()))
+    unit = g["unit"].map({u: i for i, u in enumerate(sorted(set(g["unit"])))}).to_numpy()
+    pa, pb = g["p_value_a"].to_numpy(), g["p_value_b"].to_numpy()
+
+    def diff(flipped):
+        swap = flipped[unit]
+        a, b = np.where(swap, pb, pa), np.where(swap, pa, pb)
+        return int((benjamini_hochberg(b) <= 0.05).sum()) - int((benjamini_hochberg(a) <= 0.05).sum())
+
+    observed = diff(np.zeros(8, dtype=bool))
+    assert observed == result.summary["retrieved_b"] - result.summary["retrieved_a"]
+    reach = [abs(diff(s < 0)) >= abs(observed) for s in signs]
+    assert result.summary["retrieved_p_value"] == np.mean(reach)
 
 
 def test_the_half_resolution_pipeline_loses(result):

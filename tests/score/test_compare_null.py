@@ -8,9 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from apnull.score import benjamini_hochberg
 from apnull.score.engine.sequential import resolve, rounds_of
-from apnull.score.nulls.compare import (FlipWork, enumerable, flip_interval, flip_key, flip_null, smallest_p,
-                                        units_of)
+from apnull.score.nulls.compare import (FlipWork, RetrievedWork, enumerable, first_levels, flip_interval, flip_key,
+                                        flip_null, smallest_p, units_of)
 from apnull.streams import uniforms
 
 
@@ -139,3 +140,43 @@ def test_single_item_null_on_a_work_of_two():
     x = work.sums[1]
     assert res.p_value[0] == (1 + _p(x, _random_signs(work.keys[1], 20, 499)).sum()) / 500
     assert list(itertools.islice(work.names, 2)) == ["mean_delta", "retrieved"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from([0.001, 0.002, 0.0025, 0.005, 0.01, 0.0125, 0.02, 0.025, 0.05, 0.2, 1.0]) |
+                st.floats(0, 1, allow_nan=False), min_size=1, max_size=40),
+       st.sampled_from([0.05, 0.1, 0.01]))
+def test_first_levels_count_what_bh_rejects(p, alpha):
+    """BH's rejections are exactly the levels <= R, R = max{k : #{levels <= k} >= k}: the q-values' own
+    decisions, boundaries (p = alpha k / T) included."""
+    p = np.array(p)
+    c = first_levels(p, alpha)
+    T = p.size
+    counts = np.array([(c <= k).sum() for k in range(1, T + 1)])
+    R = max([k for k in range(1, T + 1) if counts[k - 1] >= k], default=0)
+    assert ((c <= R) == (benjamini_hochberg(p) <= alpha)).all()
+
+
+def _bh_diff(pa, pb, unit, flipped, alpha):
+    swap = flipped[unit]
+    a, b = np.where(swap, pb, pa), np.where(swap, pa, pb)
+    return int((benjamini_hochberg(b) <= alpha).sum()) - int((benjamini_hochberg(a) <= alpha).sum())
+
+
+@pytest.mark.parametrize("permutations", ["all", 299])
+def test_retrieved_flips_recount_bh_on_both_sides(permutations):
+    rng = np.random.default_rng(4)
+    U = 7 if permutations == "all" else 20
+    unit = np.sort(rng.integers(0, U, size=60))
+    unit[:U] = np.arange(U)
+    unit = np.sort(unit)
+    pa = rng.choice([0.001, 0.004, 0.01, 0.03, 0.2, 0.6], size=60)
+    pb = np.minimum(1, pa * rng.choice([0.3, 1, 1, 3], size=60))
+    work = RetrievedWork(pa, pb, unit, U, 0.05, 6)
+    exhaustive = permutations == "all"
+    res = resolve(flip_null(work, 0, exhaustive=exhaustive), rounds_of(permutations), threads=1)
+    observed = abs(_bh_diff(pa, pb, unit, np.zeros(U, dtype=bool), 0.05))
+    signs = _all_signs(U) if exhaustive else _random_signs(work.keys[0], U, 299)
+    reach = np.array([abs(_bh_diff(pa, pb, unit, s < 0, 0.05)) >= observed for s in signs])
+    assert observed > 0
+    assert res.p_value[0] == (reach.mean() if exhaustive else (1 + reach.sum()) / 300)

@@ -18,8 +18,8 @@ import pandas as pd
 from ..limits import check_choice
 from .engine.connect import connect
 from .engine.sequential import resolve, rounds_of
-from .nulls.compare import (INTERVAL_DRAWS, FlipWork, enumerable, flip_interval, flip_null, smallest_p,
-                            units_of)
+from .nulls.compare import (INTERVAL_DRAWS, FlipWork, RetrievedWork, enumerable, flip_interval, flip_null,
+                            smallest_p, units_of)
 from .options import RunOptions
 from .profiles import ScoreResult, score_profiles
 from .results.outputs import output_name
@@ -246,15 +246,16 @@ def _pairs(ra: ScoreResult, rb: ScoreResult, table, pcols, stratum) -> dict:
     sig_b = gb["significant"].to_numpy(dtype=bool)[ib]
     delta = gb["mAP"].to_numpy(dtype=float)[ib] - ga["mAP"].to_numpy(dtype=float)[ia]
     return dict(keys=keys, ia=ia, ib=ib, unit=unit, members=members, delta=delta, sig_a=sig_a, sig_b=sig_b,
-                gb=gb, notes=notes)
+                p_a=ga["p_value"].to_numpy(dtype=float)[ia], p_b=gb["p_value"].to_numpy(dtype=float)[ib], gb=gb,
+                notes=notes)
 
 
-def _flip_test(work: FlipWork, item: int, units: int, opts: RunOptions) -> tuple:
-    """(p-value, flips, exact) of statistic ``item``: every flip when they are few enough, else random
+def _flip_test(work, units: int, opts: RunOptions) -> tuple:
+    """(p-value, flips, exact) of ``work``'s statistic: every flip when they are few enough, else random
     flips as ``opts.permutations`` says ("all" meaning "auto")."""
     exact = enumerable(units)
     rounds = rounds_of("all" if exact else ("auto" if opts.permutations == "all" else opts.permutations))
-    res = resolve(flip_null(work, item, exhaustive=exact), rounds, threads=1)
+    res = resolve(flip_null(work, 0, exhaustive=exact), rounds, threads=1)
     return float(res.p_value[0]), int(res.drawn[0]), exact
 
 
@@ -263,9 +264,7 @@ def _summary(pairs: dict, opts: RunOptions) -> tuple:
     delta, unit, sig_a, sig_b = pairs["delta"], pairs["unit"], pairs["sig_a"], pairs["sig_b"]
     P, U = int(delta.size), len(pairs["members"])
     counts = np.bincount(unit, minlength=U)
-    sums = np.vstack([np.bincount(unit, weights=delta, minlength=U),
-                      np.bincount(unit, weights=sig_b.astype(float) - sig_a.astype(float), minlength=U)])
-    work = FlipWork(sums, ["mean_delta", "retrieved"], opts.seed)
+    sums = np.bincount(unit, weights=delta, minlength=U)
     nan = math.nan
     p, flips, exact, rp, low, high, note = nan, 0, False, nan, nan, nan, ""
     notes = []
@@ -275,10 +274,11 @@ def _summary(pairs: dict, opts: RunOptions) -> tuple:
                 "their own perturbations")
         notes.append(f"no p-value and no interval: {note}")
     else:
-        p, flips, exact = _flip_test(work, 0, U, opts)
-        rp = _flip_test(work, 1, U, opts)[0]
-        low, high = flip_interval(sums[0], counts, work.keys[0], exhaustive=exact,
-                                  draws=max(INTERVAL_DRAWS, flips), level=LEVEL)
+        work = FlipWork(sums[None, :], ["mean_delta"], opts.seed)
+        p, flips, exact = _flip_test(work, U, opts)
+        rp = _flip_test(RetrievedWork(pairs["p_a"], pairs["p_b"], unit, U, opts.alpha, opts.seed), U, opts)[0]
+        low, high = flip_interval(sums, counts, work.keys[0], exhaustive=exact, draws=max(INTERVAL_DRAWS, flips),
+                                  level=LEVEL)
         if smallest_p(U) > 1 - LEVEL:
             note = (f"with {U} units the smallest p-value the test can give is {smallest_p(U):.3g} (2 / 2^{U}), so "
                     f"it cannot reach {1 - LEVEL:.2g} and the {LEVEL:.0%} interval is unbounded; at least 6 "

@@ -138,49 +138,50 @@ def digits_mixed_screen(digit, seed=0, mix=0.5, n_signal=10) -> pd.DataFrame:
 
 
 def digits_plate_screen(seed=0, plates=8, controls=10, replicates=3, digits=2, weak=2, nulls=1,
-                        weak_mix=0.35) -> pd.DataFrame:
+                        weak_mix=0.35, control_digits=(0,)) -> pd.DataFrame:
     """A screen whose perturbations each sit on one plate (replicate wells of the same plate), from real images.
 
-    Plate ``plate_<p>`` holds ``controls`` images of 0 (``DMSO``), and ``digits`` perturbations of
-    ``replicates`` images of a digit d (``digit_<d>_p<p>``), ``weak`` perturbations mixing an image of 0
-    with one of d (``(1 - weak_mix) * zero + weak_mix * d``, ``weak_<d>_p<p>``) and ``nulls`` perturbations
-    of images of 0 (``null_<j>_p<p>``); the digits cycle through 1..9 from plate to plate. Each plate's
-    perturbations share only its controls, so every plate is a unit of its own for a comparison of two
-    pipelines (:func:`apnull.score.score_compare`). Columns: Metadata_perturbation, Metadata_plate,
-    Metadata_well (``A01``, ``A02``, ... within the plate), Metadata_kind (control, real, weak, null),
-    Metadata_digit, then the 64 pixels ``px_00`` .. ``px_63``. Deterministic for a given ``seed``.
+    Plate ``plate_<p>`` takes its control digit c from ``control_digits`` in turn and holds ``controls``
+    images of c (``DMSO``), ``digits`` perturbations of ``replicates`` images of a digit d (``digit_<d>_p<p>``),
+    ``weak`` perturbations mixing an image of c with one of d (``(1 - weak_mix) * c + weak_mix * d``,
+    ``weak_<d>_p<p>``) and ``nulls`` perturbations of images of c (``null_<j>_p<p>``); the digits d cycle
+    through 0..9 (skipping the plate's c) from plate to plate. Each plate's perturbations share only its
+    controls, so every plate is a unit of its own for a comparison of two pipelines
+    (:func:`apnull.score.score_compare`). Columns: Metadata_perturbation, Metadata_plate, Metadata_well
+    (``A01``, ``A02``, ... within the plate), Metadata_kind (control, real, weak, null), Metadata_digit,
+    then the 64 pixels ``px_00`` .. ``px_63``. Deterministic for a given ``seed``.
 
     Raises
     ------
     ValueError
-        The digit 0 has too few images (178) for the layout, or a size is not positive.
+        A digit has too few images (about 180 each) for the layout, or a size is not positive.
     """
     X, y = load_digits_arrays()
-    if plates < 1 or controls < 1 or replicates < 2 or min(digits, weak, nulls) < 0:
-        raise ValueError("need at least one plate, one control per plate and 2 replicates")
-    need = plates * (controls + (weak + nulls) * replicates)
-    if need > int((y == 0).sum()):
-        raise ValueError(f"digit 0 has {int((y == 0).sum())} images; this layout needs {need}")
+    if plates < 1 or controls < 1 or replicates < 2 or min(digits, weak, nulls) < 0 or not len(control_digits):
+        raise ValueError("need at least one plate, one control per plate, a control digit and 2 replicates")
     rng = np.random.default_rng(seed)
     pools = {d: list(rng.permutation(np.flatnonzero(y == d))) for d in range(10)}
 
     def take(d, count):
         if count > len(pools[d]):
-            raise ValueError(f"digit {d} has too few images left for this layout")
+            raise ValueError(f"digit {d} has too few images left for this layout ({plates} plates)")
         out, pools[d] = pools[d][:count], pools[d][count:]
         return X[out]
 
     rows, turn = [], 0
     for p in range(1, plates + 1):
-        wells = [("DMSO", "control", 0, f) for f in take(0, controls)]
+        c = int(control_digits[(p - 1) % len(control_digits)])
+        wells = [("DMSO", "control", c, f) for f in take(c, controls)]
         for kind, count in (("digit", digits), ("weak", weak)):
             for _ in range(count):
-                d, turn = 1 + turn % 9, turn + 1
+                d, turn = turn % 10, turn + 1
+                if d == c:
+                    d, turn = turn % 10, turn + 1
                 feats = take(d, replicates) if kind == "digit" else \
-                    (1 - weak_mix) * take(0, replicates) + weak_mix * take(d, replicates)
+                    (1 - weak_mix) * take(c, replicates) + weak_mix * take(d, replicates)
                 wells += [(f"{kind}_{d}_p{p}", "real" if kind == "digit" else "weak", d, f) for f in feats]
         for j in range(1, nulls + 1):
-            wells += [(f"null_{j}_p{p}", "null", 0, f) for f in take(0, replicates)]
+            wells += [(f"null_{j}_p{p}", "null", c, f) for f in take(c, replicates)]
         rows += [(name, f"plate_{p}", f"{chr(65 + w // 12)}{w % 12 + 1:02d}", kind, d, f)
                  for w, (name, kind, d, f) in enumerate(wells)]
     table = pd.DataFrame({"Metadata_perturbation": [r[0] for r in rows], "Metadata_plate": [r[1] for r in rows],

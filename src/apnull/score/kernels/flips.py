@@ -10,7 +10,9 @@ complement give values of exactly opposite sign).
   or process, and a longer run continues a shorter one;
 - enumeration: flip j (0 <= j < 2^U) flips unit u when bit u of j is set (j = 0 is the identity).
 
-Deterministic scalar code: the same bits in any process.
+:func:`flip_batch` counts the flips of sums (the mean delta), :func:`flipped_parts` gives each flip's
+flipped share (the interval), :func:`retrieved_flips` counts Benjamini-Hochberg again on both sides
+under each flip (the retrieved counts). Deterministic scalar code: the same bits in any process.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import numpy as np
 
 from ...streams import uniform
 
-__all__ = ["flip_batch", "flipped_parts"]
+__all__ = ["flip_batch", "flipped_parts", "retrieved_flips"]
 
 
 @numba.njit(cache=True, inline="always")
@@ -88,3 +90,62 @@ def flipped_parts(values, counts, key, draws, exhaustive):  # pragma: no cover -
         part[j] = v
         size[j] = c
     return part, size
+
+
+@numba.njit(cache=True, inline="always")
+def _bh_count(hist, T):  # pragma: no cover - compiled
+    """Benjamini-Hochberg's number of rejections: max{k : #{c_j <= k} >= k} (0 if none), ``hist[k]``
+    the tests whose first level is k (see :func:`retrieved_flips`)."""
+    N = np.int64(0)
+    R = np.int64(0)
+    for k in range(1, T + 1):
+        N += hist[k]
+        if N >= k:
+            R = k
+    return R
+
+
+@numba.njit(cache=True, nogil=True)
+def retrieved_flips(ca, cb, unit, units, key, drawn, reached, target, h, exhaustive):  # pragma: no cover
+    """Continue the sign-flip null of the retrieved counts; returns (drawn, reached, stopped).
+
+    Perturbation j (of T) has the *first level* ``ca[j]`` on side A, ``cb[j]`` on side B: the smallest
+    k with p_j * T / k <= alpha (T + 1 if none), so Benjamini-Hochberg at alpha rejects on a side
+    exactly R = max{k : #{j : c_j <= k} >= k} tests. The statistic is R_B - R_A; flip s gives each
+    perturbation of a flipped unit (``unit[j]``) B's level on side A and A's on side B, and BH is
+    counted again on both sides. A flip reaches the observed value when |R_B' - R_A'| >= |R_B - R_A|.
+    Random flips continue from ``drawn`` to ``target`` or the ``h``-th flip reaching it; ``exhaustive``
+    counts all 2^units flips instead.
+    """
+    T = ca.size
+    ha = np.zeros(T + 2, dtype=np.int64)
+    hb = np.zeros(T + 2, dtype=np.int64)
+    for j in range(T):
+        ha[ca[j]] += 1
+        hb[cb[j]] += 1
+    obs = abs(_bh_count(hb, T) - _bh_count(ha, T))
+    flip = np.zeros(units, dtype=np.bool_)
+    L = np.int64(0) if exhaustive else drawn
+    g = np.int64(0) if exhaustive else reached
+    end = (np.int64(1) << np.int64(units)) if exhaustive else np.int64(target)
+    stop = False
+    while L < end:
+        for u in range(units):
+            flip[u] = _flipped(key, L, u, units, exhaustive)
+        for k in range(T + 2):
+            ha[k] = 0
+            hb[k] = 0
+        for j in range(T):
+            if flip[unit[j]]:
+                ha[cb[j]] += 1
+                hb[ca[j]] += 1
+            else:
+                ha[ca[j]] += 1
+                hb[cb[j]] += 1
+        L += 1
+        if abs(_bh_count(hb, T) - _bh_count(ha, T)) >= obs:
+            g += 1
+            if not exhaustive and g >= h:
+                stop = True
+                break
+    return L, g, stop

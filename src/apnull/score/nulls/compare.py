@@ -17,6 +17,14 @@ Flipping single perturbations instead would treat the perturbations of a plate a
 which they are not when a pipeline handles a plate well or badly; the unit flips keep that
 dependence whole.
 
+The retrieved counts (perturbations with q_value <= alpha on each side) are not sums over units:
+Benjamini-Hochberg couples every unit (a pipeline that does well on a few plates lowers the BH
+threshold everywhere), so flipping each unit's retrieved flags rejected 40% of true-null pairs in a
+first measurement. :class:`RetrievedWork` flips the p-values instead: under flip s the perturbations of
+a flipped unit take B's p-value on side A and A's on side B, BH is counted again on both sides, and
+the statistic is R_B - R_A (exact when each p-value depends on its own unit only, as with a fixed
+number of permutations).
+
 The interval of the mean delta mu (:func:`flip_interval`) inverts the same test under a shift: mu is
 kept when the test of the values x_t - mu keeps the null. Flip s (flipped units F, kept units K)
 reaches the observed value at mu exactly when mu lies between the mean delta of F's perturbations
@@ -41,10 +49,11 @@ from ...limits import SCORE_MAX_EXACT_ASSIGNMENTS
 from ...streams import stream_key
 from ..engine.sequential import Null
 from ..kernels.flips import flip_batch as _flip_kernel
-from ..kernels.flips import flipped_parts
+from ..kernels.flips import flipped_parts, retrieved_flips
 
-__all__ = ["FlipPart", "FlipWork", "flip_key", "flip_null", "flips_batch", "enumerable", "smallest_p",
-           "flip_interval", "units_of", "MAX_EXACT_FLIPS", "INTERVAL_DRAWS"]
+__all__ = ["FlipPart", "FlipWork", "RetrievedPart", "RetrievedWork", "first_levels", "flip_key", "flip_null",
+           "flips_batch", "retrieved_batch", "enumerable", "smallest_p", "flip_interval", "units_of",
+           "MAX_EXACT_FLIPS", "INTERVAL_DRAWS"]
 
 #: The most flips enumerated (2^U at most this: U <= 17 units); more units draw random flips.
 MAX_EXACT_FLIPS = SCORE_MAX_EXACT_ASSIGNMENTS
@@ -155,13 +164,78 @@ def flips_batch(part: FlipPart, pos, st, target, h, exhaustive=False):
     return {"drawn": drawn, "reached": reached, "stopped": stopped}
 
 
-def flip_null(work: FlipWork, item: int, *, exhaustive=False) -> Null:
-    """The flip null of statistic ``item`` of ``work`` alone (its own BH family of one, so the engine
-    settles its decision at the level itself), state zeroed."""
+def first_levels(p, alpha: float) -> np.ndarray:
+    """(T,) int64: for each of T p-values the smallest k with ``p * T / k <= alpha``, evaluated as
+    :func:`apnull.score.benjamini_hochberg` evaluates it (T + 1 when no k <= T): BH at ``alpha`` rejects
+    exactly R = max{k : #{levels <= k} >= k} of them, those with q_value <= alpha."""
+    p = np.asarray(p, dtype=float)
+    T = p.size
+    pt = p * T
+    k = np.clip(np.ceil(pt / alpha), 1, T + 1).astype(np.int64)
+    with np.errstate(divide="ignore"):
+        down = (k > 1) & (pt / np.maximum(k - 1, 1) <= alpha)
+        k[down] -= 1
+        up = (k <= T) & (pt / k > alpha)
+        k[up] += 1
+    return np.minimum(k, T + 1)
+
+
+class RetrievedPart(NamedTuple):
+    """What the retrieved counts' flip null reads (the whole work)."""
+
+    index: np.ndarray   #: (1,) the one statistic
+    ca: np.ndarray      #: (T,) first levels on side A (:func:`first_levels`)
+    cb: np.ndarray      #: (T,) first levels on side B
+    unit: np.ndarray    #: (T,) each perturbation's unit
+    units: int          #: U
+    key: np.uint64      #: the flips' stream
+
+
+class RetrievedWork:
+    """The retrieved counts of a comparison as the engine's work: R_B - R_A, the numbers of
+    perturbations Benjamini-Hochberg retrieves at ``alpha`` on each side, with every flip counting BH
+    again on both sides (the p-values of a flipped unit's perturbations swap sides; BH couples all
+    units, so the flags themselves are not flipped). Exact under the swap null when each p-value
+    depends on its own unit only (a fixed number of permutations)."""
+
+    broadcast = True
+    prepare = staticmethod(_ready)
+
+    def __init__(self, p_a, p_b, unit, units: int, alpha: float, seed: int):
+        self.ca, self.cb = first_levels(p_a, alpha), first_levels(p_b, alpha)
+        self.unit = np.asarray(unit, dtype=np.int64)
+        self.units = int(units)
+        self.size = 1
+        self.offsets = {}
+        self.keys = np.array([flip_key(seed, "retrieved")], dtype=np.uint64)
+
+    def groups(self) -> list:
+        return [np.arange(1)]
+
+    def shards(self, count: int) -> list:
+        return [np.arange(1)]
+
+    def part(self, items, worker: bool) -> RetrievedPart:
+        return RetrievedPart(np.asarray(items, dtype=np.int64), self.ca, self.cb, self.unit, self.units, self.keys[0])
+
+
+def retrieved_batch(part: RetrievedPart, pos, st, target, h, exhaustive=False):
+    """One round of the retrieved counts' flip null (the engine's batch function)."""
+    L, g, stop = retrieved_flips(part.ca, part.cb, part.unit, np.int64(part.units), part.key, np.int64(st["drawn"][0]),
+                                 np.int64(st["reached"][0]), np.int64(target), np.int64(h), bool(exhaustive))
+    return {"drawn": np.array([L], dtype=np.int64), "reached": np.array([g], dtype=np.int64),
+            "stopped": np.array([stop], dtype=bool)}
+
+
+def flip_null(work, item: int, *, exhaustive=False) -> Null:
+    """The flip null of statistic ``item`` of ``work`` (a :class:`FlipWork` or :class:`RetrievedWork`)
+    alone (its own BH family of one, so the engine settles its decision at the level itself), state
+    zeroed."""
     S = work.size
     state = {"drawn": np.zeros(S, dtype=np.int64), "reached": np.zeros(S, dtype=np.int64),
              "stopped": np.zeros(S, dtype=bool)}
-    fn = functools.partial(flips_batch, exhaustive=True) if exhaustive else flips_batch
+    batch = retrieved_batch if isinstance(work, RetrievedWork) else flips_batch
+    fn = functools.partial(batch, exhaustive=True) if exhaustive else batch
     one = np.array([int(item)], dtype=np.int64)
     return Null(work, fn, state, FLIP_LEVELS, ("drawn", "reached"), "item", one, one, "comparisons")
 
