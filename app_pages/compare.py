@@ -105,7 +105,9 @@ if result is None:
 
 # --- the answer -----------------------------------------------------------------------------------
 summary = result.summary
-st.subheader(view.verdict(summary))
+headline, numbers = view.verdict(summary)
+st.subheader(headline)
+st.markdown(numbers)
 for col, (label, value, why) in zip(st.columns(4), view.cards(summary)):
     col.metric(label, value, help=why, border=True)
 for message in result.warnings:

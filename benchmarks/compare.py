@@ -21,7 +21,7 @@ test (Binomial(pairs, 0.05)) and the Clopper-Pearson 95% interval of the rate; t
 power (p <= 0.05 and mean_delta < 0). ``--permutations`` (fixed B) is each side's B and the number of
 random flips.
 
-    python benchmarks/compare.py [--pairs 200] [--worse 4 6] [--permutations 999]
+    python benchmarks/compare.py [--pairs 200] [--worse 4 6] [--permutations 999] [--first 0] [--only null]
 """
 
 from __future__ import annotations
@@ -104,6 +104,8 @@ def main(argv=None):
     ap.add_argument("--pairs", type=int, default=200, help="pairs per condition")
     ap.add_argument("--worse", type=float, nargs="+", default=[4.0, 6.0],
                     help="SDs of the noise that makes B worse (pixel units), one condition each")
+    ap.add_argument("--first", type=int, default=0, help="seed of the first pair (pairs first .. first + pairs - 1)")
+    ap.add_argument("--only", choices=("null", "shift", "worse"), help="run one kind of condition only")
     ap.add_argument("--permutations", type=int, default=999,
                     help="fixed B of each side's mAP p-values, and the number of random sign flips")
     args = ap.parse_args(argv)
@@ -116,8 +118,11 @@ def main(argv=None):
     conditions = [("null", "true null", 0.0), ("shift", "true null + plate shift", 0.0)]
     conditions += [("worse", f"B = A + N(0, {w:g}^2)", w) for w in args.worse]
     for kind, label, worse in conditions:
+        if args.only and kind != args.only:
+            continue
         t0 = time.process_time()
-        rows = np.array([one_pair(i, kind, worse, args.permutations) for i in range(n)], dtype=float)
+        rows = np.array([one_pair(i, kind, worse, args.permutations) for i in range(args.first, args.first + n)],
+                        dtype=float)
         p, naive, mean, rp, flags, holds = rows.T
         hit = (p <= 0.05) & ((mean < 0) if kind == "worse" else True)
         k = int(hit.sum())

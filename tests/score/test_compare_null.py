@@ -180,3 +180,15 @@ def test_retrieved_flips_recount_bh_on_both_sides(permutations):
     reach = np.array([abs(_bh_diff(pa, pb, unit, s < 0, 0.05)) >= observed for s in signs])
     assert observed > 0
     assert res.p_value[0] == (reach.mean() if exhaustive else (1 + reach.sum()) / 300)
+
+
+def test_a_compilation_started_before_the_watch_is_ignored():
+    """numba's compile listeners are global: a run may install its watch while another thread compiles
+    (the comparison page's first run beside the server's warm-up did); that compilation's end is ignored."""
+    from apnull.score.engine.sequential import CompileWatch
+
+    watch = CompileWatch()
+    watch.on_end(None)
+    watch.on_start(None)
+    watch.on_end(None)
+    assert watch.seconds >= 0.0

@@ -149,8 +149,8 @@ def summary_line(summary: dict) -> str:
     """The answer in one sentence: which pipeline retrieves better, by how much, and how sure."""
     d, p, units = summary["mean_delta"], summary["p_value"], summary["units"]
     if p != p:
-        return (f"mean delta (B - A) = {d:+.4f} over {summary['n_perturbations']:,} perturbations; "
-                f"no test: {summary['note']}")
+        return (f"no test possible: mean delta (B - A) = {d:+.4f} over {summary['n_perturbations']:,} "
+                f"perturbations; {summary['note']}")
     ci = ("" if summary["ci_low"] != summary["ci_low"] else
           f", {LEVEL:.0%} interval {summary['ci_low']:+.4f} to {summary['ci_high']:+.4f}")
     how = (f"all {summary['flips']:,} sign flips of {units:,} units" if summary["exact"] else

@@ -48,8 +48,10 @@ def _frame_bytes(table) -> int:
 
 
 def _result_bytes(result) -> int:
-    return sum(_frame_bytes(t) for t in (result.groups, result.a.groups, result.a.queries, result.b.groups,
-                                         result.b.queries))
+    held = sum(int(getattr(getattr(getattr(side, "_screen", None), "X", None), "nbytes", 0) or 0)
+               for side in (result.a, result.b))  # the rows a result still holds, if any
+    return held + sum(_frame_bytes(t) for t in (result.groups, result.left_out, result.a.groups, result.a.queries,
+                                                result.b.groups, result.b.queries))
 
 
 UPLOADS = Memo(MAX_UPLOADS, MAX_UPLOAD_BYTES, sizeof=_frame_bytes)

@@ -150,9 +150,11 @@ def scatter_data(groups: pd.DataFrame, perturbation: str) -> pd.DataFrame:
                                                               "q_value_a", "q_value_b")}})
 
 
-def verdict(summary: dict) -> str:
-    """The answer in one sentence (:func:`apnull.score.summary_line`)."""
-    return summary_line(summary)
+def verdict(summary: dict) -> tuple[str, str]:
+    """The answer as (headline, the numbers behind it): :func:`apnull.score.summary_line` cut at its
+    first colon, e.g. ("A retrieves better than B", "mean delta (B - A) = -0.0935, ...")."""
+    head, _, rest = summary_line(summary).partition(": ")
+    return head[:1].upper() + head[1:], rest
 
 
 def _signed(x: float) -> str:
@@ -172,8 +174,9 @@ def cards(summary: dict) -> list:
         ("p-value (A = B)", "n/a" if p != p else f"{p:.3g}",
          "Two-sided: how often swapping A and B on whole plates gives a mean delta as far from 0 "
          f"({how}). " + (summary["note"] or "")),
-        ("Units (plates swapped together)", f"{summary['units']:,}",
-         f"The smallest p-value {summary['units']:,} units allow is {summary['smallest_p']:.3g}."),
+        ("Units swapped", f"{summary['units']:,}",
+         f"Plates swapped together between A and B (one unit); the smallest p-value {summary['units']:,} units "
+         f"allow is {summary['smallest_p']:.3g}."),
         (f"Retrieved at q ≤ {summary['alpha']:g}: A / B", f"{summary['retrieved_a']:,} / {summary['retrieved_b']:,}",
          f"A only: {summary['a_only']:,}, B only: {summary['b_only']:,}, both: {summary['both']:,}. Paired test of "
          "the difference (p-values swapped on whole plates, Benjamini-Hochberg counted again): p = "
