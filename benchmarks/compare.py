@@ -21,7 +21,8 @@ test (Binomial(pairs, 0.05)) and the Clopper-Pearson 95% interval of the rate; t
 power (p <= 0.05 and mean_delta < 0). ``--permutations`` (fixed B) is each side's B and the number of
 random flips.
 
-    python benchmarks/compare.py [--pairs 200] [--worse 4 6] [--permutations 999] [--first 0] [--only null]
+    python benchmarks/compare.py [--pairs 200] [--worse 4 6] [--permutations 999] [--plates 20] [--first 0]
+                                 [--only null|shift|worse]
 """
 
 from __future__ import annotations
@@ -73,9 +74,9 @@ def flags_p(groups, seed):
     return naive_p(e.groupby(groups["unit"]).sum().to_numpy(), seed)
 
 
-def one_pair(i, kind, worse, permutations):
+def one_pair(i, kind, worse, permutations, plates=20):
     rng = np.random.default_rng(10_000 + i)
-    wells = digits_plate_screen(seed=i, **LAYOUT)
+    wells = digits_plate_screen(seed=i, **dict(LAYOUT, plates=plates))
     a = pipeline(wells, rng, shift=kind == "shift")
     if kind == "worse":
         b = a.copy()
@@ -104,6 +105,7 @@ def main(argv=None):
     ap.add_argument("--pairs", type=int, default=200, help="pairs per condition")
     ap.add_argument("--worse", type=float, nargs="+", default=[4.0, 6.0],
                     help="SDs of the noise that makes B worse (pixel units), one condition each")
+    ap.add_argument("--plates", type=int, default=20, help="plates (units) of each screen")
     ap.add_argument("--first", type=int, default=0, help="seed of the first pair (pairs first .. first + pairs - 1)")
     ap.add_argument("--only", choices=("null", "shift", "worse"), help="run one kind of condition only")
     ap.add_argument("--permutations", type=int, default=999,
@@ -111,7 +113,8 @@ def main(argv=None):
     args = ap.parse_args(argv)
     n = args.pairs
     lo, hi = band(n)
-    print(f"{n} pairs per condition; 20 plates (units), 100 perturbations a pair; a calibrated test rejects "
+    print(f"{n} pairs per condition; {args.plates} plates (units), {5 * args.plates} perturbations a pair; a "
+          f"calibrated test rejects "
           f"at 0.05 in {lo:.1%} .. {hi:.1%} of true-null pairs (95% binomial band)\n")
     print(f"{'condition':<28}{'unit flips':>12}{'  (95% CI)':<18}{'per-perturbation':>18}{'retrieved test':>16}"
           f"{'flags flipped':>15}{'CI holds 0':>12}{'mean delta':>12}{'seconds':>9}")
@@ -121,8 +124,8 @@ def main(argv=None):
         if args.only and kind != args.only:
             continue
         t0 = time.process_time()
-        rows = np.array([one_pair(i, kind, worse, args.permutations) for i in range(args.first, args.first + n)],
-                        dtype=float)
+        rows = np.array([one_pair(i, kind, worse, args.permutations, args.plates)
+                         for i in range(args.first, args.first + n)], dtype=float)
         p, naive, mean, rp, flags, holds = rows.T
         hit = (p <= 0.05) & ((mean < 0) if kind == "worse" else True)
         k = int(hit.sum())

@@ -16,7 +16,6 @@ from ..limits import SCORE_PAGE_MAX_PERMUTATIONS, check_alpha, check_permutation
 from ..score import summary_line
 from .score import (MAX_FEATURES_TEXT, NO_STRATUM, guess_control, guess_perturbation, guess_stratum, label_columns,
                     p_shown, resolve_controls)
-from .score_inputs import preferred_first
 
 __all__ = ["METHOD_TEXT", "NO_KEY", "KEY_HINTS", "CompareSettings", "shared_labels", "guess_key", "pair_defaults",
            "make_settings", "scatter_data", "cards", "shown_groups", "verdict"]
@@ -178,9 +177,9 @@ def cards(summary: dict) -> list:
          f"Plates swapped together between A and B (one unit); the smallest p-value {summary['units']:,} units "
          f"allow is {summary['smallest_p']:.3g}."),
         (f"Retrieved at q ≤ {summary['alpha']:g}: A / B", f"{summary['retrieved_a']:,} / {summary['retrieved_b']:,}",
-         f"A only: {summary['a_only']:,}, B only: {summary['b_only']:,}, both: {summary['both']:,}. Paired test of "
-         "the difference (p-values swapped on whole plates, Benjamini-Hochberg counted again): p = "
-         + ("n/a" if rp != rp else f"{rp:.3g}") + "."),
+         (f"A only: {summary['a_only']:,}, B only: {summary['b_only']:,}, both: {summary['both']:,}. Paired test "
+          "of the difference (p-values swapped on whole plates, Benjamini-Hochberg counted again): p = "
+          + ("n/a" if rp != rp else f"{rp:.3g}") + ".")),
     ]
 
 

@@ -64,7 +64,7 @@ def _checked(a, b, key, labels) -> tuple:
         raise ValueError(f"key names a column twice: {key}")
     for side, table in (("A", a), ("B", b)):
         if not isinstance(table, pd.DataFrame):
-            raise ValueError(f"table {side} must be a pandas DataFrame (use read_table to load a CSV or Parquet file)")
+            raise TypeError(f"table {side} must be a pandas DataFrame (use read_table to load a CSV or Parquet file)")
         if table.shape[0] == 0:
             raise ValueError(f"table {side} has no rows")
         for k in key:
@@ -99,6 +99,8 @@ def match_wells(a: pd.DataFrame, b: pd.DataFrame, key, labels, unmatched: str = 
     ValueError
         A key or label column missing from a table (close names suggested); with ``"error"``, blank
         keys, repeated keys, wells in one table only, or labels that differ (the first few named).
+    TypeError
+        A table that is not a DataFrame.
     """
     check_choice(unmatched, UNMATCHED, "unmatched")
     labels = {c: role for c, role in labels.items() if c is not None}
