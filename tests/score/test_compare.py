@@ -210,3 +210,14 @@ def test_the_readme_shows_the_example_s_answer():
     quoted = readme.split("```text\n", 1)[1].split("\n", 1)[0]
     res = score_compare(*digits_pipeline_pair(), **dict(KW, permutations=99, seed=0))
     assert quoted == summary_line(res.summary)
+
+
+def test_every_assignment_on_each_side(pair):
+    """permutations='all': each side's p-values are score_profiles's exact ones; the plates' flips are all
+    enumerated as always when there are at most 17 units."""
+    a, b = (t[t["Metadata_plate"].isin([f"plate_{i}" for i in range(1, 7)])] for t in pair)
+    res = score_compare(a, b, **dict(KW, permutations="all"))
+    own = _by_name(score_profiles(b, **dict(SCORE, permutations="all")).groups)
+    g = _by_name(res.groups)
+    assert (g["p_value_b"].to_numpy() == own.loc[g.index, "p_value"].to_numpy()).all()
+    assert res.summary["exact"] and res.summary["flips"] == 64 and res.summary["smallest_p"] == 2 / 64

@@ -35,7 +35,7 @@ def add_parser(subparsers):
         "compare", help="compare two pipelines (feature tables) of the same wells: which retrieves replicates better",
         description="Score two tables of the same wells (two pipelines, e.g. two feature sets or normalisations) "
                     "as apnull score does, pair the perturbations, and test whether both retrieve replicates "
-                    "equally well: the mean mAP difference with a 95%% interval and a p-value from sign flips "
+                    "equally well: the mean mAP difference with a 95% interval and a p-value from sign flips "
                     "of whole plates (components of strata), and the retrieved counts with a paired test.")
     p.add_argument("a", metavar="A", help="CSV or Parquet table of pipeline A")
     p.add_argument("b", metavar="B", help="CSV or Parquet table of pipeline B (the same wells, any row order)")
