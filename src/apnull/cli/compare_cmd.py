@@ -9,7 +9,7 @@ A and B are CSV or Parquet tables of the same wells (rows matched by the key col
 any order). Prints the answer, the retrieved counts and the per-perturbation table, or one JSON
 document with ``--json``: ``{"settings": {...}, "summary": {...}, "groups": [...], "left_out": [...],
 "warnings": [...]}``. Output paths are checked before anything is read and never name an input;
-files are written atomically.
+both files are written atomically, together or not at all.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from __future__ import annotations
 import json
 
 from ..score import (NAN_MODES, SIMILARITIES, UNMATCHED, check_outputs, p_text, read_table, score_compare,
-                     summary_line, write_table)
-from ._common import Progress, add_json, add_run_options, run_kwargs, writable_path
+                     summary_line, write_tables)
+from ._common import Progress, add_json, add_run_options, left_out_line, run_kwargs, writable_path
 from .tables import records
 
 __all__ = ["add_parser", "run"]
@@ -96,10 +96,7 @@ def run(args, out, err) -> int:
                         stratum=args.stratum, features_a=args.features_a, features_b=args.features_b,
                         similarity=args.similarity, nan=args.nan, unmatched=args.unmatched,
                         progress=Progress(err, "apnull compare: perturbations", after=3.0), **run_kwargs(args))
-    if args.out_groups:
-        write_table(res.groups, args.out_groups)
-    if args.out_left_out:
-        write_table(res.left_out, args.out_left_out)
+    write_tables([(args.out_groups, res.groups), (args.out_left_out, res.left_out)])  # both, or neither
     settings = dict(res.settings, file_a=args.a, file_b=args.b)
     if args.json:
         doc = {"settings": settings, "summary": res.summary, "groups": records(res.groups),
@@ -109,8 +106,10 @@ def run(args, out, err) -> int:
     shown = ("key", "perturbation", "control", "stratum", "features_a", "features_b", "similarity", "permutations",
              "seed", "alpha")
     out.write("settings: " + ", ".join(f"{k}={settings[k]}" for k in shown) + "\n")
-    out.write(f"A: {args.a} ({res.a.settings['features']:,} features); B: {args.b} "
-              f"({res.b.settings['features']:,} features)\n\n")
+    for side, name, scored in (("A", args.a, res.a), ("B", args.b, res.b)):
+        line = left_out_line(scored.settings)
+        out.write(f"{side}: {name} ({scored.settings['features']:,} features)" + (f"; {line}" if line else "\n"))
+    out.write("\n")
     out.write(summary_line(res.summary) + "\n")
     out.write(retrieved_line(res.summary) + "\n")
     out.write(f"\n{len(res.groups):,} perturbations (delta = mAP_b - mAP_a; unit: the plates resampled together)\n")
