@@ -36,6 +36,8 @@ pages = {
     ],
     "Your data": [
         st.Page(PAGES / "score.py", title="Score your data", icon=":material/upload_file:", url_path="score"),
+        st.Page(PAGES / "compare.py", title="Compare two pipelines", icon=":material/compare_arrows:",
+                url_path="compare"),
     ],
 }
 

@@ -59,6 +59,8 @@ links = [
      "What AP, NDCG and Recall@k measure when items are sampled (Rendle)."),
     ("score", "Score your data", ":material/upload_file:",
      "Upload your profiles: which perturbations beat chance, and by how much."),
+    ("compare", "Compare two pipelines", ":material/compare_arrows:",
+     "Two feature tables of the same wells: which retrieves replicates better, and is it real?"),
 ]
 # two cards a row on a wide screen, one a row on a phone (Streamlit stacks columns below 640 px); the
 # description is a caption under the link, so it wraps instead of being cut at the link's one line

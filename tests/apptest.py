@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "dashboard.py")
 #: url path -> the widget-key prefix of the page (the score page has none)
 PREFIX = {"densities": "dn_", "quantiles": "qt_", "lookup": "lk_", "binning": "bn_", "hypergeometric": "hg_",
-          "ranking": "rk_", "sampled": "sm_", "score": "sc_"}
+          "ranking": "rk_", "sampled": "sm_", "score": "sc_", "compare": "cp_"}
 PAGES = [p for p in PAGE_PARAMS if p]  # every page but home
 WIDGET_KINDS = ("number_input", "radio", "toggle", "text_input", "selectbox", "checkbox", "slider")
 

@@ -7,7 +7,7 @@ from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "dashboard.py")
-PAGES = ["densities", "quantiles", "lookup", "binning", "hypergeometric", "ranking", "sampled", "score"]
+PAGES = ["densities", "quantiles", "lookup", "binning", "hypergeometric", "ranking", "sampled", "score", "compare"]
 
 
 def test_app_runs_default_page():

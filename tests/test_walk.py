@@ -31,6 +31,8 @@ CHANGES = {
               ("null", "independent"),
               ("cs_aggregate", "mean"), ("cs_similarity", "correlation"), ("cs_perms", 99), ("cs_seed", 3),
               ("cs_fdr", 0.1), ("cs_scope", "active only (q ≤ FDR level above)")],
+    "compare": [("similarity", "correlation"), ("perms", 99), ("seed", 3), ("alpha", 0.1),
+                ("features_a", "^px_[0-5]"), ("features_b", "^half_0")],
 }
 #: the reported case: lookup with the grid method and its defaults, then every other page
 REPORTED_LOOKUP = [("method", "grid"), ("draws", 100_000), ("seed", 0)]
@@ -71,7 +73,9 @@ def test_changes_cover_every_page_and_input():
     for page, steps in CHANGES.items():
         assert {PREFIX[page] + k for k, _ in steps} == PAGE_PARAMS[page] - {"r", "sc_data", "sc_pert", "sc_control",
                                                                            "sc_stratum", "sc_features", "sc_inspect",
-                                                                           "sc_cs_annotation", "sc_cs_sep", "sc_cs_label"}
+                                                                           "sc_cs_annotation", "sc_cs_sep", "sc_cs_label",
+                                                                           "cp_data", "cp_key", "cp_key2", "cp_pert",
+                                                                           "cp_control", "cp_stratum"}
 
 
 def test_walk_all_pages_after_changing_every_input(baseline):

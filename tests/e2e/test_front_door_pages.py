@@ -8,7 +8,7 @@ from harness import (PLOTLY_DIV, assert_charts_rendered, assert_no_exception, go
 
 PHONE = {"width": 390, "height": 844}
 #: The pages whose every chart is checked in full; on every page the toolbar must clear the title.
-FULL_CHECK = ("densities", "quantiles", "binning", "hypergeometric", "sampled")
+FULL_CHECK = ("densities", "quantiles", "binning", "hypergeometric", "sampled", "compare")
 
 # Boxes of what plotly draws in each chart, and what covers or leaves what: a title, legend item, axis
 # title, subplot title or colour bar outside the chart's svg is cut off; two of them overlapping hide

@@ -1,4 +1,5 @@
-"""The ``apnull`` command: thresholds, p-values, null samples, metrics, sampled metrics, scoring and consistency.
+"""The ``apnull`` command: thresholds, p-values, null samples, metrics, sampled metrics, scoring, consistency
+and the comparison of two pipelines.
 
 Every subcommand prints a readable table, or one JSON document with ``--json``. Bad input prints one
 line ``apnull: error: ...`` on stderr and exits with status 2. ``--n`` always means the number of
@@ -19,7 +20,7 @@ __all__ = ["main", "build_parser", "EXIT_USAGE"]
 
 
 def build_parser() -> Parser:
-    from . import consistency_cmd, null, sampled, score_cmd
+    from . import compare_cmd, consistency_cmd, null, sampled, score_cmd
 
     parser = Parser(prog="apnull", description="Null distributions of Average Precision and Precision@R.")
     parser.add_argument("--version", action="version", version=f"apnull {__version__}")
@@ -29,6 +30,7 @@ def build_parser() -> Parser:
     sampled.add_parser(sub)
     score_cmd.add_parser(sub)
     consistency_cmd.add_parser(sub)
+    compare_cmd.add_parser(sub)
     return parser
 
 

@@ -4,8 +4,11 @@
   AP p-values (exact law) and per-perturbation mAP p-values by label permutation within strata.
 - :func:`score_consistency` — do perturbations sharing an annotation look alike? Label mAP and a
   p-value by permuting label sets among the aggregated profiles.
+- :func:`score_compare` — two pipelines (feature tables) of the same wells: per-perturbation mAP
+  differences, and whether one retrieves replicates better overall (sign flips of whole plates).
 - :func:`score_rankings` — a long ranking table (query, item, score, relevant) to per-query p-values.
-- :func:`tie_aware_ap`, :func:`benjamini_hochberg`, :func:`read_table`, :func:`digits_screen`.
+- :func:`tie_aware_ap`, :func:`benjamini_hochberg`, :func:`read_table`, :func:`digits_screen`,
+  :func:`digits_pipeline_pair`.
 - :func:`check_outputs`, :func:`write_table`, :func:`write_tables`: result files that never replace the
   input, written atomically (all the outputs of a run replaced together, or none).
 
@@ -18,8 +21,9 @@ The permutation p-value is exact under exchangeability of a perturbation's repli
 controls within each stratum; "independent" and "copairs" nulls are kept for comparison only.
 """
 
+from .compare import UNMATCHED, CompareResult, score_compare, summary_line
 from .consistency import AGGREGATES, ConsistencyResult, score_consistency
-from .example import digits_screen
+from .example import digits_pipeline_pair, digits_screen
 from .fdr import benjamini_hochberg, hierarchical_bh
 from .options import RunOptions
 from .plan import ScreenPlan, screen_plan
@@ -34,6 +38,7 @@ from .table.screen import NEGATIVES, SCORE_SIMILARITIES, SIMILARITIES
 from .ties import tie_aware_ap, tie_aware_precision_at_r
 
 __all__ = ["score_profiles", "score_consistency", "ConsistencyResult", "score_rankings", "ScoreResult", "read_table",
+           "score_compare", "CompareResult", "summary_line", "UNMATCHED", "digits_pipeline_pair",
            "tie_aware_ap", "tie_aware_precision_at_r", "benjamini_hochberg", "hierarchical_bh", "digits_screen",
            "MAX_FILE_BYTES", "MAX_PERMUTATIONS", "SIMILARITIES", "SCORE_SIMILARITIES", "NEGATIVES", "NULLS",
            "NAN_MODES", "AGGREGATES", "RANKING_COLUMNS", "RunOptions", "check_outputs", "write_table", "write_tables",

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["digits_screen", "digits_null_screen", "digits_mixed_screen", "load_digits_arrays", "DIGIT_SHAPES"]
+__all__ = ["digits_screen", "digits_null_screen", "digits_mixed_screen", "load_digits_arrays", "DIGIT_SHAPES",
+           "digits_plate_screen", "digits_pipeline_pair"]
 
 #: How each digit is drawn, as '|'-separated labels: "loop" a closed loop, "bowls" two stacked bowls
 #: (3 and 8), "bowl" one open bowl, "stem" a straight stroke. The annotation of the bundled screen,
@@ -134,3 +135,72 @@ def digits_mixed_screen(digit, seed=0, mix=0.5, n_signal=10) -> pd.DataFrame:
     layout = (18, 19, 21, 22) if seed % 2 else (20, 20, 20, 20)
     return digits_null_screen(digit, seed=seed, controls_per_plate=layout, signal_digit=(digit + 5) % 10, mix=mix,
                               n_signal=n_signal)
+
+
+def digits_plate_screen(seed=0, plates=8, controls=10, replicates=3, digits=2, weak=2, nulls=1,
+                        weak_mix=0.35, control_digits=(0,)) -> pd.DataFrame:
+    """A screen whose perturbations each sit on one plate (replicate wells of the same plate), from real images.
+
+    Plate ``plate_<p>`` takes its control digit c from ``control_digits`` in turn and holds ``controls``
+    images of c (``DMSO``), ``digits`` perturbations of ``replicates`` images of a digit d (``digit_<d>_p<p>``),
+    ``weak`` perturbations mixing an image of c with one of d (``(1 - weak_mix) * c + weak_mix * d``,
+    ``weak_<d>_p<p>``) and ``nulls`` perturbations of images of c (``null_<j>_p<p>``); the digits d cycle
+    through 0..9 (skipping the plate's c) from plate to plate. Each plate's perturbations share only its
+    controls, so every plate is a unit of its own for a comparison of two pipelines
+    (:func:`apnull.score.score_compare`). Columns: Metadata_perturbation, Metadata_plate, Metadata_well
+    (``A01``, ``A02``, ... within the plate), Metadata_kind (control, real, weak, null), Metadata_digit,
+    then the 64 pixels ``px_00`` .. ``px_63``. Deterministic for a given ``seed``.
+
+    Raises
+    ------
+    ValueError
+        A digit has too few images (about 180 each) for the layout, or a size is not positive.
+    """
+    X, y = load_digits_arrays()
+    if plates < 1 or controls < 1 or replicates < 2 or min(digits, weak, nulls) < 0 or not len(control_digits):
+        raise ValueError("need at least one plate, one control per plate, a control digit and 2 replicates")
+    rng = np.random.default_rng(seed)
+    pools = {d: list(rng.permutation(np.flatnonzero(y == d))) for d in range(10)}
+
+    def take(d, count):
+        if count > len(pools[d]):
+            raise ValueError(f"digit {d} has too few images left for this layout ({plates} plates)")
+        out, pools[d] = pools[d][:count], pools[d][count:]
+        return X[out]
+
+    rows, turn = [], 0
+    for p in range(1, plates + 1):
+        c = int(control_digits[(p - 1) % len(control_digits)])
+        wells = [("DMSO", "control", c, f) for f in take(c, controls)]
+        for kind, count in (("digit", digits), ("weak", weak)):
+            for _ in range(count):
+                d, turn = turn % 10, turn + 1
+                if d == c:
+                    d, turn = turn % 10, turn + 1
+                feats = take(d, replicates) if kind == "digit" else \
+                    (1 - weak_mix) * take(c, replicates) + weak_mix * take(d, replicates)
+                wells += [(f"{kind}_{d}_p{p}", "real" if kind == "digit" else "weak", d, f) for f in feats]
+        for j in range(1, nulls + 1):
+            wells += [(f"null_{j}_p{p}", "null", c, f) for f in take(c, replicates)]
+        rows += [(name, f"plate_{p}", f"{chr(65 + w // 12)}{w % 12 + 1:02d}", kind, d, f)
+                 for w, (name, kind, d, f) in enumerate(wells)]
+    table = pd.DataFrame({"Metadata_perturbation": [r[0] for r in rows], "Metadata_plate": [r[1] for r in rows],
+                          "Metadata_well": [r[2] for r in rows], "Metadata_kind": [r[3] for r in rows],
+                          "Metadata_digit": [r[4] for r in rows]})
+    feats = pd.DataFrame(np.array([r[5] for r in rows]), columns=[f"px_{i:02d}" for i in range(X.shape[1])])
+    return pd.concat([table, feats], axis=1)
+
+
+def digits_pipeline_pair(seed=0, **layout) -> tuple:
+    """Two pipelines of the same wells, for :func:`apnull.score.score_compare`: (A, B).
+
+    A is :func:`digits_plate_screen` (``layout`` passed on): the 64 pixels of each 8x8 image. B is the
+    same wells at half the resolution: each 2x2 block of pixels summed, 16 features ``half_00`` ..
+    ``half_15`` (a cheaper profile of the same images). Same metadata columns; the wells match by
+    (Metadata_plate, Metadata_well). Deterministic for a given ``seed``.
+    """
+    a = digits_plate_screen(seed, **layout)
+    pixels = a.filter(regex="^px_").to_numpy().reshape(-1, 4, 2, 4, 2).sum(axis=(2, 4)).reshape(len(a), 16)
+    meta = a[[c for c in a.columns if c.startswith("Metadata_")]]
+    b = pd.concat([meta, pd.DataFrame(pixels, columns=[f"half_{i:02d}" for i in range(16)])], axis=1)
+    return a, b

@@ -227,6 +227,8 @@ class CompileWatch:
                 self.progress.compiling()
 
     def on_end(self, event):
+        if getattr(self._local, "depth", 0) == 0:  # a compilation that started before this watch was installed
+            return  # (listeners are global: another thread's run may install a watch while one compiles)
         self._local.depth -= 1
         if self._local.depth == 0:
             with self._lock:

@@ -1,0 +1,136 @@
+"""Compare two pipelines: do two feature tables of the same wells retrieve replicates equally well?"""
+
+import streamlit as st
+
+from apnull.plots.compare import compare_figure
+from apnull.score import MAX_FILE_BYTES, SIMILARITIES
+from apnull.ui import (bound_choice, bound_float, bound_int, bound_select, bound_text, download_csv, guard, intro,
+                       show_figure, show_table)
+from apnull.ui import compare_cache as cache
+from apnull.views import compare as view
+from apnull.views.score import NO_STRATUM
+from apnull.views.score_inputs import preferred_first
+
+EXAMPLE = "example"
+UPLOAD = "upload"
+
+intro(
+    "Compare two pipelines",
+    "Two tables of the **same wells** from two pipelines (two feature sets, two normalisations, CellProfiler "
+    "against an embedding): which one makes replicates find each other better, and is the difference more "
+    "than chance? Each table is scored as on **Score your data**; the test swaps the pipelines on whole "
+    "plates, because perturbations on a plate share its controls and its quirks.",
+)
+
+source = bound_select("Data", "cp_data", [EXAMPLE, UPLOAD], EXAMPLE,
+                      help="example: scikit-learn's digits as 8 plates of wells; A = the 64 pixels, B = the same "
+                           "images at half resolution (16 features). upload: your own two CSV or Parquet files.")
+if source == EXAMPLE:
+    a, b = cache.example_pair()
+    pair, name_a, name_b = cache.EXAMPLE_PAIR, "A (64 pixels)", "B (half resolution)"
+    st.caption(f"Bundled example: {len(a):,} wells on 8 plates; A has {a.shape[1] - 5} pixel features, B "
+               f"{b.shape[1] - 5} features of the same images at half resolution "
+               "(`apnull.score.example.digits_pipeline_pair`).")
+else:
+    up_a, up_b = st.columns(2)
+    tables = {}
+    for side, box in (("a", up_a), ("b", up_b)):
+        upload = box.file_uploader(f"Table {side.upper()} (CSV or Parquet)", type=["csv", "tsv", "parquet", "pq"],
+                                   key=f"cp_upload_{side}", max_upload_size=max(1, MAX_FILE_BYTES // 2**20),
+                                   help="One row per well; label columns Metadata_* (read as text); numeric "
+                                        "columns are features. Both tables must hold the same wells.")
+        if upload is not None:
+            with guard():
+                cache.remember_upload(upload, side)
+        tables[side] = cache.upload_table(side)
+    (a, name_a, digest_a), (b, name_b, digest_b) = tables["a"], tables["b"]
+    if a is None or b is None:
+        st.info("Upload both tables, or choose **example** above.", icon=":material/upload_file:")
+        st.stop()
+    pair = f"{digest_a}:{digest_b}"
+    st.caption(f"A: {name_a}, {len(a):,} rows, {a.shape[1]:,} columns. B: {name_b}, {len(b):,} rows, "
+               f"{b.shape[1]:,} columns.")
+
+# --- settings (bound to the URL; a new pair of tables starts with its guesses) --------------------
+defaults = cache.pair_defaults(pair, a, b)
+cache.use_pair(pair, defaults)
+columns = view.shared_labels(a, b)
+if not columns:
+    st.error("The two tables share no label column (Metadata_* or text): add the well and plate columns to both.",
+             icon=":material/error:")
+    st.stop()
+c1, c2, c3, c4, c5 = st.columns(5)
+key = bound_choice("Well key", "cp_key", preferred_first(columns, defaults["cp_key"]), container=c1,
+                   help="The column that names a well in both tables (matched as text).")
+key2 = bound_choice("Second key column", "cp_key2", [view.NO_KEY] + columns, container=c2,
+                    help="When the well name repeats across plates, the plate column too (or (none)).")
+perturbation = bound_choice("Perturbation column", "cp_pert", preferred_first(columns, defaults["cp_pert"]),
+                            container=c3, help="Must hold the same value for a well in both tables.")
+control_text = bound_text("Control value(s)", "cp_control", "", container=c4,
+                          help="Values of the perturbation column that mark controls; several separated by commas.")
+stratum = bound_choice("Plate (stratum)", "cp_stratum", preferred_first([NO_STRATUM] + columns, defaults["cp_stratum"]),
+                       container=c5, help="The plates are what the test swaps between A and B (with (none), the whole "
+                                          "table is one unit and there is no test).")
+c6, c7, c8, c9, c10, c11 = st.columns([1.2, 1.2, 1.2, 1, 1, 1])
+features_a = bound_text("Features of A (regex)", "cp_features_a", "", container=c6,
+                        help="Empty: every numeric column not named Metadata_* (key columns never).")
+features_b = bound_text("Features of B (regex)", "cp_features_b", "", container=c7,
+                        help="Empty: every numeric column not named Metadata_* (key columns never).")
+similarity = bound_select("Similarity", "cp_similarity", SIMILARITIES, "cosine", container=c8, horizontal=False,
+                          help="How two profiles are compared, the same for both tables.")
+permutations = bound_int("Permutations B", "cp_perms", 999, step=1000, container=c9,
+                         help="Label permutations behind each table's mAP p-values (1/(1 + B) is the smallest p). "
+                              "The mAPs and the comparison's own test do not depend on it.")
+seed = bound_int("Seed", "cp_seed", 0, container=c10, help="Seed of the permutations and of random sign flips.")
+alpha = bound_float("FDR level q", "cp_alpha", 0.05, step=0.01, format="%.3g", container=c11,
+                    help="A perturbation counts as retrieved by a side when its q-value there is at most this.")
+
+with st.expander("How the comparison is made", icon=":material/functions:"):
+    st.markdown(view.METHOD_TEXT)
+
+with guard():
+    settings = view.make_settings(a, b, key, key2, perturbation, control_text, stratum, features_a, features_b,
+                                  similarity, permutations, seed, alpha)
+
+auto = source == EXAMPLE  # the example runs at once; uploads when the button is pressed
+result = cache.cached_result(pair, settings.cache_key())
+b1, b2 = st.columns([1, 5], vertical_alignment="center")
+pressed = not auto and b1.button("Compare", type="primary", key="cp_run", icon=":material/play_arrow:")
+if result is None and (auto or pressed):
+    with guard():
+        result = cache.compare_once(pair, settings.cache_key(), a, b, settings.kwargs(), container=b2)
+if result is None:
+    b2.info("Check the inputs above, then press **Compare**.", icon=":material/info:")
+    st.stop()
+
+# --- the answer -----------------------------------------------------------------------------------
+summary = result.summary
+headline, numbers = view.verdict(summary)
+st.subheader(headline)
+st.markdown(numbers)
+for col, (label, value, why) in zip(st.columns(4), view.cards(summary)):
+    col.metric(label, value, help=why, border=True)
+for message in result.warnings:
+    st.warning(message, icon=":material/warning:")
+
+pcol = result.settings["perturbation_column"]
+pcol = pcol if isinstance(pcol, str) else pcol[0]
+fig = cache.cached_view(("figure", pair, settings.cache_key()), lambda: compare_figure(
+    view.scatter_data(result.groups, pcol), settings.alpha, summary["mean_delta"]))
+show_figure(fig, key="cp_figure")
+
+st.subheader("Perturbations")
+st.caption("delta = mAP of B − mAP of A, most negative first; retrieved: the side(s) where the q-value is at most "
+           f"{settings.alpha:g}; unit: the plate(s) swapped together in the test.")
+shown = cache.cached_view(("shown", pair, settings.cache_key()), lambda: view.shown_groups(result.groups))
+number = st.column_config.NumberColumn(format="%.4f")
+show_table(shown, key="cp_groups", height=320,
+           column_config={"mAP_a": number, "mAP_b": number, "delta": st.column_config.NumberColumn(format="%+.4f")})
+file_stem = "example" if source == EXAMPLE else "comparison"
+download_csv(result.groups, f"{file_stem}_compare_perturbations.csv", label="Download the perturbation table (CSV)",
+             key="cp_download_groups")
+if len(result.left_out):
+    with st.expander(f"{len(result.left_out):,} row(s) left out"):
+        show_table(result.left_out, key="cp_left_out")
+        download_csv(result.left_out, f"{file_stem}_compare_left_out.csv", label="Download (CSV)",
+                     key="cp_download_left_out")

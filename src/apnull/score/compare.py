@@ -1,0 +1,316 @@
+"""``score_compare``: two pipelines of the same wells; does one retrieve replicates better, and is it real?
+
+It reads as its stages: the run's options checked (:class:`.options.RunOptions`), the wells of the two
+tables paired (:func:`.table.wells.match_wells`), each table scored exactly as ``score_profiles`` scores
+it (same settings, same seed, one dask client for both), the perturbations paired, and the two
+differences tested by sign flips of whole units (:mod:`.nulls.compare`, run by
+:func:`.engine.sequential.resolve`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..limits import check_choice
+from .engine.connect import connect
+from .engine.sequential import resolve, rounds_of
+from .nulls.compare import (INTERVAL_DRAWS, FlipWork, RetrievedWork, enumerable, flip_interval, flip_null,
+                            smallest_p, units_of)
+from .options import RunOptions
+from .profiles import ScoreResult, score_profiles
+from .results.outputs import output_name
+from .table.columns import select_features
+from .table.io import labels_as_text
+from .table.missing import NAN_MODES, rows_text
+from .table.screen import SIMILARITIES
+from .table.wells import UNMATCHED, match_wells
+
+__all__ = ["score_compare", "CompareResult", "summary_line", "UNMATCHED", "GROUP_COLUMNS", "RETRIEVED", "LEVEL"]
+
+#: Columns of the per-perturbation table after the perturbation column(s).
+GROUP_COLUMNS = ("n_replicates", "mAP_a", "mAP_b", "delta", "p_value_a", "q_value_a", "p_value_b", "q_value_b",
+                 "retrieved", "unit")
+#: Which side retrieves a perturbation (its q-value at most alpha).
+RETRIEVED = ("both", "A only", "B only", "neither")
+#: Confidence level of the interval of the mean delta.
+LEVEL = 0.95
+
+
+@dataclass
+class CompareResult:
+    """What :func:`score_compare` returns (see there for the columns)."""
+
+    groups: pd.DataFrame
+    summary: dict
+    left_out: pd.DataFrame
+    warnings: list
+    settings: dict
+    a: ScoreResult
+    b: ScoreResult
+
+
+def score_compare(a, b, *, key, perturbation="Metadata_pert", control="DMSO", stratum=None, features_a=None,
+                  features_b=None, similarity="cosine", nan="error", unmatched="error", permutations="auto", seed=0,
+                  alpha=0.05, threads=None, workers=None, scheduler=None, progress=None,
+                  budget=None) -> CompareResult:
+    """Do pipelines A and B (two tables of the same wells) retrieve replicates equally well?
+
+    Each table is scored as :func:`score_profiles` scores it, with the same settings and seed (its own
+    features: ``features_a``, ``features_b``); per perturbation, delta = mAP_b - mAP_a. The overall
+    test flips the sign of whole *units*: the components of strata (plates linked by a perturbation
+    with replicates on several), so the perturbations of a plate, which share its controls and its
+    nuisance, are swapped together (:mod:`apnull.score.nulls.compare`).
+
+    Parameters
+    ----------
+    a, b : DataFrame
+        The two tables: one row per well, the same wells in any order; feature columns may differ.
+    key : str or list of str
+        Column(s) identifying a well in both tables (e.g. plate and well); compared as text.
+    perturbation, control, stratum, similarity, permutations, seed, alpha, threads, workers, scheduler,
+    progress, budget
+        As in :func:`score_profiles`, applied to both tables (``permutations`` also sets the random
+        flips when there are too many units to enumerate them all; "all" then means "auto").
+    features_a, features_b : None, list of str or str
+        Each table's features, as ``features`` of :func:`score_profiles`; key columns are never features.
+    nan : {"error", "drop-features", "drop-rows"}
+        As in :func:`score_profiles`, for each table; "drop-rows" leaves a well with a NaN or infinite
+        feature value on either side out of both (named in ``left_out``), so both score the same wells.
+    unmatched : {"error", "drop"}
+        Wells with a blank or repeated key, in one table only, or whose perturbation or stratum differ
+        between the tables: a ValueError naming them, or ("drop") left out of both and named.
+
+    Returns
+    -------
+    CompareResult
+        ``groups``: [<perturbation column(s)>, n_replicates, mAP_a, mAP_b, delta, p_value_a, q_value_a,
+        p_value_b, q_value_b, retrieved, unit], one row per perturbation scored in both, sorted by delta
+        then name; mAP, p and q values are those of ``a.groups`` and ``b.groups`` (the two
+        ``score_profiles`` results, kept as ``a`` and ``b``); ``retrieved`` is one of :data:`RETRIEVED`
+        (q_value <= alpha); ``unit`` names the unit (its first stratum). ``summary``: n_perturbations,
+        units, mean_delta, ci_low, ci_high (the 95% interval inverting the flip test), p_value
+        (two-sided: both retrieve equally well), flips and exact (all 2^U flips, or random ones),
+        smallest_p (2 / 2^U), retrieved_a, retrieved_b, both, a_only, b_only, neither,
+        retrieved_difference ((retrieved_b - retrieved_a) / n_perturbations), retrieved_p_value (the
+        same flips on each unit's b_only - a_only), alpha, note. With one unit there is no test:
+        p-values and interval are NaN and ``note`` says why; with fewer than 6 units the interval is
+        NaN (the test cannot reach 0.05). ``left_out``: [table, <key columns>, reason]; ``warnings``;
+        ``settings``.
+
+    Raises
+    ------
+    ValueError
+        Anything :func:`score_profiles` raises for either table (prefixed "table A:" or "table B:"),
+        and the well-matching problems above with ``unmatched="error"``.
+    """
+    opts = RunOptions.checked(seed=seed, permutations=permutations, alpha=alpha, threads=threads, workers=workers,
+                              scheduler=scheduler, progress=progress, budget=budget)
+    check_choice(nan, NAN_MODES, "nan")
+    check_choice(similarity, SIMILARITIES, "similarity")
+    pcols = [perturbation] if isinstance(perturbation, str) else list(perturbation or [])
+    if not pcols:
+        raise ValueError("perturbation must name a column (or columns) of both tables")
+    roles = {c: "perturbation" for c in pcols}
+    roles.setdefault(stratum, "stratum")
+    matched = match_wells(a, b, key, roles, unmatched)
+    keys = [key] if isinstance(key, str) else list(key)
+    labels = set(pcols) | ({stratum} if stratum is not None else set())
+    fa, fb = (_features(t, f, labels, keys) for t, f in ((matched.a, features_a), (matched.b, features_b)))
+    ta, tb, dropped, warnings = _drop_missing(matched, fa, fb, keys, nan)
+    warnings = matched.warnings + warnings
+    left_out = pd.concat([matched.left_out, dropped], ignore_index=True) if len(dropped) else matched.left_out
+    common = dict(perturbation=perturbation, control=control, stratum=stratum, similarity=similarity, nan=nan,
+                  permutations=opts.permutations, seed=opts.seed, alpha=opts.alpha, threads=opts.threads,
+                  progress=opts.progress, budget=opts.budget)
+    client, close = connect(opts.scheduler, opts.workers)  # one dask client for both tables
+    try:
+        ra = _side("A", ta, fa[1], common, client)
+        rb = _side("B", tb, fb[1], common, client)
+    finally:
+        close()
+    pairs = _pairs(ra, rb, ta, pcols, stratum)
+    summary, notes = _summary(pairs, opts)
+    groups = _group_table(pairs, ra)
+    warnings += [f"A: {w}" for w in ra.warnings] + [f"B: {w}" for w in rb.warnings] + pairs["notes"] + notes
+    settings = dict(key=keys, perturbation=perturbation, control=[control] if isinstance(control, str) else list(control),
+                    stratum=stratum, features_a=features_a, features_b=features_b, similarity=similarity, nan=nan,
+                    unmatched=unmatched, permutations=opts.permutations, seed=opts.seed, alpha=opts.alpha,
+                    perturbation_column=ra.settings["perturbation_column"], level=LEVEL,
+                    unit="component of strata" if stratum is not None else "whole table (no stratum)",
+                    a=ra.settings, b=rb.settings)
+    return CompareResult(groups, summary, left_out, warnings, settings, ra, rb)
+
+
+def summary_line(summary: dict) -> str:
+    """The answer in one sentence: which pipeline retrieves better, by how much, and how sure."""
+    d, p, units = summary["mean_delta"], summary["p_value"], summary["units"]
+    if p != p:
+        return (f"no test possible: mean delta (B - A) = {d:+.4f} over {summary['n_perturbations']:,} "
+                f"perturbations; {summary['note']}")
+    ci = ("" if summary["ci_low"] != summary["ci_low"] else
+          f", {LEVEL:.0%} interval {summary['ci_low']:+.4f} to {summary['ci_high']:+.4f}")
+    how = (f"all {summary['flips']:,} sign flips of {units:,} units" if summary["exact"] else
+           f"{summary['flips']:,} random sign flips of {units:,} units")
+    verdict = ("B retrieves better than A" if d > 0 else "A retrieves better than B") if p <= 0.05 else \
+        "no difference shown between A and B"
+    return f"{verdict}: mean delta (B - A) = {d:+.4f}{ci}; p = {p:.3g} ({how})"
+
+
+# -- the stages of score_compare -------------------------------------------------------------------
+
+def _features(table, features, labels, keys) -> tuple:
+    """(feature columns of ``table``, what to pass to score_profiles): key columns are never features
+    (a numeric key column is taken out of the default choice)."""
+    chosen, _ = select_features(table, features, labels)
+    if features is None and any(k in chosen for k in keys):
+        chosen = [c for c in chosen if c not in keys]
+        return chosen, chosen
+    return chosen, features
+
+
+def _drop_missing(matched, fa, fb, keys, nan) -> tuple:
+    """(A, B, rows left out, warnings): with nan="drop-rows", the wells holding a NaN or infinite feature
+    value on either side left out of both (so both sides score the same wells); else unchanged."""
+    ta, tb = matched.a, matched.b
+    empty = pd.DataFrame(columns=["table", *keys, "reason"])
+    if nan != "drop-rows":
+        return ta, tb, empty, []
+
+    def bad(table, cols):
+        values = table[cols].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
+        return ~np.isfinite(values).all(axis=1)
+
+    ka, kb = (labels_as_text(t[keys].reset_index(drop=True), keys) for t in (ta, tb))
+    ia, ib = pd.MultiIndex.from_frame(ka), pd.MultiIndex.from_frame(kb)
+    bad_a, bad_b = bad(ta, fa[0]), bad(tb, fb[0])
+    gone = ia[bad_a].union(ib[bad_b])
+    if not len(gone):
+        return ta, tb, empty, []
+    drop_a, drop_b = ia.isin(gone), ib.isin(gone)
+    rows = []
+    for side, frame, flags, own in (("A", ka, drop_a, bad_a), ("B", kb, drop_b, bad_b)):
+        for r in np.flatnonzero(flags):
+            why = "NaN or infinite feature value in this table" if own[r] else "NaN or infinite feature value in the other table"
+            rows.append((side, *frame.iloc[int(r)], why))
+    warning = (f"{len(gone):,} well(s) with NaN or infinite feature values left out of both tables "
+               f"(nan='drop-rows'; rows of A: {rows_text(np.flatnonzero(drop_a))}; rows of B: "
+               f"{rows_text(np.flatnonzero(drop_b))})")
+    return (ta.iloc[np.flatnonzero(~drop_a)], tb.iloc[np.flatnonzero(~drop_b)],
+            pd.DataFrame(rows, columns=["table", *keys, "reason"]), [warning])
+
+
+def _side(side: str, table, features, common: dict, client) -> ScoreResult:
+    """``score_profiles`` of one table; its errors say which table."""
+    try:
+        return score_profiles(table, features=features, scheduler=client, **common)
+    except ValueError as exc:
+        raise ValueError(f"table {side}: {exc}") from None
+
+
+def _text_keys(frame: pd.DataFrame, cols) -> list:
+    """Each row's values of ``cols`` as a tuple of texts (:func:`labels_as_text`)."""
+    return list(labels_as_text(frame[cols].reset_index(drop=True), cols).itertuples(index=False, name=None))
+
+
+def _pairs(ra: ScoreResult, rb: ScoreResult, table, pcols, stratum) -> dict:
+    """The perturbations scored on both sides, in order of their text key, with their units."""
+    ca, cb = (r.settings["perturbation_column"] for r in (ra, rb))
+    ca, cb = ([c] if isinstance(c, str) else list(c) for c in (ca, cb))
+    ga, gb = ra.groups, rb.groups
+    ka, kb = _text_keys(ga, ca), _text_keys(gb, cb)
+    at_b = {k: i for i, k in enumerate(kb)}
+    both = sorted((k, i, at_b[k]) for i, k in enumerate(ka) if k in at_b)
+    notes = []
+    alone = [k for k in ka if k not in at_b] + [k for k in kb if k not in set(ka)]
+    if alone:
+        notes.append(f"{len(alone):,} perturbation(s) scored in one table only were left out of the comparison: "
+                     f"{', '.join(' | '.join(k) for k in alone[:5])}{' ...' if len(alone) > 5 else ''}")
+    if not both:
+        raise ValueError("no perturbation is scored in both tables: nothing to compare")
+    rows = labels_as_text(table[pcols + ([stratum] if stratum else [])].reset_index(drop=True),
+                          pcols + ([stratum] if stratum else []))
+    strata: dict = {}
+    for values in rows.itertuples(index=False, name=None):
+        s = values[-1] if stratum else ""
+        if s == s and s is not None:
+            strata.setdefault(values[:len(pcols)], set()).add(s)
+    keys = [k for k, _, _ in both]
+    unit, members = units_of([sorted(strata.get(k, {""})) for k in keys])
+    ia = np.array([i for _, i, _ in both], dtype=np.int64)
+    ib = np.array([j for _, _, j in both], dtype=np.int64)
+    sig_a = ga["significant"].to_numpy(dtype=bool)[ia]
+    sig_b = gb["significant"].to_numpy(dtype=bool)[ib]
+    delta = gb["mAP"].to_numpy(dtype=float)[ib] - ga["mAP"].to_numpy(dtype=float)[ia]
+    return dict(keys=keys, ia=ia, ib=ib, unit=unit, members=members, delta=delta, sig_a=sig_a, sig_b=sig_b,
+                p_a=ga["p_value"].to_numpy(dtype=float)[ia], p_b=gb["p_value"].to_numpy(dtype=float)[ib], gb=gb,
+                notes=notes)
+
+
+def _flip_test(work, units: int, opts: RunOptions) -> tuple:
+    """(p-value, flips, exact) of ``work``'s statistic: every flip when they are few enough, else random
+    flips as ``opts.permutations`` says ("all" meaning "auto")."""
+    exact = enumerable(units)
+    rounds = rounds_of("all" if exact else ("auto" if opts.permutations == "all" else opts.permutations))
+    res = resolve(flip_null(work, 0, exhaustive=exact), rounds, threads=1)
+    return float(res.p_value[0]), int(res.drawn[0]), exact
+
+
+def _summary(pairs: dict, opts: RunOptions) -> tuple:
+    """(summary dict, notes) of the paired perturbations (see :func:`score_compare`)."""
+    delta, unit, sig_a, sig_b = pairs["delta"], pairs["unit"], pairs["sig_a"], pairs["sig_b"]
+    P, U = int(delta.size), len(pairs["members"])
+    counts = np.bincount(unit, minlength=U)
+    sums = np.bincount(unit, weights=delta, minlength=U)
+    nan = math.nan
+    p, flips, exact, rp, low, high, note = nan, 0, False, nan, nan, nan, ""
+    notes = []
+    if U < 2:
+        note = ("the screen is one unit (every perturbation shares controls with the others through its strata), "
+                "so no resampling of whole units can test it; give a stratum column whose plates each hold "
+                "their own perturbations")
+        notes.append(f"no p-value and no interval: {note}")
+    else:
+        work = FlipWork(sums[None, :], ["mean_delta"], opts.seed)
+        p, flips, exact = _flip_test(work, U, opts)
+        rp = _flip_test(RetrievedWork(pairs["p_a"], pairs["p_b"], unit, U, opts.alpha, opts.seed), U, opts)[0]
+        low, high = flip_interval(sums, counts, work.keys[0], exhaustive=exact, draws=max(INTERVAL_DRAWS, flips),
+                                  level=LEVEL)
+        if smallest_p(U) > 1 - LEVEL:
+            note = (f"with {U} units the smallest p-value the test can give is {smallest_p(U):.3g} (2 / 2^{U}), so "
+                    f"it cannot reach {1 - LEVEL:.2g} and the {LEVEL:.0%} interval is unbounded; at least 6 "
+                    "units are needed")
+            notes.append(note)
+    both = int((sig_a & sig_b).sum())
+    a_only, b_only = int((sig_a & ~sig_b).sum()), int((~sig_a & sig_b).sum())
+    summary = dict(n_perturbations=P, units=U, mean_delta=float(delta.mean()), ci_low=low, ci_high=high,
+                   p_value=p, flips=flips, exact=bool(exact), smallest_p=smallest_p(U) if U else nan,
+                   retrieved_a=int(sig_a.sum()), retrieved_b=int(sig_b.sum()), both=both, a_only=a_only,
+                   b_only=b_only, neither=P - both - a_only - b_only,
+                   retrieved_difference=(int(sig_b.sum()) - int(sig_a.sum())) / P, retrieved_p_value=rp,
+                   alpha=opts.alpha, note=note)
+    return summary, notes
+
+
+def _group_table(pairs: dict, ra: ScoreResult) -> pd.DataFrame:
+    """The per-perturbation table (see :func:`score_compare`), sorted by delta then name."""
+    ga, gb, ia, ib = ra.groups, pairs["gb"], pairs["ia"], pairs["ib"]
+    cols = ra.settings["perturbation_column"]
+    cols = [cols] if isinstance(cols, str) else list(cols)
+    out = pd.DataFrame({output_name(c, frozenset(GROUP_COLUMNS)): ga[c].to_numpy()[ia] for c in cols})
+    sig_a, sig_b = pairs["sig_a"], pairs["sig_b"]
+    names = [m[0] if len(m) == 1 else f"{m[0]} (+{len(m) - 1} strata)" for m in pairs["members"]]
+    names = ["(whole table)" if n == "" else n for n in names]
+    out["n_replicates"] = ga["n_replicates"].to_numpy()[ia]
+    out["mAP_a"] = ga["mAP"].to_numpy()[ia]
+    out["mAP_b"] = gb["mAP"].to_numpy()[ib]
+    out["delta"] = pairs["delta"]
+    out["p_value_a"], out["q_value_a"] = ga["p_value"].to_numpy()[ia], ga["q_value"].to_numpy()[ia]
+    out["p_value_b"], out["q_value_b"] = gb["p_value"].to_numpy()[ib], gb["q_value"].to_numpy()[ib]
+    out["retrieved"] = np.select([sig_a & sig_b, sig_a, sig_b], list(RETRIEVED[:3]), RETRIEVED[3])
+    out["unit"] = [names[u] for u in pairs["unit"]]
+    order = np.lexsort((np.arange(len(out)), out["delta"].to_numpy()))  # pairs come in key order already
+    return out.iloc[order].reset_index(drop=True)

@@ -1,0 +1,100 @@
+"""app_pages/compare.py with AppTest: the bundled pair, the scatter, the summary, uploads, the URL, bad input."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from apnull.score import digits_pipeline_pair, score_compare, summary_line
+from plotly_json import decode, figures
+
+PAGE = str(Path(__file__).resolve().parents[1] / "app_pages" / "compare.py")
+KW = dict(key=["Metadata_plate", "Metadata_well"], perturbation="Metadata_perturbation", control="DMSO",
+          stratum="Metadata_plate", permutations=999, seed=0)
+
+
+@pytest.fixture(scope="module")
+def pair():
+    return digits_pipeline_pair()
+
+
+@pytest.fixture(scope="module")
+def expected(pair):
+    return score_compare(*pair, **KW)
+
+
+def _run(**params):
+    at = AppTest.from_file(PAGE, default_timeout=300)
+    for key, value in params.items():
+        at.query_params["cp_" + key] = str(value)
+    return at.run()
+
+
+def _table(at):
+    return next(d.value for d in at.dataframe if "mAP_a" in d.value.columns)
+
+
+def _csv(frame, name):
+    return (name, frame.to_csv(index=False).encode(), "text/csv")
+
+
+def test_the_example_shows_the_library_answer(expected):
+    at = _run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    head, _, numbers = summary_line(expected.summary).partition(": ")
+    assert at.subheader[0].value == head and any(m.value == numbers for m in at.markdown)
+    cards = {m.label: m.value for m in at.metric}
+    assert cards["Mean delta (B − A)"] == f"{expected.summary['mean_delta']:+.4f}"
+    assert cards["p-value (A = B)"] == f"{expected.summary['p_value']:.3g}"
+    assert cards["Units swapped"] == "8"
+    shown = _table(at)
+    assert np.array_equal(shown["delta"].to_numpy(), expected.groups["delta"].to_numpy())
+    assert shown["retrieved"].tolist() == expected.groups["retrieved"].tolist()
+    # the guessed well key: a well name repeats across plates, so plate and well
+    assert (at.selectbox(key="cp_key").value, at.selectbox(key="cp_key2").value) == ("Metadata_plate", "Metadata_well")
+    assert at.text_input(key="cp_control").value == "DMSO"
+
+
+def test_the_scatter_has_every_perturbation_and_the_diagonal(expected):
+    at = _run()
+    (fig,) = figures(at)
+    names = [t["name"] for t in fig["data"]]
+    assert names[0] == "A = B" and names[1].startswith("mean delta")
+    points = [t for t in fig["data"][2:]]
+    assert sum(len(decode(t["x"])) for t in points) == len(expected.groups)
+    counts = expected.groups["retrieved"].value_counts()
+    assert any(t["name"] == f"by A only ({counts['A only']})" for t in points)
+    xs = np.sort(np.concatenate([decode(t["x"]) for t in points]))
+    assert np.allclose(xs, np.sort(expected.groups["mAP_a"].to_numpy()))
+
+
+def test_a_link_reproduces_the_settings(pair):
+    at = _run(seed=3, perms=199, alpha=0.1, stratum="(none)")
+    assert not at.exception and not at.error
+    res = score_compare(*pair, **dict(KW, seed=3, permutations=199, alpha=0.1, stratum=None))
+    head, _, numbers = summary_line(res.summary).partition(": ")
+    assert at.subheader[0].value == "No test possible" and head == "no test possible"
+    assert any(m.value == numbers for m in at.markdown)
+    assert any("no p-value" in w.value for w in at.warning)
+
+
+def test_bad_input_says_what_to_change():
+    at = _run(control="water")
+    assert not at.exception
+    assert at.error and "control value(s) 'water' not found" in at.error[0].value
+    at = _run(features_a="[")
+    assert at.error and "features of A" in at.error[0].value
+
+
+def test_two_uploads_compared_on_press(pair):
+    a, b = pair
+    at = _run(data="upload")
+    assert not at.exception and at.info
+    at.file_uploader(key="cp_upload_a").set_value(_csv(a, "a.csv")).run()
+    at.file_uploader(key="cp_upload_b").set_value(_csv(b.sample(frac=1, random_state=2), "b.csv")).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.selectbox(key="cp_pert").value == "Metadata_perturbation"
+    at.button(key="cp_run").click().run()
+    assert not at.exception and not at.error
+    assert at.subheader[0].value == summary_line(score_compare(a, b, **KW).summary).partition(": ")[0]
