@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 
-from ..score import AGGREGATES, NAN_MODES, SIMILARITIES, check_outputs, read_table, score_consistency, write_tables
+from ..score import AGGREGATES, NAN_MODES, SCORE_SIMILARITIES, check_outputs, read_table, score_consistency, write_tables
 from ..score.results.outputs import output_name
 from ._common import Progress, add_json, add_run_options, left_out_line, run_kwargs, writable_path
 from .tables import format_table, records
@@ -46,7 +46,7 @@ def add_parser(subparsers):
                    help="perturbation value to drop (controls); repeat for several")
     p.add_argument("--only", metavar="GROUPS", help="keep the significant perturbations of this apnull score --out-groups file")
     p.add_argument("--features", metavar="REGEX", help="feature columns by regex (default: numeric, not Metadata_)")
-    p.add_argument("--similarity", choices=SIMILARITIES, default="cosine", help="default cosine")
+    p.add_argument("--similarity", choices=SCORE_SIMILARITIES, default="cosine", help="default cosine")
     p.add_argument("--nan", choices=NAN_MODES, default="error",
                    help="NaN/infinite feature values: error (default), drop-features, drop-rows")
     p.add_argument("--positives-differ-by", metavar="COL", action="append", dest="positives_differ_by",

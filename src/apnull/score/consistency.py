@@ -108,7 +108,7 @@ def score_consistency(table, perturbation, annotation, label_sep=None, *, aggreg
         As in ``score_profiles`` (:func:`apnull.score.table.columns.select_features`: a column numeric
         but for a few text cells is an error naming them; every other column left out is in
         ``settings["columns_left_out"]``).
-    similarity : {"cosine", "correlation", "euclidean", "abs_cosine"}
+    similarity : {"cosine", "correlation", "euclidean", "abs_cosine", "manhattan", "chebyshev", "jaccard", "hamming"}
         Of the aggregated profiles; rows are scaled by powers of two first, so any magnitude (1e-300
         to 1e300) gives the same ranking.
     nan : {"error", "drop-features", "drop-rows"}

@@ -24,8 +24,8 @@ from .labels import close_values, control_values, label_rows, match_controls
 from .matrix import euclidean_exponent, feature_matrix, scale_in_place
 from .missing import apply_nan_mode, check_nan_mode, rows_text
 from .positives import check_differ_by, differ_codes
-from .scale import degenerate_rows
-from .screen import KINDS, check_table
+from .scale import BINARY, DISTANCES, check_binary, degenerate_rows
+from .screen import KINDS, SCORE_SIMILARITIES, check_table
 
 __all__ = ["Profiles", "prepare_profiles", "split_labels", "only_names", "AGGREGATES", "MAX_PROFILES"]
 
@@ -163,7 +163,7 @@ def _group_codes(codes, starts, names, columns, table, rows):
 def prepare_profiles(table, perturbation, annotation, label_sep, aggregate, control, only, features,
                      similarity, alpha, nan="error", positives_differ_by=None) -> Profiles:
     """Check the table and build the :class:`Profiles` (rules in ``score_consistency``)."""
-    check_table(table, similarity, features)
+    check_table(table, similarity, features, SCORE_SIMILARITIES)
     check_nan_mode(nan)
     if aggregate not in AGGREGATES:
         raise ValueError(f"aggregate must be one of {', '.join(AGGREGATES)}, got {aggregate!r}")
@@ -202,7 +202,7 @@ def prepare_profiles(table, perturbation, annotation, label_sep, aggregate, cont
                             f"{'is' if len(missing) == 1 else 'are'} not in the table (or only as controls): "
                             f"{_names(missing)}.")
         keep &= np.isin(text, list(wanted))
-    feats, left_out = select_features(table, features, {pcol, acol, *differ})
+    feats, left_out = select_features(table, features, {pcol, acol, *differ}, similarity in BINARY)
     cells = table[acol].to_numpy()
     if label_sep is not None:
         used = [c for c in cells[keep] if isinstance(c, str)]
@@ -241,6 +241,12 @@ def prepare_profiles(table, perturbation, annotation, label_sep, aggregate, cont
         raise ValueError(f"{X.shape[0]:,} profiles; the limit is {MAX_PROFILES:,} (aggregate replicates, or "
                          "restrict to active perturbations with only=)")
     X = np.ascontiguousarray(X, dtype=np.float64)
+    if similarity in BINARY:  # after aggregation: a median or mean of 0/1 replicates may not be 0/1
+        try:
+            check_binary(X, feats, rows, similarity)
+        except ValueError as err:
+            more = "" if aggregate == "none" else "; aggregate='none' keeps replicates as they are"
+            raise ValueError(f"{err}{more}") from None
     zero = np.flatnonzero(degenerate_rows(X, similarity))
     if zero.size:
         why = "the same value in every feature" if similarity == "correlation" else "all-zero features"
@@ -248,7 +254,7 @@ def prepare_profiles(table, perturbation, annotation, label_sep, aggregate, cont
         raise ValueError(f"the profile of {str(prof_names[zero[0]])!r} (row{'s' if at.size > 1 else ''} "
                          f"{rows_text(at)}) has {why}, so {similarity} "
                          "similarity is undefined; drop it or use similarity='euclidean'")
-    X = scale_in_place(X, similarity, euclidean_exponent(X) if similarity == "euclidean" else 0)
+    X = scale_in_place(X, similarity, euclidean_exponent(X) if similarity in DISTANCES else 0)
     unlabelled = [grp_names[g] for g in range(G) if not grp_sets[g]]
     if unlabelled:
         one = len(unlabelled) == 1
