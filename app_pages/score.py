@@ -2,14 +2,18 @@
 
 import streamlit as st
 
+import apnull
 from apnull.plots.score import null_figure, volcano_figure
-from apnull.score import MAX_FILE_BYTES, NULLS, SIMILARITIES
+from apnull.score import (MAX_FILE_BYTES, NAN_MODES, NEGATIVES, NULLS, SCORE_SIMILARITIES, MissingValuesError,
+                          to_copairs_names)
 from apnull.ui import (bound_choice, bound_float, bound_int, bound_select, bound_text, bound_toggle, download_csv,
                        guard, intro, p_formats, show_figure, show_table)
 from apnull.ui import score_cache as cache
 from apnull.ui.consistency_step import consistency_step
+from apnull.ui.widgets import BIND
 from apnull.views import score as view
 from apnull.views import score_inputs as inputs
+from apnull.views import score_report as report
 
 EXAMPLE = "example"
 UPLOAD = "upload"
@@ -26,12 +30,13 @@ intro(
 
 source = bound_select("Data", "sc_data", [EXAMPLE, UPLOAD], EXAMPLE,
                       help="example: scikit-learn's handwritten digits made into a small screen (each digit a "
-                           "perturbation with replicates, plus null perturbations drawn from the controls). "
+                           "perturbation with replicates, plus null perturbations drawn from the controls, and "
+                           "made-up targets for the consistency step). "
                            "upload: your own CSV or Parquet file (kept while you visit other pages).")
 if source == EXAMPLE:
     table, digest, file_name = cache.example_table(), cache.EXAMPLE_DIGEST, "example"
     st.caption(f"Bundled example: {len(table):,} profiles, {table.shape[1]:,} columns "
-               "(scikit-learn's digits; see `apnull.score.digits_screen`).")
+               "(scikit-learn's digits; see `apnull.score.digits_example`).")
 else:
     upload = st.file_uploader("CSV or Parquet file of profiles", type=["csv", "tsv", "parquet", "pq"], key="upload",
                               max_upload_size=max(1, MAX_FILE_BYTES // 2**20),
@@ -76,40 +81,89 @@ features = bound_text("Feature columns (regex)", "sc_features", "", container=c4
                       help="A regular expression selecting the feature columns, e.g. ^Cells_|^Nuclei_. Empty: "
                            "every numeric column not named Metadata_*.")
 c5, c6, c7, c8, c9 = st.columns([1.3, 1.6, 1, 1, 1])
-similarity = bound_select("Similarity", "sc_similarity", SIMILARITIES, "cosine", container=c5,
-                          help="How two profiles are compared: cosine, Pearson correlation, or minus the "
-                               "euclidean distance.")
+similarity = bound_choice("Similarity", "sc_similarity", SCORE_SIMILARITIES, container=c5,
+                          help="How two profiles are compared: cosine, Pearson correlation, minus the euclidean "
+                               "distance, |cosine| (abs_cosine), minus the manhattan or chebyshev distance; jaccard "
+                               "and hamming compare binary (0/1, true/false) features.")
+NULL_WORDS = {"permutation": "shuffle labels", "independent": "independent APs", "copairs": "copairs"}
 null = bound_select("Null of the mAP", "sc_null", NULLS, "permutation", container=c6,
-                    help="permutation: label permutation within strata (calibrated). independent and copairs are "
-                         "approximations, for comparison only (see the calibration table below).")
+                    format_func=lambda n: NULL_WORDS.get(n, n),
+                    help="shuffle labels (null='permutation'): the perturbation's label shuffled among its "
+                         "replicates and controls within each plate (calibrated). independent APs "
+                         "(null='independent') and copairs (null='copairs') are approximations, for comparison "
+                         "only (see the calibration table under the results).")
 permutations = 0
 adaptive = null == "permutation" and bound_toggle(
-    "adaptive B", "sc_auto", False, container=c7,
-    help="Adaptive permutations (the library's default, permutations='auto'): each perturbation gets more "
-         "draws only while its Benjamini-Hochberg decision needs them, from 100 up to 1,000,000, so strong "
-         "hits get p-values far below 1/1,000. Slower on screens with a perturbation right at the cutoff.")
+    "More draws where needed", "sc_auto", False, container=c7,
+    help="Adaptive permutations (permutations='auto', the library's default; 'adaptive B'): each perturbation "
+         "gets more shuffles only while its Benjamini-Hochberg decision needs them, from 100 up to 1,000,000, "
+         "so strong hits get p-values far below 1/1,000. On this page a time limit caps the run.")
 if adaptive:
     permutations = "auto"
 elif null in view.USES_B:
     permutations = bound_int("Permutations B", "sc_perms", 999, step=1000, container=c7,
-                             help=f"Label permutations per perturbation (copairs: random AP draws per size), "
+                             help=f"Label shuffles per perturbation (copairs: random AP draws per size), "
                                   f"1 to {view.MAX_PERMUTATIONS:,}. The smallest possible p is 1/(1 + B).")
-seed = bound_int("Seed", "sc_seed", 0, container=c8, help="Seed of the permutations (same seed, same p-values).")
+seed = bound_int("Seed", "sc_seed", 0, container=c8, help="Seed of the shuffles (same seed, same p-values).")
 fdr = bound_float("FDR level q", "sc_fdr", 0.05, step=0.01, format="%.3g", container=c9,
                   help="Perturbations with q-value at most this are called hits (coloured in the volcano plot).")
+budget = None
+if adaptive:
+    budget = bound_float("Time limit (seconds)", "sc_budget", view.PAGE_BUDGET, step=5.0, format="%g",
+                         help=f"Extra rounds of draws stop once this time would be passed (the engine's budget; "
+                              f"at most {view.MAX_PAGE_BUDGET:g} s on this page). A decision the limit leaves "
+                              "open is named under the results (decision_open).")
 
-with st.expander("How the p-values are made", icon=":material/functions:"):
-    st.markdown(inputs.METHOD_TEXT)
+with st.expander("More options (as in copairs and the command line)", icon=":material/tune:"):
+    label_cols = [c for c in view.label_columns(table) if c not in (perturbation, stratum)]
+    o1, o2 = st.columns(2)
+    more_columns = o1.multiselect(
+        "More perturbation columns", label_cols, key="sc_pert_more", bind=BIND,
+        help="Several columns make one perturbation (e.g. compound and dose): each combination is scored; a row "
+             "is a control when its first column holds a control value (--perturbation repeated).")
+    nan = o2.radio("Missing values", NAN_MODES, key="sc_nan", bind=BIND, horizontal=True,
+                   format_func=lambda m: report.NAN_WORDS[m],
+                   help="NaN or infinite feature cells (nan= / --nan): stop and name them (error), leave out the "
+                        "feature columns holding any (drop-features), or leave out the rows holding any "
+                        "(drop-rows). The plan says what is left out.")
+    o3, o4 = st.columns(2)
+    negatives = o3.radio("A replicate is ranked against", NEGATIVES, key="sc_negatives", bind=BIND,
+                         horizontal=True, format_func=lambda n: report.NEGATIVE_WORDS[n],
+                         help="negatives='controls' (default) or 'others' (copairs's neg_diffby = [perturbation]): "
+                              "every other profile of its plate, controls too. With others the control value "
+                              "may be left empty (a screen without controls).")
+    differ_by = o4.multiselect(
+        "Leave out positives sharing", [c for c in label_cols if c not in more_columns], key="sc_differ",
+        bind=BIND, help="The pair rule (positives_differ_by, copairs's pos_diffby): a replicate sharing the "
+                        "query's value in one of these columns (e.g. the well position) is left out of its "
+                        "ranking, in the data and in every shuffle.")
+    o5, o6 = st.columns(2)
+    hierarchical_by = o5.multiselect(
+        "Families for a two-stage FDR", [perturbation] + list(more_columns)[:-1] if more_columns else [],
+        key="sc_hier", bind=BIND, disabled=not more_columns,
+        help="hierarchical_by (--hierarchical-by): with several perturbation columns, the one(s) naming a family "
+             "(the compound of compound + dose). Families are tested first (Simes + Benjamini-Hochberg), then the "
+             "members of the selected families (Benjamini & Bogomolov).")
+    copairs_names = o6.toggle("copairs's column names in downloads", key="sc_copairs", bind=BIND,
+                              help="--copairs-names: mean_average_precision, corrected_p_value, below_corrected_p, "
+                                   "average_precision, n_pos_pairs, n_total_pairs.")
 
-with guard():
-    settings = view.make_settings(table, perturbation, control_text, stratum, features,
-                                  similarity, null, permutations, seed)
-    fdr = view.check_fdr(fdr)
-    plan = cache.cached_plan(digest, settings.key()[:5], table, settings.plan_kwargs())
+method_box = st.container()
+
+try:
+    with guard():
+        settings = view.make_settings(table, perturbation, control_text, stratum, features,
+                                      similarity, null, permutations, seed, more_columns=more_columns, nan=nan,
+                                      negatives=negatives, differ_by=differ_by, budget=budget)
+        fdr = view.check_fdr(fdr)
+        plan = cache.cached_plan(digest, settings.plan_key(), table, settings.plan_kwargs())
+except MissingValuesError as exc:
+    st.error(report.missing_message(exc.where), icon=":material/error:")
+    st.stop()
 
 # --- the plan: what will be used, before anything is scored ----------------------------------------
 st.markdown(inputs.plan_summary(plan))
-with st.expander(f"Plan: {len(plan.strata):,} strata, {len(plan.left_out):,} columns left out, "
+with st.expander(f"Plan: {len(plan.strata):,} plate(s) or batch(es), {len(plan.left_out):,} columns left out, "
                  f"{len(plan.skipped):,} perturbations to skip"):
     show_table(plan.strata, key="plan_strata")
     if len(plan.left_out):
@@ -126,12 +180,17 @@ if result is None and (auto or pressed):
     with guard():
         result = cache.score_once(digest, key, table, settings.kwargs(), container=b2)
 if result is None:
+    with method_box.expander("How the p-values are made", icon=":material/functions:"):
+        st.markdown(report.method_text(null, settings.permutations))
     b2.info("Check the plan above, then press **Score**.", icon=":material/info:")
     st.stop()
 perturbation = result.settings.get("perturbation_column", perturbation)
+with method_box.expander("How the p-values are made", icon=":material/functions:"):
+    st.markdown(report.method_text(null, settings.permutations, result.queries["null"]))
 
 # --- results -------------------------------------------------------------------------------------
-shown_view = cache.results_view(digest, key, result, perturbation, fdr)
+with guard():
+    shown_view = cache.results_view(digest, key, result, perturbation, fdr, tuple(hierarchical_by))
 groups = shown_view.groups
 for message in result.warnings:
     st.warning(message, icon=":material/warning:")
@@ -148,18 +207,57 @@ k1.metric("Perturbations scored", f"{len(groups):,}", border=True)
 k2.metric(f"Hits at q ≤ {fdr:g}", f"{shown_view.hits:,}", border=True,
           help="Perturbations whose Benjamini-Hochberg q-value is at most the FDR level.")
 k3.metric("Queries (replicates)", f"{len(result.queries):,}", border=True)
-k4.metric(f"{null.capitalize()} null" + ("" if null == "permutation" else " (approximate)"),
-          view.draws_text(settings.permutations, result.groups) if null in view.USES_B else "formula", border=True,
-          help="How the p-value of each mAP was computed (B: draws of the null per perturbation).")
+k4.metric("mAP null", {"permutation": "shuffled labels", "independent": "independent APs",
+                       "copairs": "copairs"}[null], border=True,
+          help=("How the p-value of each mAP was computed: " + report.mAP_null_text(null, settings.permutations)
+                + " (null=" + null + ("" if null == "permutation" else ", approximate") + ")"))
+if adaptive:
+    st.caption(report.draws_caption(result.groups, settings.budget))
+    still_open = report.open_decisions(groups, perturbation)
+    if still_open:
+        st.warning(f"The time limit left {len(still_open):,} decision(s) open: {', '.join(still_open[:10])}"
+                   + (" ..." if len(still_open) > 10 else "") + ". Raise **Time limit** to settle them.",
+                   icon=":material/timer:")
 
 st.subheader("Perturbations")
 shown = shown_view.shown
 fmt = {"mAP": st.column_config.NumberColumn(format="%.4f"),
+       "mAP_normalized": st.column_config.NumberColumn(
+           "mAP above chance", format="%.3f",
+           help="mAP_normalized = (mAP - E) / (1 - E), E the mAP a random ranking gives on average: 0 is "
+                "chance, 1 perfect."),
        **p_formats(shown, {"p_value": "p-value", "q_value": "q-value"}),
-       "significant": st.column_config.CheckboxColumn(f"q ≤ {fdr:g}")}
-show_table(shown, column_config=fmt, height=300, key="groups_table")
-download_csv(groups, f"{file_name}_perturbations.csv", label="Download the perturbation table (CSV)",
-             key="download_groups")
+       "significant": st.column_config.CheckboxColumn(f"q ≤ {fdr:g}"),
+       "null": st.column_config.TextColumn("null", help="How this row's p-value was made."),
+       "permutations": st.column_config.NumberColumn(
+           "draws", format="%d", help="permutations: the null draws this p-value used (in full)."),
+       "p_value_bound": st.column_config.CheckboxColumn(
+           "p is a bound", width="small",
+           help="p_value_bound: no draw reached the observed mAP, so the p-value is an upper bound.")}
+ROW_PX, HEAD_PX = 35, 38
+show_table(shown, column_config=fmt, height=min(len(shown), 10) * ROW_PX + HEAD_PX + 2, key="groups_table")
+
+
+def bundle() -> bytes:
+    """The tables and the settings they were made with, as one zip (built when the button is pressed)."""
+    g, q = report.download_tables(groups, result.queries, fdr, copairs_names, to_copairs_names)
+    record = report.settings_record(file=file_name if source == UPLOAD else "example", digest=digest,
+                                    settings=settings, alpha=fdr, hierarchical_by=hierarchical_by,
+                                    copairs_names=copairs_names, version=apnull.__version__,
+                                    dropped_features=result.settings.get("dropped_features", ()),
+                                    dropped_rows=result.settings.get("dropped_rows", ()))
+    return report.bundle_zip({f"{file_name}_perturbations": g, f"{file_name}_queries": q}, record)
+
+
+d1, d2 = st.columns(2)
+with d1:
+    download_csv(lambda: report.download_tables(groups, result.queries, fdr, copairs_names, to_copairs_names)[0],
+                 f"{file_name}_perturbations.csv", label="Download the perturbation table (CSV)",
+                 key="download_groups")
+d2.download_button("Download tables + settings (zip)", data=bundle, file_name=f"{file_name}_scores.zip",
+                   mime="application/zip", key="download_zip", on_click="ignore", icon=":material/folder_zip:",
+                   help="The perturbation and query tables as CSV and settings.json: file, columns, control, "
+                        "similarity, null, permutations, seed, FDR level, missing values, pair rule, apnull version.")
 
 names, points = shown_view.names, shown_view.points
 
@@ -178,7 +276,7 @@ with right:
 with left:
     p_floor = 1.0 / (1 + settings.permutations) if null in view.USES_B and not adaptive else None
     fig = cache.cached_view(("volcano", digest, settings.key(), fdr, chosen), lambda: volcano_figure(
-        points, fdr, cutoff=view.p_cutoff(points), p_floor=p_floor, highlight=chosen, method=null))
+        points, fdr, cutoff=view.p_cutoff(points), p_floor=p_floor, highlight=chosen, method=NULL_WORDS[null]))
     show_figure(fig, key="volcano", on_select=pick_from_chart, selection_mode="points")
 with guard():
     row, original, shown_queries = cache.inspected(digest, key, result, groups, perturbation, chosen)
@@ -205,26 +303,30 @@ with right:
                 "to show; choose **permutation** to see one.", icon=":material/info:")
 
 st.subheader(f"Queries of {chosen}")
-st.caption("One row per replicate: it ranks the other replicates (m positives) among its stratum's controls "
-           "(n negatives). Its AP p-value comes from the exact null law of AP for (m, n); q-values are over all "
+st.caption("One row per replicate: it ranks the other replicates (m positives) among "
+           + ("its plate's controls" if settings.negatives == "controls" else "the other profiles of its plate")
+           + " (n negatives). " + report.query_null_text(shown_queries["null"]) + " q-values are over all "
            "queries of the screen. `row` is the 0-based position of the profile among the file's data rows "
-           "(first row under the header = 0); the stratum and metadata of each row follow the scores.")
+           "(first row under the header = 0); the plate and metadata of each row follow the scores.")
 qfmt = {c: st.column_config.NumberColumn(format="%.4f") for c in ("ap", "precision_at_r")}
+qfmt["ap_normalized"] = st.column_config.NumberColumn(
+    "AP above chance", format="%.3f", help="ap_normalized = (AP - E) / (1 - E), E = E[AP](m, n): 0 is chance.")
+qfmt["p_value_bound"] = st.column_config.CheckboxColumn(
+    "p is a bound", help="p_value_bound: no draw reached the observed AP, so the p-value is an upper bound.")
 qfmt.update(p_formats(shown_queries))
 show_table(shown_queries, column_config=qfmt, key="queries_table")
-download_csv(result.queries, f"{file_name}_queries.csv", label="Download all queries (CSV)",
-             key="download_queries")
+download_csv(lambda: report.download_tables(groups, result.queries, fdr, copairs_names, to_copairs_names)[1],
+             f"{file_name}_queries.csv", label="Download all queries (CSV)", key="download_queries")
 
 st.subheader("Are these p-values calibrated?")
 st.markdown("On perturbations that do nothing, a calibrated p-value falls at or below 0.05 for 5% of them "
             "and at or below 0.01 for 1%. Rates above that mean false hits; below it, lost power.")
-calibration = cache.calibration_table()
-show_table(calibration, key="calibration_table",
-             column_config={"fpr_05": st.column_config.TextColumn("false-positive rate at α = 0.05"),
-                            "fpr_01": st.column_config.TextColumn("at α = 0.01")})
-st.caption(f"Each cell: {view.CALIBRATION_LAYOUTS}. Measured by {view.CALIBRATION_SOURCE[len('measured by '):]}. "
-           f"{view.CALIBRATION_FDR}")
+calibration = report.calibration_table(report.nulls_used(result.groups, result.queries, settings.permutations))
+st.table(calibration.rename(columns={"fpr_05": "false hits at α = 0.05", "fpr_01": "at α = 0.01"}))
+st.caption(f"Each cell: {view.CALIBRATION_LAYOUTS}. *this run*: the ways this run's p-values were made. "
+           f"Measured by {view.CALIBRATION_SOURCE[len('measured by '):]}. {view.CALIBRATION_FDR}")
 download_csv(calibration, "calibration.csv", label="Download the calibration table (CSV)",
              key="download_calibration")
 
-consistency_step(table, settings.perturbation, settings.control, groups, digest=digest, file_name=file_name, auto=auto)
+consistency_step(table, settings.perturbation[0], settings.control, groups, digest=digest, file_name=file_name,
+                 auto=auto)

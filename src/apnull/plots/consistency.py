@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ._style import PALETTE, base_layout
+from ._style import LEGEND_BELOW, PALETTE, base_layout
 from .score import NOT_SIGNIFICANT, SELECTED, SIGNIFICANT
 
 __all__ = ["labels_figure"]
@@ -68,6 +68,5 @@ def labels_figure(data: pd.DataFrame, fdr: float, cutoff: float | None = None, p
                 height=height)
     fig.update_xaxes(range=[x0, x1])
     fig.update_yaxes(range=[0, 1.08 * max(tops) + 0.05])
-    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.18, xanchor="left", x=0),
-                      margin=dict(b=110, t=70), clickmode="event+select", dragmode="pan")
+    fig.update_layout(legend=dict(LEGEND_BELOW), margin=dict(t=70), clickmode="event+select", dragmode="pan")
     return fig

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ._style import PALETTE, base_layout
+from ._style import LEGEND_BELOW, PALETTE, base_layout
 
 __all__ = ["volcano_figure", "null_figure", "MAX_SVG_POINTS", "SIGNIFICANT", "NOT_SIGNIFICANT"]
 
@@ -54,18 +54,30 @@ def volcano_figure(data: pd.DataFrame, fdr: float, cutoff: float | None = None, 
         The null's name, for the subtitle.
 
     Traces, in order: ``q ≤ fdr (k)`` and ``q > fdr (k)`` markers (``customdata`` = name, replicates,
-    p, q: a click's selection names the perturbation), then the optional lines ``BH cutoff ...`` and
+    p, q: a click's selection names the perturbation), the points whose p is a bound (``at_floor`` in
+    ``data``: no null value reached the observed mAP) as triangles coloured the same way, then the optional lines ``BH cutoff ...`` and
     ``smallest p ...`` and the ring ``selected: <name>``.
     """
     fig = go.Figure()
     scatter = go.Scattergl if len(data) > MAX_SVG_POINTS else go.Scatter
     size = 9 if len(data) <= 500 else 6
+    floor = (data["at_floor"].astype(bool) if "at_floor" in data
+             else pd.Series(False, index=data.index))
     for flag, color, sign in ((True, SIGNIFICANT, "≤"), (False, NOT_SIGNIFICANT, ">")):
-        part = data.loc[data["significant"] == flag]
+        part = data.loc[(data["significant"] == flag) & ~floor]
         fig.add_trace(scatter(
             x=part["mAP"], y=part["neg_log10_p"], mode="markers", name=f"q {sign} {fdr:g} ({len(part):,})",
             marker=dict(color=color, size=size, opacity=0.85, line=dict(color="white", width=0.5)),
             customdata=_custom(part), hovertemplate=_HOVER))
+    if floor.any():
+        part = data.loc[floor]
+        colors = np.where(part["significant"].to_numpy(dtype=bool), SIGNIFICANT, NOT_SIGNIFICANT)
+        fig.add_trace(scatter(
+            x=part["mAP"], y=part["neg_log10_p"], mode="markers",
+            name=f"no shuffle reached it: p is a bound ({len(part):,})",
+            marker=dict(color=colors.tolist(), size=size + 3, symbol="triangle-up", opacity=0.9,
+                        line=dict(color="black", width=1)),
+            customdata=_custom(part), hovertemplate=_HOVER.replace("<br>p = ", "<br>p ≤ ")))
     if len(data):
         x0, x1 = float(data["mAP"].min()), float(data["mAP"].max())
     else:
@@ -94,8 +106,7 @@ def volcano_figure(data: pd.DataFrame, fdr: float, cutoff: float | None = None, 
     tops += [-np.log10(max(v, 1e-300)) for v in (cutoff, p_floor) if v is not None]
     fig.update_xaxes(range=[x0, x1])
     fig.update_yaxes(range=[0, 1.08 * max(tops) + 0.05])
-    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.18, xanchor="left", x=0),
-                      margin=dict(b=110, t=70), clickmode="event+select", dragmode="pan")
+    fig.update_layout(legend=dict(LEGEND_BELOW), margin=dict(t=70), clickmode="event+select", dragmode="pan")
     return fig
 
 
@@ -133,7 +144,6 @@ def null_figure(hist: pd.DataFrame, observed: float, name: str, p_value: float, 
     base_layout(fig, f"{name}: mAP = {observed:.4f}, p = {p_value:.3g}{q_part}<br><sup>permutation null of the mAP"
                      + (f" ({', '.join(details)})" if details else "") + "</sup>",
                 "mAP", f"share of permutations per bin of {width:.3g}", height=height)
-    fig.update_layout(bargap=0, legend=dict(orientation="h", yanchor="top", y=-0.18, xanchor="left", x=0),
-                      margin=dict(b=110, t=70))
+    fig.update_layout(bargap=0, legend=dict(LEGEND_BELOW), margin=dict(t=70))
     fig.update_yaxes(range=[0, top * 1.02])
     return fig

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["digits_screen", "digits_null_screen", "digits_mixed_screen", "load_digits_arrays", "DIGIT_SHAPES",
+__all__ = ["digits_screen", "digits_example", "EXAMPLE_TARGETS", "digits_null_screen", "digits_mixed_screen", "load_digits_arrays", "DIGIT_SHAPES",
            "digits_plate_screen", "digits_pipeline_pair"]
 
 #: How each digit is drawn, as '|'-separated labels: "loop" a closed loop, "bowls" two stacked bowls
@@ -87,6 +87,44 @@ def digits_screen(seed=0, controls_per_plate=(18, 19, 21, 22), n_null=8, real_di
                           "Metadata_shape": [DIGIT_SHAPES[r[3]] for r in rows]})
     feats = pd.DataFrame(np.array([r[4] for r in rows]), columns=[f"px_{i:02d}" for i in range(X.shape[1])])
     return pd.concat([table, feats], axis=1)
+
+
+#: The made-up targets of :func:`digits_example`'s perturbations (its ``Metadata_target`` column), chosen
+#: so the consistency step has something to teach. ``target_A`` is carried by 3, 5, 8 and 9, active
+#: perturbations whose images look alike (bowls and loops on the right); ``target_C`` by 1, 2, 4 and a
+#: null one, active perturbations that look nothing alike; ``target_B`` by 7, weak 6 and a null one;
+#: ``target_D`` by three null perturbations: images of the control digit, alike as controls are, so
+#: consistent though inactive (consistency is not activity). ``null_02`` carries two labels.
+EXAMPLE_TARGETS = {"digit_3": "target_A", "digit_5": "target_A", "digit_8": "target_A", "digit_9": "target_A",
+                   "digit_1": "target_C", "digit_2": "target_C", "digit_4": "target_C", "null_04": "target_C",
+                   "digit_7": "target_B", "weak_6": "target_B", "null_02": "target_B|target_D",
+                   "null_01": "target_D", "null_03": "target_D"}
+#: The real digits of :func:`digits_example`.
+EXAMPLE_DIGITS = (1, 2, 3, 4, 5, 7, 8, 9)
+
+
+def digits_example(seed=0) -> pd.DataFrame:
+    """The dashboard's example screen: :func:`digits_screen` with eight real digits (1, 2, 3, 4, 5, 7, 8,
+    9: ``digit_<d>``), ``weak_6`` and four null perturbations (``null_01`` .. ``null_04``, images of the
+    control digit 0), four plates with 18/19/21/22 controls, plus an annotation column
+    ``Metadata_target`` (after ``Metadata_shape``) for the consistency step: the made-up targets of
+    :data:`EXAMPLE_TARGETS`, '|'-separated where a perturbation has two, empty for the controls.
+
+    Some labels are shared by perturbations that look alike (``target_A``: 3, 5, 8, 9; ``target_D``:
+    three null perturbations, alike because they are all the control digit) and some by perturbations
+    that do not (``target_C``: 1, 2, 4 and a null one; ``target_B``), so the step shows both outcomes.
+    Deterministic for a given ``seed``; ImportError without scikit-learn.
+
+    >>> t = digits_example()
+    >>> sorted(t.loc[t["Metadata_perturbation"] == "digit_8", "Metadata_target"].unique())
+    ['target_A']
+    >>> t["Metadata_perturbation"].nunique() - 1  # perturbations besides the controls
+    13
+    """
+    table = digits_screen(seed=seed, real_digits=EXAMPLE_DIGITS, n_null=4)
+    targets = table["Metadata_perturbation"].map(EXAMPLE_TARGETS).fillna("")
+    table.insert(table.columns.get_loc("Metadata_shape") + 1, "Metadata_target", targets)
+    return table
 
 
 def digits_null_screen(digit, seed=0, controls_per_plate=(20, 20, 20, 20), replicates=4,

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from .table.keys import combine_columns
 from .table.screen import prepare_screen
 
 __all__ = ["ScreenPlan", "screen_plan"]
@@ -36,7 +37,12 @@ class ScreenPlan:
     warnings : list of str
         Rows ignored, duplicate rows, strata without controls.
     rows : int
-        Rows used (after ignoring rows with an empty perturbation or stratum).
+        Rows used (after ignoring rows with an empty perturbation or stratum, and rows left out for
+        missing values).
+    dropped_features : list of str
+        Feature columns left out for NaN or infinite values (``nan="drop-features"``).
+    dropped_rows : list of int
+        0-based input rows left out for NaN or infinite values (``nan="drop-rows"``).
     """
 
     features: list
@@ -46,13 +52,19 @@ class ScreenPlan:
     skipped: pd.DataFrame
     warnings: list
     rows: int
+    dropped_features: tuple = ()
+    dropped_rows: tuple = ()
 
 
 def screen_plan(table, perturbation, control="DMSO", stratum=None, features=None,
-                similarity="cosine") -> ScreenPlan:
-    """The :class:`ScreenPlan` of ``score_profiles(table, perturbation, control, stratum, features,
-    similarity)``; raises the same ValueError that call would raise for the table and these columns."""
-    screen = prepare_screen(table, perturbation, control, stratum, features, similarity)
+                similarity="cosine", *, nan="error", positives_differ_by=None, negatives="controls") -> ScreenPlan:
+    """The :class:`ScreenPlan` of ``score_profiles(table, perturbation, control, stratum, features=features,
+    similarity=similarity, nan=nan, positives_differ_by=positives_differ_by, negatives=negatives)``
+    (``perturbation`` one column or several); raises the same ValueError that call would raise for the
+    table and these choices."""
+    keyed = combine_columns(table, perturbation, control, stratum)
+    screen = prepare_screen(keyed.table, keyed.column, control, stratum, features, similarity, nan,
+                            positives_differ_by, negatives)
     counts = {s: [len(idx), 0, 0] for s, idx in screen.controls.items()}
     for p in screen.perts:
         for s, reps in zip(p.strata, p.reps):
@@ -64,4 +76,6 @@ def screen_plan(table, perturbation, control="DMSO", stratum=None, features=None
                       left_out=pd.DataFrame(screen.left_out, columns=["column", "reason"]),
                       strata=strata, perturbations=len(screen.perts),
                       skipped=pd.DataFrame([(str(n), r) for n, r in screen.skipped], columns=["perturbation", "reason"]),
-                      warnings=list(screen.warnings), rows=int(screen.rows.size))
+                      warnings=list(screen.warnings), rows=int(screen.rows.size),
+                      dropped_features=tuple(screen.dropped_features),
+                      dropped_rows=tuple(int(r) for r in screen.dropped_rows))

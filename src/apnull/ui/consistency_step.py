@@ -16,14 +16,15 @@ import streamlit as st
 
 from ..plots.consistency import labels_figure
 from ..plots.score import null_figure
-from ..score import SIMILARITIES, score_consistency
+from ..score import SCORE_SIMILARITIES, score_consistency
 from ..views import consistency as view
 from ..views.score import (check_fdr, null_histogram, null_summary, p_cutoff, p_label, p_shown, queries_of,
                            selected_name)
 from ..memo import Memo, rough_nbytes
 from .common import download_csv, guard, p_formats, show_figure, show_table
 from .score_cache import cached_view
-from .widgets import BIND, bound_float, bound_int, bound_select
+from .state import forget_param
+from .widgets import bound_choice, bound_float, bound_int, bound_select
 
 __all__ = ["consistency_step", "warm_score_page", "warm_default", "KEYS", "RESULTS"]
 
@@ -67,6 +68,14 @@ def _separator_guess(digest, table, annotation) -> str:
     return cached_view(("cs_separator", digest, annotation), lambda: view.guess_separator(table[annotation]))
 
 
+def _drop_stale(key: str, options) -> None:
+    """Forget ``key``'s value (session and URL) when it is not among ``options`` (a value of another table or
+    result), so the box shows its first option and the URL carries what is applied."""
+    value = st.session_state.get(key, st.query_params.get(key))
+    if value is not None and value not in options:
+        forget_param(key)
+
+
 def _pick_label(names):
     name = selected_name(st.session_state.get("sc_cs_figure", {}).get("selection"))
     if name in names:
@@ -88,15 +97,20 @@ def consistency_step(table: pd.DataFrame, perturbation: str, control, active_gro
         "label sets among the profiles: if the annotation said nothing about the profiles, any shuffle would "
         "be as likely as the real one.")
     columns, guess = _table_guesses(digest, table, perturbation)
+    if guess is None and st.session_state.get("sc_cs_annotation") not in columns:
+        st.info("No column of this table looks like an annotation (text, the same within each perturbation, "
+                "shared by several perturbations). Pick one below to test it, or leave this step.",
+                icon=":material/label_off:")
     c1, c2, c3 = st.columns([1.4, 1, 1.6])
-    options = ([] if guess else ["(pick a column)"]) + columns
-    annotation = c1.selectbox("Annotation column", options, index=options.index(guess) if guess else 0,
-                              key="sc_cs_annotation", bind=BIND,
+    options = ([guess] if guess else [view.PICK]) + [c for c in columns if c != guess]
+    _drop_stale("sc_cs_annotation", options)
+    annotation = bound_choice("Annotation column", "sc_cs_annotation", options, container=c1,
                               help="The labels to test, e.g. a target or mechanism column (guessed when a column "
                                    "is constant within each perturbation and shared by several).")
     seps = [view.NO_SEPARATOR] + list(view.SEPARATORS)
     sep_guess = _separator_guess(digest, table, annotation) if annotation in table.columns else view.NO_SEPARATOR
-    separator = c2.selectbox("Label separator", seps, index=seps.index(sep_guess), key="sc_cs_sep", bind=BIND,
+    seps = [sep_guess] + [s for s in seps if s != sep_guess]
+    separator = bound_choice("Label separator", "sc_cs_sep", seps, container=c2,
                              format_func=lambda s: view.SEPARATOR_NAMES.get(s, s),
                              help="Several labels in one cell, e.g. EGFR|HER2 (guessed from the cells).")
     scopes = [view.ALL] + ([view.ACTIVE] if active_groups is not None else [])
@@ -106,15 +120,17 @@ def consistency_step(table: pd.DataFrame, perturbation: str, control, active_gro
     c4, c5, c6, c7, c8 = st.columns(5)
     aggregate = bound_select("Replicates", "sc_cs_aggregate", view.AGGREGATES, "median", container=c4,
                              help="median/mean per feature, or none: every replicate is its own profile.")
-    similarity = bound_select("Similarity", "sc_cs_similarity", SIMILARITIES, "cosine", container=c5, horizontal=False)
+    similarity = bound_choice("Similarity", "sc_cs_similarity", SCORE_SIMILARITIES, container=c5,
+                              help="How two aggregated profiles are compared (as in the activity step).")
     permutations = bound_int("Permutations B", "sc_cs_perms", 999, step=1000, container=c6,
                              help="Shuffles of the label sets per label. The smallest possible p is 1/(1 + B).")
     seed = bound_int("Seed", "sc_cs_seed", 0, container=c7)
     fdr = bound_float("FDR level q", "sc_cs_fdr", 0.05, step=0.01, format="%.3g", container=c8,
                       help="Labels with q-value at most this are called consistent.")
+    if annotation not in table.columns:
+        return  # nothing to test: the note above (or the box) says to pick a column
     with guard():
-        settings = view.make_consistency_settings(table, perturbation,
-                                                  annotation if annotation in table.columns else None,
+        settings = view.make_consistency_settings(table, perturbation, annotation,
                                                   separator, scope, active_groups, control, aggregate, similarity,
                                                   permutations, seed)
         fdr = check_fdr(fdr)
@@ -149,8 +165,9 @@ def _results(result, settings, fdr, file_name, digest) -> None:
                  key="sc_cs_download_labels")
     names = data["name"].tolist()
     left, right = st.columns([1.1, 1])
+    _drop_stale("sc_cs_label", names)
     with right:
-        chosen = st.selectbox("Label to inspect", names, key="sc_cs_label", bind=BIND,
+        chosen = bound_choice("Label to inspect", "sc_cs_label", names,
                               help="Or click its point in the figure. Ordered by p-value.")
     with left:
         fig = cached_view(("cs_labels", digest, settings.key(), fdr, chosen), lambda: labels_figure(

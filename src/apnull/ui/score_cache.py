@@ -33,7 +33,7 @@ import pandas as pd
 import streamlit as st
 
 from ..memo import Memo, rough_nbytes
-from ..score import digits_screen, read_table, score_profiles, screen_plan
+from ..score import digits_example, hierarchical_bh, read_table, score_profiles, screen_plan
 from ..views import score as view
 from ..views import score_inputs as inputs
 from .state import forget_param
@@ -106,14 +106,19 @@ class ResultsView:
     hits: int
 
 
-def results_view(digest: str, key: tuple, result, perturbation: str, fdr: float) -> ResultsView:
-    """:class:`ResultsView` of (file, settings, FDR level), built once for all sessions."""
+def results_view(digest: str, key: tuple, result, perturbation, fdr: float, hierarchical_by=()) -> ResultsView:
+    """:class:`ResultsView` of (file, settings, FDR level, hierarchical families), built once for all
+    sessions. ``hierarchical_by``: perturbation columns naming families (a compound of compound + dose):
+    :func:`apnull.score.hierarchical_bh` at the FDR level replaces the flat q-values."""
     def build():
-        groups = view.ranked_groups(result.groups, fdr)
+        groups = result.groups
+        if hierarchical_by:
+            groups = hierarchical_bh(groups, list(hierarchical_by), alpha=fdr)
+        groups = view.ranked_groups(groups, fdr)
         return ResultsView(groups, view.p_shown(groups), view.names(groups, perturbation),
                            view.volcano_data(groups, perturbation, fdr), int(groups["significant"].sum()))
 
-    return cached_view(("results", digest, key, fdr), build)
+    return cached_view(("results", digest, key, fdr, tuple(hierarchical_by)), build)
 
 
 def inspected(digest: str, key: tuple, result, groups: pd.DataFrame, perturbation: str, name: str):
@@ -121,7 +126,8 @@ def inspected(digest: str, key: tuple, result, groups: pd.DataFrame, perturbatio
     the perturbation ``name`` of (file, settings), once for all sessions."""
     def build():
         row = view.row_of(groups, perturbation, name)
-        return row, row[perturbation], view.p_shown(view.queries_of(result.queries, perturbation, name))
+        return (row, view.original_name(groups, perturbation, name),
+                view.p_shown(view.queries_of(result.queries, perturbation, name)))
 
     return cached_view(("inspected", digest, key, name), build)
 
@@ -135,8 +141,8 @@ _EXAMPLE = Memo(1)
 
 
 def example_table() -> pd.DataFrame:
-    """The bundled digits screen, built once per process."""
-    return _EXAMPLE.get_or_compute(EXAMPLE_DIGEST, digits_screen)
+    """The bundled example (:func:`apnull.score.digits_example`), built once per process."""
+    return _EXAMPLE.get_or_compute(EXAMPLE_DIGEST, digits_example)
 
 
 def label_columns_of(columns) -> list:
@@ -233,16 +239,37 @@ def cached_plan(digest: str, key: tuple, table, kwargs: dict):
 
 
 class ScoreProgress:
-    """Progress of a scoring run on a ``st.progress`` bar, updated at most every ``PROGRESS_EVERY`` s."""
+    """Progress of a scoring run on a ``st.progress`` bar, updated at most every ``PROGRESS_EVERY`` s; says
+    "preparing compiled code (first run only)" while numba compiles (the engine's ``compiling`` and
+    ``compiled`` hooks, as the command line's progress) and the round of an adaptive run."""
 
     def __init__(self, bar):
-        self.bar, self.last = bar, 0.0
+        self.bar, self.last, self.round_text = bar, 0.0, ""
+
+    def compiling(self) -> None:
+        """Numba started compiling: a fresh server's first run."""
+        self._show(0.0, "Preparing compiled code, first run only (about a minute; later runs skip this)...")
+
+    def compiled(self, seconds: float) -> None:
+        """Compiling is over (``seconds`` of it so far): back to the scoring."""
+        self._show(0.0, f"Compiled code ready ({seconds:.0f} s, first run only); scoring...")
+
+    def round(self, info) -> None:
+        """Before a round of an adaptive run: which round, and how many perturbations it still draws for."""
+        self.round_text = (f" (round {info.number + 1}: {info.units:,} still drawing, up to {info.target:,} "
+                           "draws each)" if info.number else "")
+
+    def _show(self, share: float, text: str) -> None:
+        try:
+            self.bar.progress(float(np.clip(share, 0.0, 1.0)), text=text)
+        except Exception:  # noqa: BLE001 (a hook called from a thread without the page's context)
+            pass
 
     def __call__(self, done: int, total: int) -> None:
         now = time.monotonic()
         if not total or (now - self.last < PROGRESS_EVERY and done < total):
             return
         self.last = now
-        text = (f"Scoring: {done:,} of {total:,} perturbations" if done < total
+        text = (f"Scoring: {done:,} of {total:,} perturbations{self.round_text}" if done < total
                 else "Per-query p-values and the tables...")
-        self.bar.progress(float(np.clip(done / total, 0.0, 1.0)), text=text)
+        self._show(done / total, text)

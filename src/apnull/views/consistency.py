@@ -10,13 +10,15 @@ import pandas as pd
 from ..limits import SCORE_PAGE_MAX_PERMUTATIONS, check_permutations, check_seed
 from ..score import AGGREGATES
 
-__all__ = ["SEPARATORS", "SEPARATOR_NAMES", "NO_SEPARATOR", "ALL", "ACTIVE", "ConsistencySettings", "guess_annotation",
+__all__ = ["SEPARATORS", "SEPARATOR_NAMES", "NO_SEPARATOR", "PICK", "ALL", "ACTIVE", "ConsistencySettings", "guess_annotation",
            "guess_separator", "make_consistency_settings", "active_names", "label_table", "figure_data",
            "AGGREGATES"]
 
 #: Separators offered for several labels in one cell, in the order they are guessed.
 SEPARATORS = ("|", ";", ",", "/", "+")
 NO_SEPARATOR = "none (one label a cell)"
+#: The annotation box's first choice when no column is guessed.
+PICK = "(pick a column)"
 #: How the separators are shown (the bare characters are hard to read).
 SEPARATOR_NAMES = {"|": "| (vertical bar)", ";": "; (semicolon)", ",": ", (comma)", "/": "/ (slash)", "+": "+ (plus)"}
 ALL = "all perturbations"

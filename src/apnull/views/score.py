@@ -16,11 +16,19 @@ import pandas as pd
 from ..law import count_reached
 from ..limits import SCORE_PAGE_MAX_PERMUTATIONS, check_permutations, check_regex, check_seed, check_stratum
 from ..score import p_text
+from .score_report import (CALIBRATION, CALIBRATION_FDR, CALIBRATION_LAYOUTS, CALIBRATION_SOURCE,  # noqa: F401
+                           calibration_table)
 
 #: The page's permutation limit, :data:`apnull.limits.SCORE_PAGE_MAX_PERMUTATIONS` (the library's is
 #: ``SCORE_MAX_PERMUTATIONS``); kept under this name for the page.
 MAX_PERMUTATIONS = SCORE_PAGE_MAX_PERMUTATIONS
 
+#: Longest time limit of an adaptive run on the page (seconds).
+MAX_PAGE_BUDGET = 120.0
+#: The page's default time limit of an adaptive run (seconds): the refinement rounds stop there.
+PAGE_BUDGET = 10.0
+#: How several perturbation columns' values are joined into one name on the page.
+NAME_SEP = " / "
 #: Longest features regular expression (a link can hold 100 kB; a column list rarely needs more).
 MAX_FEATURES_TEXT = 2000
 #: Floor for p-values on the -log10 axis (an approximate null can give p = 0).
@@ -35,38 +43,6 @@ STRATUM_HINTS = ("plate", "batch")
 NO_STRATUM = "(none)"
 #: The nulls that draw B times (label permutations; copairs's random AP rows): p >= 1 / (1 + B).
 USES_B = ("permutation", "copairs")
-
-#: The calibration note: false-positive rates at 0.05 and 0.01 of each null on true-null screens built
-#: from one class of single-cell profiles and of scikit-learn's digits (4 replicates per fake
-#: perturbation, cosine similarity, thousands of tests; ``benchmarks/calibration.py``). One constant,
-#: so a newer measured table can replace it.
-CALIBRATION_SOURCE = ("measured by benchmarks/calibration.py: true-null screens from scikit-learn's digits, "
-                      "4 replicates, cosine, B = 999; 735 tests per layout (2,940 per-query tests), 99.9% "
-                      "binomial band at 0.05: [0.026, 0.079]")
-CALIBRATION = (
-    {"method": "label permutation within strata (null=permutation, this page's default)",
-     "fpr_05": "0.048 / 0.053", "fpr_01": "0.016 / 0.014", "verdict": "calibrated"},
-    {"method": "per-query AP p-value, exact law (the query table)",
-     "fpr_05": "0.054 / 0.054", "fpr_01": "0.010 / 0.011", "verdict": "calibrated"},
-    {"method": "the k APs treated as independent (null=independent)",
-     "fpr_05": "0.099 / 0.102", "fpr_01": "0.037 / 0.044", "verdict": "over-rejects about 2x"},
-    {"method": "copairs 0.5.5 (null=copairs reproduces it)",
-     "fpr_05": "0.020 / 0.098", "fpr_01": "0.000 / 0.038",
-     "verdict": "too conservative with equal control counts, over-rejects with unequal ones"},
-)
-#: Benjamini-Hochberg at q = 0.05 on mixed screens (same source): achieved FDR and power.
-CALIBRATION_FDR = ("Benjamini-Hochberg at q = 0.05 on 30 mixed screens (10 perturbations per screen with signal: "
-                   "each replicate mixed 50% with an image of another digit; about 15 null): label permutation "
-                   "FDR 0.035 (SE 0.012), power 0.80; copairs 0.5.5 FDR 0.032, power 0.59; independent FDR 0.098 "
-                   "(over the nominal 0.05), power 0.93.")
-#: Column headers of the calibration table: the two numbers are (equal, unequal) control counts per plate.
-CALIBRATION_LAYOUTS = "equal 20/20/20/20 / unequal 18/19/21/22 controls per plate"
-
-
-def calibration_table() -> pd.DataFrame:
-    """The calibration note as a table: method, false-positive rate at alpha 0.05 and 0.01, verdict."""
-    return pd.DataFrame(list(CALIBRATION), columns=["method", "fpr_05", "fpr_01", "verdict"])
-
 
 # ----------------------------------------------------------------------------------------------
 # the table and its columns
@@ -154,7 +130,7 @@ def _names(columns, limit: int = 12) -> str:
 class Settings:
     """What the scoring depends on (besides the file): hashable, so it can key a cache."""
 
-    perturbation: str
+    perturbation: tuple       #: the perturbation column(s): one, or several (e.g. compound and dose)
     control: tuple
     stratum: str | None
     features: str | None
@@ -162,21 +138,40 @@ class Settings:
     null: str
     permutations: int | str   #: B, or "auto" (adaptive permutations)
     seed: int
+    nan: str = "error"        #: missing values: "error", "drop-features" or "drop-rows"
+    negatives: str = "controls"
+    differ_by: tuple = ()     #: positives_differ_by columns
+    budget: float | None = None  #: seconds the adaptive refinement may take (permutations "auto" only)
+
+    @property
+    def column(self):
+        """The perturbation argument of the library: a column name, or the list of columns."""
+        return self.perturbation[0] if len(self.perturbation) == 1 else list(self.perturbation)
+
+    def _control(self):
+        if not self.control:
+            return None
+        return list(self.control) if len(self.control) > 1 else self.control[0]
 
     def kwargs(self) -> dict:
         """Keyword arguments of :func:`apnull.score.score_profiles`."""
-        control = list(self.control) if len(self.control) > 1 else self.control[0]
-        out = dict(perturbation=self.perturbation, control=control, stratum=self.stratum,
-                   features=self.features, similarity=self.similarity, null=self.null, seed=self.seed)
+        out = dict(self.plan_kwargs(), null=self.null, seed=self.seed)
         if self.null in USES_B:
             out["permutations"] = self.permutations
+        if self.budget is not None and self.permutations == "auto":
+            out["budget"] = self.budget
         return out
 
     def plan_kwargs(self) -> dict:
         """Keyword arguments of :func:`apnull.score.screen_plan` (the table-checking part of the settings)."""
-        control = list(self.control) if len(self.control) > 1 else self.control[0]
-        return dict(perturbation=self.perturbation, control=control, stratum=self.stratum,
-                    features=self.features, similarity=self.similarity)
+        return dict(perturbation=self.column, control=self._control(), stratum=self.stratum,
+                    features=self.features, similarity=self.similarity, nan=self.nan,
+                    positives_differ_by=list(self.differ_by) or None, negatives=self.negatives)
+
+    def plan_key(self) -> tuple:
+        """The part of :meth:`key` the plan depends on."""
+        return tuple(str(v) for k, v in zip(self.__dataclass_fields__, astuple(self))
+                     if k not in ("null", "permutations", "seed", "budget"))
 
     def key(self) -> tuple:
         return tuple(str(x) for x in astuple(self))
@@ -184,20 +179,33 @@ class Settings:
 
 def draws_text(permutations, groups: pd.DataFrame) -> str:
     """The page's card text of the draws behind the mAP p-values: "B = 999", or for adaptive
-    permutations the range each perturbation used ("100 to 1,000,000 draws")."""
+    permutations "adaptive" (the draws each perturbation used are in the table's ``permutations``)."""
     if permutations != "auto":
         return f"B = {permutations:,}"
-    used = groups["permutations"] if "permutations" in groups else pd.Series(dtype="int64")
-    if used.empty:
-        return "adaptive"
-    lo, hi = int(used.min()), int(used.max())
-    return f"{lo:,} draws" if lo == hi else f"{lo:,} to {hi:,} draws"
+    return "adaptive"
 
 
-def make_settings(table: pd.DataFrame, perturbation: str, control_text: str, stratum: str | None,
-                  features: str | None, similarity: str, null: str, permutations, seed: int) -> Settings:
-    """Check the page's inputs against the table and bundle them. ValueError says what to change."""
-    control = resolve_controls(table, perturbation, control_text)
+def make_settings(table: pd.DataFrame, perturbation, control_text: str, stratum: str | None,
+                  features: str | None, similarity: str, null: str, permutations, seed: int, *,
+                  more_columns=(), nan: str = "error", negatives: str = "controls", differ_by=(),
+                  budget: float | None = None) -> Settings:
+    """Check the page's inputs against the table and bundle them. ValueError says what to change.
+
+    ``more_columns``: further perturbation columns (each combination with ``perturbation`` is a
+    perturbation); ``control_text`` may be empty with ``negatives="others"`` (a screen without controls).
+    """
+    columns = tuple(dict.fromkeys([str(perturbation)] + [str(c) for c in more_columns or ()]))
+    for c in columns[1:]:
+        if c not in table.columns:
+            raise ValueError(f"perturbation column {_short(c)} is not in the table")
+    if negatives not in ("controls", "others"):
+        raise ValueError(f"negatives must be controls or others, got {_short(negatives)}")
+    if negatives == "others" and not str(control_text or "").strip():
+        control = []
+        if perturbation not in table.columns:
+            raise ValueError(f"column {_short(perturbation)} is not in the table")
+    else:
+        control = resolve_controls(table, perturbation, control_text)
     if stratum in (None, "", NO_STRATUM):
         stratum = None
     elif stratum not in table.columns:
@@ -205,6 +213,8 @@ def make_settings(table: pd.DataFrame, perturbation: str, control_text: str, str
                          f"{_names(label_columns(table))} or {NO_STRATUM}")
     else:
         check_stratum(stratum, perturbation)
+        if stratum in columns:
+            raise ValueError(f"the stratum {stratum!r} is also a perturbation column: pick another")
     features = (features or "").strip() or None
     if features is not None:
         check_regex(features, "features", max_length=MAX_FEATURES_TEXT)
@@ -213,7 +223,20 @@ def make_settings(table: pd.DataFrame, perturbation: str, control_text: str, str
     else:
         permutations = 0  # not used: keep it out of the cache key
     seed = check_seed(seed, allow_none=False)
-    return Settings(str(perturbation), tuple(control), stratum, features, similarity, null, permutations, seed)
+    differ = tuple(str(c) for c in differ_by or ())
+    clash = [c for c in differ if c in columns or c == stratum]
+    if clash:
+        raise ValueError(f"{clash[0]!r} is a perturbation or stratum column: the pair rule needs another column "
+                         "(e.g. the well position)")
+    if budget is not None and permutations == "auto":
+        budget = float(budget)
+        if not 0 < budget <= MAX_PAGE_BUDGET:
+            raise ValueError(f"the time limit must lie in (0, {MAX_PAGE_BUDGET:g}] seconds on this page, "
+                             f"got {budget:g}")
+    else:
+        budget = None
+    return Settings(columns, tuple(control), stratum, features, similarity, null, permutations, seed,
+                    str(nan), str(negatives), differ, budget)
 
 
 def check_fdr(level: float) -> float:
@@ -255,25 +278,30 @@ def p_shown(table: pd.DataFrame) -> pd.DataFrame:
 def ranked_groups(groups: pd.DataFrame, fdr: float) -> pd.DataFrame:
     """The perturbation table as the page ranks it: most significant first, with ``significant`` (q <= fdr)."""
     out = groups.copy()
-    out["significant"] = out["q_value"] <= fdr
+    if "stage1_significant" not in out:  # hierarchical_bh's own decisions are kept
+        out["significant"] = out["q_value"] <= fdr
     out = out.sort_values(["p_value", "q_value", "mAP"], ascending=[True, True, False], kind="stable")
     return out.reset_index(drop=True)
 
 
 def volcano_data(groups: pd.DataFrame, perturbation: str, fdr: float) -> pd.DataFrame:
     """One row per perturbation with a p-value: ``name`` (text), ``n_replicates``, ``mAP``, ``p_value``,
-    ``q_value``, ``neg_log10_p`` (p floored at :data:`P_FLOOR`), ``significant`` (q <= fdr)."""
+    ``q_value``, ``neg_log10_p`` (p floored at :data:`P_FLOOR`), ``significant`` (the table's, else q <=
+    fdr), ``at_floor`` (``p_value_bound``: no null value reached the mAP, so p is a bound)."""
     ok = groups["p_value"].notna() & groups["mAP"].notna()
     g = groups.loc[ok]
     p = g["p_value"].to_numpy(dtype=float)
     return pd.DataFrame({
-        "name": g[perturbation].astype(str).to_numpy(),
+        "name": name_text(g, perturbation).to_numpy(),
         "n_replicates": g["n_replicates"].to_numpy(),
         "mAP": g["mAP"].to_numpy(dtype=float),
         "p_value": p,
         "q_value": g["q_value"].to_numpy(dtype=float),
         "neg_log10_p": -np.log10(np.maximum(p, P_FLOOR)),
-        "significant": (g["q_value"] <= fdr).to_numpy(),
+        "significant": g["significant"].to_numpy(dtype=bool) if "significant" in g
+        else (g["q_value"] <= fdr).to_numpy(),
+        "at_floor": (g["p_value_bound"].to_numpy(dtype=bool) if "p_value_bound" in g
+                     else np.zeros(len(g), dtype=bool)),
     })
 
 
@@ -285,28 +313,44 @@ def p_cutoff(data: pd.DataFrame) -> float | None:
     return float(sig.max()) if len(sig) else None
 
 
-def names(groups: pd.DataFrame, perturbation: str) -> list[str]:
-    """The perturbations (as text) in the order of :func:`ranked_groups`."""
-    return groups[perturbation].astype(str).tolist()
+def name_text(table: pd.DataFrame, perturbation) -> pd.Series:
+    """Each row's perturbation as text: the column's value, or for several columns (a list) their values
+    joined by :data:`NAME_SEP` ("cmpd_1 / 10")."""
+    if isinstance(perturbation, (list, tuple)):
+        parts = [table[c].astype(str) for c in perturbation]
+        out = parts[0]
+        for part in parts[1:]:
+            out = out + NAME_SEP + part
+        return out
+    return table[perturbation].astype(str)
 
 
-def row_of(groups: pd.DataFrame, perturbation: str, name: str) -> pd.Series:
-    """The perturbation table row of ``name`` (matched as text)."""
-    hit = groups.loc[groups[perturbation].astype(str) == str(name)]
+def names(groups: pd.DataFrame, perturbation) -> list[str]:
+    """The perturbations (as text, see :func:`name_text`) in the order of :func:`ranked_groups`."""
+    return name_text(groups, perturbation).tolist()
+
+
+def row_of(groups: pd.DataFrame, perturbation, name: str) -> pd.Series:
+    """The perturbation table row of ``name`` (matched as text, see :func:`name_text`)."""
+    hit = groups.loc[name_text(groups, perturbation) == str(name)]
     if hit.empty:
         raise ValueError(f"{name!r} is not a scored perturbation")
     return hit.iloc[0]
 
 
-def original_name(groups: pd.DataFrame, perturbation: str, name: str):
-    """``name`` (text) as the value in the perturbation column (e.g. the integer 3 for ``"3"``)."""
-    return row_of(groups, perturbation, name)[perturbation]
+def original_name(groups: pd.DataFrame, perturbation, name: str):
+    """``name`` (text) as the value in the perturbation column (e.g. the integer 3 for ``"3"``); for several
+    columns the tuple of their values (what :meth:`apnull.score.ScoreResult.null_maps` takes)."""
+    row = row_of(groups, perturbation, name)
+    if isinstance(perturbation, (list, tuple)):
+        return tuple(row[c] for c in perturbation)
+    return row[perturbation]
 
 
-def queries_of(queries: pd.DataFrame, column: str, name: str) -> pd.DataFrame:
-    """The per-query rows whose ``column`` reads ``name`` as text (one perturbation, or one label of the
-    consistency step), renumbered from 0."""
-    return queries.loc[queries[column].astype(str) == str(name)].reset_index(drop=True)
+def queries_of(queries: pd.DataFrame, column, name: str) -> pd.DataFrame:
+    """The per-query rows whose ``column`` (or columns, see :func:`name_text`) reads ``name`` as text (one
+    perturbation, or one label of the consistency step), renumbered from 0."""
+    return queries.loc[name_text(queries, column) == str(name)].reset_index(drop=True)
 
 
 def selected_name(selection) -> str | None:

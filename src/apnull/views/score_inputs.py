@@ -9,32 +9,18 @@ from __future__ import annotations
 import pandas as pd
 
 from .score import NO_STRATUM, guess_control, guess_perturbation, guess_stratum, label_columns
+from .score_report import dropped_text
 
-__all__ = ["METHOD_TEXT", "LINK_SETTINGS", "TABLE_KEYS", "link_settings", "preferred_first",
+__all__ = ["LINK_SETTINGS", "TABLE_KEYS", "link_settings", "preferred_first",
            "perturbation_options", "stratum_options", "table_defaults", "plan_summary"]
-
-#: How the page's p-values are made (shown in an expander below the inputs).
-METHOD_TEXT = (
-    "Each replicate of a perturbation ranks its sibling replicates among the controls of its stratum by "
-    "profile similarity; its **AP** says how high the siblings came, and the perturbation's **mAP** averages "
-    "the APs of its replicates.\n\n"
-    "A fixed mAP cut-off misleads: what a random ranking scores depends on how many replicates and controls "
-    "there are, so one threshold is too lax for some perturbations and too strict for others. Here each "
-    "perturbation gets its own **permutation null**: within every plate, the perturbation's label is handed "
-    "to randomly drawn members of its replicates-plus-controls pool (keeping the counts), the mAP is "
-    "recomputed on the same similarities, B times; the **p-value** is the share of those shuffles, counting "
-    "the real one, that reach the observed mAP (never below 1/(1 + B)). Benjamini-Hochberg turns the "
-    "p-values into **q-values**, the false discovery rate of calling everything up to that point a hit. The "
-    "shortcuts (treating the k APs as independent, or copairs's null) are miscalibrated: see the table at "
-    "the bottom. Click a point of the volcano plot to see that perturbation's null.\n\n"
-    "The downloaded query table has one row per replicate; `row` is the 0-based position of the profile "
-    "among the uploaded file's data rows (the first row under the header is 0), followed by its stratum "
-    "and metadata columns, so it joins back to the file.")
 
 #: Inputs a shared link may carry for an uploaded file, with the words the page uses for them.
 LINK_SETTINGS = {"sc_pert": "perturbation column", "sc_control": "control", "sc_stratum": "stratum",
                  "sc_features": "features", "sc_similarity": "similarity", "sc_null": "null",
-                 "sc_perms": "B", "sc_auto": "adaptive B", "sc_seed": "seed", "sc_fdr": "FDR level"}
+                 "sc_perms": "B", "sc_auto": "more draws where needed", "sc_seed": "seed", "sc_fdr": "FDR level",
+                 "sc_pert_more": "more perturbation columns", "sc_nan": "missing values",
+                 "sc_negatives": "negatives", "sc_differ": "pair rule", "sc_hier": "families",
+                 "sc_budget": "time limit"}
 
 
 def link_settings(params: dict) -> str:
@@ -48,7 +34,8 @@ def link_settings(params: dict) -> str:
 
 
 #: The page's inputs that depend on the table: reset to the new table's guesses when the table changes.
-TABLE_KEYS = ("sc_pert", "sc_control", "sc_stratum", "sc_features", "sc_inspect")
+TABLE_KEYS = ("sc_pert", "sc_control", "sc_stratum", "sc_features", "sc_inspect", "sc_pert_more", "sc_differ",
+              "sc_hier", "sc_cs_annotation", "sc_cs_sep", "sc_cs_label")
 
 
 def preferred_first(options, preferred) -> list:
@@ -87,7 +74,9 @@ def plan_summary(plan) -> str:
     strata = len(plan.strata)
     text = (f"**{len(feats):,} feature column(s)** ({shown}); **{len(plan.left_out):,} column(s) left out**; "
             f"**{plan.perturbations:,} perturbation(s)** will be scored over {plan.rows:,} rows in "
-            f"{strata:,} stratum/strata")
+            f"{strata:,} {'group' if strata == 1 else 'groups'} of rows compared within themselves (plates or "
+            f"batches: the *strata*)")
     if len(plan.skipped):
         text += f"; **{len(plan.skipped):,} will be skipped** (see below)"
-    return text + "."
+    dropped = dropped_text(plan)
+    return text + "." + (f" {dropped}" if dropped else "")

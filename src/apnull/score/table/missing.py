@@ -20,9 +20,19 @@ import numpy as np
 
 from ...limits import check_choice
 
-__all__ = ["NAN_MODES", "Dropped", "apply_nan_mode", "check_nan_mode", "rows_text"]
+__all__ = ["NAN_MODES", "MissingValuesError", "Dropped", "apply_nan_mode", "check_nan_mode", "rows_text"]
 
 NAN_MODES = ("error", "drop-features", "drop-rows")
+
+
+class MissingValuesError(ValueError):
+    """NaN or infinite feature values with ``nan="error"``. A ValueError whose message names the cells and
+    the library's and command line's options; ``where`` is the part naming the cells alone (columns,
+    counts, first rows), so a front end can say what to change in its own words."""
+
+    def __init__(self, message: str, where: str):
+        super().__init__(message)
+        self.where = where
 
 
 class Dropped(NamedTuple):
@@ -66,10 +76,10 @@ def apply_nan_mode(values: np.ndarray, used: np.ndarray, features: list, nan: st
     if nan == "error":
         parts = [f"{str(features[c])!r} ({int(bad[:, c].sum())} rows)" for c in cols[:3]]
         more = f" and {cols.size - 3} more columns" if cols.size > 3 else ""
-        raise ValueError(f"feature columns with NaN or infinite values: {', '.join(parts)}{more} "
-                         f"(first rows: {rows_text(used[rows])}); drop or impute those rows, leave the "
-                         "columns out with features=, or pass nan='drop-features' or nan='drop-rows' (--nan on the "
-                         "command line)")
+        where = (f"feature columns with NaN or infinite values: {', '.join(parts)}{more} "
+                 f"(first rows: {rows_text(used[rows])})")
+        raise MissingValuesError(f"{where}; drop or impute those rows, leave the columns out with features=, or "
+                                 "pass nan='drop-features' or nan='drop-rows' (--nan on the command line)", where)
     if nan == "drop-features":
         keep = np.ones(len(features), dtype=bool)
         keep[cols] = False

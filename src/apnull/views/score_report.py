@@ -1,0 +1,265 @@
+"""What the "Score your data" page says and hands out, derived from what a run did: the words for each
+null a row used, the method text, the calibration note (with the rows this run used marked), the
+missing-value choices in plain words, and the download bundle (tables + settings.json, one zip).
+
+No streamlit, no plotting.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+
+import pandas as pd
+
+__all__ = ["CALIBRATION", "CALIBRATION_SOURCE", "CALIBRATION_FDR", "CALIBRATION_LAYOUTS", "calibration_table",
+           "NAN_WORDS", "NEGATIVE_WORDS", "missing_message", "dropped_text", "nulls_used", "query_null_text",
+           "mAP_null_text", "method_text", "significant_name", "download_tables", "settings_record", "bundle_zip",
+           "open_decisions", "draws_caption"]
+
+# ----------------------------------------------------------------------------------------------
+# the calibration note
+# ----------------------------------------------------------------------------------------------
+
+#: Where the calibration note's numbers come from (``benchmarks/calibration.py``, docs/calibration.md).
+CALIBRATION_SOURCE = ("measured by benchmarks/calibration.py: true-null screens from scikit-learn's digits, "
+                      "4 replicates, cosine, B = 999; 735 tests per layout (2,940 per-query tests), 99.9% "
+                      "binomial band at 0.05: [0.026, 0.079]")
+#: One row per way of making a p-value: ``key`` (what :func:`nulls_used` finds in a result), the plain
+#: ``method``, the false-positive rates at 0.05 and 0.01 (equal / unequal control counts per plate) and
+#: the verdict. One constant, so a newer measured table can replace it.
+CALIBRATION = (
+    {"key": "permutation", "method": "mAP: labels shuffled within plates, fixed number of shuffles",
+     "fpr_05": "0.048 / 0.053", "fpr_01": "0.016 / 0.014", "verdict": "calibrated"},
+    {"key": "adaptive", "method": "mAP: labels shuffled within plates, more shuffles where needed",
+     "fpr_05": "0.050 / 0.057", "fpr_01": "0.015 / 0.014", "verdict": "calibrated"},
+    {"key": "conditional permutation", "method": "one replicate's AP: its positives shuffled within their plates",
+     "fpr_05": "0.052 / 0.053", "fpr_01": "0.013 / 0.013", "verdict": "calibrated, also with plate effects"},
+    {"key": "exact law", "method": "one replicate's AP: exact null law of AP for (m, n)",
+     "fpr_05": "0.054 / 0.054", "fpr_01": "0.010 / 0.011",
+     "verdict": "calibrated without plate effects; with one it rejects nothing (used only when the positives "
+                "share the query's plate)"},
+    {"key": "independent", "method": "mAP: the replicates' APs treated as independent",
+     "fpr_05": "0.099 / 0.102", "fpr_01": "0.037 / 0.044", "verdict": "over-rejects about 2x"},
+    {"key": "copairs", "method": "mAP: copairs 0.5.5's null",
+     "fpr_05": "0.020 / 0.098", "fpr_01": "0.000 / 0.038",
+     "verdict": "too conservative with equal control counts, over-rejects with unequal ones"},
+)
+#: Benjamini-Hochberg at q = 0.05 on mixed screens (same source): achieved FDR and power.
+CALIBRATION_FDR = ("Benjamini-Hochberg at q = 0.05 on 30 mixed screens (10 perturbations per screen with signal: "
+                   "each replicate mixed 50% with an image of another digit; about 15 null): label permutation "
+                   "FDR 0.035 (SE 0.012), power 0.80; copairs 0.5.5 FDR 0.032, power 0.59; independent FDR 0.098 "
+                   "(over the nominal 0.05), power 0.93.")
+#: What the two numbers of a cell are: (equal, unequal) control counts per plate.
+CALIBRATION_LAYOUTS = "equal 20/20/20/20 / unequal 18/19/21/22 controls per plate"
+
+
+def calibration_table(used=None) -> pd.DataFrame:
+    """The calibration note as a table: method, false-positive rate at alpha 0.05 and 0.01, verdict; with
+    ``used`` (a set of keys, :func:`nulls_used`) a first column ``this run`` marking the rows this run used."""
+    rows = pd.DataFrame(list(CALIBRATION), columns=["key", "method", "fpr_05", "fpr_01", "verdict"])
+    out = rows.drop(columns="key")
+    if used is not None:
+        out.insert(0, "this run", rows["key"].isin(set(used)).to_numpy())
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# which null each row used, in words
+# ----------------------------------------------------------------------------------------------
+
+def nulls_used(groups: pd.DataFrame, queries: pd.DataFrame, permutations) -> set:
+    """The :data:`CALIBRATION` keys of what made this result's p-values: the mAP null (``permutation``,
+    ``adaptive``, ``independent`` or ``copairs``, from the groups' ``null`` column and the permutations
+    setting) and each query null found in the queries' ``null`` column (``exact law``, ``conditional
+    permutation``)."""
+    used = set()
+    for label in pd.unique(groups["null"].astype(str)) if "null" in groups else ():
+        if label.startswith("permutation"):
+            used.add("adaptive" if permutations == "auto" else "permutation")
+        elif label.startswith("independent"):
+            used.add("independent")
+        elif label.startswith("copairs"):
+            used.add("copairs")
+    if "null" in queries:
+        used |= set(pd.unique(queries["null"].astype(str))) & {"exact law", "conditional permutation"}
+    return used
+
+
+#: How each query null is said on the page.
+QUERY_NULL_WORDS = {
+    "exact law": "the exact null law of AP for its (m, n) (its positives share its plate, so they are "
+                 "exchangeable with its controls)",
+    "conditional permutation": "a conditional permutation (its positives sit on other plates: each positive's "
+                               "label is given to a random profile of that positive's own plate, keeping the "
+                               "query; this stays calibrated when plates differ)",
+}
+
+
+def query_null_text(nulls) -> str:
+    """The query table's words for the nulls its rows used (the values of its ``null`` column)."""
+    counts = pd.Series(list(nulls), dtype=object).astype(str).value_counts()
+    known = [n for n in QUERY_NULL_WORDS if n in counts.index]
+    if not known:
+        return "Its AP p-value: see the `null` column."
+    if len(known) == 1:
+        return f"Its AP p-value comes from {QUERY_NULL_WORDS[known[0]]}."
+    parts = [f"{int(counts[n]):,} from {QUERY_NULL_WORDS[n]}" for n in known]
+    return "Its AP p-value (the `null` column says which): " + "; ".join(parts) + "."
+
+
+def mAP_null_text(null: str, permutations) -> str:
+    """One sentence on how this run's mAP p-values were made."""
+    if null == "permutation":
+        draws = ("more shuffles where a decision needs them (adaptive)" if permutations == "auto"
+                 else "all assignments" if permutations == "all" else f"B = {permutations:,} shuffles")
+        return ("The mAP p-value comes from shuffling the labels within plates: the perturbation's label is "
+                f"handed to random members of its replicates-plus-controls pool, {draws}.")
+    if null == "independent":
+        return ("The mAP p-value treats the replicates' APs as independent (an approximation that over-rejects "
+                "about 2x: for comparison only).")
+    return ("The mAP p-value uses copairs's null (random AP draws per size; miscalibrated: for comparison "
+            "only).")
+
+
+def method_text(null: str, permutations, query_nulls=None) -> str:
+    """The "How the p-values are made" box for the chosen null (and, once scored, the query nulls used)."""
+    text = (
+        "Each replicate of a perturbation ranks its sibling replicates among the controls of its plate "
+        "(stratum) by profile similarity; its **AP** says how high the siblings came, and the perturbation's "
+        "**mAP** averages the APs of its replicates.\n\n"
+        "A fixed mAP cut-off misleads: what a random ranking scores depends on how many replicates and controls "
+        "there are, so one threshold is too lax for some perturbations and too strict for others. Each "
+        "perturbation is therefore tested against its own null. " + mAP_null_text(null, permutations) + " The "
+        "**p-value** is the share of null values, counting the real one, that reach the observed mAP. "
+        "Benjamini-Hochberg turns the p-values into **q-values**, the false discovery rate of calling everything "
+        "up to that point a hit. The table *Are these p-values calibrated?* under the results shows how often "
+        "each way of making a p-value calls a perturbation that does nothing a hit. Click a point of the volcano "
+        "plot to see that perturbation's null.\n\n")
+    if query_nulls is not None:
+        text += "**Per replicate** (the query table): " + query_null_text(query_nulls) + "\n\n"
+    return text + (
+        "The downloaded query table has one row per replicate; `row` is the 0-based position of the profile "
+        "among the uploaded file's data rows (the first row under the header is 0), followed by its stratum "
+        "and metadata columns, so it joins back to the file.")
+
+
+# ----------------------------------------------------------------------------------------------
+# missing values and the pair rule, in words
+# ----------------------------------------------------------------------------------------------
+
+#: The library's ``nan=`` modes as the page offers them.
+NAN_WORDS = {"error": "stop and name the cells", "drop-features": "leave out those features",
+             "drop-rows": "leave out those rows"}
+#: The library's ``negatives=`` choices as the page offers them.
+NEGATIVE_WORDS = {"controls": "the controls of its plate", "others": "every other profile of its plate"}
+
+
+def missing_message(where: str, control: str = "Missing values") -> str:
+    """The page's error for NaN or infinite cells: which cells (``where``, from
+    :class:`apnull.score.MissingValuesError`) and the page's own control that deals with them."""
+    return (f"{where[0].upper()}{where[1:]}. Choose **{control}** → *{NAN_WORDS['drop-features']}* or "
+            f"*{NAN_WORDS['drop-rows']}* (under **More options**), narrow the feature columns, or fix the file.")
+
+
+def dropped_text(plan) -> str:
+    """What the missing-value choice leaves out, for the plan ("" when nothing is)."""
+    def listed(items, limit=8):
+        items = [str(i) for i in items]
+        return ", ".join(items[:limit]) + (f" and {len(items) - limit:,} more" if len(items) > limit else "")
+
+    parts = []
+    if plan.dropped_features:
+        parts.append(f"**{len(plan.dropped_features):,} feature column(s) left out** for missing or infinite "
+                     f"values: {listed(plan.dropped_features)}")
+    if plan.dropped_rows:
+        parts.append(f"**{len(plan.dropped_rows):,} row(s) left out** for missing or infinite values (0-based "
+                     f"rows {listed(plan.dropped_rows)})")
+    return "; ".join(parts) + ("." if parts else "")
+
+
+# ----------------------------------------------------------------------------------------------
+# adaptive runs
+# ----------------------------------------------------------------------------------------------
+
+def open_decisions(groups: pd.DataFrame, column) -> list:
+    """The perturbations (text) whose decision stayed open because the time limit stopped the rounds."""
+    if "decision_open" not in groups:
+        return []
+    hit = groups.loc[groups["decision_open"].astype(bool)]
+    if isinstance(column, (list, tuple)):
+        return [" / ".join(str(v) for v in row) for row in hit[list(column)].itertuples(index=False)]
+    return hit[column].astype(str).tolist()
+
+
+def draws_caption(groups: pd.DataFrame, budget) -> str:
+    """The adaptive run said in full: the draws the perturbations used (fewest, most, total), the time
+    limit, and whether it stopped any decision."""
+    used = groups["permutations"].astype(int)
+    text = (f"More draws where needed: each perturbation drew until its decision was settled, from "
+            f"{int(used.min()):,} to {int(used.max()):,} draws ({int(used.sum()):,} in all; the `permutations` "
+            f"column has each one's count).")
+    if budget is not None:
+        opened = int(groups["decision_open"].astype(bool).sum()) if "decision_open" in groups else 0
+        text += f" Time limit {budget:g} s: " + (
+            f"it stopped {opened:,} decision(s) before they were settled (`decision_open`): their p-values are "
+            "what the draws so far give; raise the limit to settle them." if opened
+            else "every decision was settled within it.")
+    return text
+
+
+# ----------------------------------------------------------------------------------------------
+# downloads that say how they were made
+# ----------------------------------------------------------------------------------------------
+
+def significant_name(alpha: float) -> str:
+    """The ``significant`` column's name in a download: it names its level (``significant_at_fdr_0.05``)."""
+    return f"significant_at_fdr_{alpha:g}"
+
+
+def download_tables(groups: pd.DataFrame, queries: pd.DataFrame, alpha: float, copairs_names: bool = False,
+                    to_copairs=None) -> tuple:
+    """(groups, queries) as downloaded: ``significant`` (and ``stage1_significant``) renamed to name the
+    FDR level; with ``copairs_names``, copairs's names instead (``to_copairs``:
+    :func:`apnull.score.to_copairs_names`; its ``below_corrected_p`` is copairs's name)."""
+    if copairs_names:
+        return to_copairs(groups, queries, alpha)
+    names = {"significant": significant_name(alpha), "stage1_significant": "stage1_" + significant_name(alpha)}
+    return groups.rename(columns=names), queries.rename(columns=names)
+
+
+def settings_record(*, file: str, digest: str, settings, alpha: float, hierarchical_by=(), copairs_names=False,
+                    version: str, dropped_features=(), dropped_rows=()) -> dict:
+    """What a download was made with (the page's :class:`apnull.views.score.Settings` and the rest), as
+    plain JSON values: enough to run it again with ``apnull score`` or ``score_profiles``."""
+    s = settings
+    return {
+        "apnull_version": version, "file": file, "file_sha256": digest,
+        "perturbation": list(s.perturbation), "control": list(s.control), "stratum": s.stratum,
+        "features": s.features, "similarity": s.similarity, "negatives": s.negatives, "null": s.null,
+        "permutations": s.permutations if s.null in ("permutation", "copairs") else None,
+        "budget_seconds": s.budget, "seed": s.seed, "fdr_level": alpha, "nan": s.nan,
+        "positives_differ_by": list(s.differ_by), "hierarchical_by": list(hierarchical_by),
+        "copairs_names": bool(copairs_names),
+        "dropped_features": [str(c) for c in dropped_features], "dropped_rows": [int(r) for r in dropped_rows],
+    }
+
+
+#: The date every member of a download zip carries (so the same tables give the same bytes).
+ZIP_DATE = (2000, 1, 1, 0, 0, 0)
+
+
+def bundle_zip(tables: dict, settings: dict) -> bytes:
+    """One zip, written in memory: each table of ``tables`` (name -> DataFrame) as ``<name>.csv`` and
+    ``settings`` as ``settings.json``. Deterministic: members in name order, a fixed date, sorted keys."""
+    out = io.BytesIO()
+    members = {f"{name}.csv": frame.to_csv(index=False).encode() for name, frame in tables.items()}
+    members["settings.json"] = (json.dumps(settings, indent=2, sort_keys=True, default=str) + "\n").encode()
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for name in sorted(members):
+            info = zipfile.ZipInfo(name, date_time=ZIP_DATE)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            zf.writestr(info, members[name])
+    return out.getvalue()
