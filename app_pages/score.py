@@ -4,7 +4,7 @@ import streamlit as st
 
 import apnull
 from apnull.plots.score import null_figure, volcano_figure
-from apnull.score import (MAX_FILE_BYTES, NAN_MODES, NEGATIVES, NULLS, SCORE_SIMILARITIES, MissingValuesError,
+from apnull.score import (MAX_FILE_BYTES, NULLS, SCORE_SIMILARITIES, MissingValuesError,
                           to_copairs_names)
 from apnull.ui import (bound_choice, bound_float, bound_int, bound_select, bound_text, bound_toggle, download_csv,
                        guard, intro, p_formats, show_figure, show_table)
@@ -85,12 +85,11 @@ similarity = bound_choice("Similarity", "sc_similarity", SCORE_SIMILARITIES, con
                           help="How two profiles are compared: cosine, Pearson correlation, minus the euclidean "
                                "distance, |cosine| (abs_cosine), minus the manhattan or chebyshev distance; jaccard "
                                "and hamming compare binary (0/1, true/false) features.")
-NULL_WORDS = {"permutation": "shuffle labels", "independent": "independent APs", "copairs": "copairs"}
+NULL_WORDS = {"permutation": "shuffled-label", "independent": "independent-AP", "copairs": "copairs"}
 null = bound_select("Null of the mAP", "sc_null", NULLS, "permutation", container=c6,
-                    format_func=lambda n: NULL_WORDS.get(n, n),
-                    help="shuffle labels (null='permutation'): the perturbation's label shuffled among its "
-                         "replicates and controls within each plate (calibrated). independent APs "
-                         "(null='independent') and copairs (null='copairs') are approximations, for comparison "
+                    help="permutation: the perturbation's label shuffled among its "
+                         "replicates and controls within each plate (calibrated). independent (the APs treated "
+                         "as independent) and copairs (copairs's null) are approximations, for comparison "
                          "only (see the calibration table under the results).")
 permutations = 0
 adaptive = null == "permutation" and bound_toggle(
@@ -121,17 +120,16 @@ with st.expander("More options (as in copairs and the command line)", icon=":mat
         "More perturbation columns", label_cols, key="sc_pert_more", bind=BIND,
         help="Several columns make one perturbation (e.g. compound and dose): each combination is scored; a row "
              "is a control when its first column holds a control value (--perturbation repeated).")
-    nan = o2.radio("Missing values", NAN_MODES, key="sc_nan", bind=BIND, horizontal=True,
-                   format_func=lambda m: report.NAN_WORDS[m],
-                   help="NaN or infinite feature cells (nan= / --nan): stop and name them (error), leave out the "
+    nan = report.NAN_CHOICES[o2.radio("Missing values", list(report.NAN_CHOICES), key="sc_nan", bind=BIND,
+                                      horizontal=True, help="NaN or infinite feature cells (nan= / --nan): stop and name them (error), leave out the "
                         "feature columns holding any (drop-features), or leave out the rows holding any "
-                        "(drop-rows). The plan says what is left out.")
+                        "(drop-rows). The plan says what is left out.")]
     o3, o4 = st.columns(2)
-    negatives = o3.radio("A replicate is ranked against", NEGATIVES, key="sc_negatives", bind=BIND,
-                         horizontal=True, format_func=lambda n: report.NEGATIVE_WORDS[n],
-                         help="negatives='controls' (default) or 'others' (copairs's neg_diffby = [perturbation]): "
+    negatives = report.NEGATIVE_CHOICES[o3.radio(
+        "A replicate is ranked against", list(report.NEGATIVE_CHOICES), key="sc_negatives", bind=BIND,
+        horizontal=True, help="negatives='controls' (default) or 'others' (copairs's neg_diffby = [perturbation]): "
                               "every other profile of its plate, controls too. With others the control value "
-                              "may be left empty (a screen without controls).")
+                              "may be left empty (a screen without controls).")]
     differ_by = o4.multiselect(
         "Leave out positives sharing", [c for c in label_cols if c not in more_columns], key="sc_differ",
         bind=BIND, help="The pair rule (positives_differ_by, copairs's pos_diffby): a replicate sharing the "
@@ -150,16 +148,15 @@ with st.expander("More options (as in copairs and the command line)", icon=":mat
 
 method_box = st.container()
 
-try:
-    with guard():
-        settings = view.make_settings(table, perturbation, control_text, stratum, features,
-                                      similarity, null, permutations, seed, more_columns=more_columns, nan=nan,
-                                      negatives=negatives, differ_by=differ_by, budget=budget)
-        fdr = view.check_fdr(fdr)
+with guard():
+    settings = view.make_settings(table, perturbation, control_text, stratum, features,
+                                  similarity, null, permutations, seed, more_columns=more_columns, nan=nan,
+                                  negatives=negatives, differ_by=differ_by, budget=budget)
+    fdr = view.check_fdr(fdr)
+    try:
         plan = cache.cached_plan(digest, settings.plan_key(), table, settings.plan_kwargs())
-except MissingValuesError as exc:
-    st.error(report.missing_message(exc.where), icon=":material/error:")
-    st.stop()
+    except MissingValuesError as exc:  # said with the page's own control, not the library's nan=
+        raise ValueError(report.missing_message(exc.where)) from None
 
 # --- the plan: what will be used, before anything is scored ----------------------------------------
 st.markdown(inputs.plan_summary(plan))

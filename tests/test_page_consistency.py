@@ -3,16 +3,17 @@ library's, the active-only scope, the separator, a label's null, and bad choices
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from apnull.score import digits_screen, score_consistency
+from apnull.score import digits_example, score_consistency
 from apnull.views import consistency as view
-from plotly_json import figures
+from plotly_json import decode, figures
 
 PAGE = str(Path(__file__).resolve().parents[1] / "app_pages" / "score.py")
-PERT, ANN = "Metadata_perturbation", "Metadata_shape"
+PERT, ANN = "Metadata_perturbation", "Metadata_target"
 
 
 def _run(**params):
@@ -35,12 +36,12 @@ def test_example_labels_equal_the_library():
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert at.selectbox(key="sc_cs_annotation").value == ANN      # guessed
     assert at.selectbox(key="sc_cs_sep").value == "|"             # guessed from the cells
-    expected = score_consistency(digits_screen(), PERT, ANN, label_sep="|", control="DMSO", permutations=999)
+    expected = score_consistency(digits_example(), PERT, ANN, label_sep="|", control="DMSO", permutations=999)
     shown = _labels(at)
     pd.testing.assert_frame_equal(shown[list(expected.labels.columns)], expected.labels, check_dtype=False)
     titles = _titles(at)
     assert any("Consistency: label mAP" in t for t in titles)
-    assert any(t.startswith("loop: mAP = 1.0000") for t in titles)  # the first label's null
+    assert any(t.startswith("target_A: mAP = ") for t in titles)  # the first label's null
 
 
 def test_active_only_and_picking_a_label():
@@ -49,14 +50,15 @@ def test_active_only_and_picking_a_label():
     assert not at.exception and not at.error, [e.value for e in at.error]
     groups = next(d.value for d in at.dataframe if "n_replicates" in d.value.columns)
     assert at.metric[-1].value == str(int(groups["significant"].sum()))  # the active ones only
-    at.selectbox(key="sc_cs_label").set_value("bowls").run()
-    assert any(t.startswith("bowls: mAP") for t in _titles(at))
+    at.selectbox(key="sc_cs_label").set_value("target_C").run()
+    assert any(t.startswith("target_C: mAP") for t in _titles(at))
 
 
 def test_no_separator_makes_whole_cells_labels():
     at = _run(sc_cs_sep=view.NO_SEPARATOR)
     assert not at.error
-    assert set(_labels(at)[ANN]) == {"loop"}  # "bowls|loop" and "loop|stem" are each on one perturbation
+    # whole cells: "target_B|target_D" is on one perturbation only, so it is skipped
+    assert set(_labels(at)[ANN]) == {"target_A", "target_B", "target_C", "target_D"}
 
 
 @pytest.mark.parametrize("params, message", [
@@ -70,7 +72,32 @@ def test_bad_choices_are_errors(params, message):
 
 
 def test_guesses():
-    table = digits_screen()
+    table = digits_example()
     assert view.guess_annotation(table, PERT) == ANN
     assert view.guess_separator(table[ANN]) == "|"
     assert view.guess_separator(pd.Series(["a", "b"])) == view.NO_SEPARATOR
+
+
+def test_example_teaches_a_contrast():
+    """The example's labels: target_A (3, 5, 8, 9: alike) consistent, target_C (1, 2, 4 and a null: unlike) not;
+    the figure's axis spans a real range and no cell shows None."""
+    at = _run()
+    labels = _labels(at).set_index(ANN)
+    assert labels.loc["target_A", "significant"] and labels.loc["target_A", "mAP"] > 0.7
+    assert not labels.loc["target_C", "significant"] and labels.loc["target_C", "p_value"] > 0.5
+    assert labels["n_perturbations"].max() < 13  # no label carried by (almost) every perturbation
+    assert not labels.reset_index().isna().any().any()
+    fig = next(f for f in figures(at) if f["layout"]["title"]["text"].startswith("Consistency"))
+    xs = np.concatenate([decode(t["x"]) for t in fig["data"] if t.get("mode") == "markers"])
+    assert xs.max() - xs.min() > 0.3
+
+
+def test_no_annotation_column_is_a_quiet_note():
+    table = digits_example().drop(columns=["Metadata_shape", "Metadata_target", "Metadata_digit", "Metadata_kind"])
+    at = AppTest.from_file(PAGE, default_timeout=300)
+    at.query_params["sc_data"] = "upload"
+    at.run()
+    at.file_uploader(key="upload").set_value(("plain.csv", table.to_csv(index=False).encode(), "text/csv")).run()
+    at.button(key="score").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any("looks like an annotation" in i.value for i in at.info)

@@ -8,8 +8,9 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from apnull.score import digits_screen, score_profiles
+from apnull.score import digits_example, score_profiles
 from apnull.views import score as view
+from apnull.views import score_report as report
 from plotly_json import decode, figures, trace
 
 PAGE = str(Path(__file__).resolve().parents[1] / "app_pages" / "score.py")
@@ -22,7 +23,7 @@ GROUP_COLUMNS = [PERT, "n_replicates", "mAP", "mAP_normalized", "p_value", "q_va
 
 @pytest.fixture(scope="module")
 def example():
-    return digits_screen()
+    return digits_example()
 
 
 @pytest.fixture(scope="module")
@@ -65,18 +66,23 @@ def test_example_gives_the_library_table(expected):
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Perturbations scored"] == str(len(want))
     assert metrics["Hits at q ≤ 0.05"] == str(int((want["q_value"] <= 0.05).sum()))
-    assert metrics["Permutation null"] == f"B = {B}"
+    assert metrics["mAP null"] == "shuffled labels"
     labels = [b.label for b in at.get("download_button")]
     assert "Download the perturbation table (CSV)" in labels and "Download all queries (CSV)" in labels
+    assert "Download tables + settings (zip)" in labels
 
 
 def test_volcano_has_one_point_per_perturbation(expected):
     at = _run()
     volcano, null = figures(at)[:2]  # the consistency step's figures follow
     hits, rest = _trace(volcano, "q ≤ 0.05")[0], _trace(volcano, "q > 0.05")[0]
-    xs = np.concatenate([decode(hits["x"]), decode(rest["x"])])
+    floor = _trace(volcano, "no shuffle reached it")  # p is a bound: triangles of their own
+    assert len(floor) == 1 and floor[0]["marker"]["symbol"] == "triangle-up"
+    assert len(decode(floor[0]["x"])) == int(expected.groups["p_value_bound"].sum()) > 0
+    parts = [hits, rest, floor[0]]
+    xs = np.concatenate([decode(t["x"]) for t in parts])
     assert sorted(xs) == pytest.approx(sorted(expected.groups["mAP"]))
-    ys = np.concatenate([decode(hits["y"]), decode(rest["y"])])
+    ys = np.concatenate([decode(t["y"]) for t in parts])
     assert sorted(ys) == pytest.approx(sorted(-np.log10(expected.groups["p_value"])))
     assert "replicates" in hits["hovertemplate"]
     # the most significant perturbation is inspected first, ringed in the volcano
@@ -121,22 +127,28 @@ def test_upload_is_scored_when_the_button_is_pressed(example, expected):
     assert not at.error and len(figures(at)) == 2
 
 
-@pytest.mark.parametrize("null, b_shown", [("independent", "formula"), ("copairs", f"B = {B}")])
-def test_approximate_null_has_no_histogram(null, b_shown):
+@pytest.mark.parametrize("null, sub, words", [("independent", "independent-AP", "independent APs"),
+                                             ("copairs", "copairs", "copairs")])
+def test_approximate_null_has_no_histogram(null, sub, words):
     at = _run(null=null)
     assert not at.exception and not at.error
     volcano = figures(at)[0]  # the consistency step's figures follow
-    assert f"{null} null" in volcano["layout"]["title"]["text"]
+    assert f"{sub} null" in volcano["layout"]["title"]["text"]
     assert bool(_trace(volcano, "smallest p")) == (null == "copairs")
     assert any("no null of its own" in i.value for i in at.info)
-    assert {m.label: m.value for m in at.metric}[f"{null.capitalize()} null (approximate)"] == b_shown
+    assert {m.label: m.value for m in at.metric}["mAP null"] == words
     assert set(_groups(at)["null"]) == {f"{null} (approximate)"}
 
 
 def test_calibration_note_is_shown():
     at = _run()
-    cal = next(d.value for d in at.dataframe if "verdict" in d.value.columns)
-    pd.testing.assert_frame_equal(cal, view.calibration_table())
+    cal = at.table[0].value  # a static table: its cells wrap at 390 px
+    assert list(cal.columns) == ["this run", "method", "false hits at α = 0.05", "at α = 0.01", "verdict"]
+    assert cal["method"].tolist() == view.calibration_table()["method"].tolist()
+    # the example's queries use the conditional null (one replicate per plate), its mAP fixed-B shuffles
+    used = dict(zip(report.calibration_table()["method"], cal["this run"]))
+    assert [m for m, u in used.items() if u] == [c["method"] for c in report.CALIBRATION
+                                                 if c["key"] in ("permutation", "conditional permutation")]
     assert any(view.CALIBRATION_SOURCE[len("measured by "):] in c.value for c in at.caption)
 
 
@@ -176,8 +188,9 @@ def test_one_replicate_is_skipped_and_reported(example):
     at = _run(upload=_csv(one), data="upload")
     at.button(key="score").click().run()
     assert not at.exception and not at.error
-    labels = [e.label for e in at.expander]  # the method text, the plan (said before scoring), the skipped
-    assert labels == ["How the p-values are made", "Plan: 4 strata, 3 columns left out, 1 perturbations to skip",
+    labels = [e.label for e in at.expander]  # options, the method text, the plan (said before scoring), skipped
+    assert labels == ["More options (as in copairs and the command line)", "How the p-values are made",
+                      "Plan: 4 plate(s) or batch(es), 4 columns left out, 1 perturbations to skip",
                       "1 perturbation(s) skipped"]
     planned = next(d.value for d in at.dataframe if list(d.value.columns) == ["perturbation", "reason"])
     assert planned["perturbation"].tolist() == ["solo"]  # said before scoring
@@ -189,16 +202,18 @@ def test_one_replicate_is_skipped_and_reported(example):
 def test_adaptive_permutations_give_the_library_table(example):
     """The "adaptive B" toggle scores with permutations="auto": the table is the library's, the card
     gives the draws the perturbations used, and a strong hit's p-value goes below 1/1,000."""
-    at = _run(auto="true")
+    at = _run(auto="true", budget=120)  # a limit this example never reaches: the result is the library's
     assert not at.exception and not at.error, [e.value for e in at.error]
     control = view.guess_control(example[PERT])
     want = score_profiles(example, perturbation=PERT, control=control, stratum="Metadata_plate",
-                          permutations="auto", seed=0)
+                          permutations="auto", seed=0, budget=120)
     table = _groups(at)
     mine = view.ranked_groups(want.groups, 0.05)
     pd.testing.assert_frame_equal(table.reset_index(drop=True), mine, check_dtype=False)
     used = want.groups["permutations"]
-    card = {m.label: m.value for m in at.metric}["Permutation null"]
-    assert card == (f"{used.min():,} draws" if used.min() == used.max() else f"{used.min():,} to {used.max():,} draws")
+    assert {m.label: m.value for m in at.metric}["mAP null"] == "shuffled labels"
+    caption = next(c.value for c in at.caption if c.value.startswith("More draws where needed"))
+    assert f"from {used.min():,} to {used.max():,} draws ({used.sum():,} in all" in caption  # in full
+    assert "Time limit 120 s: every decision was settled" in caption and not table["decision_open"].any()
     assert want.groups["p_value"].min() < 1 / 1000
     assert at.query_params.get("sc_auto") in ("true", "True", True, ["true"])

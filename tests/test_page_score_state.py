@@ -6,7 +6,7 @@ from pathlib import Path
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
-from apnull.score import digits_screen
+from apnull.score import digits_example
 
 PAGE = str(Path(__file__).resolve().parents[1] / "app_pages" / "score.py")
 PERT = "Metadata_perturbation"
@@ -18,7 +18,7 @@ def _csv(frame, name):
 
 def _second_screen():
     """The digits screen with its controls called 'vehicle' and a 'dmso_like' perturbation."""
-    table = digits_screen()
+    table = digits_example()
     table[PERT] = table[PERT].replace({"DMSO": "vehicle"})
     return table
 
@@ -27,7 +27,7 @@ def test_control_typed_for_one_upload_is_not_applied_to_the_next():
     at = AppTest.from_file(PAGE, default_timeout=300)
     at.query_params["sc_data"] = "upload"
     at.run()
-    at.file_uploader(key="upload").set_value(_csv(digits_screen(), "first.csv")).run()
+    at.file_uploader(key="upload").set_value(_csv(digits_example(), "first.csv")).run()
     assert at.text_input(key="sc_control").value == "DMSO"
     at.text_input(key="sc_control").set_value("DMSO").run()
     # a second file whose controls are called 'vehicle'
@@ -64,10 +64,10 @@ def test_plan_is_shown_before_scoring():
     at = AppTest.from_file(PAGE, default_timeout=300)
     at.query_params["sc_data"] = "upload"
     at.run()
-    table = digits_screen()
+    table = digits_example()
     table["note"] = "text"
     at.file_uploader(key="upload").set_value(_csv(table, "s.csv")).run()
-    assert any("64 feature column(s)" in m.value and "4 column(s) left out" in m.value for m in at.markdown)
+    assert any("64 feature column(s)" in m.value and "5 column(s) left out" in m.value for m in at.markdown)
     strata = next(d.value for d in at.dataframe if "controls" in d.value.columns)
     assert list(strata.columns) == ["stratum", "controls", "perturbations", "replicates"]
     left = next(d.value for d in at.dataframe if list(d.value.columns) == ["column", "reason"])

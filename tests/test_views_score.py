@@ -59,7 +59,8 @@ def test_make_settings_checks_and_keys():
     t = _table()
     s = view.make_settings(t, PERT, "DMSO", "Metadata_plate", " ^f ", "cosine", "permutation", 999, 3)
     assert s.kwargs() == dict(perturbation=PERT, control="DMSO", stratum="Metadata_plate", features="^f",
-                              similarity="cosine", null="permutation", permutations=999, seed=3)
+                              similarity="cosine", null="permutation", permutations=999, seed=3, nan="error",
+                              negatives="controls", positives_differ_by=None)
     assert hash(s.key()) == hash(view.make_settings(t, PERT, "DMSO", "Metadata_plate", "^f", "cosine",
                                                     "permutation", 999, 3).key())
     s2 = view.make_settings(t, PERT, "DMSO, b", view.NO_STRATUM, "", "euclidean", "independent", 999, 0)
@@ -137,8 +138,9 @@ def test_null_histogram_and_summary():
 def test_calibration_table_and_formatting():
     cal = view.calibration_table()
     assert list(cal.columns) == ["method", "fpr_05", "fpr_01", "verdict"]
-    verdicts = dict(zip(cal["method"].str.split(" ").str[0], cal["verdict"]))
-    assert verdicts["label"] == "calibrated" and "over-rejects" in verdicts["the"]
+    verdicts = dict(zip(cal["method"], cal["verdict"]))
+    assert verdicts["mAP: labels shuffled within plates, fixed number of shuffles"] == "calibrated"
+    assert "over-rejects" in verdicts["mAP: the replicates' APs treated as independent"]
     assert "benchmarks/calibration.py" in view.CALIBRATION_SOURCE
     assert float(cal.loc[0, "fpr_05"].split(" / ")[0]) == pytest.approx(0.05, abs=0.01)
     assert view.p_label(0.06) == "0.060" and view.p_label(0.00297) == "0.00297" and view.p_label(np.nan) == "n/a"

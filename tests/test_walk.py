@@ -27,7 +27,8 @@ CHANGES = {
     "sampled": [("n", 2000), ("s", 50), ("k", 5), ("sampling", "without replacement"), ("metric", "ndcg"),
                 ("ranks_range", "all n"), ("ranks_A", "1, 2, 3"), ("ranks_B", "4, 5"), ("ranks_C", "6"),
                 ("simulate", True), ("reps", 200), ("sim_seed", 3)],
-    "score": [("similarity", "correlation"), ("perms", 99), ("seed", 3), ("fdr", 0.1), ("auto", True),
+    "score": [("similarity", "correlation"), ("perms", 99), ("seed", 3), ("fdr", 0.1), ("nan", "leave out those rows"),
+              ("negatives", "every other profile of its plate"), ("copairs", True), ("auto", True), ("budget", 5.0),
               ("null", "independent"),
               ("cs_aggregate", "mean"), ("cs_similarity", "correlation"), ("cs_perms", 99), ("cs_seed", 3),
               ("cs_fdr", 0.1), ("cs_scope", "active only (q ≤ FDR level above)")],
@@ -74,6 +75,7 @@ def test_changes_cover_every_page_and_input():
         assert {PREFIX[page] + k for k, _ in steps} == PAGE_PARAMS[page] - {"r", "sc_data", "sc_pert", "sc_control",
                                                                            "sc_stratum", "sc_features", "sc_inspect",
                                                                            "sc_cs_annotation", "sc_cs_sep", "sc_cs_label",
+                                                                           "sc_pert_more", "sc_differ", "sc_hier",
                                                                            "cp_data", "cp_key", "cp_key2", "cp_pert",
                                                                            "cp_control", "cp_stratum"}
 

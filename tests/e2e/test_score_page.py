@@ -3,7 +3,7 @@ a click on a point shows that perturbation's null."""
 
 import re
 
-from apnull.score import digits_screen
+from apnull.score import digits_example
 from harness import (assert_charts_rendered, assert_no_exception, chart_data, expect_rerun, goto, plotly_charts,
                      query_params, screenshot)
 
@@ -57,7 +57,7 @@ def test_score_example_volcano_and_click(app_url, page):
 
 def test_score_upload_csv(app_url, page, tmp_path):
     csv = tmp_path / "my_screen.csv"
-    digits_screen().to_csv(csv, index=False)
+    digits_example().to_csv(csv, index=False)
     goto(page, app_url, "score", sc_data="upload")
     assert_no_exception(page)
     with expect_rerun(page):

@@ -2,7 +2,7 @@
 the next; the box shows what is applied and the URL holds it; the example has its own control; the
 upload survives the example/upload switch."""
 
-from apnull.score import digits_screen
+from apnull.score import digits_example
 from harness import assert_no_exception, expect_rerun, goto, query_params, screenshot
 
 PERT = "Metadata_perturbation"
@@ -26,8 +26,8 @@ def _choose_data(page, which):
 
 def test_upload_control_upload_sequence(app_url, page, tmp_path):
     first, second = tmp_path / "first.csv", tmp_path / "second.csv"
-    digits_screen().to_csv(first, index=False)
-    other = digits_screen()
+    digits_example().to_csv(first, index=False)
+    other = digits_example()
     other[PERT] = other[PERT].replace({"DMSO": "vehicle"})
     other.to_csv(second, index=False)
 

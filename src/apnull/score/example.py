@@ -91,13 +91,13 @@ def digits_screen(seed=0, controls_per_plate=(18, 19, 21, 22), n_null=8, real_di
 
 #: The made-up targets of :func:`digits_example`'s perturbations (its ``Metadata_target`` column), chosen
 #: so the consistency step has something to teach. ``target_A`` is carried by 3, 5, 8 and 9, active
-#: perturbations whose images look alike (bowls and loops on the right); ``target_C`` by 1, 2, 4 and a
-#: null one, active perturbations that look nothing alike; ``target_B`` by 7, weak 6 and a null one;
-#: ``target_D`` by three null perturbations: images of the control digit, alike as controls are, so
-#: consistent though inactive (consistency is not activity). ``null_02`` carries two labels.
+#: perturbations whose images look alike (bowls and loops on the right): consistent. ``target_C`` by 1, 2,
+#: 4 and a null one, active perturbations that look nothing alike: not consistent. ``target_B`` (7, weak
+#: 6, a null one) and ``target_D`` (weak 6 and two null ones) mix alike and unlike ones; ``weak_6``
+#: carries two labels ("target_B|target_D").
 EXAMPLE_TARGETS = {"digit_3": "target_A", "digit_5": "target_A", "digit_8": "target_A", "digit_9": "target_A",
                    "digit_1": "target_C", "digit_2": "target_C", "digit_4": "target_C", "null_04": "target_C",
-                   "digit_7": "target_B", "weak_6": "target_B", "null_02": "target_B|target_D",
+                   "digit_7": "target_B", "weak_6": "target_B|target_D", "null_02": "target_B",
                    "null_01": "target_D", "null_03": "target_D"}
 #: The real digits of :func:`digits_example`.
 EXAMPLE_DIGITS = (1, 2, 3, 4, 5, 7, 8, 9)
@@ -110,9 +110,9 @@ def digits_example(seed=0) -> pd.DataFrame:
     ``Metadata_target`` (after ``Metadata_shape``) for the consistency step: the made-up targets of
     :data:`EXAMPLE_TARGETS`, '|'-separated where a perturbation has two, empty for the controls.
 
-    Some labels are shared by perturbations that look alike (``target_A``: 3, 5, 8, 9; ``target_D``:
-    three null perturbations, alike because they are all the control digit) and some by perturbations
-    that do not (``target_C``: 1, 2, 4 and a null one; ``target_B``), so the step shows both outcomes.
+    Some labels are shared by active perturbations that look alike (``target_A``: 3, 5, 8, 9) and some by
+    perturbations that do not (``target_C``: 1, 2, 4 and a null one), so the step shows both outcomes
+    (with B = 999, seed 0: target_A q = 0.04, target_C p = 0.97).
     Deterministic for a given ``seed``; ImportError without scikit-learn.
 
     >>> t = digits_example()

@@ -218,7 +218,7 @@ def warm_score_page() -> None:
     from .score_cache import EXAMPLE_DIGEST, warm_example
 
     table, settings, result = warm_example()
-    warm_default(table, settings.perturbation, settings.control, result.groups, EXAMPLE_DIGEST)
+    warm_default(table, settings.perturbation[0], settings.control, result.groups, EXAMPLE_DIGEST)
 
 
 def warm_default(table: pd.DataFrame, perturbation: str, control, groups: pd.DataFrame, digest: str) -> None:

@@ -286,8 +286,8 @@ def ranked_groups(groups: pd.DataFrame, fdr: float) -> pd.DataFrame:
 
 def volcano_data(groups: pd.DataFrame, perturbation: str, fdr: float) -> pd.DataFrame:
     """One row per perturbation with a p-value: ``name`` (text), ``n_replicates``, ``mAP``, ``p_value``,
-    ``q_value``, ``neg_log10_p`` (p floored at :data:`P_FLOOR`), ``significant`` (the table's, else q <=
-    fdr), ``at_floor`` (``p_value_bound``: no null value reached the mAP, so p is a bound)."""
+    ``q_value``, ``neg_log10_p`` (p floored at :data:`P_FLOOR`), ``significant`` (q <= fdr, or the
+    two-stage FDR's own decisions), ``at_floor`` (``p_value_bound``: no null value reached the mAP, so p is a bound)."""
     ok = groups["p_value"].notna() & groups["mAP"].notna()
     g = groups.loc[ok]
     p = g["p_value"].to_numpy(dtype=float)
@@ -298,7 +298,7 @@ def volcano_data(groups: pd.DataFrame, perturbation: str, fdr: float) -> pd.Data
         "p_value": p,
         "q_value": g["q_value"].to_numpy(dtype=float),
         "neg_log10_p": -np.log10(np.maximum(p, P_FLOOR)),
-        "significant": g["significant"].to_numpy(dtype=bool) if "significant" in g
+        "significant": g["significant"].to_numpy(dtype=bool) if "stage1_significant" in g  # two-stage FDR
         else (g["q_value"] <= fdr).to_numpy(),
         "at_floor": (g["p_value_bound"].to_numpy(dtype=bool) if "p_value_bound" in g
                      else np.zeros(len(g), dtype=bool)),

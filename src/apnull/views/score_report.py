@@ -14,7 +14,7 @@ import zipfile
 import pandas as pd
 
 __all__ = ["CALIBRATION", "CALIBRATION_SOURCE", "CALIBRATION_FDR", "CALIBRATION_LAYOUTS", "calibration_table",
-           "NAN_WORDS", "NEGATIVE_WORDS", "missing_message", "dropped_text", "nulls_used", "query_null_text",
+           "NAN_WORDS", "NEGATIVE_WORDS", "NAN_CHOICES", "NEGATIVE_CHOICES", "missing_message", "dropped_text", "nulls_used", "query_null_text",
            "mAP_null_text", "method_text", "significant_name", "download_tables", "settings_record", "bundle_zip",
            "open_decisions", "draws_caption"]
 
@@ -154,6 +154,9 @@ NAN_WORDS = {"error": "stop and name the cells", "drop-features": "leave out tho
              "drop-rows": "leave out those rows"}
 #: The library's ``negatives=`` choices as the page offers them.
 NEGATIVE_WORDS = {"controls": "the controls of its plate", "others": "every other profile of its plate"}
+#: The page's choices (plain words, also what a link carries) -> the library's values.
+NAN_CHOICES = {words: mode for mode, words in NAN_WORDS.items()}
+NEGATIVE_CHOICES = {words: value for value, words in NEGATIVE_WORDS.items()}
 
 
 def missing_message(where: str, control: str = "Missing values") -> str:
