@@ -28,19 +28,19 @@ def test_consistency_example_and_click(app_url, page):
     assert_no_exception(page)
     assert_charts_rendered(page, 4)
     points = label_points(page)
-    assert set(points) == {"loop", "bowls"}
-    assert null_title(page).startswith("loop: mAP = ")
+    assert set(points) == {"target_A", "target_B", "target_C", "target_D"}
+    assert null_title(page).startswith("target_A: mAP = ")
     chart = plotly_charts(page).nth(FIGURE)
     chart.scroll_into_view_if_needed()
     xy = chart.evaluate(
         """(gd, [i, j]) => { const t = gd._fullData[i], L = gd._fullLayout, r = gd.getBoundingClientRect();
              return [r.left + L._size.l + L.xaxis.l2p(t.x[j]), r.top + L._size.t + L.yaxis.l2p(t.y[j])]; }""",
-        list(points["bowls"]))
+        list(points["target_C"]))
     with expect_rerun(page):
         page.mouse.click(xy[0], xy[1])
     assert_no_exception(page)
     assert_charts_rendered(page, 4)
-    assert null_title(page).startswith("bowls: mAP = ")
-    assert query_params(page).get("sc_cs_label") == "bowls"
+    assert null_title(page).startswith("target_C: mAP = ")
+    assert query_params(page).get("sc_cs_label") == "target_C"
     assert not page.page_errors
     screenshot(page, "consistency_example_clicked")

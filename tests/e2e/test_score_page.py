@@ -9,10 +9,11 @@ from harness import (assert_charts_rendered, assert_no_exception, chart_data, ex
 
 
 def volcano_points(page):
-    """{name: (trace index, point index)} of the volcano's two marker traces."""
+    """{name: (trace index, point index)} of the volcano's marker traces (the triangles of p-values that are
+    bounds included)."""
     out = {}
     for i, t in enumerate(chart_data(page, 0)):
-        if (t.get("name") or "").startswith("q "):
+        if (t.get("name") or "").startswith(("q ", "no shuffle")):
             for j, custom in enumerate(t.get("customdata") or []):
                 out[str(custom[0])] = (i, j)
     return out

@@ -54,3 +54,37 @@ def test_upload_control_upload_sequence(app_url, page, tmp_path):
     assert page.get_by_text("second.csv", exact=False).count() >= 1
     assert query_params(page).get("sc_control") in (None, "vehicle")
     assert not page.page_errors
+
+
+def test_url_after_an_upload_with_a_nan_and_consistency(app_url, page, tmp_path):
+    """Example (a label picked) -> upload a file with a NaN cell and other labels -> leave out the rows ->
+    Score -> Score consistency: the URL holds the missing-value choice and never the example's label."""
+    path = tmp_path / "moa.csv"
+    table = digits_example().rename(columns={"Metadata_target": "Metadata_moa"})
+    table["Metadata_moa"] = table["Metadata_moa"].str.replace("target_", "moa_")
+    table.loc[5, "px_10"] = float("nan")
+    table.to_csv(path, index=False)
+    goto(page, app_url, "score", sc_cs_label="target_C")
+    assert query_params(page).get("sc_cs_label") == "target_C"
+    _choose_data(page, "upload")
+    _upload(page, path)
+    error = page.locator('[data-testid="stAlertContentError"]')
+    assert error.count() == 1 and "Missing values" in error.inner_text() and "nan=" not in error.inner_text()
+    page.get_by_text("More options (as in copairs and the command line)").click()
+    with expect_rerun(page):
+        page.locator('[data-testid="stRadio"]').filter(has_text="Missing values").get_by_text(
+            "leave out those rows", exact=True).click()
+    assert_no_exception(page)
+    assert page.get_by_text("1 row(s) left out").count() >= 1
+    with expect_rerun(page):
+        page.get_by_role("button", name="Score", exact=True).click()
+    with expect_rerun(page):
+        page.get_by_role("button", name="Score consistency").click()
+    assert_no_exception(page)
+    params = query_params(page)
+    assert params.get("sc_nan") == "leave out those rows"
+    assert params.get("sc_cs_label") in (None, "moa_A")  # what the box shows (the first label), never target_C
+    assert page.get_by_text("Queries of moa_A").count() == 1  # the label shown is the first of the new labels
+    assert page.get_by_text("Queries of target_C").count() == 0
+    screenshot(page, "score_state_upload_nan_consistency")
+    assert not page.page_errors
