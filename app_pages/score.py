@@ -91,14 +91,19 @@ null = bound_select("Null of the mAP", "sc_null", NULLS, "permutation", containe
                          "replicates and controls within each plate (calibrated). independent (the APs treated "
                          "as independent) and copairs (copairs's null) are approximations, for comparison "
                          "only (see the calibration table under the results).")
-permutations = 0
+a1, a2 = st.columns([1.3, 1], vertical_alignment="bottom")  # drawn under the row above, filled first
 adaptive = null == "permutation" and bound_toggle(
-    "More draws where needed", "sc_auto", False, container=c7,
+    "More draws where needed", "sc_auto", False, container=a1,
     help="Adaptive permutations (permutations='auto', the library's default; 'adaptive B'): each perturbation "
          "gets more shuffles only while its Benjamini-Hochberg decision needs them, from 100 up to 1,000,000, "
          "so strong hits get p-values far below 1/1,000. On this page a time limit caps the run.")
+permutations, budget = 0, None
 if adaptive:
     permutations = "auto"
+    budget = bound_float("Time limit (seconds)", "sc_budget", view.PAGE_BUDGET, step=5.0, format="%g", container=a2,
+                         help=f"Extra rounds of draws stop once this time would be passed (the engine's budget; "
+                              f"at most {view.MAX_PAGE_BUDGET:g} s on this page). A decision the limit leaves "
+                              "open is named under the results (decision_open).")
 elif null in view.USES_B:
     permutations = bound_int("Permutations B", "sc_perms", 999, step=1000, container=c7,
                              help=f"Label shuffles per perturbation (copairs: random AP draws per size), "
@@ -106,12 +111,6 @@ elif null in view.USES_B:
 seed = bound_int("Seed", "sc_seed", 0, container=c8, help="Seed of the shuffles (same seed, same p-values).")
 fdr = bound_float("FDR level q", "sc_fdr", 0.05, step=0.01, format="%.3g", container=c9,
                   help="Perturbations with q-value at most this are called hits (coloured in the volcano plot).")
-budget = None
-if adaptive:
-    budget = bound_float("Time limit (seconds)", "sc_budget", view.PAGE_BUDGET, step=5.0, format="%g",
-                         help=f"Extra rounds of draws stop once this time would be passed (the engine's budget; "
-                              f"at most {view.MAX_PAGE_BUDGET:g} s on this page). A decision the limit leaves "
-                              "open is named under the results (decision_open).")
 
 with st.expander("More options (as in copairs and the command line)", icon=":material/tune:"):
     label_cols = [c for c in view.label_columns(table) if c not in (perturbation, stratum)]
@@ -204,8 +203,8 @@ k1.metric("Perturbations scored", f"{len(groups):,}", border=True)
 k2.metric(f"Hits at q ≤ {fdr:g}", f"{shown_view.hits:,}", border=True,
           help="Perturbations whose Benjamini-Hochberg q-value is at most the FDR level.")
 k3.metric("Queries (replicates)", f"{len(result.queries):,}", border=True)
-k4.metric("mAP null", {"permutation": "shuffled labels", "independent": "independent APs",
-                       "copairs": "copairs"}[null], border=True,
+k4.metric("mAP null", {"permutation": "shuffles", "independent": "formula", "copairs": "copairs"}[null],
+          border=True,
           help=("How the p-value of each mAP was computed: " + report.mAP_null_text(null, settings.permutations)
                 + " (null=" + null + ("" if null == "permutation" else ", approximate") + ")"))
 if adaptive:
@@ -229,8 +228,9 @@ fmt = {"mAP": st.column_config.NumberColumn(format="%.4f"),
        "permutations": st.column_config.NumberColumn(
            "draws", format="%d", help="permutations: the null draws this p-value used (in full)."),
        "p_value_bound": st.column_config.CheckboxColumn(
-           "p is a bound", width="small",
-           help="p_value_bound: no draw reached the observed mAP, so the p-value is an upper bound.")}
+           "bound", help="p_value_bound: no draw reached the observed mAP, so the p-value is an upper bound."),
+       "decision_open": st.column_config.CheckboxColumn(
+           "open", help="decision_open: the time limit stopped the draws before this decision was settled.")}
 ROW_PX, HEAD_PX = 35, 38
 show_table(shown, column_config=fmt, height=min(len(shown), 10) * ROW_PX + HEAD_PX + 2, key="groups_table")
 
@@ -309,7 +309,7 @@ qfmt = {c: st.column_config.NumberColumn(format="%.4f") for c in ("ap", "precisi
 qfmt["ap_normalized"] = st.column_config.NumberColumn(
     "AP above chance", format="%.3f", help="ap_normalized = (AP - E) / (1 - E), E = E[AP](m, n): 0 is chance.")
 qfmt["p_value_bound"] = st.column_config.CheckboxColumn(
-    "p is a bound", help="p_value_bound: no draw reached the observed AP, so the p-value is an upper bound.")
+    "bound", help="p_value_bound: no draw reached the observed AP, so the p-value is an upper bound.")
 qfmt.update(p_formats(shown_queries))
 show_table(shown_queries, column_config=qfmt, key="queries_table")
 download_csv(lambda: report.download_tables(groups, result.queries, fdr, copairs_names, to_copairs_names)[1],
@@ -319,7 +319,8 @@ st.subheader("Are these p-values calibrated?")
 st.markdown("On perturbations that do nothing, a calibrated p-value falls at or below 0.05 for 5% of them "
             "and at or below 0.01 for 1%. Rates above that mean false hits; below it, lost power.")
 calibration = report.calibration_table(report.nulls_used(result.groups, result.queries, settings.permutations))
-st.table(calibration.rename(columns={"fpr_05": "false hits at α = 0.05", "fpr_01": "at α = 0.01"}))
+st.table(calibration.assign(**{"this run": calibration["this run"].map({True: "✓", False: ""})})
+         .rename(columns={"fpr_05": "false hits at α = 0.05", "fpr_01": "at α = 0.01"}))
 st.caption(f"Each cell: {view.CALIBRATION_LAYOUTS}. *this run*: the ways this run's p-values were made. "
            f"Measured by {view.CALIBRATION_SOURCE[len('measured by '):]}. {view.CALIBRATION_FDR}")
 download_csv(calibration, "calibration.csv", label="Download the calibration table (CSV)",

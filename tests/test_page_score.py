@@ -66,7 +66,7 @@ def test_example_gives_the_library_table(expected):
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Perturbations scored"] == str(len(want))
     assert metrics["Hits at q ≤ 0.05"] == str(int((want["q_value"] <= 0.05).sum()))
-    assert metrics["mAP null"] == "shuffled labels"
+    assert metrics["mAP null"] == "shuffles"
     labels = [b.label for b in at.get("download_button")]
     assert "Download the perturbation table (CSV)" in labels and "Download all queries (CSV)" in labels
     assert "Download tables + settings (zip)" in labels
@@ -127,7 +127,7 @@ def test_upload_is_scored_when_the_button_is_pressed(example, expected):
     assert not at.error and len(figures(at)) == 2
 
 
-@pytest.mark.parametrize("null, sub, words", [("independent", "independent-AP", "independent APs"),
+@pytest.mark.parametrize("null, sub, words", [("independent", "independent-AP", "formula"),
                                              ("copairs", "copairs", "copairs")])
 def test_approximate_null_has_no_histogram(null, sub, words):
     at = _run(null=null)
@@ -211,7 +211,7 @@ def test_adaptive_permutations_give_the_library_table(example):
     mine = view.ranked_groups(want.groups, 0.05)
     pd.testing.assert_frame_equal(table.reset_index(drop=True), mine, check_dtype=False)
     used = want.groups["permutations"]
-    assert {m.label: m.value for m in at.metric}["mAP null"] == "shuffled labels"
+    assert {m.label: m.value for m in at.metric}["mAP null"] == "shuffles"
     caption = next(c.value for c in at.caption if c.value.startswith("More draws where needed"))
     assert f"from {used.min():,} to {used.max():,} draws ({used.sum():,} in all" in caption  # in full
     assert "Time limit 120 s: every decision was settled" in caption and not table["decision_open"].any()

@@ -44,7 +44,7 @@ def labels_figure(data: pd.DataFrame, fdr: float, cutoff: float | None = None, p
                                  marker=dict(color=color, size=10, opacity=0.85, line=dict(color="white", width=0.5)),
                                  customdata=_custom(part), hovertemplate=_HOVER))
     x0, x1 = (float(data["mAP"].min()), float(data["mAP"].max())) if len(data) else (0.0, 1.0)
-    pad = max(0.03 * (x1 - x0), 0.015)
+    pad = max(0.05 * (x1 - x0), 0.02)  # the ring of a selected point (20 px) is not cut at the edge
     x0, x1 = max(-pad, x0 - pad), min(1.0 + pad, x1 + pad)
     tops = [float(data["neg_log10_p"].max()) if len(data) else 1.0]
     if cutoff is not None:
@@ -64,7 +64,7 @@ def labels_figure(data: pd.DataFrame, fdr: float, cutoff: float | None = None, p
                                      marker=dict(size=20, color="rgba(0,0,0,0)", line=dict(color=SELECTED, width=2.5)),
                                      customdata=_custom(sel), hovertemplate=_HOVER))
     base_layout(fig, f"Consistency: label mAP against its p-value<br><sup>{len(data):,} labels; click a point to "
-                     "see its null</sup>", "label mAP (mean AP of the perturbations carrying it)", "-log10 p-value",
+                     "see its null</sup>", "label mAP (mean AP of its carriers)", "-log10 p-value",
                 height=height)
     fig.update_xaxes(range=[x0, x1])
     fig.update_yaxes(range=[0, 1.08 * max(tops) + 0.05])

@@ -82,8 +82,8 @@ def volcano_figure(data: pd.DataFrame, fdr: float, cutoff: float | None = None, 
         x0, x1 = float(data["mAP"].min()), float(data["mAP"].max())
     else:
         x0, x1 = 0.0, 1.0
-    pad = max(0.03 * (x1 - x0), 0.015)
-    x0, x1 = max(-pad, x0 - pad), min(1.0 + pad, x1 + pad)  # a point at mAP = 1 is not cut in half
+    pad = max(0.05 * (x1 - x0), 0.02)
+    x0, x1 = max(-pad, x0 - pad), min(1.0 + pad, x1 + pad)  # a point (and its ring) at mAP = 1 is not cut
     if cutoff is not None:
         y = -np.log10(max(cutoff, 1e-300))
         fig.add_trace(_hline(y, x0, x1, f"BH cutoff: p ≤ {cutoff:.3g}", SIGNIFICANT, "dash",
@@ -101,7 +101,7 @@ def volcano_figure(data: pd.DataFrame, fdr: float, cutoff: float | None = None, 
                 customdata=_custom(sel), hovertemplate=_HOVER))
     sub = f"{len(data):,} perturbations" + (f"; {method} null" if method else "")
     base_layout(fig, f"Volcano plot: mAP against its p-value<br><sup>{sub}; click a point to see its null</sup>",
-                "mAP (mean Average Precision over the replicates)", "-log10 p-value", height=height)
+                "mAP (mean AP over the replicates)", "-log10 p-value", height=height)
     tops = [float(data["neg_log10_p"].max()) if len(data) else 1.0]
     tops += [-np.log10(max(v, 1e-300)) for v in (cutoff, p_floor) if v is not None]
     fig.update_xaxes(range=[x0, x1])
