@@ -22,7 +22,7 @@ from ..views.score import (check_fdr, null_histogram, null_summary, p_cutoff, p_
                            selected_name)
 from ..memo import Memo, rough_nbytes
 from .common import download_csv, guard, p_formats, show_figure, show_table
-from .score_cache import cached_view
+from .score_cache import ScoreProgress, cached_view
 from .state import forget_param
 from .widgets import bound_choice, bound_float, bound_int, bound_select
 
@@ -44,18 +44,22 @@ def _run(digest, table, settings, run: bool):
     if found is not None or not run:
         return found
     bar = st.progress(0.0, text="Consistency (or waiting for the same run by another session)...")
-    last = [0.0]
-
-    def progress(done, total):
-        now = time.monotonic()
-        if total and (now - last[0] > 0.2 or done >= total):
-            last[0] = now
-            bar.progress(min(1.0, done / total), text=f"Consistency: {done:,} of {total:,} labels")
+    progress = _LabelProgress(bar)
 
     try:
         return RESULTS.get_or_compute(key, lambda: score_consistency(table, **settings.kwargs(), progress=progress))
     finally:
         bar.empty()
+
+
+class _LabelProgress(ScoreProgress):
+    """The scoring page's progress (compiled code said while it is prepared), counting labels."""
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if total and (now - self.last > 0.2 or done >= total):
+            self.last = now
+            self._show(done / total, f"Consistency: {done:,} of {total:,} labels")
 
 
 def _table_guesses(digest, table, perturbation) -> tuple[list, str | None]:

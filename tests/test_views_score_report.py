@@ -1,0 +1,92 @@
+"""apnull.views.score_report: words derived from a result, the calibration marks, the download zip, the
+missing-value message; screen_plan's missing values; the page's progress while compiling."""
+
+import io
+import json
+import zipfile
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from apnull.score import MissingValuesError, digits_example, score_profiles, screen_plan
+from apnull.ui.score_cache import ScoreProgress
+from apnull.views import score as view
+from apnull.views import score_report as report
+
+PERT = "Metadata_perturbation"
+
+
+@pytest.fixture(scope="module")
+def result():
+    return score_profiles(digits_example(), PERT, "DMSO", "Metadata_plate", permutations=99, seed=1)
+
+
+def test_nulls_used_and_the_words_follow_the_null_column(result):
+    used = report.nulls_used(result.groups, result.queries, 99)
+    assert used == {"permutation", "conditional permutation"}  # one replicate per plate in the example
+    assert "conditional permutation" in report.query_null_text(result.queries["null"])
+    assert "exact null law" not in report.query_null_text(result.queries["null"])
+    mixed = report.query_null_text(["exact law", "exact law", "conditional permutation"])
+    assert "2 from the exact null law" in mixed and "1 from a conditional permutation" in mixed
+    cal = report.calibration_table(used)
+    assert cal["this run"].sum() == 2 and list(cal.columns)[0] == "this run"
+    text = report.method_text("permutation", "auto", result.queries["null"])
+    assert "at the bottom" not in text and "more shuffles where a decision needs them" in text
+    assert "conditional permutation" in text
+
+
+def test_zip_is_deterministic_and_says_how_it_was_made(result):
+    settings = view.make_settings(digits_example(), PERT, "DMSO", "Metadata_plate", "", "cosine", "permutation", 99, 1)
+    g, q = report.download_tables(view.ranked_groups(result.groups, 0.05), result.queries, 0.05)
+    assert "significant_at_fdr_0.05" in g.columns and "significant" not in g.columns
+    record = report.settings_record(file="example", digest="abc", settings=settings, alpha=0.05, version="9.9")
+    a = report.bundle_zip({"t_perturbations": g, "t_queries": q}, record)
+    assert a == report.bundle_zip({"t_perturbations": g, "t_queries": q}, record)
+    with zipfile.ZipFile(io.BytesIO(a)) as zf:
+        assert [i.date_time for i in zf.infolist()] == [report.ZIP_DATE] * 3
+        saved = json.loads(zf.read("settings.json"))
+        back = pd.read_csv(zf.open("t_perturbations.csv"))
+    assert saved["perturbation"] == [PERT] and saved["permutations"] == 99 and saved["seed"] == 1
+    assert saved["nan"] == "error" and saved["apnull_version"] == "9.9" and saved["file_sha256"] == "abc"
+    assert len(back) == len(g)
+
+
+def test_missing_values_are_named_with_the_page_control_and_planned():
+    table = digits_example()
+    table.loc[3, "px_20"] = np.nan
+    with pytest.raises(MissingValuesError) as err:
+        screen_plan(table, PERT, "DMSO", "Metadata_plate")
+    assert "'px_20'" in err.value.where and "nan=" not in err.value.where
+    message = report.missing_message(err.value.where)
+    assert message.startswith("Feature columns with NaN") and "**Missing values**" in message
+    plan = screen_plan(table, PERT, "DMSO", "Metadata_plate", nan="drop-features")
+    assert plan.dropped_features == ("px_20",) and "px_20" in report.dropped_text(plan)
+    plan = screen_plan(table, PERT, "DMSO", "Metadata_plate", nan="drop-rows")
+    assert plan.dropped_rows == (3,) and "0-based rows 3" in report.dropped_text(plan)
+    assert report.dropped_text(screen_plan(digits_example(), PERT, "DMSO", "Metadata_plate")) == ""
+
+
+def test_budget_words(result):
+    groups = result.groups.assign(decision_open=[True] + [False] * (len(result.groups) - 1))
+    assert report.open_decisions(groups, PERT) == [str(groups[PERT].iloc[0])]
+    assert "stopped 1 decision(s)" in report.draws_caption(groups, 5.0)
+    assert "every decision was settled" in report.draws_caption(result.groups.assign(decision_open=False), 5.0)
+    with pytest.raises(ValueError, match="time limit"):
+        view.make_settings(digits_example(), PERT, "DMSO", None, "", "cosine", "permutation", "auto", 0, budget=1e6)
+
+
+class _Bar:
+    def __init__(self):
+        self.texts = []
+
+    def progress(self, value, text=""):
+        self.texts.append(text)
+
+
+def test_progress_says_when_compiled_code_is_prepared():
+    bar = _Bar()
+    progress = ScoreProgress(bar)
+    progress.compiling()
+    progress.compiled(12.0)
+    assert "Preparing compiled code, first run only" in bar.texts[0] and "12 s" in bar.texts[1]
