@@ -70,8 +70,8 @@ def stream_key(seed: int, *parts) -> int:
     ``\\x1f``, so a stream depends on what it is for, never on run order. The scoring uses
     (seed, perturbation key, stratum) for a perturbation's permutations in one stratum, (seed,
     "query", perturbation key, i) for query i's conditional null, (seed, "consistency", label) for a
-    label's label-set permutations, (seed, "law", m, n) for a Monte Carlo law and (seed, "copairs",
-    m, n) for a copairs-style null row.
+    label's label-set permutations, (seed, "compare", statistic) for a pipeline comparison's sign flips,
+    (seed, "law", m, n) for a Monte Carlo law and (seed, "copairs", m, n) for a copairs-style null row.
     """
     text = "\x1f".join(str(p) for p in (int(seed),) + parts).encode()
     return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "little")

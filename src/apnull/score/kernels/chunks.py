@@ -197,24 +197,25 @@ def _ap3(u, ya, sa, yb, sb, yc, sc, Rf, Ri, simPR32):  # pragma: no cover - comp
 @numba.njit(cache=True, inline="always")
 def _four(D, b, Rf, Ri, rb, simPR32, out):  # pragma: no cover - compiled
     """out[b] = mAP of draw b of four controls when every count is decided in float32 (the
-    value of the general path, bit for bit); False, nothing written, otherwise."""
-    d0 = D[b, 0]
-    d1 = D[b, 1]
-    d2 = D[b, 2]
-    d3 = D[b, 3]
-    if min(min(d0, d1), min(d2, d3)) < 4:
-        return False
-    a0 = _ap3(d0, d1, rb, d2, rb + 1, d3, rb + 2, Rf, Ri, simPR32)
-    a1 = _ap3(d1, d0, rb, d2, rb + 3, d3, rb + 4, Rf, Ri, simPR32)
-    a2 = _ap3(d2, d0, rb + 1, d1, rb + 3, d3, rb + 5, Rf, Ri, simPR32)
-    a3 = _ap3(d3, d0, rb + 2, d1, rb + 4, d2, rb + 5, Rf, Ri, simPR32)
-    if a0 < 0.0 or a1 < 0.0 or a2 < 0.0 or a3 < 0.0:
+    value of the general path, bit for bit); False, nothing written, otherwise.
+
+    Query qi's positives are the other three in increasing order, each with its pair's record at
+    slot ``rb + pair_index(min, max, 4)``; the four APs are added in query order, as the general
+    path adds them (one loop, so the compiled code holds one copy of ``_ap3``).
+    """
+    if min(min(D[b, 0], D[b, 1]), min(D[b, 2], D[b, 3])) < 4:
         return False
     total = 0.0
-    total += a0
-    total += a1
-    total += a2
-    total += a3
+    for qi in range(4):
+        ja = 1 if qi == 0 else 0
+        jb = 2 if qi <= 1 else 1
+        jc = 3 if qi <= 2 else 2
+        a = _ap3(D[b, qi], D[b, ja], rb + pair_index(min(qi, ja), max(qi, ja), 4),
+                 D[b, jb], rb + pair_index(min(qi, jb), max(qi, jb), 4),
+                 D[b, jc], rb + pair_index(min(qi, jc), max(qi, jc), 4), Rf, Ri, simPR32)
+        if a < 0.0:
+            return False
+        total += a
     out[b] = total / 4
     return True
 
