@@ -6,8 +6,9 @@ and a repeated key. Each must give the page's defaults or an ``st.error`` that s
 never an exception, never a hang (every run has a timeout), and no parameter of another page left in
 the URL.
 
-Every (page, parameter, value) runs alone (about 2.5 minutes for the whole table on this 2-core
-machine); then, per page, one run per bad value with *every* parameter of the page set to it at once.
+Every (page, parameter, value) runs alone (about 2.5 minutes of CPU for the whole table: marked slow,
+so it runs with every test but not in the quick ones); then, per page, one run per bad value with
+*every* parameter of the page set to it at once (in the quick tests too).
 """
 
 from __future__ import annotations
@@ -71,6 +72,7 @@ def test_the_table_covers_every_page_parameter_and_value():
     assert len(CASES) == sum(len(PAGE_PARAMS[p]) for p in PAGES) * len(BAD)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page, param, bad", CASES)
 def test_hostile_url(page, param, bad):
     _check(page, {param: BAD[bad]})
