@@ -100,6 +100,7 @@ adaptive = null == "permutation" and bound_toggle(
 permutations, budget = 0, None
 if adaptive:
     permutations = "auto"
+    c7.caption("Shuffles: as many as each decision needs, within the time limit below.")
     budget = bound_float("Time limit (seconds)", "sc_budget", view.PAGE_BUDGET, step=5.0, format="%g", container=a2,
                          help=f"Extra rounds of draws stop once this time would be passed (the engine's budget; "
                               f"at most {view.MAX_PAGE_BUDGET:g} s on this page). A decision the limit leaves "
@@ -108,6 +109,8 @@ elif null in view.USES_B:
     permutations = bound_int("Permutations B", "sc_perms", 999, step=1000, container=c7,
                              help=f"Label shuffles per perturbation (copairs: random AP draws per size), "
                                   f"1 to {view.MAX_PERMUTATIONS:,}. The smallest possible p is 1/(1 + B).")
+else:
+    c7.caption("This null draws no shuffles: it combines the replicates' exact AP laws as if independent.")
 seed = bound_int("Seed", "sc_seed", 0, container=c8, help="Seed of the shuffles (same seed, same p-values).")
 fdr = bound_float("FDR level q", "sc_fdr", 0.05, step=0.01, format="%.3g", container=c9,
                   help="Perturbations with q-value at most this are called hits (coloured in the volcano plot).")
