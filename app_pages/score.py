@@ -85,7 +85,6 @@ similarity = bound_choice("Similarity", "sc_similarity", SCORE_SIMILARITIES, con
                           help="How two profiles are compared: cosine, Pearson correlation, minus the euclidean "
                                "distance, |cosine| (abs_cosine), minus the manhattan or chebyshev distance; jaccard "
                                "and hamming compare binary (0/1, true/false) features.")
-NULL_WORDS = {"permutation": "shuffled-label", "independent": "independent-AP", "copairs": "copairs"}
 null = bound_select("Null of the mAP", "sc_null", NULLS, "permutation", container=c6,
                     help="permutation: the perturbation's label shuffled among its "
                          "replicates and controls within each plate (calibrated). independent (the APs treated "
@@ -122,10 +121,11 @@ with st.expander("More options (as in copairs and the command line)", icon=":mat
         "More perturbation columns", label_cols, key="sc_pert_more", bind=BIND,
         help="Several columns make one perturbation (e.g. compound and dose): each combination is scored; a row "
              "is a control when its first column holds a control value (--perturbation repeated).")
-    nan = report.NAN_CHOICES[o2.radio("Missing values", list(report.NAN_CHOICES), key="sc_nan", bind=BIND,
-                                      horizontal=True, help="NaN or infinite feature cells (nan= / --nan): stop and name them (error), leave out the "
-                        "feature columns holding any (drop-features), or leave out the rows holding any "
-                        "(drop-rows). The plan says what is left out.")]
+    nan = report.NAN_CHOICES[o2.radio(
+        "Missing values", list(report.NAN_CHOICES), key="sc_nan", bind=BIND, horizontal=True,
+        help="NaN or infinite feature cells (nan= / --nan): stop and name them (error), leave out the feature "
+             "columns holding any (drop-features), or leave out the rows holding any (drop-rows). The plan says "
+             "what is left out.")]
     o3, o4 = st.columns(2)
     negatives = report.NEGATIVE_CHOICES[o3.radio(
         "A replicate is ranked against", list(report.NEGATIVE_CHOICES), key="sc_negatives", bind=BIND,
@@ -238,9 +238,14 @@ ROW_PX, HEAD_PX = 35, 35  # Streamlit's data grid: 35 px rows and header, 1 px b
 show_table(shown, column_config=fmt, height=min(len(shown), 10) * ROW_PX + HEAD_PX + 2, key="groups_table")
 
 
+def downloads() -> tuple:
+    """(perturbation table, query table) as downloaded (built when a button is pressed)."""
+    return report.download_tables(groups, result.queries, fdr, copairs_names, to_copairs_names)
+
+
 def bundle() -> bytes:
     """The tables and the settings they were made with, as one zip (built when the button is pressed)."""
-    g, q = report.download_tables(groups, result.queries, fdr, copairs_names, to_copairs_names)
+    g, q = downloads()
     record = report.settings_record(file=file_name if source == UPLOAD else "example", digest=digest,
                                     settings=settings, alpha=fdr, hierarchical_by=hierarchical_by,
                                     copairs_names=copairs_names, version=apnull.__version__,
@@ -251,7 +256,7 @@ def bundle() -> bytes:
 
 d1, d2 = st.columns(2)
 with d1:
-    download_csv(lambda: report.download_tables(groups, result.queries, fdr, copairs_names, to_copairs_names)[0],
+    download_csv(lambda: downloads()[0],
                  f"{file_name}_perturbations.csv", label="Download the perturbation table (CSV)",
                  key="download_groups")
 d2.download_button("Download tables + settings (zip)", data=bundle, file_name=f"{file_name}_scores.zip",
@@ -276,7 +281,8 @@ with right:
 with left:
     p_floor = 1.0 / (1 + settings.permutations) if null in view.USES_B and not adaptive else None
     fig = cache.cached_view(("volcano", digest, settings.key(), fdr, chosen), lambda: volcano_figure(
-        points, fdr, cutoff=view.p_cutoff(points), p_floor=p_floor, highlight=chosen, method=NULL_WORDS[null]))
+        points, fdr, cutoff=view.p_cutoff(points), p_floor=p_floor, highlight=chosen,
+        method=report.NULL_SHORT_WORDS[null]))
     show_figure(fig, key="volcano", on_select=pick_from_chart, selection_mode="points")
 with guard():
     row, original, shown_queries = cache.inspected(digest, key, result, groups, perturbation, chosen)
@@ -315,7 +321,7 @@ qfmt["p_value_bound"] = st.column_config.CheckboxColumn(
     "bound", help="p_value_bound: no draw reached the observed AP, so the p-value is an upper bound.")
 qfmt.update(p_formats(shown_queries))
 show_table(shown_queries, column_config=qfmt, key="queries_table")
-download_csv(lambda: report.download_tables(groups, result.queries, fdr, copairs_names, to_copairs_names)[1],
+download_csv(lambda: downloads()[1],
              f"{file_name}_queries.csv", label="Download all queries (CSV)", key="download_queries")
 
 st.subheader("Are these p-values calibrated?")
@@ -324,8 +330,8 @@ st.markdown("On perturbations that do nothing, a calibrated p-value falls at or 
 calibration = report.calibration_table(report.nulls_used(result.groups, result.queries, settings.permutations))
 st.table(calibration.assign(**{"this run": calibration["this run"].map({True: "✓", False: ""})})
          .rename(columns={"fpr_05": "false hits at α = 0.05", "fpr_01": "at α = 0.01"}))
-st.caption(f"Each cell: {view.CALIBRATION_LAYOUTS}. *this run*: the ways this run's p-values were made. "
-           f"Measured by {view.CALIBRATION_SOURCE[len('measured by '):]}. {view.CALIBRATION_FDR}")
+st.caption(f"Each cell: {report.CALIBRATION_LAYOUTS}. *this run*: the ways this run's p-values were made. "
+           f"Measured by {report.CALIBRATION_SOURCE[len('measured by '):]}. {report.CALIBRATION_FDR}")
 download_csv(calibration, "calibration.csv", label="Download the calibration table (CSV)",
              key="download_calibration")
 

@@ -144,12 +144,12 @@ def test_calibration_note_is_shown():
     at = _run()
     cal = at.table[0].value  # a static table: its cells wrap at 390 px
     assert list(cal.columns) == ["this run", "method", "false hits at α = 0.05", "at α = 0.01", "verdict"]
-    assert cal["method"].tolist() == view.calibration_table()["method"].tolist()
+    assert cal["method"].tolist() == report.calibration_table()["method"].tolist()
     # the example's queries use the conditional null (one replicate per plate), its mAP fixed-B shuffles
     used = dict(zip(report.calibration_table()["method"], cal["this run"]))
     assert [m for m, u in used.items() if u] == [c["method"] for c in report.CALIBRATION
                                                  if c["key"] in ("permutation", "conditional permutation")]
-    assert any(view.CALIBRATION_SOURCE[len("measured by "):] in c.value for c in at.caption)
+    assert any(report.CALIBRATION_SOURCE[len("measured by "):] in c.value for c in at.caption)
 
 
 @pytest.mark.parametrize("params, message", [

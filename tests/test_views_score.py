@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 from apnull.views import score as view
+from apnull.views import score_report as report
 
 PERT = "Metadata_pert"
 
@@ -136,12 +137,12 @@ def test_null_histogram_and_summary():
 
 
 def test_calibration_table_and_formatting():
-    cal = view.calibration_table()
+    cal = report.calibration_table()
     assert list(cal.columns) == ["method", "fpr_05", "fpr_01", "verdict"]
     verdicts = dict(zip(cal["method"], cal["verdict"]))
     assert verdicts["mAP: labels shuffled within plates, fixed number of shuffles"] == "calibrated"
     assert "over-rejects" in verdicts["mAP: the replicates' APs treated as independent"]
-    assert "benchmarks/calibration.py" in view.CALIBRATION_SOURCE
+    assert "benchmarks/calibration.py" in report.CALIBRATION_SOURCE
     assert float(cal.loc[0, "fpr_05"].split(" / ")[0]) == pytest.approx(0.05, abs=0.01)
     assert view.p_label(0.06) == "0.060" and view.p_label(0.00297) == "0.00297" and view.p_label(np.nan) == "n/a"
     assert view.p_label(0.0) != "0" and view.p_label(1e-5) == "1e-05"

@@ -9,7 +9,6 @@ shaping from :mod:`apnull.views.consistency`, figures from :mod:`apnull.plots`.
 
 from __future__ import annotations
 
-import time
 
 import pandas as pd
 import streamlit as st
@@ -44,22 +43,12 @@ def _run(digest, table, settings, run: bool):
     if found is not None or not run:
         return found
     bar = st.progress(0.0, text="Consistency (or waiting for the same run by another session)...")
-    progress = _LabelProgress(bar)
+    progress = ScoreProgress(bar, ("Consistency", "labels"), finishing=None)
 
     try:
         return RESULTS.get_or_compute(key, lambda: score_consistency(table, **settings.kwargs(), progress=progress))
     finally:
         bar.empty()
-
-
-class _LabelProgress(ScoreProgress):
-    """The scoring page's progress (compiled code said while it is prepared), counting labels."""
-
-    def __call__(self, done: int, total: int) -> None:
-        now = time.monotonic()
-        if total and (now - self.last > 0.2 or done >= total):
-            self.last = now
-            self._show(done / total, f"Consistency: {done:,} of {total:,} labels")
 
 
 def _table_guesses(digest, table, perturbation) -> tuple[list, str | None]:

@@ -40,7 +40,7 @@ from .state import forget_param
 
 __all__ = ["UPLOADS", "SCORES", "PLANS", "MAX_UPLOADS", "MAX_UPLOAD_BYTES", "MAX_SCORES", "MAX_SCORE_BYTES",
            "UPLOAD_STATE", "EXAMPLE_DIGEST", "example_table", "table_choices", "stratum_choices",
-           "ResultsView", "results_view", "inspected", "calibration_table", "remember_upload", "use_table", "upload_table",
+           "ResultsView", "results_view", "inspected", "remember_upload", "use_table", "upload_table",
            "cached_result", "score_once", "warm_example", "cached_plan", "ScoreProgress", "label_columns_of"]
 
 MAX_UPLOADS = 6
@@ -130,11 +130,6 @@ def inspected(digest: str, key: tuple, result, groups: pd.DataFrame, perturbatio
                 view.p_shown(view.queries_of(result.queries, perturbation, name)))
 
     return cached_view(("inspected", digest, key, name), build)
-
-
-def calibration_table() -> pd.DataFrame:
-    """The calibration table the page shows (one frame for all sessions)."""
-    return cached_view(("calibration",), view.calibration_table)
 
 
 _EXAMPLE = Memo(1)
@@ -239,12 +234,18 @@ def cached_plan(digest: str, key: tuple, table, kwargs: dict):
 
 
 class ScoreProgress:
-    """Progress of a scoring run on a ``st.progress`` bar, updated at most every ``PROGRESS_EVERY`` s; says
+    """Progress of a run on a ``st.progress`` bar, updated at most every ``PROGRESS_EVERY`` s; says
     "preparing compiled code (first run only)" while numba compiles (the engine's ``compiling`` and
-    ``compiled`` hooks, as the command line's progress) and the round of an adaptive run."""
+    ``compiled`` hooks, as the command line's progress) and the round of an adaptive run.
 
-    def __init__(self, bar):
+    ``what`` names the run and its units ("Scoring", "perturbations"; consistency: "Consistency",
+    "labels"); ``finishing`` is said once every unit is done (None: the count itself).
+    """
+
+    def __init__(self, bar, what: tuple = ("Scoring", "perturbations"),
+                 finishing: str | None = "Per-query p-values and the tables..."):
         self.bar, self.last, self.round_text = bar, 0.0, ""
+        self.what, self.finishing = what, finishing
 
     def compiling(self) -> None:
         """Numba started compiling: a fresh server's first run."""
@@ -270,6 +271,7 @@ class ScoreProgress:
         if not total or (now - self.last < PROGRESS_EVERY and done < total):
             return
         self.last = now
-        text = (f"Scoring: {done:,} of {total:,} perturbations{self.round_text}" if done < total
-                else "Per-query p-values and the tables...")
+        name, units = self.what
+        text = (f"{name}: {done:,} of {total:,} {units}{self.round_text}"
+                if done < total or self.finishing is None else self.finishing)
         self._show(done / total, text)

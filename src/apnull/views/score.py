@@ -15,9 +15,7 @@ import pandas as pd
 
 from ..law import count_reached
 from ..limits import SCORE_PAGE_MAX_PERMUTATIONS, check_permutations, check_regex, check_seed, check_stratum
-from ..score import p_text
-from .score_report import (CALIBRATION, CALIBRATION_FDR, CALIBRATION_LAYOUTS, CALIBRATION_SOURCE,  # noqa: F401
-                           calibration_table)
+from ..score import NEGATIVES, p_text
 
 #: The page's permutation limit, :data:`apnull.limits.SCORE_PAGE_MAX_PERMUTATIONS` (the library's is
 #: ``SCORE_MAX_PERMUTATIONS``); kept under this name for the page.
@@ -177,14 +175,6 @@ class Settings:
         return tuple(str(x) for x in astuple(self))
 
 
-def draws_text(permutations, groups: pd.DataFrame) -> str:
-    """The page's card text of the draws behind the mAP p-values: "B = 999", or for adaptive
-    permutations "adaptive" (the draws each perturbation used are in the table's ``permutations``)."""
-    if permutations != "auto":
-        return f"B = {permutations:,}"
-    return "adaptive"
-
-
 def make_settings(table: pd.DataFrame, perturbation, control_text: str, stratum: str | None,
                   features: str | None, similarity: str, null: str, permutations, seed: int, *,
                   more_columns=(), nan: str = "error", negatives: str = "controls", differ_by=(),
@@ -198,8 +188,8 @@ def make_settings(table: pd.DataFrame, perturbation, control_text: str, stratum:
     for c in columns[1:]:
         if c not in table.columns:
             raise ValueError(f"perturbation column {_short(c)} is not in the table")
-    if negatives not in ("controls", "others"):
-        raise ValueError(f"negatives must be controls or others, got {_short(negatives)}")
+    if negatives not in NEGATIVES:
+        raise ValueError(f"negatives must be {' or '.join(NEGATIVES)}, got {_short(negatives)}")
     if negatives == "others" and not str(control_text or "").strip():
         control = []
         if perturbation not in table.columns:

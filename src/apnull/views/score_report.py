@@ -14,7 +14,8 @@ import zipfile
 import pandas as pd
 
 __all__ = ["CALIBRATION", "CALIBRATION_SOURCE", "CALIBRATION_FDR", "CALIBRATION_LAYOUTS", "calibration_table",
-           "NAN_WORDS", "NEGATIVE_WORDS", "NAN_CHOICES", "NEGATIVE_CHOICES", "missing_message", "dropped_text", "nulls_used", "query_null_text",
+           "NAN_WORDS", "NEGATIVE_WORDS", "NAN_CHOICES", "NEGATIVE_CHOICES", "missing_message", "dropped_text",
+           "nulls_used", "NULL_SHORT_WORDS", "query_null_text",
            "mAP_null_text", "method_text", "significant_name", "download_tables", "settings_record", "bundle_zip",
            "open_decisions", "draws_caption"]
 
@@ -86,6 +87,9 @@ def nulls_used(groups: pd.DataFrame, queries: pd.DataFrame, permutations) -> set
         used |= set(pd.unique(queries["null"].astype(str))) & {"exact law", "conditional permutation"}
     return used
 
+
+#: The mAP null in two words, for the volcano plot's subtitle.
+NULL_SHORT_WORDS = {"permutation": "shuffled-label", "independent": "independent-AP", "copairs": "copairs"}
 
 #: How each query null is said on the page.
 QUERY_NULL_WORDS = {
