@@ -9,7 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ._style import LEGEND_BELOW, PALETTE, base_layout
-from .score import NOT_SIGNIFICANT, SELECTED, SIGNIFICANT
+from .score import NOT_SIGNIFICANT, SELECTED, SIGNIFICANT, level_line, mAP_range
 
 __all__ = ["labels_figure"]
 
@@ -20,11 +20,6 @@ _HOVER = ("<b>%{customdata[0]}</b><br>perturbations: %{customdata[1]}<br>mAP = %
 def _custom(data: pd.DataFrame) -> np.ndarray:
     return np.column_stack([data["name"].to_numpy(dtype=object), data["n_perturbations"].to_numpy(dtype=object),
                             data["p_value"].to_numpy(dtype=object), data["q_value"].to_numpy(dtype=object)])
-
-
-def _line(y, x0, x1, name, color, dash, hover) -> go.Scatter:
-    return go.Scatter(x=[x0, x1], y=[y, y], mode="lines", name=name, line=dict(color=color, dash=dash, width=1.5),
-                      hovertemplate=hover + "<extra></extra>")
 
 
 def labels_figure(data: pd.DataFrame, fdr: float, cutoff: float | None = None, p_floor: float | None = None,
@@ -43,19 +38,17 @@ def labels_figure(data: pd.DataFrame, fdr: float, cutoff: float | None = None, p
                                  name=f"q {sign} {fdr:g} ({len(part):,})",
                                  marker=dict(color=color, size=10, opacity=0.85, line=dict(color="white", width=0.5)),
                                  customdata=_custom(part), hovertemplate=_HOVER))
-    x0, x1 = (float(data["mAP"].min()), float(data["mAP"].max())) if len(data) else (0.0, 1.0)
-    pad = max(0.05 * (x1 - x0), 0.02)  # the ring of a selected point (20 px) is not cut at the edge
-    x0, x1 = max(-pad, x0 - pad), min(1.0 + pad, x1 + pad)
+    x0, x1 = mAP_range(data["mAP"])
     tops = [float(data["neg_log10_p"].max()) if len(data) else 1.0]
     if cutoff is not None:
         y = -np.log10(max(cutoff, 1e-300))
         tops.append(y)
-        fig.add_trace(_line(y, x0, x1, f"BH cutoff: p ≤ {cutoff:.3g}", SIGNIFICANT, "dash",
+        fig.add_trace(level_line(y, x0, x1, f"BH cutoff: p ≤ {cutoff:.3g}", SIGNIFICANT, "dash",
                             f"q ≤ {fdr:g} for every p ≤ {cutoff:.4g}<br>-log10 p = {y:.3f}"))
     if p_floor is not None:
         y = -np.log10(p_floor)
         tops.append(y)
-        fig.add_trace(_line(y, x0, x1, f"smallest p = {p_floor:.3g}", PALETTE["mean"], "dot",
+        fig.add_trace(level_line(y, x0, x1, f"smallest p = {p_floor:.3g}", PALETTE["mean"], "dot",
                             f"smallest attainable p = 1/(1 + permutations) = {p_floor:.4g}"))
     if highlight is not None:
         sel = data.loc[data["name"] == str(highlight)]

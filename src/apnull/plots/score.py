@@ -9,7 +9,8 @@ import plotly.graph_objects as go
 
 from ._style import LEGEND_BELOW, PALETTE, base_layout
 
-__all__ = ["volcano_figure", "null_figure", "MAX_SVG_POINTS", "SIGNIFICANT", "NOT_SIGNIFICANT"]
+__all__ = ["volcano_figure", "null_figure", "level_line", "mAP_range", "MAX_SVG_POINTS", "SIGNIFICANT",
+           "NOT_SIGNIFICANT"]
 
 #: More points than this are drawn with WebGL (Scattergl).
 MAX_SVG_POINTS = 5000
@@ -28,9 +29,19 @@ def _custom(data: pd.DataFrame) -> np.ndarray:
                             data["p_value"].to_numpy(dtype=object), data["q_value"].to_numpy(dtype=object)])
 
 
-def _hline(y: float, x0: float, x1: float, name: str, color: str, dash: str, hover: str) -> go.Scatter:
+def level_line(y: float, x0: float, x1: float, name: str, color: str, dash: str, hover: str) -> go.Scatter:
+    """A horizontal line at -log10 p = ``y`` across [x0, x1] (a BH cutoff, the smallest p), with its legend name."""
     return go.Scatter(x=[x0, x1], y=[y, y], mode="lines", name=name, line=dict(color=color, dash=dash, width=1.5),
                       hovertemplate=hover + "<extra></extra>")
+
+
+def mAP_range(values) -> tuple[float, float]:
+    """The x range of a plot of mAP values: their span padded by 5% (at least 0.02) so a point and the
+    20 px ring of a selected point are not cut at the edge, within [-pad, 1 + pad]; (0, 1) padded when empty."""
+    values = pd.Series(values, dtype=float)
+    x0, x1 = (float(values.min()), float(values.max())) if len(values) else (0.0, 1.0)
+    pad = max(0.05 * (x1 - x0), 0.02)
+    return max(-pad, x0 - pad), min(1.0 + pad, x1 + pad)
 
 
 def volcano_figure(data: pd.DataFrame, fdr: float, cutoff: float | None = None, p_floor: float | None = None,
@@ -78,19 +89,14 @@ def volcano_figure(data: pd.DataFrame, fdr: float, cutoff: float | None = None, 
             marker=dict(color=colors.tolist(), size=size + 3, symbol="triangle-up", opacity=0.9,
                         line=dict(color="black", width=1)),
             customdata=_custom(part), hovertemplate=_HOVER.replace("<br>p = ", "<br>p ≤ ")))
-    if len(data):
-        x0, x1 = float(data["mAP"].min()), float(data["mAP"].max())
-    else:
-        x0, x1 = 0.0, 1.0
-    pad = max(0.05 * (x1 - x0), 0.02)
-    x0, x1 = max(-pad, x0 - pad), min(1.0 + pad, x1 + pad)  # a point (and its ring) at mAP = 1 is not cut
+    x0, x1 = mAP_range(data["mAP"])
     if cutoff is not None:
         y = -np.log10(max(cutoff, 1e-300))
-        fig.add_trace(_hline(y, x0, x1, f"BH cutoff: p ≤ {cutoff:.3g}", SIGNIFICANT, "dash",
+        fig.add_trace(level_line(y, x0, x1, f"BH cutoff: p ≤ {cutoff:.3g}", SIGNIFICANT, "dash",
                              f"q ≤ {fdr:g} for every p ≤ {cutoff:.4g}<br>-log10 p = {y:.3f}"))
     if p_floor is not None:
         y = -np.log10(p_floor)
-        fig.add_trace(_hline(y, x0, x1, f"smallest p = {p_floor:.3g}", PALETTE["mean"], "dot",
+        fig.add_trace(level_line(y, x0, x1, f"smallest p = {p_floor:.3g}", PALETTE["mean"], "dot",
                              f"smallest attainable p = 1/(1 + permutations) = {p_floor:.4g}"))
     if highlight is not None:
         sel = data.loc[data["name"].astype(str) == str(highlight)]
