@@ -246,3 +246,34 @@ def test_the_circle_check_finds_a_circle():
     a, b, c = Path("a.py"), Path("b.py"), Path("c.py")
     assert _circles({a: {b}, b: {c}, c: {a}}) == [["a.py", "b.py", "c.py"]]
     assert _circles({a: {b}, b: {c}, c: set()}) == []
+
+
+def _inner_kernels() -> dict[str, Path]:
+    """The kernels compiled by ``apnull.compiled.inner`` (no Python entry), by name: their module."""
+    found = {}
+    for rel, path in _modules():
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.FunctionDef) and any(
+                    isinstance(d, ast.Call) and getattr(d.func, "id", None) == "inner" for d in node.decorator_list):
+                found[node.name] = rel
+    return found
+
+
+def test_inner_kernels_are_called_by_kernels_only():
+    """Calling an ``inner`` kernel from Python crashes the interpreter, so only modules of kernels (those
+    that take ``apnull.compiled``'s decorators) import one; tests reach one through
+    ``score_helpers.from_python``."""
+    inner = _inner_kernels()
+    assert {"evaluate", "pool_layout", "draw_distinct"} <= set(inner)
+    compiled = {rel for rel, path in _modules() if any(
+        isinstance(n, ast.ImportFrom) and (n.module or "").endswith("compiled") for n in ast.walk(ast.parse(path.read_text())))}
+    for rel, path in [*_modules(), *((p.relative_to(PAGES.parent), p) for p in PAGES.rglob("*.py"))]:
+        if rel in compiled:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                taken = {a.name for a in node.names} & set(inner)
+                assert not taken, f"{rel} imports the inner kernel(s) {sorted(taken)}"
+            if isinstance(node, ast.Attribute) and node.attr in inner and isinstance(node.value, ast.Name):
+                assert node.value.id not in {"K", "kernels", "pool", "draws", "chunks", "sort", "ranking"}, (
+                    f"{rel} calls {node.value.id}.{node.attr}, an inner kernel")

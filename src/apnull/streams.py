@@ -33,6 +33,8 @@ import hashlib
 import numba
 import numpy as np
 
+from .compiled import entry, inner
+
 __all__ = ["GOLDEN", "uniform", "uniforms", "stream_key", "sample_key", "draw_distinct", "shuffle"]
 
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -84,7 +86,7 @@ def sample_key(seed: int, m: int, n: int, block: int) -> np.uint64:
     return np.random.SeedSequence([seed, m, n, block]).generate_state(1, dtype=np.uint64)[0]
 
 
-@numba.njit(cache=True)
+@inner()
 def draw_distinct(key, counter, size, offset, out, first, count, avoid):  # pragma: no cover - compiled
     """Draw ``count`` distinct members of offset + [0, size), none equal to ``avoid``, into
     out[first:first + count], by rejection; returns the stream's next unused counter.
@@ -112,7 +114,7 @@ def draw_distinct(key, counter, size, offset, out, first, count, avoid):  # prag
     return counter
 
 
-@numba.njit(cache=True)
+@entry()
 def shuffle(perm, key, counter):  # pragma: no cover - compiled
     """Shuffle ``perm`` in place (Fisher-Yates, from the last position down) with uniforms of the stream
     ``key`` from index ``counter``; returns the next unused counter (``counter + perm.size - 1``).

@@ -4,8 +4,20 @@ from __future__ import annotations
 
 import itertools
 
+import numba
 import numpy as np
 import pandas as pd
+
+
+def from_python(kernel):
+    """A compiled caller of ``kernel``, an ``apnull.compiled.inner`` kernel (which Python cannot call):
+    ``from_python(kernel)(*args)`` is ``kernel(*args)``."""
+
+    @numba.njit
+    def call(*args):  # pragma: no cover - compiled
+        return kernel(*args)
+
+    return call
 
 
 def brute_tie_ap(scores, relevant):

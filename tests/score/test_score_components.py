@@ -4,9 +4,9 @@ as the union-find over ``Pert`` objects and the perturbations' data built from t
 import numpy as np
 import pytest
 from grouping_reference import components_reference, spec_reference
-from score_helpers import tiny_screen
+from score_helpers import from_python, tiny_screen
 
-from apnull.score.kernels.draws import pool_codes
+from apnull.score.kernels import draws
 from apnull.score.kernels.pool import Replicates
 from apnull.score.nulls.permutation import ScreenWork, _sizes
 from apnull.score.table.perts import Pert, PertTable, components_of
@@ -96,6 +96,7 @@ def test_parts_from_the_arrays_equal_the_perturbations_data():
 def test_pool_codes_of_positives_differ_by():
     """The kernels' pool codes (replicates, then controls, stratum by stratum) are each member's codes."""
     rng = np.random.default_rng(6)
+    pool_codes = from_python(draws.pool_codes)
     table = tiny_screen(rng, {"A": (4, {"a": 3, "b": 2}), "B": (5, {"b": 3, "c": 2})})
     table["Metadata_well"] = [f"w{i % 3}" for i in range(len(table))]
     screen = prepare_screen(table, "Metadata_pert", "DMSO", "Metadata_plate", None, "cosine",

@@ -10,4 +10,7 @@
 - :mod:`.labelsets`: consistency's similarity rows, label mAPs and their label-set null.
 
 The random streams they read are :mod:`apnull.streams`.
+
+Each is compiled by :func:`apnull.compiled.entry` (called from Python) or :func:`apnull.compiled.inner`
+(called only by other kernels), or copied into its callers (``inline="always"``).
 """

@@ -20,6 +20,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from ...compiled import inner
 from .controls import pair_index
 from .pool import draw_assignment, replicate_counts
 from .ranking import count_sorted, walk_counts
@@ -34,7 +35,7 @@ CHUNK = 128
 FIRST_CHUNK = 16
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def count_draw(v, observed, tol, reached, early, h):  # pragma: no cover - compiled
     """(reached, stop): one more draw of value v counted; stop at the h-th exceedance if ``early``."""
     if v >= observed - tol:
@@ -55,7 +56,7 @@ class ChunkWork(NamedTuple):
     out: np.ndarray          #: (CHUNK,) the chunk's mAPs
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def chunk_work(pool):  # pragma: no cover - compiled
     """The :class:`ChunkWork` of a single-stratum ``pool`` (a :class:`.pool.Pool`)."""
     k, P = pool.sim.shape
@@ -70,7 +71,7 @@ def chunk_work(pool):  # pragma: no cover - compiled
                      np.empty(k), np.empty((5, k), dtype=np.int64), np.empty(CHUNK))
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def record_positions(D, nb, k, n, base, pairs, idx):  # pragma: no cover - compiled
     """For draws D[:nb] of a single-stratum pool (replicates 0..k-1, controls k..), the position in
     ``pairs`` of the record of each pair of drawn members qi < yi (``_tables.pair_rows``) into
@@ -91,7 +92,7 @@ def record_positions(D, nb, k, n, base, pairs, idx):  # pragma: no cover - compi
                 q += 1
 
 
-@numba.njit(cache=True)
+@inner()
 def single_stratum_means(D, nb, idx, controls, pool, work):  # pragma: no cover - compiled
     """work.out[b] = mAP of draw D[b] (b < nb) of a single-stratum pool: the counts of ``evaluate``
     (``idx``: the draws' record positions, from :func:`record_positions`; ``work`` a :class:`ChunkWork`).
@@ -220,7 +221,7 @@ def _four(D, b, Rf, Ri, rb, simPR32, out):  # pragma: no cover - compiled
     return True
 
 
-@numba.njit(cache=True)
+@inner()
 def _exact_query(D, b, qi, rb, controls, pool, work):  # pragma: no cover - compiled
     """AP of query D[b, qi] of a single-stratum pool from exact similarities: the counts of
     ``evaluate`` (two controls: the rank from the pair's record, the similarity and its ties from
@@ -312,7 +313,7 @@ def _untied_ap(gt, m):  # pragma: no cover - compiled
     return total / m
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, inline="always")
 def continue_single(pool, controls, keys, counters, drawn, reached, target, h, tol, observed, first_chunk,
                     values):  # pragma: no cover - compiled
     """Continue the mAP null of a single-stratum pool without pair rule to ``target`` draws (see the
@@ -364,7 +365,7 @@ def continue_single(pool, controls, keys, counters, drawn, reached, target, h, t
     return drawn, reached, False
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _draw_chunk(pool, keys, counters, D, after, nb):  # pragma: no cover - compiled
     """The next nb assignments of a single-stratum pool into D[:nb], the stream's counter after each
     in ``after``."""

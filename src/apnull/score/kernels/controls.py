@@ -14,6 +14,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from ...compiled import entry
 from .similarity import sim_rows
 from .sort import sort_work, stable_argsort
 
@@ -56,7 +57,7 @@ def pair_rank(ranks, base, cu, cy, n):  # pragma: no cover - compiled
     return -1 - r if r < 0 else r
 
 
-@numba.njit(cache=True)
+@entry()
 def sorted_control_rows(Xc, XT, kind, rows, pairs):  # pragma: no cover - compiled
     """Sorted similarity rows of the controls and the 8-byte record of every unordered control pair.
 

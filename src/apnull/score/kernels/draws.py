@@ -38,6 +38,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from ...compiled import entry, inner
 from ...streams import draw_distinct
 from .chunks import continue_single, count_draw
 from .pool import Replicates, draw_assignment, evaluate, member_pool, pool_layout
@@ -46,7 +47,7 @@ __all__ = ["PartRows", "Counts", "Observed", "replicates", "pool_codes", "pool_o
            "draw_query", "continue_general", "continue_conditional", "mean_batch", "single_batch", "conditional_batch", "random_ap_rows"]
 
 
-@numba.njit(cache=True)
+@inner()
 def draw_query(pool, rep_str, qi, key, counter, D, tmp):  # pragma: no cover - compiled
     """Fill D (k pool indices) for query qi: D[qi] its own member, D[j] (j != qi) a member of stratum
     rep_str[j]'s pool, distinct within a stratum and never qi's; stratum by stratum, the positives of
@@ -72,7 +73,7 @@ def draw_query(pool, rep_str, qi, key, counter, D, tmp):  # pragma: no cover - c
     return counter
 
 
-@numba.njit(cache=True, nogil=True)
+@inner(nogil=True)
 def continue_general(pool, controls, kind, keys, counters, drawn, reached, target, h, tol, observed, codes,
                      values, draws):  # pragma: no cover - compiled
     """Continue the mAP null of any pool to ``target`` draws, one draw at a time (see the module):
@@ -103,7 +104,7 @@ def continue_general(pool, controls, kind, keys, counters, drawn, reached, targe
     return drawn, reached, False
 
 
-@numba.njit(cache=True, nogil=True)
+@inner(nogil=True)
 def continue_conditional(pool, controls, kind, rep_str, keys, counters, drawn, reached, active, target, h, tol,
                          ap, stopped):  # pragma: no cover - compiled
     """Continue the conditional null of each active query i of a perturbation to ``target`` draws: query
@@ -174,7 +175,7 @@ class Observed(NamedTuple):
     maps: np.ndarray         #: (perturbations,) mAP
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def replicates(part, j):  # pragma: no cover - compiled
     """The :class:`.pool.Replicates` of perturbation j of ``part`` (a :class:`PartRows`; rows copied)."""
     a = part.qoff[j]
@@ -194,7 +195,7 @@ def replicates(part, j):  # pragma: no cover - compiled
     return Replicates(Xr, rep_str, part.seg_comp[sa:sa + J].copy())
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def pool_of(part, j, reps, controls, kind, draws):  # pragma: no cover - compiled
     """The :class:`.pool.Pool` of perturbation j of ``part``: :func:`.pool.pool_layout` (its replicates
     then the controls of each stratum; ``draws`` assignments expected), or with ``part.members``
@@ -205,13 +206,13 @@ def pool_of(part, j, reps, controls, kind, draws):  # pragma: no cover - compile
     return pool_layout(reps, controls, kind, draws)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def none_of(reps):  # pragma: no cover - compiled
     """``reps`` with no replicate rows (its strata kept): the pool layout of negatives="others"."""
     return Replicates(reps.X[:0], reps.stratum[:0], reps.strata)
 
 
-@numba.njit(cache=True)
+@inner()
 def pool_codes(rep_codes, ctl_codes, controls, reps, a, out):  # pragma: no cover - compiled
     """``out`` (P, C) filled with the pair-rule codes of the pool members in pool order (per stratum its
     replicates, whose codes start at row ``a`` of ``rep_codes``, then its controls, rows of ``ctl_codes``
@@ -237,7 +238,7 @@ def pool_codes(rep_codes, ctl_codes, controls, reps, a, out):  # pragma: no cove
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _observe(pool, controls, kind, codes, ap, pr):  # pragma: no cover - compiled
     """The observed assignment scored: each query's AP and Precision@R into ap, pr; returns the mAP."""
     k = pool.sim.shape[0]
@@ -245,7 +246,7 @@ def _observe(pool, controls, kind, codes, ap, pr):  # pragma: no cover - compile
                     controls, pool, kind, codes)
 
 
-@numba.njit(cache=True, nogil=True)
+@entry(nogil=True)
 def mean_batch(part, controls, ctl_codes, kind, pos, counts, target, h, tol, observed, values,
                draws):  # pragma: no cover - compiled
     """The mAP null of the perturbations ``pos`` of ``part`` (a :class:`PartRows`; one component,
@@ -281,7 +282,7 @@ def mean_batch(part, controls, ctl_codes, kind, pos, counts, target, h, tol, obs
         sg += J
 
 
-@numba.njit(cache=True, nogil=True)
+@entry(nogil=True)
 def single_batch(part, controls, kind, pos, counts, target, h, tol, first_chunk, observed,
                  values):  # pragma: no cover - compiled
     """:func:`mean_batch` for perturbations whose pools span one stratum, without pair rule or
@@ -302,7 +303,7 @@ def single_batch(part, controls, kind, pos, counts, target, h, tol, first_chunk,
         q += k
 
 
-@numba.njit(cache=True, nogil=True)
+@entry(nogil=True)
 def conditional_batch(part, controls, kind, pos, keys, counts, active, target, h, tol, ap):  # pragma: no cover - compiled
     """The conditional null of the queries of the perturbations ``pos`` of ``part``, one call: in batch
     order, one entry per query in ``keys``, ``counts`` (a :class:`Counts`, a stream per query),
@@ -321,7 +322,7 @@ def conditional_batch(part, controls, kind, pos, keys, counts, active, target, h
         q += k
 
 
-@numba.njit(cache=True)
+@entry()
 def random_ap_rows(m, n, B, key):  # pragma: no cover - compiled
     """B null APs of m positives placed uniformly among m + n ranks (the copairs-style null row)."""
     N = m + n

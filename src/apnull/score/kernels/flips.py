@@ -20,6 +20,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from ...compiled import entry
 from ...streams import uniform
 
 __all__ = ["flip_batch", "flipped_parts", "retrieved_flips"]
@@ -33,7 +34,7 @@ def _flipped(key, j, u, units, exhaustive):  # pragma: no cover - compiled
     return uniform(key, np.uint64(j) * np.uint64(units) + np.uint64(u)) < 0.5
 
 
-@numba.njit(cache=True, nogil=True)
+@entry(nogil=True)
 def flip_batch(sums, keys, tol, drawn, reached, stopped, target, h, exhaustive):  # pragma: no cover - compiled
     """Continue the sign-flip nulls of ``sums.shape[0]`` statistics, in place.
 
@@ -72,7 +73,7 @@ def flip_batch(sums, keys, tol, drawn, reached, stopped, target, h, exhaustive):
         stopped[i] = stop
 
 
-@numba.njit(cache=True, nogil=True)
+@entry(nogil=True)
 def flipped_parts(values, counts, key, draws, exhaustive):  # pragma: no cover - compiled
     """(value, count) of the flipped units of each flip: ``sum_{u flipped} values[u]`` and
     ``sum_{u flipped} counts[u]`` for flips 0 .. ``draws - 1`` of the stream ``key`` (the flips
@@ -105,7 +106,7 @@ def _bh_count(hist, T):  # pragma: no cover - compiled
     return R
 
 
-@numba.njit(cache=True, nogil=True)
+@entry(nogil=True)
 def retrieved_flips(ca, cb, unit, units, key, drawn, reached, target, h, exhaustive):  # pragma: no cover
     """Continue the sign-flip null of the retrieved counts; returns (drawn, reached, stopped).
 

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import numba
 import numpy as np
 
+from ...compiled import entry, inner
 from ...streams import shuffle
 from .chunks import count_draw
 from .ranking import walk_sorted
@@ -37,7 +37,7 @@ __all__ = ["LabelLists", "similarity_rows", "label_queries", "continue_label", "
 SORT_OR_WALK = 8
 
 
-@numba.njit(cache=True, nogil=True)
+@entry(nogil=True)
 def similarity_rows(X, kind):  # pragma: no cover - compiled
     """Each profile's other profiles sorted by similarity, most similar first.
 
@@ -76,7 +76,7 @@ def similarity_rows(X, kind):  # pragma: no cover - compiled
     return order, vals, rank, tied
 
 
-@numba.njit(cache=True, nogil=True)
+@inner(nogil=True)
 def _insertion_sort(a, k):  # pragma: no cover - compiled
     for i in range(1, k):
         v = a[i]
@@ -87,7 +87,7 @@ def _insertion_sort(a, k):  # pragma: no cover - compiled
         a[j + 1] = v
 
 
-@numba.njit(cache=True)
+@inner()
 def _sort_start(a, k):  # pragma: no cover - compiled
     """Sort a[:k] in place: insertion sort up to 32 entries, numpy's sort above."""
     if k > 32:
@@ -98,7 +98,7 @@ def _sort_start(a, k):  # pragma: no cover - compiled
         _insertion_sort(a, k)
 
 
-@numba.njit(cache=True, nogil=True)
+@inner(nogil=True)
 def ranked_ap(pos, m, out_pos, nout):  # pragma: no cover - compiled
     """AP of a row without ties from the row positions of its m positives (``pos``) and of the
     ``nout`` profiles left out (``out_pos``): the i-th positive (0-based, by position r) has
@@ -129,7 +129,7 @@ class LabelLists(NamedTuple):
     codes: np.ndarray      #: (P, C) int64 pair-rule codes of each profile (C = 0: no rule)
 
 
-@numba.njit(cache=True)
+@inner()
 def _shares(codes, a, b):  # pragma: no cover - compiled
     """Whether profiles a and b hold the same code in one of the pair rule's columns."""
     for c in range(codes.shape[1]):
@@ -138,7 +138,7 @@ def _shares(codes, a, b):  # pragma: no cover - compiled
     return False
 
 
-@numba.njit(cache=True, nogil=True)
+@entry(nogil=True)
 def label_queries(t, gperm, ginv, rows, L, carrier, share, counter, work, ap_out, n_out, q_out,
                   m_out):  # pragma: no cover - compiled
     """The queries of label t when group g carries the labels of group ``gperm[g]`` (``ginv`` its
@@ -236,7 +236,7 @@ def label_queries(t, gperm, ginv, rows, L, carrier, share, counter, work, ap_out
     return (total / used if used > 0 else np.nan), k
 
 
-@numba.njit(cache=True)
+@inner()
 def _scratch(P):  # pragma: no cover - compiled
     """The work arrays :func:`label_queries` fills, for P profiles."""
     return (np.zeros(P, dtype=np.int64), np.zeros(P, dtype=np.int64), np.zeros(1, dtype=np.int64),
@@ -244,7 +244,7 @@ def _scratch(P):  # pragma: no cover - compiled
             np.empty(P, dtype=np.int64))
 
 
-@numba.njit(cache=True)
+@inner()
 def _label_map(t, gperm, ginv, rows, L, scratch):  # pragma: no cover - compiled
     """mAP of label t when group i carries the labels of group ``gperm[i]`` (``ginv`` its inverse)."""
     carrier, share, counter, work, ap, nn, qq, mm = scratch
@@ -253,7 +253,7 @@ def _label_map(t, gperm, ginv, rows, L, scratch):  # pragma: no cover - compiled
     return label_queries(t, gperm, ginv, rows, L, carrier, share, counter, work, ap, nn, qq, mm)[0]
 
 
-@numba.njit(cache=True, nogil=True)
+@entry(nogil=True)
 def continue_label(t, key, counter, gperm, drawn, reached, target, h, tol, observed, rows, L, values,
                    perms):  # pragma: no cover - compiled
     """Continue label t's null stream to ``target`` draws: draw b relabels the groups by the previous
@@ -284,7 +284,7 @@ def continue_label(t, key, counter, gperm, drawn, reached, target, h, tol, obser
     return counter, drawn, reached, False
 
 
-@numba.njit(cache=True, nogil=True)
+@entry(nogil=True)
 def label_batch(ts, keys, counters, gperms, drawn, reached, observed, target, h, tol, rows, L, values,
                 stopped):  # pragma: no cover - compiled
     """:func:`continue_label` for the labels ``ts`` of a batch in one call, one entry (row of ``gperms``

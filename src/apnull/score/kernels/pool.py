@@ -20,6 +20,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from ...compiled import inner
 from ...streams import draw_distinct
 from .controls import pair_rank
 from .ranking import count_sorted, walk_counts
@@ -63,7 +64,7 @@ class Pool(NamedTuple):
     take: np.ndarray            #: (J,) members of stratum s's pool an assignment draws (k_s)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def replicate_sims(Xr, Xc, XT, g_rep, g_row, kind):  # pragma: no cover - compiled
     """(k, P) similarity of replicate r to pool member g: ``sim(Xr, r, ., .)`` of its row.
 
@@ -90,7 +91,7 @@ def replicate_sims(Xr, Xc, XT, g_rep, g_row, kind):  # pragma: no cover - compil
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def rank_members(vals, sorted_out, gt_out, eq_out, order, work):  # pragma: no cover - compiled
     """Sort ``vals`` ascending into ``sorted_out``; gt_out[i] / eq_out[i] = #vals > / == vals[i].
 
@@ -113,7 +114,7 @@ def rank_members(vals, sorted_out, gt_out, eq_out, order, work):  # pragma: no c
         hi = lo
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def replicate_ranks(simRP, rep_str, poff, s_lo, s_hi, s_n, sortedRC, gtR, eqR):  # pragma: no cover - compiled
     """Fill sortedRC[r, :n_s] (r's similarities to its stratum's controls, ascending) and gtR / eqR[r, g]
     (members g of r's stratum pool more similar to r / as similar: ``count_sorted`` of that row).
@@ -140,7 +141,7 @@ def replicate_ranks(simRP, rep_str, poff, s_lo, s_hi, s_n, sortedRC, gtR, eqR): 
 RANK_TABLE_RATIO = 50
 
 
-@numba.njit(cache=True)
+@inner()
 def pool_layout(reps, controls, kind, draws):  # pragma: no cover - compiled
     """The :class:`Pool` of perturbation t: layout, replicate-to-pool similarities, sorted
     replicate-to-control rows and their ranks (``reps`` a ``Replicates``, ``controls`` a ``ControlRows``).
@@ -203,7 +204,7 @@ def pool_layout(reps, controls, kind, draws):  # pragma: no cover - compiled
                 s_hi - s_lo)
 
 
-@numba.njit(cache=True)
+@inner()
 def member_pool(reps, members, controls):  # pragma: no cover - compiled
     """The :class:`Pool` of perturbation t when every profile of a stratum is in its pool
     (negatives="others"): stratum s's pool is the component's stratum ``reps.strata[s]`` of
@@ -262,7 +263,7 @@ def replicate_counts(pool, ru, su, y, v):  # pragma: no cover - compiled
     return gt, eq
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def equal_below(row, pos, v):  # pragma: no cover - compiled
     """How many entries equal v end at index pos of an ascending row (ties are rare: a short scan)."""
     e = np.int64(0)
@@ -272,7 +273,7 @@ def equal_below(row, pos, v):  # pragma: no cover - compiled
     return e
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def shares_code(codes, u, y):  # pragma: no cover - compiled
     """True when pool members u and y have the same code in at least one column of ``codes``."""
     for c in range(codes.shape[1]):
@@ -281,7 +282,7 @@ def shares_code(codes, u, y):  # pragma: no cover - compiled
     return False
 
 
-@numba.njit(cache=True)
+@inner()
 def evaluate(D, want, ap_out, pr_out, fwork, iwork, controls, pool, kind, codes):  # pragma: no cover - compiled
     """Mean AP of assignment D (k pool indices); per-query AP and P@R into ap_out/pr_out if ``want``.
 
@@ -363,7 +364,7 @@ def evaluate(D, want, ap_out, pr_out, fwork, iwork, controls, pool, kind, codes)
     return total / scored if scored > 0 else 0.0
 
 
-@numba.njit(cache=True)
+@inner()
 def draw_assignment(pool, keys, counters, D):  # pragma: no cover - compiled
     """One random assignment into D (k pool indices), continuing each stratum's stream at counters[s]:
     stratum s takes k_s = ``pool.take[s]`` distinct members of pool_s (its replicates and controls) from

@@ -23,6 +23,7 @@ import numba
 import numpy as np
 
 from ... import exact
+from ...compiled import entry, inner
 
 __all__ = ["HARMONIC_TABLE", "harmonic", "block_sum", "close_block", "walk_sorted", "walk_counts",
            "tie_aware_from_sorted", "count_sorted"]
@@ -33,7 +34,7 @@ _EULER = 0.5772156649015329
 HARMONIC_TABLE = np.array([exact.harmonic(n) for n in range(64)])
 
 
-@numba.njit(cache=True)
+@entry()
 def harmonic(n):  # pragma: no cover - compiled
     """H_n = sum_{i<=n} 1/i for nopython code: :func:`apnull.exact.harmonic` below 64 (``HARMONIC_TABLE``),
     the asymptotic series ln n + gamma + 1/(2n) - 1/(12n^2) + 1/(120n^4) - 1/(252n^6) above (error < 1e-17).
@@ -49,7 +50,7 @@ def harmonic(n):  # pragma: no cover - compiled
     return math.log(x) + _EULER + 0.5 / x - x2 * (1.0 / 12 - x2 * (1.0 / 120 - x2 / 252))
 
 
-@numba.njit(cache=True)
+@inner()
 def block_sum(a, L, start, before):  # pragma: no cover - compiled
     """Expected sum of precisions at the a positives of a tied block of L items (a positives).
 
@@ -80,7 +81,7 @@ def close_block(a, L, start, before, R):  # pragma: no cover - compiled
     return block_sum(a, L, start, before), a * min(L, max(0, R - start)) / L
 
 
-@numba.njit(cache=True)
+@inner()
 def walk_sorted(order, vals, carrier, token, share, stamp, m):  # pragma: no cover - compiled
     """Tie-aware (AP, Precision@R) of a sorted ranking: item ``order[i]`` (i = 0 first) has score
     ``vals[i]`` (descending); item x is a positive when ``carrier[x] == token``, left out of the
@@ -117,7 +118,7 @@ def walk_sorted(order, vals, carrier, token, share, stamp, m):  # pragma: no cov
     return total / m, hits / m
 
 
-@numba.njit(cache=True)
+@entry()
 def tie_aware_from_sorted(scores, rel):  # pragma: no cover - compiled
     """Tie-aware AP and Precision@R of items already sorted by score, descending (``rel`` nonzero for a
     relevant item); NaN, NaN when there is none. :func:`walk_sorted` with every item in the ranking."""
@@ -133,7 +134,7 @@ def tie_aware_from_sorted(scores, rel):  # pragma: no cover - compiled
     return walk_sorted(order, scores, carrier, np.int64(1), share, np.int64(1), m)
 
 
-@numba.njit(cache=True)
+@inner()
 def count_sorted(row, v):  # pragma: no cover - compiled
     """(#row > v, #row == v) in an ascending row, by binary search (the positions numpy's
     ``searchsorted`` gives with side "right" and "left"; written out so no text argument is compiled)."""
@@ -157,7 +158,7 @@ def count_sorted(row, v):  # pragma: no cover - compiled
     return row.size - right, right - lo
 
 
-@numba.njit(cache=True)
+@inner()
 def walk_counts(vals, same, kept, base_gt, base_eq, order, cnt):  # pragma: no cover - compiled
     """Tie-aware (AP, Precision@R) of one query from the values of the cnt other members of its drawn set.
 

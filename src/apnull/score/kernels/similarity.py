@@ -25,12 +25,13 @@ meanwhile (:mod:`.draws` asks for the control-pair records of the next chunk of 
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
+
+from ...compiled import entry, inner
 
 __all__ = ["sim", "sim_block4", "sim_rows", "prefetch"]
 
@@ -54,7 +55,7 @@ def prefetch(typingctx, arr, idx):  # pragma: no cover - compiled
     return sig, codegen
 
 
-@numba.njit(cache=True)  # not inline="always": numba's IR inlining of its six branches gave wrong values
+@entry()  # not inline="always": numba's IR inlining of its six branches gave wrong values
 def sim(X, i, Y, j, kind):  # pragma: no cover - compiled
     """Similarity of row i of X and row j of Y: dot product (kind 0), -squared distance (kind 1),
     absolute dot product (kind 2), -L1 distance (kind 3), -L-infinity distance (kind 4) or Jaccard of
@@ -86,7 +87,7 @@ def sim(X, i, Y, j, kind):  # pragma: no cover - compiled
     return s / union if union > 0.0 else 1.0
 
 
-@numba.njit(cache=True)
+@inner()
 def sim_block4(A, a, XT, c0, c1, kind, out, r0, o0):  # pragma: no cover - compiled
     """out[r0 + i, o0 + c - c0] = sim(A, a + i, X, c, kind) for i < 4 and c0 <= c < c1, X = XT.T."""
     d = XT.shape[0]
@@ -168,7 +169,7 @@ def sim_block4(A, a, XT, c0, c1, kind, out, r0, o0):  # pragma: no cover - compi
         o_3[c] = -o_3[c]
 
 
-@numba.njit(cache=True)
+@inner()
 def sim_rows(A, a0, a1, X, XT, c0, c1, kind, out, r0, o0):  # pragma: no cover - compiled
     """out[r0 + a - a0, o0 + c - c0] = sim(A, a, X, c, kind) for a0 <= a < a1, c0 <= c < c1.
 

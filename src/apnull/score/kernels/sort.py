@@ -14,10 +14,12 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from ...compiled import inner
+
 _SIGN = np.uint64(1) << np.uint64(63)
 
 
-@numba.njit(cache=True)
+@inner()
 def radix_argsort(vals, order, work):  # pragma: no cover - compiled
     """Write into ``order`` (int64, n) the stable ascending order of ``vals`` (n finite floats).
 
@@ -72,7 +74,7 @@ def radix_argsort(vals, order, work):  # pragma: no cover - compiled
     return order
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def radix_work(n):  # pragma: no cover - compiled
     """A scratch array for :func:`radix_argsort` of up to n values."""
     return np.empty(4 * n + 256)
@@ -85,7 +87,7 @@ BUCKET_LIMIT = 64
 BUCKETS = 3
 
 
-@numba.njit(cache=True)
+@inner()
 def stable_argsort(vals, order, work):  # pragma: no cover - compiled
     """Write into ``order`` (int64, n) the stable ascending order of ``vals`` (n finite floats): the
     order of :func:`radix_argsort` (and of ``np.argsort(kind="mergesort")``), usually faster.
@@ -173,7 +175,7 @@ def stable_argsort(vals, order, work):  # pragma: no cover - compiled
     return order
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def sort_work(n):  # pragma: no cover - compiled
     """A scratch array for :func:`stable_argsort` (and :func:`radix_argsort`) of up to n values."""
     return np.empty((6 + BUCKETS) * n + 257)
