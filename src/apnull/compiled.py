@@ -1,15 +1,18 @@
-"""The two decorators of the package's numba kernels (``numba.njit(cache=True)``, compiled on first use
-and kept in numba's cache).
+"""The two decorators of the package's numba kernels (the scoring wing's and ``streams``'), each
+``numba.njit(cache=True)``: compiled on first use and kept in numba's cache.
 
-:func:`entry` marks a kernel that Python calls
-(the batch kernels the nulls call, and a few that tests and the tables call): numba compiles it with
-its Python entry. :func:`inner` marks a kernel that only other kernels call: it is compiled without
-that entry (the code that unboxes named structures of arrays from Python objects), which numba would
-otherwise build, optimise and copy into every caller: about a sixth of a fresh install's first
-``apnull score``. Calling an ``inner`` kernel from Python is not possible (numba has no entry to run;
-tests reach one through a small compiled caller). Neither builds a C-callable entry: no kernel's
-address is taken. Small helpers with one or few callers are ``numba.njit(inline="always")``: numba
-copies them into their callers instead of compiling them apart.
+- :func:`entry`: a kernel that Python calls (the batch kernels the nulls call, and the few that the
+  tables and tests call). numba compiles it with its Python entry.
+- :func:`inner`: a kernel that only other kernels call. It is compiled without the Python entry (the
+  code that unboxes named structures of arrays from Python objects), which numba would otherwise
+  build, optimise and copy into every caller's machine code: a large part of what a fresh install
+  compiles on its first run (docs/benchmarks.md). Python cannot call it (there is no entry to run:
+  the interpreter crashes), so only the kernels' modules import one (``tests/test_architecture.py``),
+  and a test reaches one through ``score_helpers.from_python``, a small compiled caller.
+
+Neither builds a C-callable entry: no kernel's address is taken. Small helpers, and the one-caller
+steps of a batch kernel, are ``numba.njit(cache=True, inline="always")`` instead: numba copies them
+into their callers rather than compiling them apart.
 """
 
 from __future__ import annotations
