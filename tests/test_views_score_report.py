@@ -70,6 +70,9 @@ def test_missing_values_are_named_with_the_page_control_and_planned():
 def test_budget_words(result):
     groups = result.groups.assign(decision_open=[True] + [False] * (len(result.groups) - 1))
     assert report.open_decisions(groups, PERT) == [str(groups[PERT].iloc[0])]
+    two = groups.assign(dose=[10] + [1] * (len(groups) - 1))  # several perturbation columns: the page's names
+    assert report.open_decisions(two, [PERT, "dose"]) == [f"{groups[PERT].iloc[0]} / 10"]
+    assert report.open_decisions(two, [PERT, "dose"]) == view.names(two.iloc[:1], [PERT, "dose"])
     assert "stopped 1 decision(s)" in report.draws_caption(groups, 5.0)
     assert "every decision was settled" in report.draws_caption(result.groups.assign(decision_open=False), 5.0)
     with pytest.raises(ValueError, match="time limit"):

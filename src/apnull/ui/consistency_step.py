@@ -9,7 +9,6 @@ shaping from :mod:`apnull.views.consistency`, figures from :mod:`apnull.plots`.
 
 from __future__ import annotations
 
-
 import pandas as pd
 import streamlit as st
 

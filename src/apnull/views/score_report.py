@@ -13,6 +13,8 @@ import zipfile
 
 import pandas as pd
 
+from .score import USES_B, name_text
+
 __all__ = ["CALIBRATION", "CALIBRATION_SOURCE", "CALIBRATION_FDR", "CALIBRATION_LAYOUTS", "calibration_table",
            "NAN_WORDS", "NEGATIVE_WORDS", "NAN_CHOICES", "NEGATIVE_CHOICES", "missing_message", "dropped_text",
            "nulls_used", "NULL_SHORT_WORDS", "query_null_text",
@@ -191,13 +193,11 @@ def dropped_text(plan) -> str:
 # ----------------------------------------------------------------------------------------------
 
 def open_decisions(groups: pd.DataFrame, column) -> list:
-    """The perturbations (text) whose decision stayed open because the time limit stopped the rounds."""
+    """The perturbations (as text, :func:`apnull.views.score.name_text`) whose decision stayed open because
+    the time limit stopped the rounds."""
     if "decision_open" not in groups:
         return []
-    hit = groups.loc[groups["decision_open"].astype(bool)]
-    if isinstance(column, (list, tuple)):
-        return [" / ".join(str(v) for v in row) for row in hit[list(column)].itertuples(index=False)]
-    return hit[column].astype(str).tolist()
+    return name_text(groups.loc[groups["decision_open"].astype(bool)], column).tolist()
 
 
 def draws_caption(groups: pd.DataFrame, budget) -> str:
@@ -245,7 +245,7 @@ def settings_record(*, file: str, digest: str, settings, alpha: float, hierarchi
         "apnull_version": version, "file": file, "file_sha256": digest,
         "perturbation": list(s.perturbation), "control": list(s.control), "stratum": s.stratum,
         "features": s.features, "similarity": s.similarity, "negatives": s.negatives, "null": s.null,
-        "permutations": s.permutations if s.null in ("permutation", "copairs") else None,
+        "permutations": s.permutations if s.null in USES_B else None,
         "budget_seconds": s.budget, "seed": s.seed, "fdr_level": alpha, "nan": s.nan,
         "positives_differ_by": list(s.differ_by), "hierarchical_by": list(hierarchical_by),
         "copairs_names": bool(copairs_names),
