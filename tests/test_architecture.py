@@ -24,6 +24,8 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "apnull"
 PAGES = Path(__file__).resolve().parents[1] / "app_pages"
 LAYERS = ("views", "plots", "ui", "cli")
 MAX_LINES = 400
+#: The private names a module may take from a library it extends (see the module docstring).
+EXTENDS = {"apnull/compiled.py": ["from numba import _dynfunc"]}
 
 
 def _modules():
@@ -144,7 +146,8 @@ def _all_sources():
 @pytest.mark.parametrize("name, path, package", list(_all_sources()),
                          ids=lambda x: x if isinstance(x, str) else "")
 def test_no_module_takes_another_modules_private_name(name, path, package):
-    assert not _private_uses(path, package), f"{name} takes private names: {_private_uses(path, package)}"
+    taken = [use for use in _private_uses(path, package) if use not in EXTENDS.get(name, [])]
+    assert not taken, f"{name} takes private names: {taken}"
 
 
 def test_the_private_name_check_catches_each_form(tmp_path):
