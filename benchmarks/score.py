@@ -2,7 +2,8 @@
 
 300 perturbations x 4 replicates x 1,000 controls, 999 permutations (copairs: null_size 999), cosine,
 one stratum, end to end (similarities, APs, p-values). Prints time and peak memory (tracemalloc) of
-each, the ratio, and checks that without ties mAP and per-query AP equal copairs's values.
+each, the ratio, and checks that per-query AP and mAP equal copairs's values wherever copairs's float32
+similarities order the query's positives and negatives as the exact ones do.
 copairs is imported here only (pip install copairs==0.5.5); the library never imports it.
 
     python benchmarks/score.py [--perturbations 300] [--controls 1000] [--features 100] [--repeats 5]
@@ -30,6 +31,24 @@ def make_screen(perts, reps, controls, features, seed=0):
     X[controls:] += np.repeat(shift, reps, axis=0)
     meta = pd.DataFrame({"Metadata_pert": names})
     return pd.concat([meta, pd.DataFrame(X, columns=[f"f{i}" for i in range(features)])], axis=1)
+
+
+#: Similarities closer than this may come in either order in copairs's float32 values (a sum of 100
+#: float32 products, each rounded to a relative 6e-8, is off by up to about 1e-7).
+NEAR_TIE = 1e-6
+
+
+def float32_near_tie(table, row):
+    """True when query ``row`` of the screen has a positive and a negative (a control) whose cosine
+    similarities to it lie within ``NEAR_TIE`` of each other."""
+    X = table.filter(regex="^f").to_numpy()
+    pert = table["Metadata_pert"].to_numpy()
+    s = X @ X[row] / (np.linalg.norm(X, axis=1) * np.linalg.norm(X[row]))
+    pos = s[(pert == pert[row]) & (np.arange(len(pert)) != row)]
+    neg = np.sort(s[pert == "DMSO"])
+    at = np.searchsorted(neg, pos)
+    gaps = [abs(p - neg[j]) for p, i in zip(pos, at) for j in (i - 1, i) if 0 <= j < neg.size]
+    return min(gaps) < NEAR_TIE
 
 
 def measure(fn, repeats=1):
@@ -118,14 +137,20 @@ def main(argv=None):
     q = ours.queries.set_index("row")
     cp = cp_ap.dropna(subset=["average_precision"])
     cp = cp[cp["n_pos_pairs"] > 0]
-    d_ap = np.max(np.abs(q.loc[cp.index, "ap"].to_numpy() - cp["average_precision"].to_numpy()))
+    diff = np.abs(q.loc[cp.index, "ap"].to_numpy() - cp["average_precision"].to_numpy())
+    off = cp.index[diff > 1e-6]
+    unexplained = [row for row in off if not float32_near_tie(table, row)]
+    print(f"max |AP - copairs AP| over {len(cp)} queries: {diff.max():.2e}; {len(off)} differ by more than 1e-6, "
+          f"each with a positive and a negative whose similarities to it lie within {NEAR_TIE:g} "
+          f"(copairs's float32 similarities may order them either way): {not unexplained}")
     g = ours.groups.set_index("Metadata_pert")
     cmap = cp_map.set_index("Metadata_pert")
-    d_map = np.max(np.abs(g.loc[cmap.index, "mAP"].to_numpy() - cmap["mean_average_precision"].to_numpy()))
-    print(f"max |AP - copairs AP| over {len(cp)} queries: {d_ap:.2e}; max |mAP - copairs mAP|: {d_map:.2e}")
+    clean = cmap.index.difference(pd.Index(table.loc[off, "Metadata_pert"]))
+    d_map = np.max(np.abs(g.loc[clean, "mAP"].to_numpy() - cmap.loc[clean, "mean_average_precision"].to_numpy()))
+    print(f"max |mAP - copairs mAP| over the {len(clean)} perturbations without such a query: {d_map:.2e}")
     same_n = (q.loc[cp.index, "n"].to_numpy() + q.loc[cp.index, "m"].to_numpy() == cp["n_total_pairs"].to_numpy())
     print(f"(m, n) agree with copairs's (n_pos_pairs, n_total_pairs) for all queries: {bool(same_n.all())}")
-    assert d_ap < 1e-6 and d_map < 1e-6, "AP differs from copairs's"
+    assert not unexplained and d_map < 1e-6, "AP differs from copairs's"
     return 0
 
 
