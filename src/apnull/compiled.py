@@ -105,9 +105,12 @@ class LinkOnlyLowering(typed_passes.NativeLowering):
     _name = "apnull_link_only_lowering"
 
     def run_pass(self, state):
-        if state.library is None:
+        if state.library is None:  # made here as numba's pass would make it, to make it link-only
             state.library = state.targetctx.codegen().create_library(state.func_id.func_qualname)
+            state.library.enable_object_caching()
         library = state.library
+        if type(library) is not JITCodeLibrary:  # not numba's JIT (another target): compiled as numba does
+            return super().run_pass(state)
         library.__class__ = LinkOnlyLibrary
         state.flags.no_compile = True  # numba's pass lowers, then registers nothing and makes no executable
         super().run_pass(state)
