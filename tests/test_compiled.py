@@ -10,6 +10,7 @@ import textwrap
 
 import numba
 import numpy as np
+
 from apnull.compiled import entry, inner
 
 KERNELS = textwrap.dedent('''
