@@ -105,15 +105,13 @@ class LinkOnlyLowering(typed_passes.NativeLowering):
     _name = "apnull_link_only_lowering"
 
     def run_pass(self, state):
-        if state.library is None:  # made here as numba's pass would make it, to make it link-only
-            state.library = state.targetctx.codegen().create_library(state.func_id.func_qualname)
-            state.library.enable_object_caching()
-        library = state.library
-        if type(library) is not JITCodeLibrary:  # not numba's JIT (another target): compiled as numba does
-            return super().run_pass(state)
-        library.__class__ = LinkOnlyLibrary
         state.flags.no_compile = True  # numba's pass lowers, then registers nothing and makes no executable
         super().run_pass(state)
+        library = state.library
+        if type(library) is not JITCodeLibrary:  # inner kernels are numba.njit's: its CPU JIT
+            raise RuntimeError(f"apnull.compiled: an inner kernel's library is a {type(library).__name__}, not "
+                               "numba's JITCodeLibrary")
+        library.__class__ = LinkOnlyLibrary
         lowered = state["cr"]
         library.finalize()  # links the callees (what numba's executable would have finalized)
         key = _dynfunc.make_function(lowered.fndesc.lookup_module(), lowered.fndesc.qualname.split(".")[-1],
