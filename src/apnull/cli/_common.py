@@ -180,6 +180,55 @@ def run_kwargs(args) -> dict:
                 budget=args.budget, workers=args.workers, scheduler=args.scheduler)
 
 
+def _where(text: str) -> tuple:
+    """``COLUMN=VALUE`` -> (column, value), split at the first ``=`` (a value may hold one)."""
+    column, sep, value = str(text).partition("=")
+    if not sep or not column:
+        raise argparse.ArgumentTypeError(f"{text!r}: give COLUMN=VALUE, e.g. Metadata_Plate=BR00117010")
+    return column, value
+
+
+def add_read_options(parser) -> None:
+    """Add ``--columns`` and ``--where``, which read part of the input table (:func:`apnull.score.read_table`'s
+    ``columns`` and ``filters``); :func:`read_kwargs` reads them back."""
+    parser.add_argument("--columns", metavar="COL", nargs="+", action="extend",
+                        help="read only these columns (the label columns the command needs are added); "
+                             "a Parquet file decodes no other column")
+    parser.add_argument("--where", metavar="COLUMN=VALUE", type=_where, action="append",
+                        help="read only the rows whose COLUMN holds VALUE; repeat: another column must match "
+                             "too, the same column means any of its values. Parquet: only those rows are "
+                             "read; CSV: filtered after reading")
+
+
+def read_kwargs(args, needed=()) -> dict:
+    """``columns`` and ``filters`` of :func:`add_read_options`'s options for ``read_table``; ``needed``: the
+    columns the command reads besides (its label columns), added to ``--columns``."""
+    columns = None
+    if args.columns:
+        columns = list(dict.fromkeys([*args.columns, *(c for c in needed if c)]))
+    filters = None
+    if args.where:
+        filters = {}
+        for column, value in args.where:
+            filters.setdefault(column, []).append(value)
+    return dict(columns=columns, filters=filters)
+
+
+def read_settings(args) -> dict:
+    """What ``--where`` and ``--columns`` left out, for a run's settings (printed and in --json): the rows
+    kept (``where``: column -> values; ``row`` then counts among the kept rows) and the columns read
+    (``columns_read``); empty when neither was given."""
+    out = {}
+    kw = read_kwargs(args)
+    if kw["filters"]:
+        out["where"] = kw["filters"]
+        out["row"] = ("row: 0-based position among the rows --where kept, in the file's order (not the file's "
+                      "line number)")
+    if args.columns:
+        out["columns_read"] = list(args.columns)
+    return out
+
+
 def left_out_line(settings: dict, shown: int = 20) -> str:
     """The text line naming the columns a scoring run left out (``settings["columns_left_out"]``), or ""."""
     left_out = settings.get("columns_left_out") or []

@@ -18,7 +18,8 @@ import json
 
 from ..score import (NAN_MODES, SIMILARITIES, UNMATCHED, check_outputs, p_text, read_table, score_compare,
                      summary_line, write_tables)
-from ._common import Progress, add_json, add_run_options, left_out_line, run_kwargs, writable_path
+from ._common import (Progress, add_json, add_read_options, add_run_options, left_out_line, read_kwargs, read_settings,
+                      run_kwargs, writable_path)
 from .tables import records
 
 __all__ = ["add_parser", "run"]
@@ -56,6 +57,7 @@ def add_parser(subparsers):
                    help="wells in one table only, repeated or blank keys, labels that differ: error (default) or "
                         "drop (left out of both and named)")
     add_run_options(p, ("auto",))
+    add_read_options(p)
     p.add_argument("--out-groups", metavar="F", type=writable_path("--out-groups"),
                    help="write the per-perturbation table (CSV/.parquet)")
     p.add_argument("--out-left-out", metavar="F", type=writable_path("--out-left-out"),
@@ -89,22 +91,22 @@ def run(args, out, err) -> int:
     """Run ``apnull compare`` with parsed ``args``; writes to ``out``/``err``; returns 0."""
     check_outputs([args.a, args.b], [("--out-groups", args.out_groups), ("--out-left-out", args.out_left_out)])
     labels = [*args.key, *args.perturbation, args.stratum]
-    a = read_table(args.a, labels=labels)
-    b = read_table(args.b, labels=labels)
+    a = read_table(args.a, labels=labels, **read_kwargs(args, labels))
+    b = read_table(args.b, labels=labels, **read_kwargs(args, labels))
     perturbation = args.perturbation[0] if len(args.perturbation) == 1 else list(args.perturbation)
     res = score_compare(a, b, key=list(args.key), perturbation=perturbation, control=args.control or ["DMSO"],
                         stratum=args.stratum, features_a=args.features_a, features_b=args.features_b,
                         similarity=args.similarity, nan=args.nan, unmatched=args.unmatched,
                         progress=Progress(err, "apnull compare: perturbations", after=3.0), **run_kwargs(args))
     write_tables([(args.out_groups, res.groups), (args.out_left_out, res.left_out)])  # both, or neither
-    settings = dict(res.settings, file_a=args.a, file_b=args.b)
+    settings = dict(res.settings, file_a=args.a, file_b=args.b, **read_settings(args))
     if args.json:
         doc = {"settings": settings, "summary": res.summary, "groups": records(res.groups),
                "left_out": records(res.left_out), "warnings": list(res.warnings)}
         out.write(json.dumps(doc) + "\n")
         return 0
     shown = ("key", "perturbation", "control", "stratum", "features_a", "features_b", "similarity", "permutations",
-             "seed", "alpha")
+             "seed", "alpha", *(k for k in ("where", "columns_read") if k in settings))
     out.write("settings: " + ", ".join(f"{k}={settings[k]}" for k in shown) + "\n")
     for side, name, scored in (("A", args.a, res.a), ("B", args.b, res.b)):
         line = left_out_line(scored.settings)

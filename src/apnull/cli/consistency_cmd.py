@@ -22,7 +22,8 @@ import json
 
 from ..score import AGGREGATES, NAN_MODES, SCORE_SIMILARITIES, check_outputs, read_table, score_consistency, write_tables
 from ..score.results.outputs import output_name
-from ._common import Progress, add_json, add_run_options, left_out_line, run_kwargs, writable_path
+from ._common import (Progress, add_json, add_read_options, add_run_options, left_out_line, read_kwargs, read_settings,
+                      run_kwargs, writable_path)
 from .tables import format_table, records
 
 __all__ = ["add_parser", "run"]
@@ -53,6 +54,7 @@ def add_parser(subparsers):
                    help="profiles sharing the query's label and this column's value (e.g. the plate) are left "
                         "out of its ranking; repeatable")
     add_run_options(p, ("auto",), unit="label")
+    add_read_options(p)
     p.add_argument("--out-labels", metavar="F", type=writable_path("--out-labels"), help="write the labels table (CSV/.parquet)")
     p.add_argument("--out-queries", metavar="F", type=writable_path("--out-queries"), help="write the per-query table")
     add_json(p)
@@ -72,7 +74,8 @@ def run(args, out, err) -> int:
     """Run ``apnull consistency`` with parsed ``args``; writes to ``out``/``err``; returns 0."""
     check_outputs([args.file, args.only], [("--out-labels", args.out_labels), ("--out-queries", args.out_queries)])
     differ = list(args.positives_differ_by or [])
-    table = read_table(args.file, labels=[args.perturbation, args.annotation, *differ])
+    labels = [args.perturbation, args.annotation, *differ]
+    table = read_table(args.file, labels=labels, **read_kwargs(args, labels))
     only = None
     if args.only:
         names = [args.perturbation, output_name(args.perturbation)]
@@ -88,7 +91,7 @@ def run(args, out, err) -> int:
     write_tables([(args.out_labels, res.labels), (args.out_queries, res.queries)])
     k, n = int(res.labels["significant"].sum()), len(res.labels)
     summary = {"consistent": k, "labels": n, "fraction": k / n}
-    settings = dict(res.settings, file=args.file, only_file=args.only)
+    settings = dict(res.settings, file=args.file, only_file=args.only, **read_settings(args))
     if args.json:
         doc = {"settings": settings, "summary": summary, "labels": records(res.labels),
                "queries": records(res.queries), "skipped": records(res.skipped), "warnings": list(res.warnings)}

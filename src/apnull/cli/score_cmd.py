@@ -31,7 +31,8 @@ import re
 from ..score import (MAX_FILE_BYTES, NULLS, RANKING_COLUMNS, SCORE_SIMILARITIES, check_outputs, read_table,
                      score_profiles, score_rankings, write_tables)
 from . import _score_activity as activity
-from ._common import Progress, add_json, add_run_options, left_out_line, run_kwargs, writable_path
+from ._common import (Progress, add_json, add_read_options, add_run_options, left_out_line, read_kwargs, read_settings,
+                      run_kwargs, writable_path)
 from .tables import format_table, records
 
 __all__ = ["add_parser", "run"]
@@ -75,6 +76,7 @@ def add_parser(subparsers):
     p.add_argument("--null", choices=NULLS, default="permutation",
                    help="mAP null: permutation (exact, default); independent, copairs (approximate)")
     add_run_options(p, ("auto", "all"))
+    add_read_options(p)
     p.add_argument("--out-queries", metavar="F", type=writable_path("--out-queries"), help="write the per-query table (CSV/.parquet)")
     p.add_argument("--out-groups", metavar="F", type=writable_path("--out-groups"), help="write the per-perturbation table")
     activity.add_arguments(p)
@@ -87,7 +89,10 @@ def run(args, out, err) -> int:
     """Run ``apnull score`` with parsed ``args``; writes to ``out``/``err``; returns 0."""
     check_outputs([args.file], [("--out-queries", args.out_queries), ("--out-groups", args.out_groups)])
     ranking_form = args.perturbation is None
-    table = read_table(args.file, labels=["query", "item"] if ranking_form else [*args.perturbation, args.stratum])
+    labels = ["query", "item"] if ranking_form else [*args.perturbation, args.stratum]
+    needed = [*RANKING_COLUMNS] if ranking_form else \
+        [*labels, *(args.positives_differ_by or []), *(args.hierarchical_by or [])]
+    table = read_table(args.file, labels=labels, **read_kwargs(args, needed))
     if ranking_form:
         missing = [c for c in RANKING_COLUMNS if c not in table.columns]
         if missing:
@@ -97,7 +102,7 @@ def run(args, out, err) -> int:
         if args.out_groups:
             raise ValueError("--out-groups applies to profile tables; a ranking table has per-query results only")
         queries = score_rankings(table, seed=args.seed)
-        settings = {"form": "rankings", "file": args.file, "seed": args.seed}
+        settings = {"form": "rankings", "file": args.file, "seed": args.seed, **read_settings(args)}
         groups, skipped, warnings = None, queries.attrs.get("skipped", []), queries.attrs.get("warnings", [])
         summary = None
         skipped_rows = [{"query": str(q), "reason": r} for q, r in skipped]
@@ -107,7 +112,7 @@ def run(args, out, err) -> int:
                              null=args.null, progress=Progress(err, "apnull score: perturbations", after=3.0),
                              **run_kwargs(args), **activity.library_kwargs(args))
         groups, queries, warnings = res.groups, res.queries, res.warnings
-        settings = dict(res.settings, form="profiles", file=args.file)
+        settings = dict(res.settings, form="profiles", file=args.file, **read_settings(args))
         skipped_rows = records(res.skipped)
         groups, summary = activity.hierarchical(args, groups, res.activity)
     groups, queries = activity.rename(args, groups, queries)

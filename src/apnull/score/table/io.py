@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ...limits import SCORE_MAX_FILE_BYTES as MAX_FILE_BYTES
+from . import subset
 
 __all__ = ["read_table", "labels_as_text", "table_format", "MAX_FILE_BYTES", "PARQUET_SUFFIXES", "TSV_SUFFIXES"]
 
@@ -97,21 +98,50 @@ def _text(value):
     return str(value)
 
 
-def _read_parquet(source, labels) -> pd.DataFrame:
+def _read_parquet(source, labels, columns=None, filters=None) -> pd.DataFrame:
     """A Parquet table; label columns cast to text by Arrow before pandas sees them (a nullable
-    integer column keeps its digits instead of turning into floats)."""
-    if labels is None:
+    integer column keeps its digits instead of turning into floats). With ``columns`` or ``filters``
+    only those columns and the rows the filter keeps are read (:mod:`.subset`)."""
+    if labels is None and columns is None and filters is None:
         return pd.read_parquet(source)
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    arrow = pq.read_table(source)
+    if columns is None and filters is None:
+        arrow = pq.read_table(source)
+    else:
+        arrow = _read_parquet_part(source, columns, filters)
+    if labels is None:
+        return arrow.to_pandas()
     for c in _label_names(labels, arrow.column_names):
         i = arrow.column_names.index(c)
         col = arrow.column(i)
         if pa.types.is_integer(col.type) or pa.types.is_boolean(col.type) or pa.types.is_decimal(col.type):
             arrow = arrow.set_column(i, c, col.cast(pa.string()))
     return labels_as_text(arrow.to_pandas(), _label_names(labels, arrow.column_names))
+
+
+def _read_parquet_part(source, columns, filters):
+    """The Arrow table of ``columns`` (checked against the file's schema) and of the rows ``filters`` keeps."""
+    import pyarrow.parquet as pq
+
+    pos = None if isinstance(source, (str, os.PathLike)) else source.tell()
+    schema = pq.read_schema(source)
+    if pos is not None:
+        source.seek(pos)
+    columns = subset.check_columns(columns, schema.names)
+    filters = subset.resolve_filters(filters, schema)
+    return pq.read_table(source, columns=columns, filters=filters)
+
+
+def _filter_csv(table: pd.DataFrame, filters) -> pd.DataFrame:
+    """The rows of a CSV's table ``filters`` keeps (after the whole file was read: a CSV has no index)."""
+    if filters is None:
+        return table
+    import pyarrow as pa
+
+    schema = pa.Schema.from_pandas(table, preserve_index=False)
+    return subset.filter_frame(table, subset.resolve_filters(filters, schema))
 
 
 def labels_as_text(table: pd.DataFrame, columns) -> pd.DataFrame:
@@ -128,7 +158,7 @@ def labels_as_text(table: pd.DataFrame, columns) -> pd.DataFrame:
     return table
 
 
-def read_table(path_or_buffer, name: str | None = None, labels=None) -> pd.DataFrame:
+def read_table(path_or_buffer, name: str | None = None, labels=None, *, columns=None, filters=None) -> pd.DataFrame:
     """Read a CSV or Parquet table of profiles or rankings.
 
     Parameters
@@ -142,6 +172,18 @@ def read_table(path_or_buffer, name: str | None = None, labels=None) -> pd.DataF
         ``null`` are labels like any other; only a blank cell is missing (NaN). Parquet columns are
         converted to text without loss (integers as their digits, floats by their shortest
         round-trip repr). Names not in the file are ignored (the caller reports missing columns).
+    columns : list of str, optional
+        Read only these columns (default: all); a name not in the file is a ValueError naming close
+        ones. A Parquet file decodes only these; a CSV parses only these.
+    filters : dict, list of tuples or pyarrow Expression, optional
+        Read only the rows these keep: ``{column: value or [values]}`` (every column named holds one
+        of its values, given as text and read as the column's type), or pyarrow's form
+        (``[(column, op, value), ...]``, all must hold; a list of such lists, any may hold; values
+        compared as the file stores them) or an Expression (see :mod:`apnull.score.table.subset`).
+        A Parquet file is read through pyarrow's dataset filters: row groups whose statistics exclude
+        the filter are skipped and the other rows are dropped as they are read, so far less is held
+        than by a full read. A CSV has no index: its rows are filtered after the whole file is read,
+        with the same meaning (the memory of the full read is spent). No row kept is a ValueError.
 
     Format: by suffix (:func:`table_format`: ``.parquet``/``.pq``/``.parq`` Parquet; ``.tsv``/``.tab``
     tab-separated, also compressed (``.tsv.gz``); ``.csv``, ``.csv.gz``, anything else CSV), and for
@@ -186,7 +228,7 @@ def read_table(path_or_buffer, name: str | None = None, labels=None) -> pd.DataF
     parquet = fmt == "parquet" or head == b"PAR1"
     try:
         if parquet:
-            table = _read_parquet(source, labels)
+            table = _read_parquet(source, labels, columns, filters)
         else:
             sep = "\t" if fmt == "tsv" else ","
             compression = "gzip" if head[:2] == b"\x1f\x8b" else "infer"
@@ -200,10 +242,21 @@ def read_table(path_or_buffer, name: str | None = None, labels=None) -> pd.DataF
                 if pos is not None:
                     source.seek(pos)
                 text_cols = _label_names(labels, header)
+            if columns is not None:  # the filter's columns are read too, and dropped after it
+                header = _all_columns(source, options)
+                columns = subset.check_columns(columns, header)
+                by = subset.filter_column_names(filters)
+                options["usecols"] = header if filters is not None and by is None else \
+                    subset.check_columns([*columns, *(c for c in by or () if c in header)], header)
             na = {c: ([""] if c in text_cols else _NA) for c in _all_columns(source, options)} \
                 if text_cols else _NA
             table = pd.read_csv(source, low_memory=False, na_values=na,
                                 dtype={c: str for c in text_cols} or None, **options)
+            table = _filter_csv(table, filters)
+            if columns is not None:
+                table = table[columns]
+    except subset.FilterError as exc:  # a bad column or filter: its own sentence, not a parse error
+        raise ValueError(f"{label}: {exc}") from None
     except pd.errors.EmptyDataError:
         raise ValueError(f"{label} has no columns; give a CSV with a header row") from None
     except UnicodeDecodeError:
@@ -214,6 +267,8 @@ def read_table(path_or_buffer, name: str | None = None, labels=None) -> pd.DataF
         raise ValueError(f"could not read {label} as {kind}: {msg}") from None
     if table.shape[1] == 0:
         raise ValueError(f"{label} has no columns")
+    if table.shape[0] == 0 and filters is not None:
+        raise ValueError(f"no row of {label} passes the filters {filters!r}; check the column and values")
     if table.shape[0] == 0:
         raise ValueError(f"{label} has a header but no rows")
     return table
