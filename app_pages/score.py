@@ -3,7 +3,7 @@
 import streamlit as st
 
 import apnull
-from apnull.plots.score import null_figure, volcano_figure
+from apnull.notebook import figures
 from apnull.score import (MAX_FILE_BYTES, NULLS, SCORE_SIMILARITIES, MissingValuesError,
                           to_copairs_names)
 from apnull.ui import (bound_choice, bound_float, bound_int, bound_select, bound_text, bound_toggle, download_csv,
@@ -279,22 +279,16 @@ with right:
     chosen = bound_choice("Perturbation to inspect", INSPECT, names,
                           help="Or click its point in the volcano plot. Ordered by p-value.")
 with left:
-    p_floor = 1.0 / (1 + settings.permutations) if null in view.USES_B and not adaptive else None
-    fig = cache.cached_view(("volcano", digest, settings.key(), fdr, chosen), lambda: volcano_figure(
-        points, fdr, cutoff=view.p_cutoff(points), p_floor=p_floor, highlight=chosen,
-        method=report.NULL_SHORT_WORDS[null]))
+    fig = cache.cached_view(("volcano", digest, settings.key(), fdr, chosen), lambda: figures.volcano(
+        points, fdr, null, "auto" if adaptive else settings.permutations, highlight=chosen))
     show_figure(fig, key="volcano", on_select=pick_from_chart, selection_mode="points")
 with guard():
     row, original, shown_queries = cache.inspected(digest, key, result, groups, perturbation, chosen)
 with right:
     if null == "permutation":
         def perturbation_null():
-            null_maps = result.null_maps(original)
-            hist = view.null_histogram(null_maps, float(row["mAP"]))
-            summary = view.null_summary(null_maps, float(row["mAP"]))
-            return summary, null_figure(hist, float(row["mAP"]), chosen, float(row["p_value"]),
-                                        float(row["q_value"]), permutations=summary["permutations"],
-                                        n_replicates=int(row["n_replicates"]), null_mean=summary["mean"])
+            return figures.null_view(result.null_maps(original), float(row["mAP"]), chosen, float(row["p_value"]),
+                                     float(row["q_value"]), n_replicates=int(row["n_replicates"]))
 
         with guard():
             summary, fig = cache.cached_view(("null", digest, settings.key(), chosen), perturbation_null)

@@ -319,9 +319,10 @@ def check_budget(budget):
 
 
 def check_progress(progress):
-    """A progress callback: None or a function progress(done, total)."""
-    if progress is not None and not callable(progress):
-        raise ValueError("progress must be a function progress(done, total)")
+    """A progress callback: None or False (nothing shown), True (the library's own: a bar in Jupyter, lines
+    on stderr elsewhere), or a function progress(done, total)."""
+    if progress is not None and not isinstance(progress, bool) and not callable(progress):
+        raise ValueError("progress must be True, False, None or a function progress(done, total)")
     return progress
 
 

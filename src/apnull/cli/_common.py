@@ -14,7 +14,7 @@ import math
 import os
 import time
 
-from ..score.engine.sequential import count_text, duration_text
+from ..score.engine.progress import COMPILING, count_line, round_line
 
 
 class UsageError(Exception):
@@ -266,7 +266,7 @@ class Progress:
 
     def compiling(self) -> None:
         """Say that compiled code is being prepared (a fresh install's first run)."""
-        self.err.write(f"{self.label.split(':')[0]}: preparing compiled code (first run only) ...\n")
+        self.err.write(f"{self.label.split(':')[0]}: {COMPILING}\n")
         self.err.flush()
 
     def compiled(self, seconds: float) -> None:
@@ -279,11 +279,8 @@ class Progress:
         self.rounds += 1
         if info.number == 0:
             return
-        when = "" if info.estimate is None else f", about {duration_text(info.estimate)}"
         start = "\r\n" if self.tty and self.shown else ""
-        self.err.write(f"{start}{self.label.split(':')[0]}: round {info.number + 1}: {count_text(info.units, info.label)} near "
-                       f"the decision line, refined to {info.target:,} draws each ({info.draws_so_far:,} draws so "
-                       f"far; at most {info.draws_at_most:,} more{when})\n")
+        self.err.write(f"{start}{self.label.split(':')[0]}: {round_line(info)}\n")
         self.err.flush()
         self.last = time.monotonic()
 
@@ -294,6 +291,6 @@ class Progress:
         self.last = now
         start = "\r" if self.tty else ""
         end = "\n" if (not self.tty or done >= total) else ""
-        self.err.write(f"{start}{self.label}: {done:,} of {total:,} ({now - self.start:.0f} s){end}")
+        self.err.write(start + count_line(self.label, done, total, now - self.start) + end)
         self.err.flush()
         self.shown = True

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 
-from ..score import (NAN_MODES, SIMILARITIES, UNMATCHED, check_outputs, p_text, read_table, score_compare,
+from ..score import (NAN_MODES, SIMILARITIES, UNMATCHED, check_outputs, p_text, read_table, retrieved_line, score_compare,
                      summary_line, write_tables)
 from ._common import (Progress, add_json, add_read_options, add_run_options, left_out_line, read_kwargs, read_settings,
                       run_kwargs, writable_path)
@@ -76,15 +76,6 @@ def _shown(groups):
     for col in P_COLUMNS:
         out[col] = out[col].map(p_text)
     return out.to_string(index=False)
-
-
-def retrieved_line(summary: dict) -> str:
-    """The retrieved counts and their paired test, as one line."""
-    p = summary["retrieved_p_value"]
-    test = "no test (one unit)" if p != p else f"paired test of the difference: p = {p:.3g}"
-    return (f"retrieved at q <= {summary['alpha']:g}: A {summary['retrieved_a']:,}, B {summary['retrieved_b']:,} "
-            f"of {summary['n_perturbations']:,} (both {summary['both']:,}, A only {summary['a_only']:,}, B only "
-            f"{summary['b_only']:,}); {test}")
 
 
 def run(args, out, err) -> int:

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import json
 
-from ..score import AGGREGATES, NAN_MODES, SCORE_SIMILARITIES, check_outputs, read_table, score_consistency, write_tables
+from ..score import (AGGREGATES, NAN_MODES, SCORE_SIMILARITIES, check_outputs, consistency_line, read_table,
+                     score_consistency, write_tables)
 from ..score.results.outputs import output_name
 from ._common import (Progress, add_json, add_read_options, add_run_options, left_out_line, read_kwargs, read_settings,
                       run_kwargs, writable_path)
@@ -62,14 +63,6 @@ def add_parser(subparsers):
     return p
 
 
-def _draws(res) -> str:
-    """The permutations behind the p-values: B, or the range an adaptive run used."""
-    if res.settings["permutations"] != "auto":
-        return str(res.settings["permutations"])
-    used = res.labels["permutations"]
-    return f"adaptive, {int(used.min()):,} to {int(used.max()):,}" if len(used) else "adaptive"
-
-
 def run(args, out, err) -> int:
     """Run ``apnull consistency`` with parsed ``args``; writes to ``out``/``err``; returns 0."""
     check_outputs([args.file, args.only], [("--out-labels", args.out_labels), ("--out-queries", args.out_queries)])
@@ -100,8 +93,7 @@ def run(args, out, err) -> int:
     hidden = ("file", "only_file", "columns_left_out", "dropped_features", "dropped_rows")
     out.write("settings: " + ", ".join(f"{k}={v}" for k, v in settings.items() if k not in hidden) + "\n")
     out.write(left_out_line(settings))
-    out.write(f"\nconsistent: {k} of {n} labels ({k / n:.0%}; q <= {args.alpha:g}, Benjamini-Hochberg; "
-              f"p-value: {_draws(res)} permutations of the label sets)\n")
+    out.write(f"\n{consistency_line(res.labels, res.settings)}\n")
     out.write(format_table(res.labels) + "\n")
     if not args.out_queries:
         out.write(f"\n{len(res.queries)} queries: write them with --out-queries F\n")

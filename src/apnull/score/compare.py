@@ -22,7 +22,9 @@ from .nulls.compare import (INTERVAL_DRAWS, FlipWork, RetrievedWork, enumerable,
                             smallest_p, units_of)
 from .options import RunOptions
 from .profiles import ScoreResult, score_profiles
+from .results.display import Shown
 from .results.outputs import output_name
+from .results.summary import retrieved_line
 from .table.columns import select_features
 from .table.io import labels_as_text
 from .table.missing import NAN_MODES, rows_text
@@ -41,8 +43,18 @@ LEVEL = 0.95
 
 
 @dataclass
-class CompareResult:
-    """What :func:`score_compare` returns (see there for the columns)."""
+class CompareResult(Shown):
+    """What :func:`score_compare` returns (see there for the columns). In a notebook it shows itself
+    (:mod:`.results.display`); ``plot()`` draws mAP of B against mAP of A."""
+
+    _title = "apnull compare: do pipelines A and B retrieve replicates equally well"
+    _settings_shown = ("key", "perturbation", "control", "stratum", "features_a", "features_b", "similarity",
+                       "permutations", "seed", "alpha")
+
+    def summary_lines(self) -> list:
+        """The two lines ``apnull compare`` prints: :func:`summary_line` and the retrieved counts
+        (:func:`.results.summary.retrieved_line`)."""
+        return [summary_line(self.summary), retrieved_line(self.summary)]
 
     groups: pd.DataFrame
     summary: dict

@@ -14,7 +14,9 @@ from .kernels import labelsets as K
 from .nulls.labelsets import LabelWork, label_null, label_values
 from .nulls.laws import LawCache
 from .options import RunOptions
+from .results.display import ShownNull
 from .results.outputs import RESERVED, output_name
+from .results.summary import consistency_line
 from .table.profiles import AGGREGATES, MAX_PROFILES, Profiles, prepare_profiles
 
 __all__ = ["score_consistency", "ConsistencyResult", "AGGREGATES", "MAX_PROFILES"]
@@ -24,8 +26,14 @@ TAKEN = RESERVED | {"n_perturbations", "n_profiles", "decision_open"}
 
 
 @dataclass
-class ConsistencyResult:
-    """What :func:`score_consistency` returns (see there for the columns)."""
+class ConsistencyResult(ShownNull):
+    """What :func:`score_consistency` returns (see there for the columns). In a notebook it shows itself
+    (:mod:`.results.display`); ``plot()`` draws the labels' mAP against p, ``plot_null(label)`` a label's null."""
+
+    _title = "apnull consistency: do perturbations sharing a label look alike"
+    _table_name = "labels"
+    _settings_shown = ("perturbation", "annotation", "label_sep", "aggregate", "control", "profiles", "features",
+                       "similarity", "permutations", "seed", "alpha")
 
     labels: pd.DataFrame
     queries: pd.DataFrame
@@ -49,6 +57,10 @@ class ConsistencyResult:
         if B == "auto":
             B = int(self.labels.loc[self.labels[acol].astype(str) == label, "permutations"].iloc[0])
         return label_values(prof, self._rows, t, int(B), self.settings["seed"])
+
+    def summary_lines(self) -> list:
+        """The summary ``apnull consistency`` prints (:func:`.results.summary.consistency_line`)."""
+        return [consistency_line(self.labels, self.settings)]
 
 
 def score_consistency(table, perturbation, annotation, label_sep=None, *, aggregate="median", control=None,
