@@ -29,14 +29,14 @@ intro(
 # --- data (tables, uploads and results live in apnull.ui.score_cache, shared by all sessions) -----
 
 source = bound_select("Data", "sc_data", [EXAMPLE, UPLOAD], EXAMPLE,
-                      help="example: scikit-learn's handwritten digits made into a small screen (each digit a "
+                      help="example: handwritten digits (UCI, bundled with apnull) made into a small screen (each digit a "
                            "perturbation with replicates, plus null perturbations drawn from the controls, and "
                            "made-up targets for the consistency step). "
                            "upload: your own CSV or Parquet file (kept while you visit other pages).")
 if source == EXAMPLE:
     table, digest, file_name = cache.example_table(), cache.EXAMPLE_DIGEST, "example"
     st.caption(f"Bundled example: {len(table):,} profiles, {table.shape[1]:,} columns "
-               "(scikit-learn's digits; see `apnull.score.digits_example`).")
+               "(UCI handwritten digits, CC BY 4.0; see `apnull.score.digits_example`).")
 else:
     upload = st.file_uploader("CSV or Parquet file of profiles", type=["csv", "tsv", "parquet", "pq"], key="upload",
                               max_upload_size=max(1, MAX_FILE_BYTES // 2**20),

@@ -40,7 +40,7 @@ def executed(tmp_path_factory):
 
 
 def _outputs(nb, start: str) -> list:
-    cells = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith(start)]
+    cells = [c for c in nb.cells if c.cell_type == "code" and start in c.source]
     assert len(cells) == 1, start
     return cells[0].outputs
 
