@@ -141,3 +141,30 @@ def test_the_command_line_reads_part_of_the_file(files, tmp_path):
     code = main(["score", str(d / "t.csv"), "--perturbation", "Metadata_pert", "--where", "Metadata_dose"],
                 out=out, err=err)
     assert code == 2 and "COLUMN=VALUE" in err.getvalue()
+
+
+def test_consistency_and_compare_read_part_of_their_files(tmp_path):
+    from apnull.score import digits_example, digits_pipeline_pair
+
+    screen = tmp_path / "screen.parquet"
+    digits_example().to_parquet(screen)
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["consistency", str(screen), "--perturbation", "Metadata_perturbation", "--annotation",
+                 "Metadata_target", "--label-sep", "|", "--control", "DMSO", "--permutations", "9", "--json",
+                 "--columns", *(f"px_{i:02d}" for i in range(0, 64, 4)), "--where", "Metadata_kind=control",
+                 "--where", "Metadata_kind=real", "--where", "Metadata_kind=weak"], out=out, err=err)
+    assert code == 0, err.getvalue()
+    doc = json.loads(out.getvalue())
+    assert doc["settings"]["where"] == {"Metadata_kind": ["control", "real", "weak"]}
+    assert doc["settings"]["features"] == 16 and doc["settings"]["profiles"] == 9  # the 4 null ones left out
+    a, b = digits_pipeline_pair(plates=4)
+    a.to_parquet(tmp_path / "a.parquet")
+    b.to_csv(tmp_path / "b.csv", index=False)
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["compare", str(tmp_path / "a.parquet"), str(tmp_path / "b.csv"), "--key", "Metadata_plate",
+                 "--key", "Metadata_well", "--perturbation", "Metadata_perturbation", "--stratum", "Metadata_plate",
+                 "--where", "Metadata_plate=plate_1", "--where", "Metadata_plate=plate_3", "--permutations", "9",
+                 "--json"], out=out, err=err)
+    assert code == 0, err.getvalue()
+    doc = json.loads(out.getvalue())
+    assert {g["unit"] for g in doc["groups"]} == {"plate_1", "plate_3"}  # both files read the same two plates
