@@ -168,3 +168,31 @@ def test_consistency_and_compare_read_part_of_their_files(tmp_path):
     assert code == 0, err.getvalue()
     doc = json.loads(out.getvalue())
     assert {g["unit"] for g in doc["groups"]} == {"plate_1", "plate_3"}  # both files read the same two plates
+
+
+def test_a_parquet_file_past_the_file_limit_is_read_in_part(files, monkeypatch):
+    """A path read with columns= or filters= is limited by the part it decodes (from the file's metadata),
+    not by the file's size: one plate of a file too large to read whole."""
+    import pyarrow.parquet as pq
+
+    from apnull.score.table import io as table_io
+    from apnull.score.table import subset
+
+    d, t = files
+    path = d / "t.parquet"
+    monkeypatch.setattr(table_io, "MAX_FILE_BYTES", 1000)  # far below this file's size
+    with pytest.raises(ValueError, match=r"the limit is 1000 bytes"):
+        read_table(path)
+    meta = pq.ParquetFile(path).metadata
+    assert meta.num_row_groups == 6  # one plate a row group (30 rows each)
+    names = [meta.schema.column(j).name for j in range(meta.num_columns)]
+    one_plate = sum(meta.row_group(2).column(names.index(c)).total_uncompressed_size
+                    for c in ("Metadata_plate", "f0"))
+    assert subset.part_bytes(path, ["f0"], [("Metadata_plate", "in", ["p2"])]) == one_plate  # pruned by statistics
+    whole = sum(meta.row_group(i).total_byte_size for i in range(6))
+    assert subset.part_bytes(path, None, None) == whole
+    monkeypatch.setattr(subset, "MAX_PART_BYTES", one_plate)
+    got = read_table(path, columns=["f0"], filters={"Metadata_plate": "p2"})
+    np.testing.assert_array_equal(got["f0"].to_numpy(), t.loc[t["Metadata_plate"] == "p2", "f0"].to_numpy())
+    with pytest.raises(ValueError, match=r"the part of 't.parquet' asked for is .* read fewer columns or fewer plates"):
+        read_table(path, columns=["f0"], filters={"Metadata_plate": ["p2", "p3"]})

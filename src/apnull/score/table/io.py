@@ -131,6 +131,8 @@ def _read_parquet_part(source, columns, filters):
         source.seek(pos)
     columns = subset.check_columns(columns, schema.names)
     filters = subset.resolve_filters(filters, schema)
+    if pos is None:  # a file by its path: limited by the part read, not by the file's size
+        subset.check_part(source, columns, filters, repr(Path(source).name))
     return pq.read_table(source, columns=columns, filters=filters)
 
 
@@ -193,7 +195,10 @@ def read_table(path_or_buffer, name: str | None = None, labels=None, *, columns=
     ------
     ValueError
         The file is missing, empty (0 bytes, or a header without rows), larger than
-        :data:`MAX_FILE_BYTES` (200 MB; checked before reading), or cannot be parsed.
+        :data:`MAX_FILE_BYTES` (200 MB; checked before reading), or cannot be parsed. A Parquet file
+        read by its path with ``columns`` or ``filters`` is limited by the part it reads instead: at most
+        :data:`apnull.limits.SCORE_MAX_PART_BYTES` (1 GiB) uncompressed, counted from the file's metadata
+        before decoding (:func:`.subset.part_bytes`), so one plate of a file of many GB can be read.
     """
     source = path_or_buffer
     if isinstance(source, (str, os.PathLike)):
@@ -209,7 +214,9 @@ def read_table(path_or_buffer, name: str | None = None, labels=None, *, columns=
             source = io.BytesIO(source)
     label = repr(name) if name else "the file"
     size = _size_of(source)
-    if size is not None and size > MAX_FILE_BYTES:
+    part = (columns is not None or filters is not None) and isinstance(source, (str, os.PathLike)) \
+        and table_format(name)[0] == "parquet"  # limited by the part it reads (subset.check_part)
+    if size is not None and size > MAX_FILE_BYTES and not part:
         raise ValueError(f"{label} is {_human(size)}; the limit is {_human(MAX_FILE_BYTES)}: "
                          "split the screen by plate or batch, or keep fewer feature columns")
     if size == 0:

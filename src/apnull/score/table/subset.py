@@ -24,8 +24,10 @@ import difflib
 import numpy as np
 import pandas as pd
 
+from ...limits import SCORE_MAX_PART_BYTES as MAX_PART_BYTES
+
 __all__ = ["FilterError", "check_columns", "check_filters", "filter_column_names", "filter_expression", "filter_frame", "where_filters",
-           "resolve_filters"]
+           "resolve_filters", "part_bytes", "check_part", "MAX_PART_BYTES"]
 
 
 class FilterError(ValueError):
@@ -170,3 +172,32 @@ def resolve_filters(filters, schema):
         return where_filters(filters, schema)
     check_filters(filters, schema.names)
     return filters
+
+
+def part_bytes(path, columns, filters) -> int:
+    """Uncompressed bytes a read of ``columns`` (None: all) and the rows ``filters`` keeps (pyarrow's form,
+    resolved) decodes at most from the Parquet file at ``path``: the asked columns and the filter's, in
+    the row groups whose statistics may hold a kept row (pyarrow's own pruning,
+    ``ParquetFileFragment.split_by_row_group``), from the file's metadata alone."""
+    import pyarrow.dataset as ds
+    import pyarrow.parquet as pq
+
+    meta = pq.ParquetFile(path).metadata
+    groups = range(meta.num_row_groups)
+    if filters is not None:
+        fragment = next(iter(ds.dataset(str(path), format="parquet").get_fragments()))
+        groups = [rg.id for piece in fragment.split_by_row_group(filter_expression(filters))
+                  for rg in piece.row_groups]
+    by = filter_column_names(filters)
+    names = None if columns is None or (filters is not None and by is None) else {*map(str, columns), *map(str, by or ())}
+    idx = [j for j in range(meta.num_columns)
+           if names is None or meta.schema.column(j).path.split(".")[0] in names]
+    return int(sum(meta.row_group(i).column(j).total_uncompressed_size for i in groups for j in idx))
+
+
+def check_part(path, columns, filters, label: str) -> None:
+    """FilterError when the part :func:`part_bytes` counts is larger than :data:`MAX_PART_BYTES` (1 GiB)."""
+    size = part_bytes(path, columns, filters)
+    if size > MAX_PART_BYTES:
+        raise FilterError(f"the part of {label} asked for is {size / 1024**2:,.0f} MB uncompressed; the limit is "
+                          f"{MAX_PART_BYTES / 1024**2:,.0f} MB: read fewer columns or fewer plates at a time")
