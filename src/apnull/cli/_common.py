@@ -115,10 +115,33 @@ def add_json(parser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
 
 
+def json_line(doc) -> str:
+    """``doc`` as one line of strict JSON (RFC 8259), the one writer of every ``--json``: NaN and
+    infinities (which no strict parser reads) become null, numpy numbers and arrays plain values,
+    and ``json.dumps(allow_nan=False)`` makes sure nothing else slips through."""
+    return json.dumps(_strict(doc), allow_nan=False) + "\n"
+
+
+def _strict(value):
+    """``value`` with every float that is not finite replaced by None, recursively."""
+    if isinstance(value, dict):
+        return {k: _strict(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_strict(v) for v in value]
+    if isinstance(value, (bool, str, int)) or value is None:
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if hasattr(value, "tolist"):  # numpy scalars and arrays
+        return _strict(value.tolist())
+    raise TypeError(f"cannot write {type(value).__name__} as JSON")
+
+
 def emit(args, out, result: dict, rows: list[tuple[str, object]] | None = None, text: str | None = None) -> int:
-    """Print ``result`` as one JSON line with ``--json``, else the table ``rows`` (or ``text``)."""
+    """Print ``result`` as one JSON line with ``--json`` (:func:`json_line`), else the table ``rows``
+    (or ``text``)."""
     if args.json:
-        out.write(json.dumps(result, default=_plain) + "\n")
+        out.write(json_line(result))
     elif rows is not None:
         width = max(len(k) for k, _ in rows)
         for key, val in rows:
@@ -187,13 +210,6 @@ def left_out_line(settings: dict, shown: int = 20) -> str:
         return ""
     return (f"columns left out ({len(left_out):,}): " + "; ".join(f"{d['column']} ({d['reason']})" for d in left_out[:shown])
             + (f"; and {len(left_out) - shown:,} more (see --json)" if len(left_out) > shown else "") + "\n")
-
-
-def _plain(value):
-    """numpy scalars and arrays as plain JSON values."""
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    raise TypeError(f"cannot write {type(value).__name__} as JSON")
 
 
 class Progress:

@@ -14,11 +14,10 @@ both files are written atomically, together or not at all.
 
 from __future__ import annotations
 
-import json
 
 from ..score import (NAN_MODES, SIMILARITIES, UNMATCHED, check_outputs, p_text, read_table, score_compare,
                      summary_line, write_tables)
-from ._common import Progress, add_json, add_run_options, left_out_line, run_kwargs, writable_path
+from ._common import Progress, add_json, json_line, add_run_options, left_out_line, run_kwargs, writable_path
 from .tables import records
 
 __all__ = ["add_parser", "run"]
@@ -101,7 +100,7 @@ def run(args, out, err) -> int:
     if args.json:
         doc = {"settings": settings, "summary": res.summary, "groups": records(res.groups),
                "left_out": records(res.left_out), "warnings": list(res.warnings)}
-        out.write(json.dumps(doc) + "\n")
+        out.write(json_line(doc))
         return 0
     shown = ("key", "perturbation", "control", "stratum", "features_a", "features_b", "similarity", "permutations",
              "seed", "alpha")

@@ -18,11 +18,10 @@ temporary files first and replace their old files only when both are written; ne
 
 from __future__ import annotations
 
-import json
 
 from ..score import AGGREGATES, NAN_MODES, SCORE_SIMILARITIES, check_outputs, read_table, score_consistency, write_tables
 from ..score.results.outputs import output_name
-from ._common import Progress, add_json, add_run_options, left_out_line, run_kwargs, writable_path
+from ._common import Progress, add_json, json_line, add_run_options, left_out_line, run_kwargs, writable_path
 from .tables import format_table, records
 
 __all__ = ["add_parser", "run"]
@@ -92,7 +91,7 @@ def run(args, out, err) -> int:
     if args.json:
         doc = {"settings": settings, "summary": summary, "labels": records(res.labels),
                "queries": records(res.queries), "skipped": records(res.skipped), "warnings": list(res.warnings)}
-        out.write(json.dumps(doc) + "\n")
+        out.write(json_line(doc))
         return 0
     hidden = ("file", "only_file", "columns_left_out", "dropped_features", "dropped_rows")
     out.write("settings: " + ", ".join(f"{k}={v}" for k, v in settings.items() if k not in hidden) + "\n")

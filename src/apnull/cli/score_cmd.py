@@ -24,14 +24,13 @@ read as text exactly as written (``1``, ``1.0`` and ``01`` are three perturbatio
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 
 from ..score import (MAX_FILE_BYTES, NULLS, RANKING_COLUMNS, SCORE_SIMILARITIES, check_outputs, read_table,
                      score_profiles, score_rankings, write_tables)
 from . import _score_activity as activity
-from ._common import Progress, add_json, add_run_options, left_out_line, run_kwargs, writable_path
+from ._common import Progress, add_json, json_line, add_run_options, left_out_line, run_kwargs, writable_path
 from .tables import format_table, records
 
 __all__ = ["add_parser", "run"]
@@ -117,7 +116,7 @@ def run(args, out, err) -> int:
                "queries": records(queries), "skipped": skipped_rows, "warnings": list(warnings)}
         if summary is not None:
             doc["activity"] = summary
-        out.write(json.dumps(doc) + "\n")
+        out.write(json_line(doc))
         return 0
     shown = {k: v for k, v in settings.items() if k not in ("file", "columns_left_out", "row", "dropped_features", "dropped_rows")}
     out.write("settings: " + ", ".join(f"{k}={v}" for k, v in shown.items()) + "\n")
