@@ -203,6 +203,14 @@ def run_kwargs(args) -> dict:
                 budget=args.budget, workers=args.workers, scheduler=args.scheduler)
 
 
+def features_text(settings: dict, shown: int = 12) -> str:
+    """The feature columns a scoring run used (``settings["feature_columns"]``), counted and named (the
+    first ``shown``; all of them in the JSON)."""
+    cols = list(settings.get("feature_columns") or [])
+    more = f", and {len(cols) - shown:,} more (see --json)" if len(cols) > shown else ""
+    return f"{count_text(len(cols), 'features')}: " + ", ".join(map(str, cols[:shown])) + more
+
+
 def left_out_line(settings: dict, shown: int = 20) -> str:
     """The text line naming the columns a scoring run left out (``settings["columns_left_out"]``), or ""."""
     left_out = settings.get("columns_left_out") or []

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 from ..score import (NAN_MODES, SIMILARITIES, UNMATCHED, check_outputs, p_text, read_table, score_compare,
                      summary_line, write_tables)
-from ._common import Progress, add_json, json_line, add_run_options, left_out_line, run_kwargs, writable_path
+from ..score.engine.sequential import count_text
+from ._common import (Progress, add_json, add_run_options, features_text, json_line, left_out_line, run_kwargs,
+                      writable_path)
 from .tables import records
 
 __all__ = ["add_parser", "run"]
@@ -107,14 +109,14 @@ def run(args, out, err) -> int:
     out.write("settings: " + ", ".join(f"{k}={settings[k]}" for k in shown) + "\n")
     for side, name, scored in (("A", args.a, res.a), ("B", args.b, res.b)):
         line = left_out_line(scored.settings)
-        out.write(f"{side}: {name} ({scored.settings['features']:,} features)" + (f"; {line}" if line else "\n"))
+        out.write(f"{side}: {name} ({features_text(scored.settings)})" + (f"; {line}" if line else "\n"))
     out.write("\n")
     out.write(summary_line(res.summary) + "\n")
     out.write(retrieved_line(res.summary) + "\n")
-    out.write(f"\n{len(res.groups):,} perturbations (delta = mAP_b - mAP_a; unit: the plates resampled together)\n")
+    out.write(f"\n{count_text(len(res.groups), 'perturbations')} (delta = mAP_b - mAP_a; unit: the plates resampled together)\n")
     out.write(_shown(res.groups) + "\n")
     if len(res.left_out):
-        out.write(f"\n{len(res.left_out):,} rows left out"
+        out.write(f"\n{count_text(len(res.left_out), 'rows')} left out"
                   + (f" (written to {args.out_left_out})" if args.out_left_out else " (write them with --out-left-out F)")
                   + "\n")
     for w in res.warnings:

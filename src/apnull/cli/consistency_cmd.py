@@ -21,7 +21,9 @@ from __future__ import annotations
 
 from ..score import AGGREGATES, NAN_MODES, SCORE_SIMILARITIES, check_outputs, read_table, score_consistency, write_tables
 from ..score.results.outputs import output_name
-from ._common import Progress, add_json, json_line, add_run_options, left_out_line, run_kwargs, writable_path
+from ..score.engine.sequential import count_text
+from ._common import (Progress, add_json, add_run_options, features_text, json_line, left_out_line, run_kwargs,
+                      writable_path)
 from .tables import format_table, records
 
 __all__ = ["add_parser", "run"]
@@ -93,14 +95,15 @@ def run(args, out, err) -> int:
                "queries": records(res.queries), "skipped": records(res.skipped), "warnings": list(res.warnings)}
         out.write(json_line(doc))
         return 0
-    hidden = ("file", "only_file", "columns_left_out", "dropped_features", "dropped_rows")
+    hidden = ("file", "only_file", "columns_left_out", "dropped_features", "dropped_rows", "feature_columns")
     out.write("settings: " + ", ".join(f"{k}={v}" for k, v in settings.items() if k not in hidden) + "\n")
+    out.write(features_text(settings) + "\n")
     out.write(left_out_line(settings))
-    out.write(f"\nconsistent: {k} of {n} labels ({k / n:.0%}; q <= {args.alpha:g}, Benjamini-Hochberg; "
+    out.write(f"\nconsistent: {k} of {count_text(n, 'labels')} ({k / n:.0%}; q <= {args.alpha:g}, Benjamini-Hochberg; "
               f"p-value: {_draws(res)} permutations of the label sets)\n")
     out.write(format_table(res.labels) + "\n")
     if not args.out_queries:
-        out.write(f"\n{len(res.queries)} queries: write them with --out-queries F\n")
+        out.write(f"\n{count_text(len(res.queries), 'queries')}: write them with --out-queries F\n")
     for row in records(res.skipped):
         out.write(f"skipped: {row}\n")
     for w in res.warnings:

@@ -119,7 +119,8 @@ def score_compare(a, b, *, key, perturbation="Metadata_pert", control="DMSO", st
     matched = match_wells(a, b, key, roles, unmatched)
     keys = [key] if isinstance(key, str) else list(key)
     labels = set(pcols) | ({stratum} if stratum is not None else set())
-    fa, fb = (_features(t, f, labels, keys) for t, f in ((matched.a, features_a), (matched.b, features_b)))
+    fa, fb = (_features(side, t, f, labels, keys) for side, t, f in (("A", matched.a, features_a),
+                                                                       ("B", matched.b, features_b)))
     ta, tb, dropped, warnings = _drop_missing(matched, fa, fb, keys, nan)
     warnings = matched.warnings + warnings
     left_out = pd.concat([matched.left_out, dropped], ignore_index=True) if len(dropped) else matched.left_out
@@ -128,8 +129,8 @@ def score_compare(a, b, *, key, perturbation="Metadata_pert", control="DMSO", st
                   progress=opts.progress, budget=opts.budget)
     client, close = connect(opts.scheduler, opts.workers)  # one dask client for both tables
     try:
-        ra = _side("A", ta, fa[1], common, client)
-        rb = _side("B", tb, fb[1], common, client)
+        ra = _side("A", ta, fa, common, client)
+        rb = _side("B", tb, fb, common, client)
     finally:
         close()
     pairs = _pairs(ra, rb, ta, pcols, stratum)
@@ -162,14 +163,28 @@ def summary_line(summary: dict) -> str:
 
 # -- the stages of score_compare -------------------------------------------------------------------
 
-def _features(table, features, labels, keys) -> tuple:
-    """(feature columns of ``table``, what to pass to score_profiles): key columns are never features
-    (a numeric key column is taken out of the default choice)."""
-    chosen, _ = select_features(table, features, labels)
-    if features is None and any(k in chosen for k in keys):
-        chosen = [c for c in chosen if c not in keys]
-        return chosen, chosen
-    return chosen, features
+#: Why a key column is not a feature (in ``columns_left_out`` of each side).
+KEY_REASON = "key column: it pairs the wells of A and B, never a feature"
+
+
+def _features(side: str, table, features, labels, keys) -> tuple:
+    """(feature columns of ``table``, what to pass to score_profiles, None or {column: reason left out}
+    when the key columns were taken out and a list is passed instead of the user's choice): a key
+    column is never a feature, whatever the default, regex or list chose (it is taken out and named);
+    an error names the table and its own option."""
+    try:
+        chosen, left = select_features(table, features, labels)
+    except ValueError as exc:
+        raise ValueError(f"table {side}: {exc}") from None
+    if not any(k in chosen for k in keys):
+        return chosen, features, None
+    reasons = dict(left)
+    reasons.update((str(k), KEY_REASON) for k in keys if k in chosen)
+    chosen = [c for c in chosen if c not in keys]
+    if not chosen:
+        raise ValueError(f"table {side}: its features are only key columns ({', '.join(map(repr, keys))}), which "
+                         "are never features; choose other feature columns")
+    return chosen, chosen, reasons
 
 
 def _drop_missing(matched, fa, fb, keys, nan) -> tuple:
@@ -203,12 +218,19 @@ def _drop_missing(matched, fa, fb, keys, nan) -> tuple:
             pd.DataFrame(rows, columns=["table", *keys, "reason"]), [warning])
 
 
-def _side(side: str, table, features, common: dict, client) -> ScoreResult:
-    """``score_profiles`` of one table; its errors say which table."""
+def _side(side: str, table, features: tuple, common: dict, client) -> ScoreResult:
+    """``score_profiles`` of one table (``features``: :func:`_features`'s answer); its errors say which
+    table. Where the key columns were taken out of the features, the columns left out keep the reasons
+    of the choice the user made (not "not in the features list")."""
     try:
-        return score_profiles(table, features=features, scheduler=client, **common)
+        res = score_profiles(table, features=features[1], scheduler=client, **common)
     except ValueError as exc:
         raise ValueError(f"table {side}: {exc}") from None
+    reasons = features[2]
+    if reasons is not None:
+        res.settings["columns_left_out"] = [dict(d, reason=reasons.get(d["column"], d["reason"]))
+                                            for d in res.settings["columns_left_out"]]
+    return res
 
 
 def _text_keys(frame: pd.DataFrame, cols) -> list:

@@ -173,7 +173,7 @@ def score_consistency(table, perturbation, annotation, label_sep=None, *, aggreg
                     only=None if only is None else len({str(n) for n in prof.names}), similarity=similarity,
                     nan=nan, positives_differ_by=positives_differ_by,
                     permutations=opts.permutations, seed=opts.seed, alpha=opts.alpha, profiles=int(prof.X.shape[0]),
-                    unlabelled=len(prof.unlabelled), features=len(prof.features),
+                    unlabelled=len(prof.unlabelled), features=len(prof.features), feature_columns=list(prof.features),
                     dropped_features=list(prof.dropped_features), dropped_rows=list(prof.dropped_rows),
                     columns_left_out=[{"column": c, "reason": r} for c, r in prof.left_out])
     settings["perturbation_column"] = output_name(perturbation, TAKEN)

@@ -10,6 +10,7 @@ import pandas as pd
 from ..limits import check_column, check_seed
 from ..metrics import as_relevance
 from .kernels.ranking import tie_aware_from_sorted
+from .engine.sequential import count_text
 from .fdr import benjamini_hochberg
 from .nulls.laws import LawCache
 
@@ -57,7 +58,7 @@ def score_rankings(table, query="query", item="item", score="score", relevant="r
     df["q_value"] = benjamini_hochberg(df["p_value"].to_numpy())
     warnings = list(ranking.warnings)
     if skipped:
-        warnings.append(f"{len(skipped)} queries without a relevant item were skipped.")
+        warnings.append(f"{count_text(len(skipped), 'queries')} without a relevant item {'was' if len(skipped) == 1 else 'were'} skipped.")
     df.attrs["skipped"] = skipped
     df.attrs["warnings"] = warnings
     return df
