@@ -114,12 +114,12 @@ def test_na_words_are_labels_and_blank_rows_are_named(tmp_path):
 
 def test_a_text_cell_in_a_feature_column_is_named(tmp_path):
     lines = _rows([f"c{i}" for i in range(8)], ["a", "b"] * 4).splitlines()
-    cells = lines[5].split(",")  # data row 4 (line 0 is the header)
+    cells = lines[5].split(",")  # data row 5, counting from 1 (line 0 is the header)
     cells[3] = "abc"             # its f1
     lines[5] = ",".join(cells)
     status, _, err = _cli(tmp_path, "\n".join(lines) + "\n")
     assert status == 2 and err.count("\n") == 1
-    assert "feature column 'f1' is not numeric in 1 cell(s): 'abc' in row 4" in err
+    assert "feature column 'f1' is not numeric in 1 cell(s): 'abc' in data row 5" in err
 
 
 @pytest.mark.parametrize("similarity", ["cosine", "correlation", "euclidean", "abs_cosine"])
@@ -157,7 +157,7 @@ def test_power_of_two_scale_changes_nothing(exponent, similarity):
 def test_zero_profile_is_named_with_its_rows():
     df = pd.DataFrame({"pert": ["a", "a", "b", "b", "c", "c"], "target": ["x", "x", "x", "x", "y", "y"],
                        "f0": [1.0, 2.0, 0.0, 0.0, 1.0, 3.0], "f1": [1.0, 0.5, 0.0, 0.0, 2.0, 1.0]})
-    with pytest.raises(ValueError, match=r"the profile of 'b' \(rows 2, 3\) has all-zero features"):
+    with pytest.raises(ValueError, match=r"the profile of 'b' \(data rows 3, 4 \(counting from 1 under the header\)\) has all-zero features"):
         score_consistency(df, "pert", "target", permutations=9)
 
 

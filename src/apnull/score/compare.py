@@ -212,7 +212,7 @@ def _drop_missing(matched, fa, fb, keys, nan) -> tuple:
             why = "NaN or infinite feature value in this table" if own[r] else "NaN or infinite feature value in the other table"
             rows.append((side, *frame.iloc[int(r)], why))
     warning = (f"{len(gone):,} well(s) with NaN or infinite feature values left out of both tables "
-               f"(nan='drop-rows'; rows of A: {rows_text(np.flatnonzero(drop_a))}; rows of B: "
+               f"(nan='drop-rows'; in A: {rows_text(np.flatnonzero(drop_a))}; in B: "
                f"{rows_text(np.flatnonzero(drop_b))})")
     return (ta.iloc[np.flatnonzero(~drop_a)], tb.iloc[np.flatnonzero(~drop_b)],
             pd.DataFrame(rows, columns=["table", *keys, "reason"]), [warning])

@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 from ...limits import check_column, check_regex
+from .missing import ROW_WORDS
 
 __all__ = ["select_features", "bookkeeping", "MOSTLY_NUMERIC", "CELLS_NAMED", "COMPARTMENTS"]
 
@@ -106,7 +107,7 @@ def _not_numbers(col: pd.Series) -> np.ndarray:
 
 
 def _cells_text(col: pd.Series, bad: np.ndarray) -> str:
-    shown = ", ".join(f"{str(col.iat[r])[:30]!r} in row {int(r)}" for r in bad[:CELLS_NAMED])
+    shown = ", ".join(f"{str(col.iat[r])[:30]!r} in data row {int(r) + 1:,}" for r in bad[:CELLS_NAMED])
     more = f" and {bad.size - CELLS_NAMED:,} more" if bad.size > CELLS_NAMED else ""
     return shown + more
 
@@ -119,7 +120,7 @@ BLANK_CELLS = ("blank cells are missing values, left out by nan='drop-rows' or n
 def _numeric_but_cells(name, col: pd.Series, bad: np.ndarray, how: str) -> ValueError:
     return ValueError(
         f"feature column {str(name)!r} is not numeric in {bad.size:,} cell(s): {_cells_text(col, bad)} "
-        f"(rows are 0-based data rows); {how}; {BLANK_CELLS}")
+        f"({ROW_WORDS}); {how}; {BLANK_CELLS}")
 
 
 def select_features(table: pd.DataFrame, features, exclude, binary=False) -> tuple[list, list]:

@@ -99,7 +99,7 @@ def label_rows(table: pd.DataFrame, pcol: str, scol: str | None = None) -> Label
     if not keep.all():
         k = int((~keep).sum())
         warnings.append(f"{k} row{'s' if k > 1 else ''} with an empty perturbation{' or stratum' if scol else ''} "
-                        f"value {'were' if k > 1 else 'was'} ignored (row{'s' if k > 1 else ''} "
+                        f"value {'were' if k > 1 else 'was'} ignored ("
                         f"{rows_text(np.flatnonzero(~keep))}).")
     code, text = text_codes(labels)
     release_arrow()  # the hashing of a text column's values, before the feature matrix is made

@@ -138,10 +138,10 @@ def _label_sets(sets, idx, starts, names, label_sep) -> tuple:
     warnings = []
     if len(blanks) == 1:
         warnings.append(f"1 row with an empty annotation belongs to a perturbation whose other rows carry labels "
-                        f"(row {blanks[0]}); it was given those labels.")
+                        f"({rows_text(blanks)}); it was given those labels.")
     elif blanks:
         warnings.append(f"{len(blanks)} rows with an empty annotation belong to perturbations whose other rows "
-                        f"carry labels (rows {rows_text(sorted(blanks))}); they were given those labels.")
+                        f"carry labels ({rows_text(sorted(blanks))}); they were given those labels.")
     return out, warnings
 
 
@@ -251,7 +251,7 @@ def prepare_profiles(table, perturbation, annotation, label_sep, aggregate, cont
     if zero.size:
         why = "the same value in every feature" if similarity == "correlation" else "all-zero features"
         at = idx[[zero[0]]] if aggregate == "none" else idx[group == zero[0]]
-        raise ValueError(f"the profile of {str(prof_names[zero[0]])!r} (row{'s' if at.size > 1 else ''} "
+        raise ValueError(f"the profile of {str(prof_names[zero[0]])!r} ("
                          f"{rows_text(at)}) has {why}, so {similarity} "
                          "similarity is undefined; drop it or use similarity='euclidean'")
     X = scale_in_place(X, similarity, euclidean_exponent(X) if similarity in DISTANCES else 0)
