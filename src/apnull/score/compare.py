@@ -25,6 +25,7 @@ from .profiles import ScoreResult, score_profiles
 from .results.outputs import output_name
 from .table.columns import select_features
 from .table.io import labels_as_text
+from .table.labels import EMPTY_LABELS
 from .table.missing import NAN_MODES, rows_text
 from .table.screen import SIMILARITIES
 from .table.wells import UNMATCHED, match_wells
@@ -123,14 +124,16 @@ def score_compare(a, b, *, key, perturbation="Metadata_pert", control="DMSO", st
                                                                        ("B", matched.b, features_b)))
     ta, tb, dropped, warnings = _drop_missing(matched, fa, fb, keys, nan)
     warnings = matched.warnings + warnings
+    blank_a, blank_b = (_blank_labels(t[0], pcols, stratum) for t in (ta, tb))
+    ta, tb = _in_place(a, ta, pcols), _in_place(b, tb, pcols)  # rows keep the file's own numbers
     left_out = pd.concat([matched.left_out, dropped], ignore_index=True) if len(dropped) else matched.left_out
     common = dict(perturbation=perturbation, control=control, stratum=stratum, similarity=similarity, nan=nan,
                   permutations=opts.permutations, seed=opts.seed, alpha=opts.alpha, threads=opts.threads,
                   progress=opts.progress, budget=opts.budget)
     client, close = connect(opts.scheduler, opts.workers)  # one dask client for both tables
     try:
-        ra = _side("A", ta, fa, common, client)
-        rb = _side("B", tb, fb, common, client)
+        ra = _side("A", ta, fa, common, client, quiet=ta is not a and not blank_a)
+        rb = _side("B", tb, fb, common, client, quiet=tb is not b and not blank_b)
     finally:
         close()
     pairs = _pairs(ra, rb, ta, pcols, stratum)
@@ -188,12 +191,13 @@ def _features(side: str, table, features, labels, keys) -> tuple:
 
 
 def _drop_missing(matched, fa, fb, keys, nan) -> tuple:
-    """(A, B, rows left out, warnings): with nan="drop-rows", the wells holding a NaN or infinite feature
-    value on either side left out of both (so both sides score the same wells); else unchanged."""
+    """((A, its rows), (B, its rows), rows left out, warnings): each table's kept rows and their 0-based
+    positions in the input; with nan="drop-rows", the wells holding a NaN or infinite feature value on
+    either side left out of both (so both sides score the same wells); else as matched."""
     ta, tb = matched.a, matched.b
     empty = pd.DataFrame(columns=["table", *keys, "reason"])
     if nan != "drop-rows":
-        return ta, tb, empty, []
+        return (ta, matched.rows_a), (tb, matched.rows_b), empty, []
 
     def bad(table, cols):
         values = table[cols].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
@@ -204,7 +208,7 @@ def _drop_missing(matched, fa, fb, keys, nan) -> tuple:
     bad_a, bad_b = bad(ta, fa[0]), bad(tb, fb[0])
     gone = ia[bad_a].union(ib[bad_b])
     if not len(gone):
-        return ta, tb, empty, []
+        return (ta, matched.rows_a), (tb, matched.rows_b), empty, []
     drop_a, drop_b = ia.isin(gone), ib.isin(gone)
     rows = []
     for side, frame, flags, own in (("A", ka, drop_a, bad_a), ("B", kb, drop_b, bad_b)):
@@ -212,20 +216,55 @@ def _drop_missing(matched, fa, fb, keys, nan) -> tuple:
             why = "NaN or infinite feature value in this table" if own[r] else "NaN or infinite feature value in the other table"
             rows.append((side, *frame.iloc[int(r)], why))
     warning = (f"{len(gone):,} well(s) with NaN or infinite feature values left out of both tables "
-               f"(nan='drop-rows'; in A: {rows_text(np.flatnonzero(drop_a))}; in B: "
-               f"{rows_text(np.flatnonzero(drop_b))})")
-    return (ta.iloc[np.flatnonzero(~drop_a)], tb.iloc[np.flatnonzero(~drop_b)],
+               f"(nan='drop-rows'; in A: {rows_text(matched.rows_a[drop_a])}; in B: "
+               f"{rows_text(matched.rows_b[drop_b])})")
+    return ((ta.iloc[np.flatnonzero(~drop_a)], matched.rows_a[~drop_a]),
+            (tb.iloc[np.flatnonzero(~drop_b)], matched.rows_b[~drop_b]),
             pd.DataFrame(rows, columns=["table", *keys, "reason"]), [warning])
 
 
-def _side(side: str, table, features: tuple, common: dict, client) -> ScoreResult:
+def _in_place(table: pd.DataFrame, kept: tuple, pcols) -> pd.DataFrame:
+    """``table`` whose rows outside ``kept`` (its (subset, 0-based positions) pair) have an empty
+    perturbation, so ``score_profiles`` leaves them out while every row keeps its own number (in its
+    messages and the ``row`` column: the file's data rows, as when scoring the file alone); the table
+    itself when every row is kept. Integer labels become nullable integers, so their text is unchanged."""
+    rows = kept[1]
+    if rows.size == len(table):
+        return table
+    gone = np.ones(len(table), dtype=bool)
+    gone[rows] = False
+    out = table.copy(deep=False)
+    for c in pcols:
+        col = out[c]
+        if pd.api.types.is_bool_dtype(col.dtype):
+            col = col.astype("boolean")
+        elif pd.api.types.is_integer_dtype(col.dtype):
+            col = col.astype("Int64")
+        else:
+            col = col.astype(object) if not pd.api.types.is_string_dtype(col.dtype) \
+                and not pd.api.types.is_float_dtype(col.dtype) else col.copy()
+        col.iloc[np.flatnonzero(gone)] = None
+        out[c] = col
+    return out
+
+
+def _blank_labels(table, pcols, stratum) -> bool:
+    """Whether a kept row of ``table`` has an empty perturbation (or stratum) value of its own."""
+    cols = list(pcols) + ([stratum] if stratum is not None else [])
+    return bool(table[cols].isna().any(axis=None))
+
+
+def _side(side: str, table, features: tuple, common: dict, client, quiet: bool = False) -> ScoreResult:
     """``score_profiles`` of one table (``features``: :func:`_features`'s answer); its errors say which
     table. Where the key columns were taken out of the features, the columns left out keep the reasons
-    of the choice the user made (not "not in the features list")."""
+    of the choice the user made (not "not in the features list"). ``quiet``: the only rows with an empty
+    perturbation are the wells left out here (named already), so score's warning about them is dropped."""
     try:
         res = score_profiles(table, features=features[1], scheduler=client, **common)
     except ValueError as exc:
         raise ValueError(f"table {side}: {exc}") from None
+    if quiet:
+        res.warnings[:] = [w for w in res.warnings if EMPTY_LABELS not in w]
     reasons = features[2]
     if reasons is not None:
         res.settings["columns_left_out"] = [dict(d, reason=reasons.get(d["column"], d["reason"]))

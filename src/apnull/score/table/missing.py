@@ -19,6 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ...limits import check_choice
+from ..engine.sequential import count_text
 
 __all__ = ["NAN_MODES", "MissingValuesError", "Dropped", "apply_nan_mode", "check_nan_mode", "rows_text", "ROW_WORDS"]
 
@@ -80,7 +81,7 @@ def apply_nan_mode(values: np.ndarray, used: np.ndarray, features: list, nan: st
     cols = np.flatnonzero(bad.any(axis=0))
     rows = np.flatnonzero(bad.any(axis=1))
     if nan == "error":
-        parts = [f"{str(features[c])!r} ({int(bad[:, c].sum())} rows)" for c in cols[:3]]
+        parts = [f"{str(features[c])!r} ({count_text(int(bad[:, c].sum()), 'rows')})" for c in cols[:3]]
         more = f" and {cols.size - 3} more columns" if cols.size > 3 else ""
         where = (f"feature columns with NaN or infinite values: {', '.join(parts)}{more} "
                  f"(first: {rows_text(used[rows])})")
@@ -104,5 +105,5 @@ def apply_nan_mode(values: np.ndarray, used: np.ndarray, features: list, nan: st
                          "use nan='drop-features' or impute the values")
     gone = [int(r) for r in used[rows]]
     return Dropped(values[keep], used[keep], list(features), [], gone,
-                   [f"{len(gone)} rows with NaN or infinite feature values were left out (nan='drop-rows'): "
+                   [f"{count_text(len(gone), 'rows')} with NaN or infinite feature values {'was' if len(gone) == 1 else 'were'} left out (nan='drop-rows'): "
                     f"{rows_text(gone)}."])

@@ -39,6 +39,8 @@ class Matched(NamedTuple):
     b: pd.DataFrame          #: rows of B kept (B itself when nothing was left out)
     left_out: pd.DataFrame   #: [table, <key columns>, reason]: every input row left out
     warnings: list           #: one sentence per kind of problem left out
+    rows_a: np.ndarray       #: 0-based position in A of each row of ``a``
+    rows_b: np.ndarray       #: 0-based position in B of each row of ``b``
 
 
 def key_text(values) -> str:
@@ -158,6 +160,7 @@ def match_wells(a: pd.DataFrame, b: pd.DataFrame, key, labels, unmatched: str = 
             problem(f"labels differ between the tables (first: {first})", [("A", pa[bad]), ("B", pb[bad])],
                     "check that both tables describe the same wells")
     left_out = pd.DataFrame(out, columns=["table", *key, "reason"])
+    kept_a, kept_b = np.flatnonzero(~drop_a), np.flatnonzero(~drop_b)
     if not drop_a.any() and not drop_b.any():
-        return Matched(a, b, left_out, warnings)
-    return Matched(a.iloc[np.flatnonzero(~drop_a)], b.iloc[np.flatnonzero(~drop_b)], left_out, warnings)
+        return Matched(a, b, left_out, warnings, kept_a, kept_b)
+    return Matched(a.iloc[kept_a], b.iloc[kept_b], left_out, warnings, kept_a, kept_b)
