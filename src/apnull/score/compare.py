@@ -28,7 +28,7 @@ from .table.io import labels_as_text
 from .table.labels import EMPTY_LABELS
 from .table.missing import NAN_MODES, rows_text
 from .table.screen import SIMILARITIES
-from .table.wells import UNMATCHED, match_wells
+from .table.wells import UNMATCHED, left_out_columns, match_wells
 
 __all__ = ["score_compare", "CompareResult", "summary_line", "UNMATCHED", "GROUP_COLUMNS", "RETRIEVED", "LEVEL"]
 
@@ -99,7 +99,8 @@ def score_compare(a, b, *, key, perturbation="Metadata_pert", control="DMSO", st
         retrieved_difference ((retrieved_b - retrieved_a) / n_perturbations), retrieved_p_value (the
         same flips on each unit's b_only - a_only), alpha, note. With one unit there is no test:
         p-values and interval are NaN and ``note`` says why; with fewer than 6 units the interval is
-        NaN (the test cannot reach 0.05). ``left_out``: [table, <key columns>, reason]; ``warnings``;
+        NaN (the test cannot reach 0.05). ``left_out``: [table, <key columns>, reason] (a key column named ``table`` or
+        ``reason`` is carried as ``table_input`` / ``reason_input``); ``warnings``;
         ``settings``.
 
     Raises
@@ -124,6 +125,7 @@ def score_compare(a, b, *, key, perturbation="Metadata_pert", control="DMSO", st
                                                                        ("B", matched.b, features_b)))
     ta, tb, dropped, warnings = _drop_missing(matched, fa, fb, keys, nan)
     warnings = matched.warnings + warnings
+    _check_controls(a, b, ta[0], tb[0], pcols[0], control, matched.relabelled)
     blank_a, blank_b = (_blank_labels(t[0], pcols, stratum) for t in (ta, tb))
     ta, tb = _in_place(a, ta, pcols), _in_place(b, tb, pcols)  # rows keep the file's own numbers
     left_out = pd.concat([matched.left_out, dropped], ignore_index=True) if len(dropped) else matched.left_out
@@ -195,7 +197,7 @@ def _drop_missing(matched, fa, fb, keys, nan) -> tuple:
     positions in the input; with nan="drop-rows", the wells holding a NaN or infinite feature value on
     either side left out of both (so both sides score the same wells); else as matched."""
     ta, tb = matched.a, matched.b
-    empty = pd.DataFrame(columns=["table", *keys, "reason"])
+    empty = pd.DataFrame(columns=left_out_columns(keys))
     if nan != "drop-rows":
         return (ta, matched.rows_a), (tb, matched.rows_b), empty, []
 
@@ -220,7 +222,7 @@ def _drop_missing(matched, fa, fb, keys, nan) -> tuple:
                f"{rows_text(matched.rows_b[drop_b])})")
     return ((ta.iloc[np.flatnonzero(~drop_a)], matched.rows_a[~drop_a]),
             (tb.iloc[np.flatnonzero(~drop_b)], matched.rows_b[~drop_b]),
-            pd.DataFrame(rows, columns=["table", *keys, "reason"]), [warning])
+            pd.DataFrame(rows, columns=left_out_columns(keys)), [warning])
 
 
 def _in_place(table: pd.DataFrame, kept: tuple, pcols) -> pd.DataFrame:
@@ -246,6 +248,26 @@ def _in_place(table: pd.DataFrame, kept: tuple, pcols) -> pd.DataFrame:
         col.iloc[np.flatnonzero(gone)] = None
         out[c] = col
     return out
+
+
+def _check_controls(a, b, ka, kb, pcol, control, relabelled) -> None:
+    """ValueError when a table's control rows were all left out as wells whose perturbation the other
+    table spells differently (``unmatched="drop"``: e.g. ``DMSO`` in A, ``dmso`` in B): both spellings
+    named, instead of "no control rows" in a table that has them."""
+    controls = [control] if isinstance(control, str) else [str(c) for c in (control or [])]
+    for side, table, kept, own in (("A", a, ka, 1), ("B", b, kb, 2)):
+        had = labels_as_text(table[[pcol]], [pcol])[pcol].isin(controls)
+        left = labels_as_text(kept[[pcol]], [pcol])[pcol].isin(controls)
+        if not had.any() or left.any():
+            continue
+        spelt = [(k, n) for k, n in relabelled.items() if k[0] == pcol and k[own] in controls]
+        if not spelt:
+            continue
+        other = "B" if side == "A" else "A"
+        pairs = "; ".join(f"{n:,} well(s) {k[1]!r} in A and {k[2]!r} in B" for k, n in spelt[:4])
+        raise ValueError(f"table {side}: its {int(had.sum()):,} control rows were all left out (unmatched='drop') "
+                         f"because table {other} spells their perturbation differently ({pairs}); spell the "
+                         f"controls the same way in both tables")
 
 
 def _blank_labels(table, pcols, stratum) -> bool:

@@ -101,8 +101,8 @@ def score_consistency(table, perturbation, annotation, label_sep=None, *, aggreg
         naming the close values (a warning when another value matches).
     only : DataFrame or list, optional
         Keep only these perturbations: a groups table of ``score_profiles`` (its ``significant``
-        column, or copairs's ``below_corrected_p``, else q_value (``corrected_p_value``) <= alpha) or
-        names, compared as text. Names not in the table are named in a warning (an error when none is).
+        column, or copairs's ``below_corrected_p``, else q_value (``corrected_p_value``) <= alpha; a
+        table with none of these columns is a ValueError naming them) or names, compared as text. Names not in the table are named in a warning (an error when none is).
         Activity first, consistency on the active.
     features : None, list of str or str
         As in ``score_profiles`` (:func:`apnull.score.table.columns.select_features`: a column numeric

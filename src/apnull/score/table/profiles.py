@@ -74,17 +74,24 @@ def _names(values) -> str:
     return ", ".join(repr(v) for v in values[:SHOWN]) + (f" and {len(values) - SHOWN:,} more" if len(values) > SHOWN else "")
 
 
+#: Columns of a groups table saying which perturbations are significant (apnull's, copairs's), and
+#: their q-values, read when those are absent.
+FLAGS = ("significant", "below_corrected_p")
+QVALUES = ("q_value", "corrected_p_value")
+
+
 def only_names(only, pcol, alpha=0.05) -> set:
     """Perturbation names (as text) to keep, from ``only``.
 
     ``only`` is a DataFrame with the perturbation column (e.g. ``score_profiles(...).groups`` or the
     file ``apnull score --out-groups`` wrote, with or without ``--copairs-names``): the rows whose
     ``significant`` (copairs: ``below_corrected_p``) column is true, else whose ``q_value`` (copairs:
-    ``corrected_p_value``) <= ``alpha``, else every row; or a list of perturbation names. Names are
+    ``corrected_p_value``) <= ``alpha``; or a list of perturbation names. Names are
     compared as text: read the file with ``read_table(labels=[pcol])`` so ``011`` stays ``011``.
 
     Raises TypeError for another type (a single text included), ValueError for a table without the
-    perturbation column.
+    perturbation column or without any of those columns (the columns looked for named: a table of
+    another kind, such as compare's per-perturbation table, would otherwise keep every perturbation).
     """
     if isinstance(only, pd.DataFrame):
         col = pcol if pcol in only.columns else output_name(pcol)
@@ -92,14 +99,18 @@ def only_names(only, pcol, alpha=0.05) -> set:
             raise ValueError(f"the only= table has no perturbation column {pcol!r} (its columns: "
                              f"{', '.join(repr(str(c)) for c in list(only.columns)[:8])}); give the groups "
                              "table written by apnull score --out-groups for the same perturbation column")
-        flag = next((c for c in ("significant", "below_corrected_p") if c in only.columns), None)
-        qcol = next((c for c in ("q_value", "corrected_p_value") if c in only.columns), None)
+        flag = next((c for c in FLAGS if c in only.columns), None)
+        qcol = next((c for c in QVALUES if c in only.columns), None)
         if flag is not None:
             keep = only[flag].astype(str).str.strip().str.lower().isin(["true", "1", "yes"])
         elif qcol is not None:
             keep = pd.to_numeric(only[qcol], errors="coerce") <= alpha
         else:
-            keep = pd.Series(True, index=only.index)
+            raise ValueError(f"the only= table has no significance column: looked for {', '.join(map(repr, FLAGS))} "
+                             f"and {', '.join(map(repr, QVALUES))} (its columns: "
+                             f"{', '.join(repr(str(c)) for c in list(only.columns)[:8])}"
+                             f"{' ...' if only.shape[1] > 8 else ''}); give the groups table apnull score "
+                             "--out-groups wrote, or a list of the perturbations to keep")
         names = only.loc[keep, col]
         return set(names[names.notna()].astype(str))
     if isinstance(only, (str, bytes, Mapping)) or not isinstance(only, Iterable):

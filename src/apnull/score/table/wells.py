@@ -22,14 +22,23 @@ import numpy as np
 import pandas as pd
 
 from ...limits import check_choice, check_column
+from ..results.outputs import output_name
 from .io import labels_as_text
 
-__all__ = ["UNMATCHED", "Matched", "match_wells", "key_text", "SHOWN"]
+__all__ = ["UNMATCHED", "Matched", "match_wells", "key_text", "SHOWN", "LEFT_OUT", "left_out_columns"]
 
 #: What to do with wells that do not pair up: stop with an error, or leave them out and name them.
 UNMATCHED = ("error", "drop")
 #: Wells named in an error or warning.
 SHOWN = 5
+#: The left-out table's own columns, around the key columns.
+LEFT_OUT = ("table", "reason")
+
+
+def left_out_columns(key) -> list:
+    """The left-out table's header: ``table``, the key columns (a key named ``table`` or ``reason``
+    carried as ``table_input``, as :func:`..results.outputs.output_name` renames), ``reason``."""
+    return [LEFT_OUT[0], *(output_name(k, frozenset(LEFT_OUT)) for k in key), LEFT_OUT[1]]
 
 
 class Matched(NamedTuple):
@@ -41,6 +50,7 @@ class Matched(NamedTuple):
     warnings: list           #: one sentence per kind of problem left out
     rows_a: np.ndarray       #: 0-based position in A of each row of ``a``
     rows_b: np.ndarray       #: 0-based position in B of each row of ``b``
+    relabelled: dict = {}    #: {(column, value in A, value in B): wells} of the labels that differ
 
 
 def key_text(values) -> str:
@@ -109,7 +119,7 @@ def match_wells(a: pd.DataFrame, b: pd.DataFrame, key, labels, unmatched: str = 
     key = _checked(a, b, key, labels)
     labels = list(labels)
     ka, kb = _frame(a, key), _frame(b, key)
-    out, warnings = [], []
+    out, warnings, relabelled = [], [], {}
     drop_a = np.zeros(len(a), dtype=bool)
     drop_b = np.zeros(len(b), dtype=bool)
 
@@ -154,13 +164,16 @@ def match_wells(a: pd.DataFrame, b: pd.DataFrame, key, labels, unmatched: str = 
         va, vb = la.to_numpy(dtype=object), lb.to_numpy(dtype=object)
         same = (va == vb) | (pd.isna(la).to_numpy() & pd.isna(lb).to_numpy())
         bad = ~same.all(axis=1)
+        for j, c in enumerate(labels):
+            for pair in zip(va[bad & ~same[:, j], j], vb[bad & ~same[:, j], j]):
+                relabelled[(c, *pair)] = relabelled.get((c, *pair), 0) + 1
         if bad.any():
             c = int(np.flatnonzero(~same[bad][0])[0])
             first = f"{labels[c]!r} is {va[bad][0, c]!r} in A and {vb[bad][0, c]!r} in B"
             problem(f"labels differ between the tables (first: {first})", [("A", pa[bad]), ("B", pb[bad])],
                     "check that both tables describe the same wells")
-    left_out = pd.DataFrame(out, columns=["table", *key, "reason"])
+    left_out = pd.DataFrame(out, columns=left_out_columns(key))
     kept_a, kept_b = np.flatnonzero(~drop_a), np.flatnonzero(~drop_b)
     if not drop_a.any() and not drop_b.any():
-        return Matched(a, b, left_out, warnings, kept_a, kept_b)
-    return Matched(a.iloc[kept_a], b.iloc[kept_b], left_out, warnings, kept_a, kept_b)
+        return Matched(a, b, left_out, warnings, kept_a, kept_b, relabelled)
+    return Matched(a.iloc[kept_a], b.iloc[kept_b], left_out, warnings, kept_a, kept_b, relabelled)
