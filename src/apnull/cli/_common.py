@@ -12,6 +12,7 @@ import decimal
 import json
 import math
 import os
+import re
 import time
 
 from ..score.engine.sequential import count_text, duration_text
@@ -203,6 +204,34 @@ def run_kwargs(args) -> dict:
                 budget=args.budget, workers=args.workers, scheduler=args.scheduler)
 
 
+#: Library keywords whose values messages quote (``nan='drop-rows'``), said as the command's options.
+OPTION_WORDS = ("nan", "similarity", "unmatched", "negatives", "aggregate", "permutations", "null", "label_sep",
+                "alpha", "seed", "budget", "positives_differ_by", "control", "stratum", "perturbation", "only",
+                "features", "scheduler", "workers", "threads")
+_VALUE = re.compile(r"\b(" + "|".join(OPTION_WORDS) + r")='([^']*)'")
+_BARE = re.compile(r"\b(" + "|".join(OPTION_WORDS) + r")=(?=[\s,;)/]|$)")
+_TWICE = re.compile(r"(--[\w-]+(?: [\w-]+)?) \((?:\1|--[\w-]+(?: [\w-]+)?)(?: on the command line)?\)")
+
+
+def cli_words(text: str) -> str:
+    """A library message said in the command's words: ``nan='drop-rows'`` becomes ``--nan drop-rows``,
+    ``features=`` becomes ``--features`` (``--features-a`` / ``--features-b`` in a message about table
+    A or B of ``apnull compare``, ``--features REGEX`` where the library offers a list or a regex), and
+    a flag the library names beside its own keyword ("(--nan on the command line)") is said once."""
+    side = re.match(r"\s*table ([AB]):", text)
+
+    def flag(name: str) -> str:
+        if name == "features" and side:
+            return f"--features-{side.group(1).lower()}"
+        return "--" + name.replace("_", "-")
+
+    text = re.sub(r"\bfeatures= \(?a list or a regex\)?", lambda m: flag("features") + " REGEX", text)
+    text = _VALUE.sub(lambda m: f"{flag(m.group(1))} {m.group(2)}", text)
+    text = _BARE.sub(lambda m: flag(m.group(1)), text)
+    text = _TWICE.sub(lambda m: m.group(1), text)
+    return text.replace(" (--nan on the command line)", "")
+
+
 def features_text(settings: dict, shown: int = 12) -> str:
     """The feature columns a scoring run used (``settings["feature_columns"]``), counted and named (the
     first ``shown``; all of them in the JSON)."""
@@ -216,7 +245,7 @@ def left_out_line(settings: dict, shown: int = 20) -> str:
     left_out = settings.get("columns_left_out") or []
     if not left_out:
         return ""
-    return (f"columns left out ({len(left_out):,}): " + "; ".join(f"{d['column']} ({d['reason']})" for d in left_out[:shown])
+    return (f"columns left out ({len(left_out):,}): " + "; ".join(f"{d['column']} ({cli_words(d['reason'])})" for d in left_out[:shown])
             + (f"; and {len(left_out) - shown:,} more (see --json)" if len(left_out) > shown else "") + "\n")
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from ..score import AGGREGATES, NAN_MODES, SCORE_SIMILARITIES, check_outputs, read_table, score_consistency, write_tables
 from ..score.results.outputs import output_name
 from ..score.engine.sequential import count_text
-from ._common import (Progress, add_json, add_run_options, features_text, json_line, left_out_line, run_kwargs,
+from ._common import (Progress, add_json, add_run_options, cli_words, features_text, json_line, left_out_line, run_kwargs,
                       writable_path)
 from .tables import format_table, records
 
@@ -90,9 +90,10 @@ def run(args, out, err) -> int:
     k, n = int(res.labels["significant"].sum()), len(res.labels)
     summary = {"consistent": k, "labels": n, "fraction": k / n}
     settings = dict(res.settings, file=args.file, only_file=args.only)
+    warnings = [cli_words(w) for w in res.warnings]
     if args.json:
         doc = {"settings": settings, "summary": summary, "labels": records(res.labels),
-               "queries": records(res.queries), "skipped": records(res.skipped), "warnings": list(res.warnings)}
+               "queries": records(res.queries), "skipped": records(res.skipped), "warnings": warnings}
         out.write(json_line(doc))
         return 0
     hidden = ("file", "only_file", "columns_left_out", "dropped_features", "dropped_rows", "feature_columns")
@@ -106,6 +107,6 @@ def run(args, out, err) -> int:
         out.write(f"\n{count_text(len(res.queries), 'queries')}: write them with --out-queries F\n")
     for row in records(res.skipped):
         out.write(f"skipped: {row}\n")
-    for w in res.warnings:
+    for w in warnings:
         out.write(f"warning: {w}\n")
     return 0

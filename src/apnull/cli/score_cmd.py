@@ -31,7 +31,7 @@ from ..score import (MAX_FILE_BYTES, NULLS, RANKING_COLUMNS, SCORE_SIMILARITIES,
                      score_profiles, score_rankings, write_tables)
 from . import _score_activity as activity
 from ..score.engine.sequential import count_text
-from ._common import (Progress, add_json, add_run_options, features_text, json_line, left_out_line, run_kwargs,
+from ._common import (Progress, add_json, add_run_options, cli_words, features_text, json_line, left_out_line, run_kwargs,
                       writable_path)
 from .tables import format_table, records
 
@@ -107,7 +107,7 @@ def run(args, out, err) -> int:
                              stratum=args.stratum, features=args.features, similarity=args.similarity,
                              null=args.null, progress=Progress(err, "apnull score: perturbations", after=3.0),
                              **run_kwargs(args), **activity.library_kwargs(args))
-        groups, queries, warnings = res.groups, res.queries, res.warnings
+        groups, queries, warnings = res.groups, res.queries, [cli_words(w) for w in res.warnings]
         settings = dict(res.settings, form="profiles", file=args.file)
         skipped_rows = records(res.skipped)
         groups, summary = activity.hierarchical(args, groups, res.activity)

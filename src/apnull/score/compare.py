@@ -27,7 +27,8 @@ from .table.columns import select_features
 from .table.io import labels_as_text
 from .table.labels import EMPTY_LABELS
 from .table.missing import NAN_MODES, rows_text
-from .table.screen import SIMILARITIES
+from .table.scale import BINARY
+from .table.screen import SCORE_SIMILARITIES
 from .table.wells import UNMATCHED, left_out_columns, match_wells
 
 __all__ = ["score_compare", "CompareResult", "summary_line", "UNMATCHED", "GROUP_COLUMNS", "RETRIEVED", "LEVEL"]
@@ -112,7 +113,7 @@ def score_compare(a, b, *, key, perturbation="Metadata_pert", control="DMSO", st
     opts = RunOptions.checked(seed=seed, permutations=permutations, alpha=alpha, threads=threads, workers=workers,
                               scheduler=scheduler, progress=progress, budget=budget)
     check_choice(nan, NAN_MODES, "nan")
-    check_choice(similarity, SIMILARITIES, "similarity")
+    check_choice(similarity, SCORE_SIMILARITIES, "similarity")
     pcols = [perturbation] if isinstance(perturbation, str) else list(perturbation or [])
     if not pcols:
         raise ValueError("perturbation must name a column (or columns) of both tables")
@@ -121,8 +122,9 @@ def score_compare(a, b, *, key, perturbation="Metadata_pert", control="DMSO", st
     matched = match_wells(a, b, key, roles, unmatched)
     keys = [key] if isinstance(key, str) else list(key)
     labels = set(pcols) | ({stratum} if stratum is not None else set())
-    fa, fb = (_features(side, t, f, labels, keys) for side, t, f in (("A", matched.a, features_a),
-                                                                       ("B", matched.b, features_b)))
+    binary = similarity in BINARY
+    fa, fb = (_features(side, t, f, labels, keys, binary) for side, t, f in (("A", matched.a, features_a),
+                                                                              ("B", matched.b, features_b)))
     ta, tb, dropped, warnings = _drop_missing(matched, fa, fb, keys, nan)
     warnings = matched.warnings + warnings
     _check_controls(a, b, ta[0], tb[0], pcols[0], control, matched.relabelled)
@@ -172,13 +174,13 @@ def summary_line(summary: dict) -> str:
 KEY_REASON = "key column: it pairs the wells of A and B, never a feature"
 
 
-def _features(side: str, table, features, labels, keys) -> tuple:
+def _features(side: str, table, features, labels, keys, binary: bool) -> tuple:
     """(feature columns of ``table``, what to pass to score_profiles, None or {column: reason left out}
     when the key columns were taken out and a list is passed instead of the user's choice): a key
     column is never a feature, whatever the default, regex or list chose (it is taken out and named);
     an error names the table and its own option."""
     try:
-        chosen, left = select_features(table, features, labels)
+        chosen, left = select_features(table, features, labels, binary)
     except ValueError as exc:
         raise ValueError(f"table {side}: {exc}") from None
     if not any(k in chosen for k in keys):
