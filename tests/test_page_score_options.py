@@ -132,3 +132,23 @@ def test_url_after_an_upload_and_consistency_holds_what_is_applied():
     url = at.query_params.get("sc_cs_label")
     assert url in (None, shown, [shown])  # never the example's label
     assert at.query_params.get("sc_cs_annotation") in (None, "Metadata_moa", ["Metadata_moa"])
+
+
+def test_a_text_cell_is_said_with_the_page_controls():
+    table = digits_example()
+    table["px_10"] = table["px_10"].astype(object)
+    table.loc[4, "px_10"] = "abc"
+    at = _upload(table)
+    assert len(at.error) == 1
+    message = at.error[0].value
+    assert "'abc' in data row 5" in message and "**Feature columns (regex)**" in message
+    assert "**Missing values** → *leave out those rows*" in message
+    assert "features=" not in message and "nan=" not in message and "--nan" not in message
+
+
+def test_page_words():
+    said = report.page_words("drop them or use similarity='euclidean'; leave the columns out with features=, or "
+                             "pass nan='drop-features' or nan='drop-rows' (--nan on the command line)")
+    assert said == ("drop them or use **Similarity** → *euclidean*; leave the columns out with **Feature columns "
+                    "(regex)**, or pass **Missing values** → *leave out those features* or **Missing values** → "
+                    "*leave out those rows*")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import zipfile
 
 import pandas as pd
@@ -16,7 +17,7 @@ import pandas as pd
 from .score import USES_B, name_text
 
 __all__ = ["CALIBRATION", "CALIBRATION_SOURCE", "CALIBRATION_FDR", "CALIBRATION_LAYOUTS", "calibration_table",
-           "NAN_WORDS", "NEGATIVE_WORDS", "NAN_CHOICES", "NEGATIVE_CHOICES", "missing_message", "dropped_text",
+           "NAN_WORDS", "NEGATIVE_WORDS", "NAN_CHOICES", "NEGATIVE_CHOICES", "missing_message", "page_words", "dropped_text",
            "nulls_used", "NULL_SHORT_WORDS", "query_null_text",
            "mAP_null_text", "method_text", "significant_name", "download_tables", "settings_record", "bundle_zip",
            "open_decisions", "draws_caption"]
@@ -163,6 +164,19 @@ NEGATIVE_WORDS = {"controls": "the controls of its plate", "others": "every othe
 #: The page's choices (plain words, also what a link carries) -> the library's values.
 NAN_CHOICES = {words: mode for mode, words in NAN_WORDS.items()}
 NEGATIVE_CHOICES = {words: value for value, words in NEGATIVE_WORDS.items()}
+
+
+def page_words(message: str, features: str = "Feature columns (regex)") -> str:
+    """A library message said with the scoring page's controls: ``nan='drop-rows'`` as **Missing
+    values** → *leave out those rows*, ``similarity='euclidean'`` as **Similarity** → *euclidean*,
+    ``features=`` as the **Feature columns (regex)** box (``features``: its label); a flag the library
+    names for the command line is dropped."""
+    message = re.sub(r"\s*\((?:--[\w-]+(?: [\w-]+)?)(?: on the command line)?\)", "", message)
+    message = re.sub(r"\bnan='([\w-]+)'", lambda m: f"**Missing values** → *{NAN_WORDS.get(m.group(1), m.group(1))}*",
+                     message)
+    message = re.sub(r"\bsimilarity='([\w-]+)'", lambda m: f"**Similarity** → *{m.group(1)}*", message)
+    message = re.sub(r"\bfeatures= \(?a list or a regex\)?|\bfeatures=", f"**{features}**", message)
+    return message
 
 
 def missing_message(where: str, control: str = "Missing values") -> str:
