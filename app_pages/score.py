@@ -250,7 +250,8 @@ def bundle() -> bytes:
                                     settings=settings, alpha=fdr, hierarchical_by=hierarchical_by,
                                     copairs_names=copairs_names, version=apnull.__version__,
                                     dropped_features=result.settings.get("dropped_features", ()),
-                                    dropped_rows=result.settings.get("dropped_rows", ()))
+                                    dropped_rows=result.settings.get("dropped_rows", ()),
+                                    feature_columns=result.settings.get("feature_columns"))
     return report.bundle_zip({f"{file_name}_perturbations": g, f"{file_name}_queries": q}, record)
 
 

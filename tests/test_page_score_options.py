@@ -73,7 +73,7 @@ def test_the_zip_holds_the_tables_and_the_settings():
                                   nan="drop-rows")
     g, q = report.download_tables(groups, groups.head(0), 0.1)
     record = report.settings_record(file="screen", digest="d", settings=settings, alpha=0.1, version=apnull.__version__,
-                                    dropped_rows=[5, 7])
+                                    dropped_rows=[5, 7], feature_columns=["px_00", "px_01"])
     data = report.bundle_zip({"screen_perturbations": g, "screen_queries": q}, record)
     assert data == report.bundle_zip({"screen_perturbations": g, "screen_queries": q}, record)  # deterministic
     with zipfile.ZipFile(io.BytesIO(data)) as zf:
@@ -83,6 +83,7 @@ def test_the_zip_holds_the_tables_and_the_settings():
     assert "significant_at_fdr_0.1" in table.columns and "significant" not in table.columns
     assert saved["nan"] == "drop-rows" and saved["dropped_rows"] == [5, 7] and saved["fdr_level"] == 0.1
     assert saved["seed"] == 3 and saved["permutations"] == 199 and saved["apnull_version"] == apnull.__version__
+    assert saved["feature_columns"] == ["px_00", "px_01"]  # the features used, listed
     assert {"file", "perturbation", "control", "stratum", "features", "similarity", "null", "positives_differ_by",
             "negatives", "hierarchical_by"} <= set(saved)
 

@@ -251,9 +251,10 @@ def download_tables(groups: pd.DataFrame, queries: pd.DataFrame, alpha: float, c
 
 
 def settings_record(*, file: str, digest: str, settings, alpha: float, hierarchical_by=(), copairs_names=False,
-                    version: str, dropped_features=(), dropped_rows=()) -> dict:
+                    version: str, dropped_features=(), dropped_rows=(), feature_columns=None) -> dict:
     """What a download was made with (the page's :class:`apnull.views.score.Settings` and the rest), as
-    plain JSON values: enough to run it again with ``apnull score`` or ``score_profiles``."""
+    plain JSON values: enough to run it again with ``apnull score`` or ``score_profiles``;
+    ``feature_columns``: the features the run used (its ``settings["feature_columns"]``), listed."""
     s = settings
     return {
         "apnull_version": version, "file": file, "file_sha256": digest,
@@ -264,6 +265,7 @@ def settings_record(*, file: str, digest: str, settings, alpha: float, hierarchi
         "positives_differ_by": list(s.differ_by), "hierarchical_by": list(hierarchical_by),
         "copairs_names": bool(copairs_names),
         "dropped_features": [str(c) for c in dropped_features], "dropped_rows": [int(r) for r in dropped_rows],
+        **({} if feature_columns is None else {"feature_columns": [str(c) for c in feature_columns]}),
     }
 
 
