@@ -211,3 +211,14 @@ def test_a_semicolon_separated_csv_gets_a_hint(tmp_path):
 def test_counts_have_their_singular():
     assert [count_text(1, "perturbations"), count_text(2, "queries"), count_text(1, "queries")] == \
         ["1 perturbation", "2 queries", "1 query"]
+
+
+def test_rows_set_aside_keep_the_labels_text():
+    from apnull.score.table.labels import text_codes
+    from apnull.score.table.wells import set_aside
+
+    table = pd.DataFrame({"p": np.array([1, 22, 1, 303], dtype=np.int64), "f": [1.0, 2.0, 3.0, 4.0]})
+    out = set_aside(table, np.array([0, 2, 3]), ["p"])
+    codes, texts = text_codes(out["p"])
+    assert [texts[c] if c >= 0 else None for c in codes] == ["1", None, "1", "303"]
+    assert table["p"].tolist() == [1, 22, 1, 303] and set_aside(table, np.arange(4), ["p"]) is table

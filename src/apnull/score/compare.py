@@ -29,7 +29,8 @@ from .table.labels import EMPTY_LABELS
 from .table.missing import NAN_MODES, rows_text
 from .table.scale import BINARY
 from .table.screen import SCORE_SIMILARITIES
-from .table.wells import UNMATCHED, left_out_columns, match_wells
+from .table.wells import (UNMATCHED, check_relabelled_controls, has_blank_labels, left_out_columns, match_wells,
+                          set_aside)
 
 __all__ = ["score_compare", "CompareResult", "summary_line", "UNMATCHED", "GROUP_COLUMNS", "RETRIEVED", "LEVEL"]
 
@@ -127,9 +128,9 @@ def score_compare(a, b, *, key, perturbation="Metadata_pert", control="DMSO", st
                                                                               ("B", matched.b, features_b)))
     ta, tb, dropped, warnings = _drop_missing(matched, fa, fb, keys, nan)
     warnings = matched.warnings + warnings
-    _check_controls(a, b, ta[0], tb[0], pcols[0], control, matched.relabelled)
-    blank_a, blank_b = (_blank_labels(t[0], pcols, stratum) for t in (ta, tb))
-    ta, tb = _in_place(a, ta, pcols), _in_place(b, tb, pcols)  # rows keep the file's own numbers
+    check_relabelled_controls(a, b, ta[0], tb[0], pcols[0], control, matched.relabelled)
+    blank_a, blank_b = (has_blank_labels(t[0], pcols, stratum) for t in (ta, tb))
+    ta, tb = set_aside(a, ta[1], pcols), set_aside(b, tb[1], pcols)  # rows keep the file's own numbers
     left_out = pd.concat([matched.left_out, dropped], ignore_index=True) if len(dropped) else matched.left_out
     common = dict(perturbation=perturbation, control=control, stratum=stratum, similarity=similarity, nan=nan,
                   permutations=opts.permutations, seed=opts.seed, alpha=opts.alpha, threads=opts.threads,
@@ -225,57 +226,6 @@ def _drop_missing(matched, fa, fb, keys, nan) -> tuple:
     return ((ta.iloc[np.flatnonzero(~drop_a)], matched.rows_a[~drop_a]),
             (tb.iloc[np.flatnonzero(~drop_b)], matched.rows_b[~drop_b]),
             pd.DataFrame(rows, columns=left_out_columns(keys)), [warning])
-
-
-def _in_place(table: pd.DataFrame, kept: tuple, pcols) -> pd.DataFrame:
-    """``table`` whose rows outside ``kept`` (its (subset, 0-based positions) pair) have an empty
-    perturbation, so ``score_profiles`` leaves them out while every row keeps its own number (in its
-    messages and the ``row`` column: the file's data rows, as when scoring the file alone); the table
-    itself when every row is kept. Integer labels become nullable integers, so their text is unchanged."""
-    rows = kept[1]
-    if rows.size == len(table):
-        return table
-    gone = np.ones(len(table), dtype=bool)
-    gone[rows] = False
-    out = table.copy(deep=False)
-    for c in pcols:
-        col = out[c]
-        if pd.api.types.is_bool_dtype(col.dtype):
-            col = col.astype("boolean")
-        elif pd.api.types.is_integer_dtype(col.dtype):
-            col = col.astype("Int64")
-        else:
-            col = col.astype(object) if not pd.api.types.is_string_dtype(col.dtype) \
-                and not pd.api.types.is_float_dtype(col.dtype) else col.copy()
-        col.iloc[np.flatnonzero(gone)] = None
-        out[c] = col
-    return out
-
-
-def _check_controls(a, b, ka, kb, pcol, control, relabelled) -> None:
-    """ValueError when a table's control rows were all left out as wells whose perturbation the other
-    table spells differently (``unmatched="drop"``: e.g. ``DMSO`` in A, ``dmso`` in B): both spellings
-    named, instead of "no control rows" in a table that has them."""
-    controls = [control] if isinstance(control, str) else [str(c) for c in (control or [])]
-    for side, table, kept, own in (("A", a, ka, 1), ("B", b, kb, 2)):
-        had = labels_as_text(table[[pcol]], [pcol])[pcol].isin(controls)
-        left = labels_as_text(kept[[pcol]], [pcol])[pcol].isin(controls)
-        if not had.any() or left.any():
-            continue
-        spelt = [(k, n) for k, n in relabelled.items() if k[0] == pcol and k[own] in controls]
-        if not spelt:
-            continue
-        other = "B" if side == "A" else "A"
-        pairs = "; ".join(f"{n:,} well(s) {k[1]!r} in A and {k[2]!r} in B" for k, n in spelt[:4])
-        raise ValueError(f"table {side}: its {int(had.sum()):,} control rows were all left out (unmatched='drop') "
-                         f"because table {other} spells their perturbation differently ({pairs}); spell the "
-                         f"controls the same way in both tables")
-
-
-def _blank_labels(table, pcols, stratum) -> bool:
-    """Whether a kept row of ``table`` has an empty perturbation (or stratum) value of its own."""
-    cols = list(pcols) + ([stratum] if stratum is not None else [])
-    return bool(table[cols].isna().any(axis=None))
 
 
 def _side(side: str, table, features: tuple, common: dict, client, quiet: bool = False) -> ScoreResult:
