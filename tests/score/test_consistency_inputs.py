@@ -77,7 +77,8 @@ def test_long_ids_keep_their_digits_beside_blank_cells(tmp_path_factory, ids):
     assert status == 0 and doc["settings"]["profiles"] == len(ids)
     assert {q["pert"] for q in doc["queries"]} == {str(i) for i in ids}
     row = 2 * len(ids)
-    assert f"1 row with an empty perturbation value was ignored (row {row})." in doc["warnings"]
+    assert f"1 row with an empty perturbation value was ignored (data row {row + 1} (counting from 1 under the " \
+        "header))." in doc["warnings"]
 
 
 def test_controls_are_matched_as_text_with_close_names(tmp_path):
@@ -193,7 +194,7 @@ def test_only_is_read_as_text_with_copairs_names(tmp_path):
     status, out, _ = _cli(tmp_path, text, "--control", "DMSO", "--only", str(extra))
     doc = json.loads(out)
     assert status == 0 and doc["settings"]["profiles"] == 8
-    assert "2 of the 10 perturbations kept by only= are not in the table (or only as controls): 'yyy', 'zzz'." \
+    assert "2 of the 10 perturbations kept by --only are not in the table (or only as controls): 'yyy', 'zzz'." \
         in doc["warnings"]
     none = tmp_path / "gn.csv"
     none.write_text("pert,significant\nzzz,True\n11,True\n")

@@ -67,7 +67,7 @@ def test_text_has_the_active_line(wells_csv):
     status, out, err = run(["score", path, *BASE])
     assert status == 0, err
     assert "active: " in out and " of 3 (" in out and "at q <= 0.05" in out
-    assert "warning: 1 rows with NaN" in out
+    assert "warning: 1 row with NaN" in out
 
 
 def test_copairs_names_in_json_and_files(wells_csv, tmp_path):

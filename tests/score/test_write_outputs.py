@@ -155,4 +155,4 @@ def test_a_budget_with_fixed_permutations_is_refused(screen_csv, scorer):
                               permutations=99, budget=5)
     status, _, err = run([scorer, screen_csv, "--perturbation", "Metadata_perturbation", "--permutations", "99",
                           "--budget", "5"] + (["--annotation", "Metadata_shape"] if scorer == "consistency" else []))
-    assert status == 2 and "budget applies to permutations='auto'" in err
+    assert status == 2 and "budget applies to --permutations auto" in err and "--permutations 99 has" in err
