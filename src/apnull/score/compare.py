@@ -101,8 +101,8 @@ def score_compare(a, b, *, key, perturbation="Metadata_pert", control="DMSO", st
         retrieved_difference ((retrieved_b - retrieved_a) / n_perturbations), retrieved_p_value (the
         same flips on each unit's b_only - a_only), alpha, note. With one unit there is no test:
         p-values and interval are NaN and ``note`` says why; with fewer than 6 units the interval is
-        NaN (the test cannot reach 0.05). ``left_out``: [table, <key columns>, reason] (a key column named ``table`` or
-        ``reason`` is carried as ``table_input`` / ``reason_input``); ``warnings``;
+        NaN (the test cannot reach 0.05). ``left_out``: [table, <key columns>, reason] (a key column
+        named ``table`` or ``reason`` is carried as ``table_input`` / ``reason_input``); ``warnings``;
         ``settings``.
 
     Raises

@@ -59,7 +59,8 @@ def score_rankings(table, query="query", item="item", score="score", relevant="r
     df["q_value"] = benjamini_hochberg(df["p_value"].to_numpy())
     warnings = list(ranking.warnings)
     if skipped:
-        warnings.append(f"{count_text(len(skipped), 'queries')} without a relevant item {'was' if len(skipped) == 1 else 'were'} skipped.")
+        was = "was" if len(skipped) == 1 else "were"
+        warnings.append(f"{count_text(len(skipped), 'queries')} without a relevant item {was} skipped.")
     df.attrs["skipped"] = skipped
     df.attrs["warnings"] = warnings
     return df

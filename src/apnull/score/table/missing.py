@@ -105,5 +105,5 @@ def apply_nan_mode(values: np.ndarray, used: np.ndarray, features: list, nan: st
                          "use nan='drop-features' or impute the values")
     gone = [int(r) for r in used[rows]]
     return Dropped(values[keep], used[keep], list(features), [], gone,
-                   [f"{count_text(len(gone), 'rows')} with NaN or infinite feature values {'was' if len(gone) == 1 else 'were'} left out (nan='drop-rows'): "
-                    f"{rows_text(gone)}."])
+                   [f"{count_text(len(gone), 'rows')} with NaN or infinite feature values "
+                    f"{'was' if len(gone) == 1 else 'were'} left out (nan='drop-rows'): {rows_text(gone)}."])

@@ -129,8 +129,8 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
     zero = degenerate_rows(values, similarity)
     if zero.any():
         why = "the same value in every feature" if similarity == "correlation" else "all-zero features"
-        raise ValueError(f"{rows_text(used[zero])} {'have' if zero.sum() > 1 else 'has'} {why}, so {similarity} similarity is "
-                         "undefined; drop them or use similarity='euclidean'")
+        raise ValueError(f"{rows_text(used[zero])} {'have' if zero.sum() > 1 else 'has'} {why}, so {similarity} "
+                         "similarity is undefined; drop them or use similarity='euclidean'")
     lcode = lcode[used]
     if scol is not None:
         scode, stext = text_codes(table[scol])
