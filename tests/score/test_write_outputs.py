@@ -136,7 +136,7 @@ def test_ignored_permutations_are_named(screen_csv):
     status, out, _ = run(["score", screen_csv, "--perturbation", "Metadata_perturbation", "--null", "independent",
                           "--permutations", "9999", "--json"])
     doc = json.loads(out)
-    assert status == 0 and any(w.startswith("permutations=9,999 was not used") for w in doc["warnings"])
+    assert status == 0 and any(w.startswith("--permutations 9999 was not used") for w in doc["warnings"])
     status, out, _ = run(["score", screen_csv, "--perturbation", "Metadata_perturbation", "--null", "independent",
                           "--stratum", "Metadata_plate", "--permutations", "99", "--json"])
     doc = json.loads(out)  # positives on other plates: their queries draw the conditional null

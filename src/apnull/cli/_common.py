@@ -209,7 +209,7 @@ OPTION_WORDS = ("nan", "similarity", "unmatched", "negatives", "aggregate", "per
                 "alpha", "seed", "budget", "positives_differ_by", "control", "stratum", "perturbation", "only",
                 "features", "scheduler", "workers", "threads")
 _VALUE = re.compile(r"\b(" + "|".join(OPTION_WORDS) + r")='([^']*)'")
-_NUMBER = re.compile(r"\b(" + "|".join(OPTION_WORDS) + r")=(\d[\d.]*)\b")
+_NUMBER = re.compile(r"\b(" + "|".join(OPTION_WORDS) + r")=(\d(?:[\d.]|,(?=\d))*)")
 _BARE = re.compile(r"\b(" + "|".join(OPTION_WORDS) + r")=(?=[\s,;)/]|$)")
 _TWICE = re.compile(r"(--[\w-]+(?: [\w-]+)?) \((?:\1|--[\w-]+(?: [\w-]+)?)(?: on the command line)?\)")
 
@@ -228,7 +228,7 @@ def cli_words(text: str) -> str:
 
     text = re.sub(r"\bfeatures= \(?a list or a regex\)?", lambda m: flag("features") + " REGEX", text)
     text = _VALUE.sub(lambda m: f"{flag(m.group(1))} {m.group(2)}", text)
-    text = _NUMBER.sub(lambda m: f"{flag(m.group(1))} {m.group(2)}", text)
+    text = _NUMBER.sub(lambda m: f"{flag(m.group(1))} {m.group(2).replace(',', '')}", text)
     text = _BARE.sub(lambda m: flag(m.group(1)), text)
     text = _TWICE.sub(lambda m: m.group(1), text)
     return text.replace(" (--nan on the command line)", "")
