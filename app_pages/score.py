@@ -150,7 +150,7 @@ with st.expander("More options (as in copairs and the command line)", icon=":mat
 
 method_box = st.container()
 
-with guard():
+with guard(report.page_words):
     settings = view.make_settings(table, perturbation, control_text, stratum, features,
                                   similarity, null, permutations, seed, more_columns=more_columns, nan=nan,
                                   negatives=negatives, differ_by=differ_by, budget=budget)
@@ -176,7 +176,7 @@ result = cache.cached_result(digest, key)
 b1, b2 = st.columns([1, 5], vertical_alignment="center")
 pressed = not auto and b1.button("Score", type="primary", key="score", icon=":material/play_arrow:")
 if result is None and (auto or pressed):
-    with guard():
+    with guard(report.page_words):
         result = cache.score_once(digest, key, table, settings.kwargs(), container=b2)
 if result is None:
     with method_box.expander("How the p-values are made", icon=":material/functions:"):
@@ -192,7 +192,7 @@ with guard():
     shown_view = cache.results_view(digest, key, result, perturbation, fdr, tuple(hierarchical_by))
 groups = shown_view.groups
 for message in result.warnings:
-    st.warning(message, icon=":material/warning:")
+    st.warning(report.page_words(message), icon=":material/warning:")
 if len(result.skipped):
     with st.expander(f"{len(result.skipped):,} perturbation(s) skipped"):
         show_table(result.skipped)
@@ -250,7 +250,8 @@ def bundle() -> bytes:
                                     settings=settings, alpha=fdr, hierarchical_by=hierarchical_by,
                                     copairs_names=copairs_names, version=apnull.__version__,
                                     dropped_features=result.settings.get("dropped_features", ()),
-                                    dropped_rows=result.settings.get("dropped_rows", ()))
+                                    dropped_rows=result.settings.get("dropped_rows", ()),
+                                    feature_columns=result.settings.get("feature_columns"))
     return report.bundle_zip({f"{file_name}_perturbations": g, f"{file_name}_queries": q}, record)
 
 

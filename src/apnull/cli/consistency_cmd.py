@@ -18,13 +18,13 @@ temporary files first and replace their old files only when both are written; ne
 
 from __future__ import annotations
 
-import json
 
 from ..score import (AGGREGATES, NAN_MODES, SCORE_SIMILARITIES, check_outputs, consistency_line, read_table,
                      score_consistency, write_tables)
 from ..score.results.outputs import output_name
-from ._common import (Progress, add_json, add_read_options, add_run_options, left_out_line, read_kwargs, read_settings,
-                      run_kwargs, writable_path)
+from ..score.engine.sequential import count_text
+from ._common import (Progress, add_json, add_read_options, add_run_options, cli_words, features_text, json_line,
+                      left_out_line, read_kwargs, read_settings, run_kwargs, writable_path)
 from .tables import format_table, records
 
 __all__ = ["add_parser", "run"]
@@ -85,20 +85,22 @@ def run(args, out, err) -> int:
     k, n = int(res.labels["significant"].sum()), len(res.labels)
     summary = {"consistent": k, "labels": n, "fraction": k / n}
     settings = dict(res.settings, file=args.file, only_file=args.only, **read_settings(args))
+    warnings = [cli_words(w) for w in res.warnings]
     if args.json:
         doc = {"settings": settings, "summary": summary, "labels": records(res.labels),
-               "queries": records(res.queries), "skipped": records(res.skipped), "warnings": list(res.warnings)}
-        out.write(json.dumps(doc) + "\n")
+               "queries": records(res.queries), "skipped": records(res.skipped), "warnings": warnings}
+        out.write(json_line(doc))
         return 0
-    hidden = ("file", "only_file", "columns_left_out", "dropped_features", "dropped_rows")
+    hidden = ("file", "only_file", "columns_left_out", "dropped_features", "dropped_rows", "feature_columns")
     out.write("settings: " + ", ".join(f"{k}={v}" for k, v in settings.items() if k not in hidden) + "\n")
+    out.write(features_text(settings) + "\n")
     out.write(left_out_line(settings))
     out.write(f"\n{consistency_line(res.labels, res.settings)}\n")
     out.write(format_table(res.labels) + "\n")
     if not args.out_queries:
-        out.write(f"\n{len(res.queries)} queries: write them with --out-queries F\n")
+        out.write(f"\n{count_text(len(res.queries), 'queries')}: write them with --out-queries F\n")
     for row in records(res.skipped):
         out.write(f"skipped: {row}\n")
-    for w in res.warnings:
+    for w in warnings:
         out.write(f"warning: {w}\n")
     return 0

@@ -24,15 +24,15 @@ read as text exactly as written (``1``, ``1.0`` and ``01`` are three perturbatio
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 
 from ..score import (MAX_FILE_BYTES, NULLS, RANKING_COLUMNS, SCORE_SIMILARITIES, check_outputs, read_table,
                      score_profiles, score_rankings, write_tables)
 from . import _score_activity as activity
-from ._common import (Progress, add_json, add_read_options, add_run_options, left_out_line, read_kwargs, read_settings,
-                      run_kwargs, writable_path)
+from ..score.engine.sequential import count_text
+from ._common import (Progress, add_json, add_read_options, add_run_options, cli_words, features_text, json_line,
+                      left_out_line, read_kwargs, read_settings, run_kwargs, writable_path)
 from .tables import format_table, records
 
 __all__ = ["add_parser", "run"]
@@ -111,7 +111,7 @@ def run(args, out, err) -> int:
                              stratum=args.stratum, features=args.features, similarity=args.similarity,
                              null=args.null, progress=Progress(err, "apnull score: perturbations", after=3.0),
                              **run_kwargs(args), **activity.library_kwargs(args))
-        groups, queries, warnings = res.groups, res.queries, res.warnings
+        groups, queries, warnings = res.groups, res.queries, [cli_words(w) for w in res.warnings]
         settings = dict(res.settings, form="profiles", file=args.file, **read_settings(args))
         skipped_rows = records(res.skipped)
         groups, summary = activity.hierarchical(args, groups, res.activity)
@@ -122,21 +122,25 @@ def run(args, out, err) -> int:
                "queries": records(queries), "skipped": skipped_rows, "warnings": list(warnings)}
         if summary is not None:
             doc["activity"] = summary
-        out.write(json.dumps(doc) + "\n")
+        out.write(json_line(doc))
         return 0
-    shown = {k: v for k, v in settings.items() if k not in ("file", "columns_left_out", "row", "dropped_features", "dropped_rows")}
+    hidden = ("file", "columns_left_out", "row", "dropped_features", "dropped_rows", "feature_columns")
+    shown = {k: v for k, v in settings.items() if k not in hidden}
     out.write("settings: " + ", ".join(f"{k}={v}" for k, v in shown.items()) + "\n")
+    if "feature_columns" in settings:
+        out.write(features_text(settings) + "\n")
     out.write(left_out_line(settings))
     if groups is not None:
-        out.write(f"\n{len(groups)} perturbations (mAP p-value: {settings['null']} null; q: Benjamini-Hochberg)\n")
+        out.write(f"\n{count_text(len(groups), 'perturbations')} (mAP p-value: {settings['null']} null; "
+                  "q: Benjamini-Hochberg)\n")
         out.write(format_table(groups) + "\n")
         out.write(activity.summary_text(summary) + "\n")
         if not args.out_queries:
-            out.write(f"\n{len(queries)} queries: write them with --out-queries F\n")
+            out.write(f"\n{count_text(len(queries), 'queries')}: write them with --out-queries F\n")
         else:
-            out.write(f"\n{len(queries)} queries written to {args.out_queries} ({settings['row']})\n")
+            out.write(f"\n{count_text(len(queries), 'queries')} written to {args.out_queries} ({settings['row']})\n")
     else:
-        out.write(f"\n{len(queries)} queries (p-value: exact null law of AP; q: Benjamini-Hochberg)\n")
+        out.write(f"\n{count_text(len(queries), 'queries')} (p-value: exact null law of AP; q: Benjamini-Hochberg)\n")
         out.write(format_table(queries) + "\n")
     for row in skipped_rows:
         out.write(f"skipped: {row}\n")

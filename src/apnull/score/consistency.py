@@ -113,8 +113,8 @@ def score_consistency(table, perturbation, annotation, label_sep=None, *, aggreg
         naming the close values (a warning when another value matches).
     only : DataFrame or list, optional
         Keep only these perturbations: a groups table of ``score_profiles`` (its ``significant``
-        column, or copairs's ``below_corrected_p``, else q_value (``corrected_p_value``) <= alpha) or
-        names, compared as text. Names not in the table are named in a warning (an error when none is).
+        column, or copairs's ``below_corrected_p``, else q_value (``corrected_p_value``) <= alpha; a
+        table with none of these columns is a ValueError naming them) or names, compared as text. Names not in the table are named in a warning (an error when none is).
         Activity first, consistency on the active.
     features : None, list of str or str
         As in ``score_profiles`` (:func:`apnull.score.table.columns.select_features`: a column numeric
@@ -185,7 +185,7 @@ def score_consistency(table, perturbation, annotation, label_sep=None, *, aggreg
                     only=None if only is None else len({str(n) for n in prof.names}), similarity=similarity,
                     nan=nan, positives_differ_by=positives_differ_by,
                     permutations=opts.permutations, seed=opts.seed, alpha=opts.alpha, profiles=int(prof.X.shape[0]),
-                    unlabelled=len(prof.unlabelled), features=len(prof.features),
+                    unlabelled=len(prof.unlabelled), features=len(prof.features), feature_columns=list(prof.features),
                     dropped_features=list(prof.dropped_features), dropped_rows=list(prof.dropped_rows),
                     columns_left_out=[{"column": c, "reason": r} for c, r in prof.left_out])
     settings["perturbation_column"] = output_name(perturbation, TAKEN)

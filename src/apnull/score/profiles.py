@@ -225,7 +225,8 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
         ``perturbation_column``, the name of the perturbation column in the tables: an input name the
         tables use themselves, such as ``null`` or ``mAP``, gets ``_input`` appended; for several
         perturbation columns, the list of their names, each renamed the same way;
-        ``columns_left_out``: every column not used as a feature, with the reason). q-values are
+        ``features``: how many feature columns were used, ``feature_columns``: their names, in table
+        order; ``columns_left_out``: every column not used as a feature, with the reason). q-values are
         Benjamini-Hochberg, across perturbations and across
         queries separately.
 
@@ -272,7 +273,8 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
     pname = _outputs.output_name(keyed.column)
     settings = dict(perturbation=perturbation,
                     control=[control] if isinstance(control, str) else list(control or []),
-                    stratum=stratum, features=len(screen.features), similarity=similarity, negatives=negatives,
+                    stratum=stratum, features=len(screen.features), feature_columns=list(screen.features),
+                    similarity=similarity, negatives=negatives,
                     null=null,
                     permutations=opts.permutations, seed=opts.seed, nan=nan,
                     dropped_features=list(screen.dropped_features), dropped_rows=list(screen.dropped_rows),

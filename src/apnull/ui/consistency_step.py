@@ -15,6 +15,7 @@ import streamlit as st
 from ..notebook import figures
 from ..score import SCORE_SIMILARITIES, score_consistency
 from ..views import consistency as view
+from ..views.score_report import page_words
 from ..views.score import check_fdr, p_label, p_shown, queries_of, selected_name
 from ..memo import Memo, rough_nbytes
 from .common import download_csv, guard, p_formats, show_figure, show_table
@@ -119,13 +120,13 @@ def consistency_step(table: pd.DataFrame, perturbation: str, control, active_gro
                       help="Labels with q-value at most this are called consistent.")
     if annotation not in table.columns:
         return  # nothing to test: the note above (or the box) says to pick a column
-    with guard():
+    with guard(page_words):
         settings = view.make_consistency_settings(table, perturbation, annotation,
                                                   separator, scope, active_groups, control, aggregate, similarity,
                                                   permutations, seed)
         fdr = check_fdr(fdr)
     pressed = not auto and st.button("Score consistency", type="primary", key="sc_cs_run", icon=":material/play_arrow:")
-    with guard():
+    with guard(page_words):
         result = _run(digest, table, settings, run=auto or pressed)
     if result is None:
         st.info("Check the annotation and settings, then press **Score consistency**.", icon=":material/info:")

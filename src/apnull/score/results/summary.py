@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ...exact import expected_ap
+from ..engine.sequential import count_text
 
 __all__ = ["expected_ap_of", "normalized_ap", "add_activity_columns", "activity_summary", "activity_line", "to_copairs_names",
            "consistency_line", "retrieved_line",
@@ -96,7 +97,7 @@ def consistency_line(labels: pd.DataFrame, settings: dict) -> str:
     label sets)"``: the summary of :func:`apnull.score.score_consistency`'s labels table."""
     k, n = int(labels["significant"].sum()), len(labels)
     share = f"{k / n:.0%}" if n else "nan"
-    return (f"consistent: {k} of {n} labels ({share}; q <= {settings['alpha']:g}, Benjamini-Hochberg; "
+    return (f"consistent: {k} of {count_text(n, 'labels')} ({share}; q <= {settings['alpha']:g}, Benjamini-Hochberg; "
             f"p-value: {_draws(labels, settings['permutations'])} permutations of the label sets)")
 
 

@@ -85,6 +85,104 @@ def _all_columns(source, options) -> list:
     return cols
 
 
+def _header_names(source, options) -> list:
+    """The header's names exactly as the file writes them (pandas renames a repeated name ``f1`` to
+    ``f1.1``; this reads the first row as data, so nothing is renamed). The position of a buffer is kept."""
+    pos = None if isinstance(source, (str, os.PathLike)) else source.tell()
+    first = pd.read_csv(source, nrows=1, header=None, dtype=str, **dict(options, keep_default_na=False))
+    if pos is not None:
+        source.seek(pos)
+    return [str(v) for v in first.iloc[0].tolist()] if len(first) else []
+
+
+class _Refused(ValueError):
+    """A table refused by a check inside the reading (passed on as it is, not as a parser error)."""
+
+
+def _parquet_names(source) -> list:
+    """The column names of a Parquet file's schema (the position of a buffer is kept)."""
+    import pyarrow.parquet as pq
+
+    pos = None if isinstance(source, (str, os.PathLike)) else source.tell()
+    names = list(pq.read_schema(source).names)
+    if pos is not None:
+        source.seek(pos)
+    return names
+
+
+def check_unique_names(names, label: str) -> None:
+    """ValueError naming the first name ``names`` repeats (with its 1-based column positions), so no
+    column is renamed or counted twice without a word."""
+    seen: dict = {}
+    for i, n in enumerate(names):
+        seen.setdefault(n, []).append(i + 1)
+    repeated = {n: at for n, at in seen.items() if len(at) > 1}
+    if repeated:
+        shown = "; ".join(f"{n!r} (columns {', '.join(map(str, at))})" for n, at in list(repeated.items())[:5])
+        raise _Refused(f"the header of {label} repeats {'a name' if len(repeated) == 1 else 'names'}: {shown}; give "
+                         "each column its own name")
+
+
+def _one_column_hint(table: pd.DataFrame, label: str, fmt: str) -> None:
+    """ValueError for a text table read as one column whose name holds another separator: a CSV saved
+    with semicolons (Excel in locales with decimal commas) or tabs."""
+    if table.shape[1] != 1:
+        return
+    name = str(table.columns[0])
+    for sep, word, fix in ((";", "semicolons", "save it as a comma-separated CSV with decimal points (in Excel: set "
+                                               "the list separator to ',' and the decimal symbol to '.')"),
+                           ("\t", "tabs", "name it .tsv so it is read as tab-separated"),
+                           (",", "commas", "name it .csv so it is read as comma-separated")):
+        if sep in name and not (fmt == "csv" and sep == ",") and not (fmt == "tsv" and sep == "\t"):
+            raise ValueError(f"{label} was read as one column named {name[:60]!r}: its fields seem separated by "
+                             f"{word}; {fix}")
+
+
+def _decode_error(source, compression, label: str) -> ValueError:
+    """The error of a text file that is not UTF-8: the first byte that is not, by its offset (in the
+    uncompressed text) and line, and how to save the file as UTF-8."""
+    import codecs
+
+    if isinstance(source, (str, os.PathLike)):
+        raw = open(source, "rb")
+    else:
+        source.seek(0)
+        raw = source
+    if compression == "gzip" or (compression == "infer" and str(source).lower().endswith(".gz")):
+        import gzip
+        raw = gzip.GzipFile(fileobj=raw)
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    offset, line, first = 0, 1, b""
+    try:
+        while True:
+            chunk = raw.read(1 << 20)
+            if not first:
+                first = chunk[:4]
+            try:
+                decoder.decode(chunk, final=not chunk)
+            except UnicodeDecodeError as exc:
+                at = offset + exc.start
+                bad = chunk[exc.start:exc.start + 1]
+                line += chunk[:exc.start].count(b"\n")
+                break
+            if not chunk:
+                return ValueError(f"{label} is not UTF-8 text; save it as UTF-8")
+            offset += len(chunk)
+            line += chunk.count(b"\n")
+    finally:
+        if isinstance(source, (str, os.PathLike)):
+            raw.close()
+    if first[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        kind, encoding = "it is UTF-16 text (Excel's \"Unicode Text\")", "utf-16"
+    else:
+        kind = (f"byte 0x{bad.hex()} at byte offset {at:,} (counting from 0; line {line:,}) is not valid UTF-8; "
+                "the file looks like Windows-1252 (Latin-1) text, as Excel saves a plain \"CSV (Comma "
+                "delimited)\" file")
+        encoding = "cp1252"
+    return ValueError(f"{label} is not UTF-8: {kind}. Save it as UTF-8 (in Excel: Save As \"CSV UTF-8 (Comma "
+                      f"delimited)\"), or convert it, e.g. iconv -f {encoding} -t utf-8 old.csv > new.csv")
+
+
 def _text(value):
     """One label cell as text without loss: None/NaN stay missing, floats by their shortest repr."""
     if value is None or (isinstance(value, float) and value != value):
@@ -235,6 +333,7 @@ def read_table(path_or_buffer, name: str | None = None, labels=None, *, columns=
     parquet = fmt == "parquet" or head == b"PAR1"
     try:
         if parquet:
+            check_unique_names(_parquet_names(source), label)
             table = _read_parquet(source, labels, columns, filters)
         else:
             sep = "\t" if fmt == "tsv" else ","
@@ -242,6 +341,7 @@ def read_table(path_or_buffer, name: str | None = None, labels=None, *, columns=
             if not isinstance(source, (str, os.PathLike)):
                 compression = "gzip" if head[:2] == b"\x1f\x8b" else None
             options = dict(sep=sep, compression=compression, keep_default_na=False)
+            check_unique_names(_header_names(source, options), label)
             text_cols = []
             if labels is not None:
                 pos = None if isinstance(source, (str, os.PathLike)) else source.tell()
@@ -266,14 +366,18 @@ def read_table(path_or_buffer, name: str | None = None, labels=None, *, columns=
         raise ValueError(f"{label}: {exc}") from None
     except pd.errors.EmptyDataError:
         raise ValueError(f"{label} has no columns; give a CSV with a header row") from None
+    except _Refused:
+        raise
     except UnicodeDecodeError:
-        raise ValueError(f"{label} is not a text CSV or a Parquet file") from None
+        raise _decode_error(source, compression, label) from None
     except Exception as exc:  # parser / arrow errors: one readable sentence
         kind = "Parquet" if parquet else "CSV"
         msg = " ".join(str(exc).split())[:200]
         raise ValueError(f"could not read {label} as {kind}: {msg}") from None
     if table.shape[1] == 0:
         raise ValueError(f"{label} has no columns")
+    if not parquet:
+        _one_column_hint(table, label, fmt)
     if table.shape[0] == 0 and filters is not None:
         raise ValueError(f"no row of {label} passes the filters {filters!r}; check the column and values")
     if table.shape[0] == 0:
