@@ -261,15 +261,18 @@ def _label_table(prof, observed, pvals, st) -> pd.DataFrame:
 
 def _query_table(prof, observed, st, pvalues) -> pd.DataFrame:
     """[(row), <perturbation>, <annotation>, m, n, ap, p_value], by profile then label."""
-    laws = LawCache(st["seed"])
     recs = []
     for t in sorted(observed):
         _, ap, n, q, m = observed[t]
         for a, nn, qq, mm in zip(ap, n, q, m):
-            p = float(laws.law(mm, nn).pvalue(a)) if nn > 0 and mm > 0 and pvalues else np.nan
-            recs.append((int(qq), int(prof.rows[qq]), prof.names[qq], prof.labels[t], int(mm), int(nn), float(a), p))
+            recs.append((int(qq), int(prof.rows[qq]), prof.names[qq], prof.labels[t], int(mm), int(nn), float(a)))
     acol = st["annotation_column"]
-    out = pd.DataFrame(recs, columns=["_profile", "row", st["perturbation_column"], acol, "m", "n", "ap", "p_value"])
+    out = pd.DataFrame(recs, columns=["_profile", "row", st["perturbation_column"], acol, "m", "n", "ap"])
+    out["p_value"] = np.nan
+    if pvalues:  # score's per-query p-values: the exact law of (m, n), its far tail counted (never 0)
+        ok = ((out["m"] > 0) & (out["n"] > 0)).to_numpy()
+        out.loc[ok, "p_value"] = LawCache(st["seed"]).query_pvalues(out["m"].to_numpy()[ok], out["n"].to_numpy()[ok],
+                                                                    out["ap"].to_numpy()[ok])
     out = out.sort_values(["_profile", acol], kind="mergesort").drop(columns="_profile")
     if st["aggregate"] != "none":
         out = out.drop(columns="row")
