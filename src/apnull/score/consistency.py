@@ -9,7 +9,7 @@ import pandas as pd
 
 from .engine.connect import connect
 from .engine.sequential import resolve, rounds_of
-from .fdr import benjamini_hochberg
+from ..fdr import benjamini_hochberg
 from .kernels import labelsets as K
 from .nulls.labelsets import LabelWork, label_null, label_values
 from .nulls.laws import LawCache

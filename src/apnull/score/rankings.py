@@ -10,7 +10,7 @@ import pandas as pd
 from ..limits import check_column, check_seed
 from ..metrics import as_relevance
 from .kernels.ranking import tie_aware_from_sorted
-from .fdr import benjamini_hochberg
+from ..fdr import benjamini_hochberg
 from .nulls.laws import LawCache
 
 __all__ = ["score_rankings", "RANKING_COLUMNS"]
