@@ -149,3 +149,18 @@ def test_ratios_outgrowing_the_fractions_fall_back_to_floats():
     y = x.times(3, 2 ** 40)  # 999,983 * 2^40 passes 2^50; 10 * 2^40 does not
     assert not y.exact[0] and y.exact[1]
     assert y.value[0] == (1 / 999_983) * 3 / 2 ** 40 and y.value[1] == float(Fraction(3, 10) * 3 / 2 ** 40)
+
+
+def test_bh_count_runs_inside_compiled_code():
+    """What a kernel that redraws its p-values (the comparison's flip null) calls in nopython mode."""
+    import numba
+
+    @numba.njit
+    def rejections(levels, T):
+        hist = np.zeros(T + 2, dtype=np.int64)
+        for c in levels:
+            hist[c] += 1
+        return bh_count(hist, T)
+
+    p = np.array([0.01, 0.02, 0.0375, 0.5])  # 4 * 0.0375 / 3 = 0.05: a tie
+    assert rejections(first_levels(p, 0.05), np.int64(4)) == int(bh_reject(p, 0.05).sum()) == 3
