@@ -128,7 +128,8 @@ def score_consistency(table, perturbation, annotation, label_sep=None, *, aggreg
         results are identical bit for bit (unless the time ``budget`` stops the refinement: labels
         whose decision it left open are named in ``warnings`` and flagged ``decision_open``).
     query_pvalues : bool
-        Compute each query's AP p-value under the exact law of its (m, n) (default). The laws of
+        Compute each query's AP p-value under the exact law of its (m, n) (default; the far tail
+        counted, :meth:`apnull.score.nulls.laws.LawCache.query_pvalues`). The laws of
         large rankings take a while (about 0.15 s a distinct (m, n) of a few hundred items); False
         leaves the column NaN.
 
@@ -140,7 +141,8 @@ def score_consistency(table, perturbation, annotation, label_sep=None, *, aggreg
         draws its p-value used; ``p_value_bound``: none reached the observed mAP, so p is an upper
         bound), sorted by p_value then label; ``queries``: [(row), <perturbation>, <annotation> (the
         label), m, n, ap, p_value] with m the positives kept, ``p_value`` of AP under the exact law of
-        (m, n) (NaN, and ap NaN, for a query without a negative or a positive, which its label's mAP
+        (m, n), its far tail counted where the law's grid trims it, exactly as ``score_profiles``'s
+        per-query p-values (never 0 for an AP that occurred) (NaN, and ap NaN, for a query without a negative or a positive, which its label's mAP
         leaves out); ``skipped``: [<annotation>, reason]; ``warnings`` (including the perturbations
         without a label, ranked as negatives); ``settings`` (``unlabelled``: how many;
         ``columns_left_out``, ``dropped_features``, ``dropped_rows`` as in ``score_profiles``); and
