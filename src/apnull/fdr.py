@@ -88,8 +88,7 @@ def fractions_of(p) -> tuple:
             a = np.where(done, 0, xp / np.maximum(xc, 1)).astype(np.int64)  # xp // xc, or one off
             r = xp - a * xc
             a += (r >= xc).astype(np.int64) - (r < 0)
-            room = (GRID - km) // k  # the largest a keeping k_{n+1} = a k + k_{n-1} <= GRID
-            keep = ~done & (a <= room)
+            keep = ~done & (a * k.astype(float) + km <= GRID)  # k_{n+1} = a k + k_{n-1} within the grid
             a = a[keep]
             xp, xc = xc[keep], xp[keep] - a * xc[keep]
             hm, h = h[keep], a * h[keep] + hm[keep]
