@@ -138,6 +138,7 @@ def test_nan_and_edges():
     q = benjamini_hochberg(p)
     assert np.isnan(q[1]) and q[[0, 2, 3]].tolist() == [0.03, 0.05, 0.05]
     assert bh_reject(p, 0.05).tolist() == [True, False, True, True]
+    assert first_levels(np.array([np.nan, 0.01]), 0.05).tolist() == [3, 1]
     assert bh_reject([], 0.05).size == 0 and benjamini_hochberg([]).size == 0
     assert benjamini_hochberg([0.0, 1.0]).tolist() == [0.0, 1.0]
     with pytest.raises(ValueError, match="between 0 and 1"):

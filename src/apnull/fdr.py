@@ -235,11 +235,11 @@ def bh_reject(pvalues, alpha: float) -> np.ndarray:
 
 def first_levels(pvalues, alpha: float) -> np.ndarray:
     """(T,) int64: for each of T p-values the smallest k in 1..T with ``T p / k <= alpha`` (T + 1 when
-    none), decided as :func:`benjamini_hochberg` decides it. BH at alpha rejects exactly
+    none, and for a NaN), decided as :func:`benjamini_hochberg` decides it. BH at alpha rejects exactly
     R = max{k : #{levels <= k} >= k} of them (:func:`bh_count`), those with q_value <= alpha."""
     p = np.asarray(pvalues, dtype=float)
     T = p.size
-    k = np.clip(np.ceil(p * T / alpha), 1, T + 1).astype(np.int64)
+    k = np.clip(np.nan_to_num(np.ceil(p * T / alpha), nan=T + 1), 1, T + 1).astype(np.int64)  # NaN: never
     alpha = float(alpha)
     for _ in range(2):  # the float estimate is off by at most one step either way
         down = (k > 1) & _ratio_le(p, T, np.maximum(k - 1, 1), alpha)
