@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["NullDistribution", "VALUE_TOL", "count_reached", "permutation_pvalue"]
+__all__ = ["NullDistribution", "VALUE_TOL", "count_reached", "permutation_pvalue", "counted_pvalue"]
 
 #: Two metric values closer than this are treated as equal: the same AP computed in another order
 #: differs only in the last bits (about 1e-16), while distinct values of a law differ by far more
@@ -264,5 +264,15 @@ def permutation_pvalue(null, observed: float, exact: bool = False) -> float:
     null = np.asarray(null)
     if null.size == 0:
         return np.nan
-    hits = count_reached(null, observed)
-    return hits / null.size if exact else (1 + hits) / (1 + null.size)
+    return float(counted_pvalue(count_reached(null, observed), null.size, exact))
+
+
+def counted_pvalue(reached, drawn, exact=False):
+    """The one permutation p-value formula, from counts (vectorised): ``reached`` null values of
+    ``drawn`` reached the observed one. ``exact`` False (random draws, the observed labelling counted
+    as one of them): ``(1 + reached) / (1 + drawn)``, never 0; True (every assignment enumerated, or a
+    Besag-Clifford stop at the h-th value reaching it, Besag & Clifford 1991): ``reached / drawn``
+    (``drawn`` 0 counts as 1). ``exact`` may be an array (per value)."""
+    g = np.asarray(reached, dtype=float)
+    L = np.asarray(drawn, dtype=float)
+    return np.where(exact, g / np.maximum(L, 1.0), (1.0 + g) / (1.0 + L))

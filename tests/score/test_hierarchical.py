@@ -132,17 +132,52 @@ def test_stages_match_statsmodels_and_direct_simes(families, alpha):
             assert not rows["stage1_significant"].any()
 
 
-@given(FAMILIES_NAN, st.floats(0.001, 0.5))
-@settings(max_examples=100, deadline=None)
-def test_decision_is_the_two_stage_procedure_in_floats(families, alpha):
-    """q_value <= alpha is, to the last bit, the procedure run at alpha with BH's arithmetic (p * T / j):
-    families with stage1_q <= alpha selected, R of F, members with stage2_q * F / R <= alpha."""
-    out = hierarchical_bh(as_table(families), "compound", alpha=alpha)
-    fam_q = {f: q for f, q in zip(out["compound"], out["stage1_q_value"]) if q == q}
-    F, R = len(fam_q), sum(q <= alpha for q in fam_q.values())
-    direct = (out["stage1_q_value"] <= alpha) & (out["stage2_q_value"] * F / max(R, 1) <= alpha) & (R > 0)
-    assert (out["significant"] == direct).all()
-    assert out.attrs["hierarchical_bh"]["selected"] == R and out.attrs["hierarchical_bh"]["families"] == F
+@st.composite
+def grid_families(draw):
+    """(D, families of numerators k of p = k / D, level A): numerators often A D j / k or A D j F / (k r)
+    for ranks j <= k (family size) and r <= F (families), where Simes p-values and BH ratios meet A."""
+    D = draw(st.sampled_from([20, 100, 1000, 6400, 1_000_000]))
+    A = draw(st.sampled_from([Fraction(1, 20), Fraction(1, 10), Fraction(1, 100), Fraction(3, 20)]))
+    F = draw(st.integers(1, 4))
+    fams = []
+    for _ in range(F):
+        size = draw(st.integers(1, 5))
+        ks = []
+        for _ in range(size):
+            tie = A * D * draw(st.integers(1, size)) / size * draw(st.integers(1, F)) / draw(st.integers(1, F))
+            ks.append(int(tie) if tie.denominator == 1 and tie <= D and draw(st.booleans())
+                      else draw(st.integers(0, min(D, int(3 * A * D) + 1))))
+        fams.append(ks)
+    return D, fams, A
+
+
+@given(grid_families())
+@settings(max_examples=200, deadline=None)
+def test_grid_p_values_decided_exactly(case):
+    """p-values k / D on a permutation grid, where a Simes p-value, a BH ratio or a q-value often equals
+    the level: each q-value is the float of the exact one, and significant is the exact procedure at
+    alpha, ties included."""
+    D, ks, A = case
+    fr = [[Fraction(k, D) for k in vals] for vals in ks]
+    q_ref = exact_q(fr)
+    chosen = exact_procedure(fr, A)
+    out = hierarchical_bh(as_table([[float(x) for x in vals] for vals in fr]), "compound", alpha=float(A))
+    i = 0
+    for f, vals in enumerate(fr):
+        for j, _ in enumerate(vals):
+            assert out["q_value"].iloc[i] == float(q_ref[(f, j)])
+            assert bool(out["significant"].iloc[i]) == ((f, j) in chosen) == (q_ref[(f, j)] <= A)
+            i += 1
+
+
+def test_families_at_the_level_are_not_lost_to_rounding():
+    """Two families, Simes p-values 0.05 (3 p-values of 0.05: 3 * 0.05 / 3) and 0.02: both are selected
+    at 0.05 (floats gave 0.05000000000000001 and lost family a, and half of b with it)."""
+    t = pd.DataFrame({"compound": ["a"] * 3 + ["b"] * 10, "p_value": [0.05] * 3 + [0.01] * 5 + [0.05] * 5})
+    out = hierarchical_bh(t, "compound")
+    assert out["stage1_p_value"].iloc[0] == 0.05 and out["stage1_q_value"].iloc[0] == 0.05
+    assert out["significant"].all() and out.attrs["hierarchical_bh"]["selected"] == 2
+    assert out["q_value"].max() == 0.05
 
 
 # -- properties ----------------------------------------------------------------------------------------

@@ -5,11 +5,11 @@ import hashlib
 import numpy as np
 import pytest
 
-from apnull.law import VALUE_TOL, count_reached, permutation_pvalue
+from apnull.law import VALUE_TOL, count_reached, counted_pvalue, permutation_pvalue
 from apnull.limits import check_permutations, check_regex, check_stratum
 from apnull.metrics import as_relevance
 from apnull.score import digits_screen
-from apnull.score.engine.sequential import resolve, rounds_of
+from apnull.score.engine.sequential import resolve, rounds_of, sequential_pvalue
 from apnull.score.nulls.permutation import ScreenWork, mean_null, null_values
 from apnull.score.table.screen import prepare_screen
 from apnull.streams import stream_key
@@ -69,3 +69,18 @@ def test_relevance_column_reads_text_labels():
         as_relevance(["1", "yes"], column="rel")
     with pytest.raises(ValueError, match="0/1 or True/False"):
         as_relevance(["1", "0"])  # without a column, labels are not text
+
+
+def test_one_permutation_pvalue_formula():
+    """law.counted_pvalue is the formula of permutation_pvalue (from null values) and of the engine's
+    sequential_pvalue (Besag-Clifford stop h / L, else (1 + g) / (1 + L)), to the bit."""
+    rng = np.random.default_rng(2)
+    null = rng.random(999)
+    for obs in (0.0, 0.5, 0.999, 2.0):
+        g = count_reached(null, obs)
+        assert permutation_pvalue(null, obs) == counted_pvalue(g, 999) == (1 + g) / 1000
+        assert permutation_pvalue(null, obs, exact=True) == counted_pvalue(g, 999, exact=True) == g / 999
+    g, L = np.array([0, 3, 20, 20]), np.array([100, 400, 1600, 350])
+    stopped = np.array([False, False, False, True])
+    p, bound = sequential_pvalue(g, L, stopped)
+    assert p.tolist() == [1 / 101, 4 / 401, 21 / 1601, 20 / 350] and bound.tolist() == [True, False, False, False]

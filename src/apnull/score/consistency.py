@@ -9,7 +9,7 @@ import pandas as pd
 
 from .engine.connect import connect
 from .engine.sequential import resolve, rounds_of
-from .fdr import benjamini_hochberg
+from ..fdr import benjamini_hochberg
 from .kernels import labelsets as K
 from .nulls.labelsets import LabelWork, label_null, label_values
 from .nulls.laws import LawCache
@@ -140,7 +140,8 @@ def score_consistency(table, perturbation, annotation, label_sep=None, *, aggreg
         results are identical bit for bit (unless the time ``budget`` stops the refinement: labels
         whose decision it left open are named in ``warnings`` and flagged ``decision_open``).
     query_pvalues : bool
-        Compute each query's AP p-value under the exact law of its (m, n) (default). The laws of
+        Compute each query's AP p-value under the exact law of its (m, n) (default; the far tail
+        counted, :meth:`apnull.score.nulls.laws.LawCache.query_pvalues`). The laws of
         large rankings take a while (about 0.15 s a distinct (m, n) of a few hundred items); False
         leaves the column NaN.
 
@@ -152,7 +153,8 @@ def score_consistency(table, perturbation, annotation, label_sep=None, *, aggreg
         draws its p-value used; ``p_value_bound``: none reached the observed mAP, so p is an upper
         bound), sorted by p_value then label; ``queries``: [(row), <perturbation>, <annotation> (the
         label), m, n, ap, p_value] with m the positives kept, ``p_value`` of AP under the exact law of
-        (m, n) (NaN, and ap NaN, for a query without a negative or a positive, which its label's mAP
+        (m, n), its far tail counted where the law's grid trims it, exactly as ``score_profiles``'s
+        per-query p-values (never 0 for an AP that occurred) (NaN, and ap NaN, for a query without a negative or a positive, which its label's mAP
         leaves out); ``skipped``: [<annotation>, reason]; ``warnings`` (including the perturbations
         without a label, ranked as negatives); ``settings`` (``unlabelled``: how many;
         ``columns_left_out``, ``dropped_features``, ``dropped_rows`` as in ``score_profiles``); and
@@ -273,15 +275,18 @@ def _label_table(prof, observed, pvals, st) -> pd.DataFrame:
 
 def _query_table(prof, observed, st, pvalues) -> pd.DataFrame:
     """[(row), <perturbation>, <annotation>, m, n, ap, p_value], by profile then label."""
-    laws = LawCache(st["seed"])
     recs = []
     for t in sorted(observed):
         _, ap, n, q, m = observed[t]
         for a, nn, qq, mm in zip(ap, n, q, m):
-            p = float(laws.law(mm, nn).pvalue(a)) if nn > 0 and mm > 0 and pvalues else np.nan
-            recs.append((int(qq), int(prof.rows[qq]), prof.names[qq], prof.labels[t], int(mm), int(nn), float(a), p))
+            recs.append((int(qq), int(prof.rows[qq]), prof.names[qq], prof.labels[t], int(mm), int(nn), float(a)))
     acol = st["annotation_column"]
-    out = pd.DataFrame(recs, columns=["_profile", "row", st["perturbation_column"], acol, "m", "n", "ap", "p_value"])
+    out = pd.DataFrame(recs, columns=["_profile", "row", st["perturbation_column"], acol, "m", "n", "ap"])
+    out["p_value"] = np.nan
+    if pvalues:  # score's per-query p-values: the exact law of (m, n), its far tail counted (never 0)
+        ok = ((out["m"] > 0) & (out["n"] > 0)).to_numpy()
+        out.loc[ok, "p_value"] = LawCache(st["seed"]).query_pvalues(out["m"].to_numpy()[ok], out["n"].to_numpy()[ok],
+                                                                    out["ap"].to_numpy()[ok])
     out = out.sort_values(["_profile", acol], kind="mergesort").drop(columns="_profile")
     if st["aggregate"] != "none":
         out = out.drop(columns="row")

@@ -1,6 +1,7 @@
 """False discovery rates: Benjamini-Hochberg q-values, and a two-stage procedure for families of tests.
 
-- :func:`benjamini_hochberg`: BH q-values of one list of p-values.
+- :func:`benjamini_hochberg`: BH q-values of one list of p-values (:mod:`apnull.fdr`, the one home of
+  BH, re-exported here);
 - :func:`hierarchical_bh`: hypotheses grouped in families (a compound's doses): which families hold a
   discovery (Simes p-value per family, BH across families), then which members (BH inside each selected
   family at the level Benjamini & Bogomolov (2014) adjust for the selection).
@@ -11,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..fdr import Exact, benjamini_hochberg, scaled_min
 from ..limits import check_alpha, check_column
 from .results.outputs import output_name
 
@@ -19,37 +21,6 @@ __all__ = ["benjamini_hochberg", "hierarchical_bh", "HIERARCHICAL_COLUMNS"]
 #: The columns :func:`hierarchical_bh` adds, in order.
 HIERARCHICAL_COLUMNS = ("stage1_p_value", "stage1_q_value", "stage1_significant", "stage2_q_value", "q_value",
                         "significant")
-
-
-def benjamini_hochberg(pvalues) -> np.ndarray:
-    """Benjamini-Hochberg adjusted p-values (q-values), in the input order.
-
-    With the T finite p-values sorted ascending, p_(1) <= ... <= p_(T),
-    ``q_(i) = min_{j >= i} min(1, T * p_(j) / j)``: monotone in p and capped at 1. Rejecting every
-    hypothesis with q <= alpha controls the false discovery rate at alpha (independent or positively
-    dependent tests). NaN p-values stay NaN and do not count in T. An empty input gives an empty array.
-
-    Raises
-    ------
-    ValueError
-        If a p-value lies outside [0, 1].
-    """
-    p = np.asarray(pvalues, dtype=float).ravel()
-    q = np.full(p.shape, np.nan)
-    ok = ~np.isnan(p)
-    if not ok.any():
-        return q
-    vals = p[ok]
-    if np.any((vals < 0) | (vals > 1)):
-        raise ValueError("p-values must lie between 0 and 1")
-    T = vals.size
-    order = np.argsort(vals, kind="mergesort")
-    ranked = vals[order] * T / np.arange(1, T + 1)
-    ranked = np.minimum.accumulate(ranked[::-1])[::-1]
-    out = np.empty(T)
-    out[order] = np.minimum(ranked, 1.0)
-    q[ok] = out
-    return q
 
 
 def hierarchical_bh(table, by, *, p="p_value", alpha=0.05) -> pd.DataFrame:
@@ -73,6 +44,11 @@ def hierarchical_bh(table, by, *, p="p_value", alpha=0.05) -> pd.DataFrame:
       at alpha, at every alpha: with Q_(1) <= ... <= Q_(F) the stage-1 q-values, Q_f the row's family's
       and w its stage2_q_value, ``q_value = max(Q_f, min_{r=1..F} max(Q_(r), w * F / r))``.
       ``significant`` = q_value <= alpha.
+
+    Every ratio is computed in exact fractions for p-values on a grid (permutation p-values, k / (B + 1)),
+    as :func:`apnull.fdr.benjamini_hochberg` computes them: each value is the float of the exact one, so a
+    family whose Simes p-value or q-value equals alpha is selected, and ``q_value <= alpha`` is the
+    procedure run at alpha, ties included.
 
     A family selected at stage 1 always holds a discovery at stage 2 (its smallest stage2_q_value is its
     Simes p-value, at most alpha R / F), and a family not selected holds none: the two stages never
@@ -229,52 +205,55 @@ def _free_names(out: pd.DataFrame) -> pd.DataFrame:
 
 def _two_stage(pv: np.ndarray, family: np.ndarray) -> dict:
     """Simes p-value and stage-1 q-value per family code; stage-2 and final q-value per row (NaN where
-    the p-value is NaN). The arithmetic is :func:`benjamini_hochberg`'s, ``p * T / j`` in that order, so
-    the decisions agree to the last bit (see :func:`hierarchical_bh`)."""
+    the p-value is NaN). Every ratio is :func:`apnull.fdr.benjamini_hochberg`'s, in exact fractions for
+    p-values on a grid (:class:`apnull.fdr.Exact`), so each value is the float of the exact one and
+    ``q_value <= alpha`` decides ties with alpha exactly (see :func:`hierarchical_bh`)."""
     n_fam = int(family.max()) + 1 if family.size else 0
     stage1_p = np.full(n_fam, np.nan)
+    stage1_q = np.full(n_fam, np.nan)
     stage2_q = np.full(pv.shape, np.nan)
     q = np.full(pv.shape, np.nan)
     rows = np.flatnonzero(~np.isnan(pv))
     if not rows.size:
-        return {"stage1_p": stage1_p, "stage1_q": np.full(n_fam, np.nan), "stage2_q": stage2_q, "q": q}
+        return {"stage1_p": stage1_p, "stage1_q": stage1_q, "stage2_q": stage2_q, "q": q}
     fam, vals = family[rows], pv[rows]
     order = np.lexsort((vals, fam))  # by family, then p (stable among ties)
     fs, ps = fam[order], vals[order]
     starts = np.flatnonzero(np.r_[True, fs[1:] != fs[:-1]])
     sizes = np.diff(np.r_[starts, fs.size])
     rank = np.arange(fs.size) - np.repeat(starts, sizes) + 1
-    ratio = ps * np.repeat(sizes, sizes) / rank
-    # BH inside each family: the minimum of ratio from each rank to the family's end
-    within = pd.Series(ratio[::-1]).groupby(fs[::-1], sort=False).cummin().to_numpy()[::-1]
-    stage1_p[fs[starts]] = within[starts]  # Simes: the smallest within-family q-value
-    stage1_q = benjamini_hochberg(stage1_p)
-    w = np.empty(fs.size)
-    w[order] = within
-    Qf = stage1_q[fam]
-    stage2_q[rows] = w
-    q[rows] = np.minimum(np.maximum(Qf, _selective_level(w, np.sort(stage1_q[fs[starts]]))), 1.0)
+    # BH inside each family: min over later ranks of k p_(j) / j; Simes: its value at the first rank
+    within = scaled_min(Exact.of(ps), np.repeat(sizes, sizes), rank, groups=fs)
+    simes = within.take(starts)
+    stage1_p[fs[starts]] = simes.value
+    F = starts.size
+    by_p = np.argsort(simes.value, kind="mergesort")
+    Qs = np.minimum(scaled_min(simes.take(by_p), F, np.arange(1, F + 1)).value, 1.0)  # stage 1, sorted
+    stage1_q[fs[starts][by_p]] = Qs
+    w = within.take(np.argsort(order, kind="stable"))  # back to the rows' order
+    stage2_q[rows] = w.value
+    q[rows] = np.minimum(np.maximum(stage1_q[fam], _selective_level(w, Qs)), 1.0)
     return {"stage1_p": stage1_p, "stage1_q": stage1_q, "stage2_q": stage2_q, "q": q}
 
 
-def _selective_level(w: np.ndarray, Qs: np.ndarray) -> np.ndarray:
+def _selective_level(w: Exact, Qs: np.ndarray) -> np.ndarray:
     """``min_{r=1..F} max(Qs[r-1], w * F / r)`` for each w, Qs the F stage-1 q-values sorted.
 
     Qs rises with r and w F / r falls, so the minimum sits where they cross: r* = the first r with
-    Qs[r-1] >= w F / r (a binary search per w), and the minimum is min(Qs[r*-1], w F / (r*-1))."""
+    Qs[r-1] >= w F / r (a binary search per w), and the minimum is min(Qs[r*-1], w F / (r*-1)). The
+    ratios w F / r are exact fractions' floats where w is one; rounding is monotone, so the search and
+    the minimum on these floats give the float of the exact minimum."""
     F = Qs.size
-    t = w * F
-    lo = np.ones(w.size, dtype=np.int64)
-    hi = np.full(w.size, F + 1, dtype=np.int64)
+    lo = np.ones(w.value.size, dtype=np.int64)
+    hi = np.full(w.value.size, F + 1, dtype=np.int64)
     while True:
         open_ = lo < hi
         if not open_.any():
             break
         mid = (lo + hi) // 2
-        crossed = open_ & (Qs[np.minimum(mid, F) - 1] >= t / mid)
+        crossed = open_ & (Qs[np.minimum(mid, F) - 1] >= w.times(F, mid).value)
         hi = np.where(crossed, mid, hi)
         lo = np.where(open_ & ~crossed, mid + 1, lo)
     at = np.where(lo <= F, Qs[np.minimum(lo, F) - 1], np.inf)
-    with np.errstate(divide="ignore"):
-        before = np.where(lo >= 2, t / np.maximum(lo - 1, 1), np.inf)
+    before = np.where(lo >= 2, w.times(F, np.maximum(lo - 1, 1)).value, np.inf)
     return np.minimum(at, before)

@@ -37,6 +37,8 @@ from typing import Callable, NamedTuple
 import numpy as np
 from scipy.stats import beta
 
+from ...fdr import bh_reject
+from ...law import counted_pvalue
 from .executor import run_round, runner, thread_pool
 
 __all__ = ["CAP", "FIRST", "GROWTH", "H", "DELTA", "LEVELS", "schedule", "clopper_pearson", "undecided",
@@ -85,24 +87,14 @@ def _interval(g, L, err):
     return np.nan_to_num(lo, nan=0.0), np.nan_to_num(hi, nan=1.0)
 
 
-def _bh_reject(p, q):
-    """Benjamini-Hochberg rejections at level q (boolean mask)."""
-    m = p.size
-    order = np.argsort(p, kind="mergesort")
-    ok = p[order] <= q * np.arange(1, m + 1) / m
-    out = np.zeros(m, dtype=bool)
-    if ok.any():
-        out[order[:np.flatnonzero(ok)[-1] + 1]] = True
-    return out
-
-
 def undecided(lo, hi, levels=LEVELS) -> np.ndarray:
     """Units whose BH decision is not settled by their intervals [lo, hi] at some level of ``levels``:
-    rejected by BH on the lower ends but not by BH on the upper ends (MMCTest's undecided set)."""
+    rejected by BH on the lower ends but not by BH on the upper ends (MMCTest's undecided set), BH being
+    :func:`apnull.fdr.bh_reject` (the decisions of the reported q-values)."""
     lo, hi = np.asarray(lo, float), np.asarray(hi, float)
     out = np.zeros(lo.size, dtype=bool)
     for q in levels:
-        out |= _bh_reject(lo, q) & ~_bh_reject(hi, q)
+        out |= bh_reject(lo, q) & ~bh_reject(hi, q)
     return out
 
 
@@ -122,11 +114,10 @@ def still_open(reached, drawn, rounds, cap=CAP, delta=DELTA, levels=LEVELS, know
 
 def sequential_pvalue(reached, drawn, stopped):
     """(p, bound): H / L where a unit stopped at its H-th exceedance, else (1 + g) / (1 + L); bound is
-    True where g = 0 (the p-value is then an upper bound, not an estimate)."""
-    g = np.asarray(reached, dtype=float)
-    L = np.asarray(drawn, dtype=float)
-    p = np.where(stopped, g / np.maximum(L, 1), (1.0 + g) / (1.0 + L))
-    return np.minimum(p, 1.0), g == 0
+    True where g = 0 (the p-value is then an upper bound, not an estimate); the formula is
+    :func:`apnull.law.counted_pvalue`'s."""
+    p = counted_pvalue(reached, drawn, exact=stopped)
+    return np.minimum(p, 1.0), np.asarray(reached) == 0
 
 
 class Rounds(NamedTuple):
@@ -316,7 +307,7 @@ def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None
                 break
     g, L, stopped = null.counts()
     if rounds.exhaustive:
-        p, bound = g / np.maximum(L, 1), np.zeros(U, dtype=bool)
+        p, bound = counted_pvalue(g, L, exact=True), np.zeros(U, dtype=bool)
     else:
         p, bound = sequential_pvalue(g, L, stopped)
     open_ = active & (L < cap) if why else np.zeros(U, dtype=bool)

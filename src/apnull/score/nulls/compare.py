@@ -44,6 +44,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ...fdr import first_levels
 from ...law import VALUE_TOL
 from ...limits import SCORE_MAX_EXACT_ASSIGNMENTS
 from ...streams import stream_key
@@ -164,27 +165,11 @@ def flips_batch(part: FlipPart, pos, st, target, h, exhaustive=False):
     return {"drawn": drawn, "reached": reached, "stopped": stopped}
 
 
-def first_levels(p, alpha: float) -> np.ndarray:
-    """(T,) int64: for each of T p-values the smallest k with ``p * T / k <= alpha``, evaluated as
-    :func:`apnull.score.benjamini_hochberg` evaluates it (T + 1 when no k <= T): BH at ``alpha`` rejects
-    exactly R = max{k : #{levels <= k} >= k} of them, those with q_value <= alpha."""
-    p = np.asarray(p, dtype=float)
-    T = p.size
-    pt = p * T
-    k = np.clip(np.ceil(pt / alpha), 1, T + 1).astype(np.int64)
-    with np.errstate(divide="ignore"):
-        down = (k > 1) & (pt / np.maximum(k - 1, 1) <= alpha)
-        k[down] -= 1
-        up = (k <= T) & (pt / k > alpha)
-        k[up] += 1
-    return np.minimum(k, T + 1)
-
-
 class RetrievedPart(NamedTuple):
     """What the retrieved counts' flip null reads (the whole work)."""
 
     index: np.ndarray   #: (1,) the one statistic
-    ca: np.ndarray      #: (T,) first levels on side A (:func:`first_levels`)
+    ca: np.ndarray      #: (T,) first levels on side A (:func:`apnull.fdr.first_levels`)
     cb: np.ndarray      #: (T,) first levels on side B
     unit: np.ndarray    #: (T,) each perturbation's unit
     units: int          #: U

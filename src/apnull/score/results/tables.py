@@ -8,7 +8,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from ..fdr import benjamini_hochberg
+from ...fdr import benjamini_hochberg
 from ..nulls.conditional import QUERY_NULLS, QueryP
 from ..nulls.laws import LawCache
 from ..table.perts import Scores
