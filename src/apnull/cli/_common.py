@@ -15,6 +15,7 @@ import os
 import time
 
 from ..score.engine.sequential import count_text, duration_text
+from ..score import NORMALIZE
 
 
 class UsageError(Exception):
@@ -178,6 +179,23 @@ def run_kwargs(args) -> dict:
     """The library's run-option keyword arguments of :func:`add_run_options`'s options."""
     return dict(seed=args.seed, permutations=args.permutations, alpha=args.alpha, threads=args.threads,
                 budget=args.budget, workers=args.workers, scheduler=args.scheduler)
+
+
+def add_normalize(parser) -> None:
+    """Add ``--normalize none|controls|plate`` (per-plate robust z-scores, ``normalize=`` of the scorers)."""
+    parser.add_argument("--normalize", choices=NORMALIZE, default="none",
+                        help="per-plate normalisation of the features: none (default, a normalised table), controls "
+                             "(robust z-score against each stratum's controls, as pycytominer's mad_robustize), "
+                             "plate (against all its rows)")
+
+
+def raw_hint(err, command: str, looks_raw) -> None:
+    """One line on ``err`` when the features, given with --normalize none, look raw (``looks_raw``: the
+    library's sentence, or None; a dict of them per table for compare)."""
+    if isinstance(looks_raw, dict):
+        looks_raw = "; ".join(f"table {side}: {why}" for side, why in looks_raw.items())
+    if looks_raw:
+        err.write(f"apnull {command}: hint: {looks_raw}; normalise per plate with --normalize controls\n")
 
 
 def left_out_line(settings: dict, shown: int = 20) -> str:

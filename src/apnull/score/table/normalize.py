@@ -37,12 +37,14 @@ from __future__ import annotations
 
 import warnings as _warnings
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
 from ...limits import check_choice
 
-__all__ = ["NORMALIZE", "MAD_SCALE", "Normalization", "check_normalize", "normalize_rows", "apply_normalization",
+__all__ = ["NORMALIZE", "MAD_SCALE", "Normalization", "Normalized", "check_normalize", "normalize_step",
+           "normalize_rows", "apply_normalization",
            "raw_look", "raw_warning", "RAW_HINT", "SPREAD_RATIO", "PLATE_RATIO"]
 
 #: The choices of ``normalize=``.
@@ -73,6 +75,27 @@ class Normalization:
     keep: np.ndarray                           # (features,) bool: the features kept
     left_out: list = field(default_factory=list)   # (feature, reason) of every feature left out
     warnings: list = field(default_factory=list)
+
+
+class Normalized(NamedTuple):
+    """What :func:`normalize_step` gives the preparation."""
+
+    values: np.ndarray           #: the rows, normalised (only the kept features)
+    features: list               #: the kept feature columns
+    norm: Normalization | None   #: what was done (None for "none")
+    looks_raw: str | None        #: "none": why the features look raw (:func:`raw_look`), or None
+
+
+def normalize_step(values, codes, strata, is_control, features, normalize, binary) -> Normalized:
+    """The normalisation step of every table preparation (``prepare_screen``, ``prepare_profiles``):
+    ``normalize`` "controls" or "plate" normalises ``values`` (rows with stratum ``codes``, control
+    rows ``is_control``) per stratum (:func:`normalize_rows`); "none" only looks whether the features
+    look raw (not for ``binary`` features). Left-out features and warnings are in ``norm``."""
+    if normalize == "none":
+        return Normalized(values, list(features), None, None if binary else raw_look(values, codes, is_control))
+    reference = is_control if normalize == "controls" else np.ones(values.shape[0], dtype=bool)
+    values, norm = normalize_rows(values, codes, strata, reference, features, normalize)
+    return Normalized(values, [f for f, k in zip(features, norm.keep) if k], norm, None)
 
 
 def check_normalize(normalize, similarity: str, controls: list, binary: bool) -> str:

@@ -18,7 +18,7 @@ from ..engine.memory import release_arrow
 from .scale import BINARY, DISTANCES, check_binary, degenerate_rows
 from ..results.outputs import TEXT
 from .missing import apply_nan_mode, check_nan_mode, rows_text
-from .normalize import Normalization, check_normalize, normalize_rows, raw_look
+from .normalize import Normalization, check_normalize, normalize_step
 from .positives import check_differ_by, differ_codes, drop_without_positives
 
 __all__ = ["Screen", "Pert", "prepare_screen", "SIMILARITIES", "SCORE_SIMILARITIES", "NEGATIVES",
@@ -132,15 +132,11 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
         release_arrow()
     else:
         scode_all, stext = np.zeros(len(table), dtype=np.int64), np.array([ONE_STRATUM], dtype=object)
-    norm, looks_raw = None, None
-    if normalize != "none":
-        reference = is_ctl[used] if normalize == "controls" else np.ones(used.size, dtype=bool)
-        values, norm = normalize_rows(values, scode_all[used], stext, reference, feats, normalize)
-        feats = [f for f, k in zip(feats, norm.keep) if k]
+    values, feats, norm, looks_raw = normalize_step(values, scode_all[used], stext, is_ctl[used], feats, normalize,
+                                                    binary)
+    if norm is not None:
         left_out = left_out + norm.left_out
         warnings.extend(norm.warnings)
-    elif not binary:
-        looks_raw = raw_look(values, scode_all[used], is_ctl[used])
     dropped = apply_nan_mode(values, used, feats, nan)
     values, used, feats = dropped.values, dropped.used, dropped.features
     warnings.extend(dropped.warnings)
