@@ -75,10 +75,12 @@ def _pick_label(names):
 
 
 def consistency_step(table: pd.DataFrame, perturbation: str, control, active_groups: pd.DataFrame | None,
-                     digest: str = "table", file_name: str = "screen", auto: bool = False) -> None:
+                     digest: str = "table", file_name: str = "screen", auto: bool = False, normalize: str = "none",
+                     stratum: str | None = None) -> None:
     """Render the consistency step for ``table`` (perturbation column ``perturbation``, controls
     ``control`` dropped). ``active_groups``: the activity table with a ``significant`` column (or None);
-    ``digest`` keys the cache; ``auto`` runs without the button (the bundled example)."""
+    ``digest`` keys the cache; ``auto`` runs without the button (the bundled example); ``normalize`` and
+    ``stratum``: the activity step's per-plate normalisation, applied here too."""
     st.header("Consistency: do perturbations that share an annotation look alike?")
     st.markdown(
         "Activity asks whether a perturbation's replicates find each other. Consistency asks the next "
@@ -124,8 +126,11 @@ def consistency_step(table: pd.DataFrame, perturbation: str, control, active_gro
     with guard():
         settings = view.make_consistency_settings(table, perturbation, annotation,
                                                   separator, scope, active_groups, control, aggregate, similarity,
-                                                  permutations, seed)
+                                                  permutations, seed, normalize, stratum)
         fdr = check_fdr(fdr)
+    if normalize != "none":
+        st.caption(f"Features normalised per plate as in the activity step above (normalize={normalize!r}), "
+                   "before the replicates are aggregated.")
     pressed = not auto and st.button("Score consistency", type="primary", key="sc_cs_run", icon=":material/play_arrow:")
     with guard():
         result = _run(digest, table, settings, run=auto or pressed)

@@ -13,10 +13,12 @@ import zipfile
 
 import pandas as pd
 
+from ..score.table.normalize import raw_warning
 from .score import USES_B, name_text
 
 __all__ = ["CALIBRATION", "CALIBRATION_SOURCE", "CALIBRATION_FDR", "CALIBRATION_LAYOUTS", "calibration_table",
            "NAN_WORDS", "NEGATIVE_WORDS", "NAN_CHOICES", "NEGATIVE_CHOICES", "missing_message", "dropped_text",
+           "NORMALIZE_WORDS", "NORMALIZE_CHOICES", "NORMALIZE_FIX", "raw_message", "page_warnings",
            "nulls_used", "NULL_SHORT_WORDS", "query_null_text",
            "mAP_null_text", "method_text", "significant_name", "download_tables", "settings_record", "bundle_zip",
            "open_decisions", "draws_caption"]
@@ -160,8 +162,29 @@ NAN_WORDS = {"error": "stop and name the cells", "drop-features": "leave out tho
              "drop-rows": "leave out those rows"}
 #: The library's ``negatives=`` choices as the page offers them.
 NEGATIVE_WORDS = {"controls": "the controls of its plate", "others": "every other profile of its plate"}
+#: The library's ``normalize=`` choices as the page offers them ("none" first: the default).
+NORMALIZE_WORDS = {"none": "none (as given)", "controls": "per plate, against its controls",
+                   "plate": "per plate, against all its wells"}
 #: The page's choices (plain words, also what a link carries) -> the library's values.
 NAN_CHOICES = {words: mode for mode, words in NAN_WORDS.items()}
+NORMALIZE_CHOICES = {words: value for value, words in NORMALIZE_WORDS.items()}
+#: The button that applies the fix of :func:`raw_message`.
+NORMALIZE_FIX = "Normalise against each plate's controls"
+
+
+def page_warnings(result) -> list:
+    """A result's warnings as the page shows them under the results: the one on raw-looking features is
+    left out (the page says it above the plan, in its own words: :func:`raw_message`)."""
+    raw = raw_warning(getattr(result, "looks_raw", None))
+    return [w for w in result.warnings if w not in raw]
+
+
+def raw_message(looks_raw: str, control: str = "Normalise features") -> str:
+    """The page's warning for features that look un-normalised (``looks_raw``: the library's sentence,
+    :attr:`apnull.score.ScoreResult.looks_raw`), naming the page's control and its one-click fix."""
+    return (f"{looks_raw[0].upper()}{looks_raw[1:]}. Replicates on different plates then look unlike each other "
+            f"and mAP reads low. If the file holds raw features, press **{NORMALIZE_FIX}** (sets **{control}** "
+            f"to *{NORMALIZE_WORDS['controls']}*: the robust z-score of pycytominer's mad_robustize).")
 NEGATIVE_CHOICES = {words: value for value, words in NEGATIVE_WORDS.items()}
 
 
@@ -246,7 +269,7 @@ def settings_record(*, file: str, digest: str, settings, alpha: float, hierarchi
         "perturbation": list(s.perturbation), "control": list(s.control), "stratum": s.stratum,
         "features": s.features, "similarity": s.similarity, "negatives": s.negatives, "null": s.null,
         "permutations": s.permutations if s.null in USES_B else None,
-        "budget_seconds": s.budget, "seed": s.seed, "fdr_level": alpha, "nan": s.nan,
+        "budget_seconds": s.budget, "seed": s.seed, "fdr_level": alpha, "nan": s.nan, "normalize": s.normalize,
         "positives_differ_by": list(s.differ_by), "hierarchical_by": list(hierarchical_by),
         "copairs_names": bool(copairs_names),
         "dropped_features": [str(c) for c in dropped_features], "dropped_rows": [int(r) for r in dropped_rows],
