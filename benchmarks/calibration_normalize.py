@@ -18,7 +18,7 @@ p-values (conditional permutation null, B draws) at 0.05 and 0.01, with the 99.9
 Features a choice leaves out (MAD 0 on a plate's reference rows: about half the pixels of a digit
 class are 0 in most images) are left out on the observed labels, like the centre and scale.
 
-    python benchmarks/calibration_normalize.py [--seeds 3] [--permutations 999]
+    python benchmarks/calibration_normalize.py [--seeds 3] [--permutations 999] [--layouts digits raw-like]
 """
 
 from __future__ import annotations
@@ -67,6 +67,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=3, help="screens per digit class and layout")
     ap.add_argument("--permutations", type=int, default=999)
+    ap.add_argument("--layouts", nargs="+", choices=list(LAYOUTS), default=list(LAYOUTS))
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     print(f"true-null screens: 10 digit classes x {args.seeds} seeds, 20 controls a plate, 4 plates, 4 replicates "
@@ -74,7 +75,8 @@ def main(argv=None):
     print("| layout | normalize | mAP tests | mAP: FPR at 0.05 | at 0.01 | query tests | per-query: FPR at 0.05 "
           "| at 0.01 | features kept |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    for name, make in LAYOUTS.items():
+    for name in args.layouts:
+        make = LAYOUTS[name]
         for how in CHOICES:
             maps, queries, kept = [], [], []
             for digit in range(10):
