@@ -88,7 +88,7 @@ alpha = bound_float("FDR level q", "cp_alpha", 0.05, step=0.01, format="%.3g", c
                     help="A perturbation counts as retrieved by a side when its q-value there is at most this.")
 
 normalize = report.NORMALIZE_CHOICES[bound_choice(
-    "Normalise features", NORMALIZE_KEY, list(report.NORMALIZE_CHOICES),
+    "Normalise features", NORMALIZE_KEY, list(report.NORMALIZE_CHOICES), container=st.columns([1, 2])[0],
     help="normalize= / --normalize, for each table: per plate, each feature as the robust z-score (x - median) / "
          "(1.4826 MAD) of the plate's controls or of all its wells (pycytominer's mad_robustize). For raw "
          "features; none for tables normalised already.")]
