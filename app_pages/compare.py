@@ -93,6 +93,9 @@ normalize = report.NORMALIZE_CHOICES[bound_choice(
          "(1.4826 MAD) of the plate's controls or of all its wells (pycytominer's mad_robustize). For raw "
          "features; none for tables normalised already.")]
 
+if normalize != "none":
+    st.caption(report.normalize_note(normalize, None if stratum == NO_STRATUM else stratum))
+
 with st.expander("How the comparison is made", icon=":material/functions:"):
     st.markdown(view.METHOD_TEXT)
 

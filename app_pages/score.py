@@ -171,7 +171,8 @@ if plan.looks_raw:
     st.warning(report.raw_message(plan.looks_raw), icon=":material/tune:")
     st.button(report.NORMALIZE_FIX, key="sc_normalize_fix", icon=":material/auto_fix_high:",
               on_click=lambda: st.session_state.update({NORMALIZE_KEY: report.NORMALIZE_WORDS["controls"]}))
-st.markdown(inputs.plan_summary(plan))
+st.markdown(inputs.plan_summary(plan) + (" " + report.normalize_note(normalize, settings.stratum)
+                                          if normalize != "none" else ""))
 with st.expander(f"Plan: {len(plan.strata):,} plate(s) or batch(es), {len(plan.left_out):,} columns left out, "
                  f"{len(plan.skipped):,} perturbations to skip"):
     show_table(plan.strata, key="plan_strata")

@@ -93,3 +93,19 @@ def test_compare_page_normalises_both_tables():
                          control="DMSO", stratum="Metadata_Plate", permutations=999, seed=0, normalize="controls")
     table = next(d.value for d in at.dataframe if "mAP_a" in d.value.columns)
     assert sorted(table["mAP_b"].round(9)) == sorted(want.groups["mAP_b"].round(9))
+
+
+def test_without_a_stratum_the_page_says_the_table_is_one_plate():
+    assert report.normalize_note("none", None) == ""
+    assert "whole table is normalised as one plate" in report.normalize_note("controls", None)
+    assert "Each plate (Metadata_Plate)" in report.normalize_note("plate", "Metadata_Plate")
+    table = raw_screen(seed=2, nan_cells=False)
+    at = AppTest.from_file(SCORE, default_timeout=300)
+    at.query_params["sc_data"] = "upload"
+    at.query_params["sc_stratum"] = "(none)"
+    at.query_params["sc_normalize"] = CONTROLS
+    at.run()
+    at = at.file_uploader(key="upload").set_value(_csv(table, "raw.csv")).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    plan = next(m.value for m in at.markdown if "feature column(s)" in m.value)
+    assert "whole table is normalised as one plate" in plan

@@ -18,7 +18,7 @@ from .score import USES_B, name_text
 
 __all__ = ["CALIBRATION", "CALIBRATION_SOURCE", "CALIBRATION_FDR", "CALIBRATION_LAYOUTS", "calibration_table",
            "NAN_WORDS", "NEGATIVE_WORDS", "NAN_CHOICES", "NEGATIVE_CHOICES", "missing_message", "dropped_text",
-           "NORMALIZE_WORDS", "NORMALIZE_CHOICES", "NORMALIZE_FIX", "raw_message", "page_warnings",
+           "NORMALIZE_WORDS", "NORMALIZE_CHOICES", "NORMALIZE_FIX", "raw_message", "page_warnings", "normalize_note",
            "nulls_used", "NULL_SHORT_WORDS", "query_null_text",
            "mAP_null_text", "method_text", "significant_name", "download_tables", "settings_record", "bundle_zip",
            "open_decisions", "draws_caption"]
@@ -170,6 +170,17 @@ NAN_CHOICES = {words: mode for mode, words in NAN_WORDS.items()}
 NORMALIZE_CHOICES = {words: value for value, words in NORMALIZE_WORDS.items()}
 #: The button that applies the fix of :func:`raw_message`.
 NORMALIZE_FIX = "Normalise against each plate's controls"
+
+
+def normalize_note(normalize: str, stratum) -> str:
+    """What the normalise choice does with this stratum, in a sentence ("" for none)."""
+    if normalize == "none":
+        return ""
+    against = "its control wells" if normalize == "controls" else "all its wells"
+    if stratum is None:
+        return (f"No stratum is chosen, so the whole table is normalised as one plate, against {against}: "
+                "choose the plate column as the stratum to normalise each plate on its own.")
+    return f"Each plate ({stratum}) is normalised on its own, against {against}."
 
 
 def page_warnings(result) -> list:
