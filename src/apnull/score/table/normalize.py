@@ -31,6 +31,12 @@ Edge cases, decided rather than divided by zero:
 Binary similarities (Jaccard, Hamming) compare 0/1 features: normalising them is refused.
 
 :func:`raw_look` says when features given with ``"none"`` look un-normalised (a sentence, or None).
+
+The nulls keep the normalisation of the observed labels. With ``"plate"`` (and ``"none"``) that is
+exact: a plate's rows are the same whoever carries which label. With ``"controls"`` the reference
+moves with the labels, and the measured mAP test is conservative (docs/calibration.md: 0.024 at 0.05
+on true-null digits screens), at the price of some power; renormalising per draw would make it exact
+at a cost that docs/calibration.md states.
 """
 
 from __future__ import annotations
