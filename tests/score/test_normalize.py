@@ -245,3 +245,28 @@ def test_raw_look_each_sign_alone():
     plates = same + 3 * rng.normal(size=(4, 10))[codes]
     assert "plates' median profiles differ" in raw_look(plates, codes, ref)
     assert "spreads span" not in raw_look(plates, codes, ref)
+
+
+def test_consistency_and_compare_commands_take_normalize(tmp_path):
+    raw = raw_screen(seed=11, nan_cells=False)
+    raw["Metadata_Target"] = raw["Metadata_Compound"].map(lambda c: "" if c == "DMSO" else f"T{int(c[-1]) % 3}")
+    raw.to_csv(tmp_path / "raw.csv", index=False)
+    b = raw.copy()
+    b[FEATS] = b[FEATS] * 2.0
+    b.to_csv(tmp_path / "b.csv", index=False)
+    base = ["consistency", str(tmp_path / "raw.csv"), "--perturbation", "Metadata_Compound", "--annotation",
+            "Metadata_Target", "--control", "DMSO", "--aggregate", "none", "--permutations", "99", "--json"]
+    status, out, err = run(base + ["--normalize", "controls", "--stratum", "Metadata_Plate"])
+    assert status == 0, err
+    settings = json.loads(out)["settings"]
+    assert settings["normalize"] == "controls" and settings["stratum"] == "Metadata_Plate" and "hint" not in err
+    status, out, err = run(base)
+    assert status == 0 and "apnull consistency: hint:" in err and "--normalize controls" in err
+    cmp = ["compare", str(tmp_path / "raw.csv"), str(tmp_path / "b.csv"), "--key", "Metadata_Plate", "--key",
+           "Metadata_Well", "--perturbation", "Metadata_Compound", "--control", "DMSO", "--stratum", "Metadata_Plate",
+           "--permutations", "99"]
+    status, out, err = run(cmp + ["--normalize", "plate"])
+    assert status == 0, err
+    assert "normalize=plate" in out.splitlines()[0] and "hint" not in err
+    status, out, err = run(cmp)
+    assert status == 0 and err.count("hint:") == 1 and "table A:" in err and "table B:" in err
