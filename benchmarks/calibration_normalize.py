@@ -20,6 +20,7 @@ Features a choice leaves out (MAD 0 on a plate's reference rows: about half the 
 class are 0 in most images) are left out on the observed labels, like the centre and scale.
 
     python benchmarks/calibration_normalize.py [--seeds 3] [--permutations 999] [--layouts digits raw-like "t5 noise"]
+    python benchmarks/calibration_normalize.py --cost     # what renormalising per draw would cost
 """
 
 from __future__ import annotations
@@ -74,12 +75,59 @@ def rates(p) -> str:
     return " | ".join(cells)
 
 
+def renormalised_cost(B: int) -> None:
+    """Time a null that renormalises per draw (numpy prototype, one perturbation of a digits screen:
+    each plate's median and MAD made again from the draw's controls, the pools normalised again, the
+    k APs recomputed) against apnull's whole run with the observed normalisation."""
+    from apnull.score import tie_aware_ap
+
+    table = digits_null_screen(3, seed=0)
+    t0 = time.perf_counter()
+    res = score_profiles(table, permutations=B, normalize="controls", **KW)
+    run = time.perf_counter() - t0
+    feats = [c for c in table.columns if c.startswith("px_")]
+    X = table[feats].to_numpy(float)[:, res._screen.normalization.keep]
+    plate, pert = table["Metadata_plate"].to_numpy(), table["Metadata_perturbation"].to_numpy()
+    pools = [np.flatnonzero((plate == p) & ((pert == "DMSO") | (pert == "p001"))) for p in sorted(set(plate))]
+    rng = np.random.default_rng(0)
+
+    def one_draw():
+        drawn = []
+        for pool in pools:
+            pick = rng.integers(pool.size)
+            ctl = np.delete(pool, pick)
+            med = np.median(X[ctl], axis=0)
+            mad = 1.4826 * np.median(np.abs(X[ctl] - med), axis=0)
+            z = (X[pool] - med) / np.where(mad > 0, mad, 1.0)
+            drawn.append((z / np.maximum(np.linalg.norm(z, axis=1, keepdims=True), 1e-300), pick))
+        aps = []
+        for i, (zi, pi) in enumerate(drawn):
+            pos = np.array([zj[pj] @ zi[pi] for j, (zj, pj) in enumerate(drawn) if j != i])
+            neg = np.delete(zi @ zi[pi], pi)
+            aps.append(tie_aware_ap(np.r_[pos, neg], np.r_[np.ones(pos.size, bool), np.zeros(neg.size, bool)]))
+        return np.mean(aps)
+
+    n = 300
+    t0 = time.perf_counter()
+    for _ in range(n):
+        one_draw()
+    per = (time.perf_counter() - t0) / n
+    P = len(res.groups)
+    print(f"apnull, observed normalisation: {P} perturbations x {B} draws (queries included): {run:.1f} s")
+    print(f"renormalised per draw (numpy prototype, {len(pools)} plates x {pools[0].size} rows x {X.shape[1]} "
+          f"features): {per * 1e3:.1f} ms a draw, so {per * B * P:.0f} s for the {P} perturbations")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=3, help="screens per digit class and layout")
     ap.add_argument("--permutations", type=int, default=999)
     ap.add_argument("--layouts", nargs="+", choices=list(LAYOUTS), default=["digits", "raw-like"])
+    ap.add_argument("--cost", action="store_true", help="time a null that renormalises per draw, and stop")
     args = ap.parse_args(argv)
+    if args.cost:
+        renormalised_cost(args.permutations)
+        return 0
     t0 = time.perf_counter()
     print(f"true-null screens: 10 digit classes x {args.seeds} seeds, 20 controls a plate, 4 plates, 4 replicates "
           f"(one a plate), cosine, B = {args.permutations}; rate at 0.05 [99.9% band] | at 0.01 [band]")
