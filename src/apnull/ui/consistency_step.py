@@ -15,6 +15,7 @@ import streamlit as st
 from ..plots.consistency import labels_figure
 from ..plots.score import null_figure
 from ..score import SCORE_SIMILARITIES, score_consistency
+from ..views.score_report import NORMALIZE_WORDS
 from ..views import consistency as view
 from ..views.score import (check_fdr, null_histogram, null_summary, p_cutoff, p_label, p_shown, queries_of,
                            selected_name)
@@ -129,8 +130,8 @@ def consistency_step(table: pd.DataFrame, perturbation: str, control, active_gro
                                                   permutations, seed, normalize, stratum)
         fdr = check_fdr(fdr)
     if normalize != "none":
-        st.caption(f"Features normalised per plate as in the activity step above (normalize={normalize!r}), "
-                   "before the replicates are aggregated.")
+        st.caption(f"Features normalised as in the activity step above ({NORMALIZE_WORDS[normalize]}), before "
+                   "the replicates are aggregated.")
     pressed = not auto and st.button("Score consistency", type="primary", key="sc_cs_run", icon=":material/play_arrow:")
     with guard():
         result = _run(digest, table, settings, run=auto or pressed)
