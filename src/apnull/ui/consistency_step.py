@@ -15,10 +15,10 @@ import streamlit as st
 from ..plots.consistency import labels_figure
 from ..plots.score import null_figure
 from ..score import SCORE_SIMILARITIES, score_consistency
-from ..views.score_report import NORMALIZE_WORDS
 from ..views import consistency as view
 from ..views.score import (check_fdr, null_histogram, null_summary, p_cutoff, p_label, p_shown, queries_of,
                            selected_name)
+from ..views.score_report import NORMALIZE_WORDS
 from ..memo import Memo, rough_nbytes
 from .common import download_csv, guard, p_formats, show_figure, show_table
 from .score_cache import ScoreProgress, cached_view
