@@ -8,11 +8,13 @@ from apnull.ui import (bound_choice, bound_float, bound_int, bound_select, bound
                        show_figure, show_table)
 from apnull.ui import compare_cache as cache
 from apnull.views import compare as view
+from apnull.views import score_report as report
 from apnull.views.score import NO_STRATUM
 from apnull.views.score_inputs import preferred_first
 
 EXAMPLE = "example"
 UPLOAD = "upload"
+NORMALIZE_KEY = "cp_normalize"
 
 intro(
     "Compare two pipelines",
@@ -85,12 +87,21 @@ seed = bound_int("Seed", "cp_seed", 0, container=c10, help="Seed of the permutat
 alpha = bound_float("FDR level q", "cp_alpha", 0.05, step=0.01, format="%.3g", container=c11,
                     help="A perturbation counts as retrieved by a side when its q-value there is at most this.")
 
+normalize = report.NORMALIZE_CHOICES[bound_choice(
+    "Normalise features", NORMALIZE_KEY, list(report.NORMALIZE_CHOICES), container=st.columns([1, 2])[0],
+    help="normalize= / --normalize, for each table: per plate, each feature as the robust z-score (x - median) / "
+         "(1.4826 MAD) of the plate's controls or of all its wells (pycytominer's mad_robustize). For raw "
+         "features; none for tables normalised already.")]
+
+if normalize != "none":
+    st.caption(report.normalize_note(normalize, None if stratum == NO_STRATUM else stratum))
+
 with st.expander("How the comparison is made", icon=":material/functions:"):
     st.markdown(view.METHOD_TEXT)
 
 with guard():
     settings = view.make_settings(a, b, key, key2, perturbation, control_text, stratum, features_a, features_b,
-                                  similarity, permutations, seed, alpha)
+                                  similarity, permutations, seed, alpha, normalize)
 
 auto = source == EXAMPLE  # the example runs at once; uploads when the button is pressed
 result = cache.cached_result(pair, settings.cache_key())
@@ -110,7 +121,12 @@ st.subheader(headline)
 st.markdown(numbers)
 for col, (label, value, why) in zip(st.columns(4), view.cards(summary)):
     col.metric(label, value, help=why, border=True)
-for message in result.warnings:
+raw = view.raw_sides(result)
+if raw:
+    st.warning(report.raw_message(raw), icon=":material/tune:")
+    st.button(report.NORMALIZE_FIX, key="cp_normalize_fix", icon=":material/auto_fix_high:",
+              on_click=lambda: st.session_state.update({NORMALIZE_KEY: report.NORMALIZE_WORDS["controls"]}))
+for message in view.page_warnings(result):
     st.warning(message, icon=":material/warning:")
 
 pcol = result.settings["perturbation_column"]

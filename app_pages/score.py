@@ -18,6 +18,7 @@ from apnull.views import score_report as report
 EXAMPLE = "example"
 UPLOAD = "upload"
 INSPECT = "sc_inspect"
+NORMALIZE_KEY = "sc_normalize"
 
 intro(
     "Score your data",
@@ -66,7 +67,7 @@ else:
 # --- settings: what the widgets show is what is applied (and what the URL holds) -------------------
 defaults, perturbation_options = cache.table_choices(digest, table)
 cache.use_table(digest, defaults)
-c1, c2, c3, c4 = st.columns(4)
+c1, c2, c3, c4, c0 = st.columns([1, 1, 1, 1, 1.1])
 perturbation = bound_choice("Perturbation column", "sc_pert", perturbation_options, container=c1,
                             help="The column naming each profile's perturbation (compound, gene, ...); "
                                  "its values are compared as text.")
@@ -80,6 +81,11 @@ stratum = bound_choice("Stratum (plate or batch)", "sc_stratum", cache.stratum_c
 features = bound_text("Feature columns (regex)", "sc_features", "", container=c4,
                       help="A regular expression selecting the feature columns, e.g. ^Cells_|^Nuclei_. Empty: "
                            "every numeric column not named Metadata_*.")
+normalize = report.NORMALIZE_CHOICES[bound_choice(
+    "Normalise features", NORMALIZE_KEY, list(report.NORMALIZE_CHOICES), container=c0,
+    help="normalize= / --normalize: per plate (stratum; without one, the whole table), each feature as the robust "
+         "z-score (x - median) / (1.4826 MAD) of the plate's controls or of all its wells, as pycytominer's "
+         "mad_robustize. For raw CellProfiler features; none for a table normalised already.")]
 c5, c6, c7, c8, c9 = st.columns([1.3, 1.6, 1, 1, 1])
 similarity = bound_choice("Similarity", "sc_similarity", SCORE_SIMILARITIES, container=c5,
                           help="How two profiles are compared: cosine, Pearson correlation, minus the euclidean "
@@ -153,7 +159,7 @@ method_box = st.container()
 with guard(report.page_words):
     settings = view.make_settings(table, perturbation, control_text, stratum, features,
                                   similarity, null, permutations, seed, more_columns=more_columns, nan=nan,
-                                  negatives=negatives, differ_by=differ_by, budget=budget)
+                                  negatives=negatives, differ_by=differ_by, budget=budget, normalize=normalize)
     fdr = view.check_fdr(fdr)
     try:
         plan = cache.cached_plan(digest, settings.plan_key(), table, settings.plan_kwargs())
@@ -161,7 +167,12 @@ with guard(report.page_words):
         raise ValueError(report.missing_message(exc.where)) from None
 
 # --- the plan: what will be used, before anything is scored ----------------------------------------
-st.markdown(inputs.plan_summary(plan))
+if plan.looks_raw:
+    st.warning(report.raw_message(plan.looks_raw), icon=":material/tune:")
+    st.button(report.NORMALIZE_FIX, key="sc_normalize_fix", icon=":material/auto_fix_high:",
+              on_click=lambda: st.session_state.update({NORMALIZE_KEY: report.NORMALIZE_WORDS["controls"]}))
+st.markdown(inputs.plan_summary(plan) + (" " + report.normalize_note(normalize, settings.stratum)
+                                          if normalize != "none" else ""))
 with st.expander(f"Plan: {len(plan.strata):,} plate(s) or batch(es), {len(plan.left_out):,} columns left out, "
                  f"{len(plan.skipped):,} perturbations to skip"):
     show_table(plan.strata, key="plan_strata")
@@ -191,7 +202,7 @@ with method_box.expander("How the p-values are made", icon=":material/functions:
 with guard():
     shown_view = cache.results_view(digest, key, result, perturbation, fdr, tuple(hierarchical_by))
 groups = shown_view.groups
-for message in result.warnings:
+for message in report.page_warnings(result):
     st.warning(report.page_words(message), icon=":material/warning:")
 if len(result.skipped):
     with st.expander(f"{len(result.skipped):,} perturbation(s) skipped"):
@@ -331,4 +342,4 @@ download_csv(calibration, "calibration.csv", label="Download the calibration tab
              key="download_calibration")
 
 consistency_step(table, settings.perturbation[0], settings.control, groups, digest=digest, file_name=file_name,
-                 auto=auto)
+                 auto=auto, normalize=settings.normalize, stratum=settings.stratum)

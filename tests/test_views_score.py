@@ -61,7 +61,13 @@ def test_make_settings_checks_and_keys():
     s = view.make_settings(t, PERT, "DMSO", "Metadata_plate", " ^f ", "cosine", "permutation", 999, 3)
     assert s.kwargs() == dict(perturbation=PERT, control="DMSO", stratum="Metadata_plate", features="^f",
                               similarity="cosine", null="permutation", permutations=999, seed=3, nan="error",
-                              negatives="controls", positives_differ_by=None)
+                              negatives="controls", positives_differ_by=None, normalize="none")
+    assert view.make_settings(t, PERT, "DMSO", "Metadata_plate", "^f", "cosine", "permutation", 999, 3,
+                              normalize="controls").kwargs()["normalize"] == "controls"
+    assert view.make_settings(t, PERT, "DMSO", "Metadata_plate", "^f", "cosine", "permutation", 999, 3,
+                              normalize="controls").key() != s.key()
+    with pytest.raises(ValueError, match="normalize must be one of none, controls, plate"):
+        view.make_settings(t, PERT, "DMSO", None, None, "cosine", "permutation", 99, 0, normalize="robust")
     assert hash(s.key()) == hash(view.make_settings(t, PERT, "DMSO", "Metadata_plate", "^f", "cosine",
                                                     "permutation", 999, 3).key())
     s2 = view.make_settings(t, PERT, "DMSO, b", view.NO_STRATUM, "", "euclidean", "independent", 999, 0)

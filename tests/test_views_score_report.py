@@ -49,6 +49,7 @@ def test_zip_is_deterministic_and_says_how_it_was_made(result):
         back = pd.read_csv(zf.open("t_perturbations.csv"))
     assert saved["perturbation"] == [PERT] and saved["permutations"] == 99 and saved["seed"] == 1
     assert saved["nan"] == "error" and saved["apnull_version"] == "9.9" and saved["file_sha256"] == "abc"
+    assert saved["normalize"] == "none"
     assert len(back) == len(g)
 
 

@@ -15,6 +15,7 @@ import os
 import re
 import time
 
+from ..score import NORMALIZE
 from ..score.engine.progress import COMPILING, count_line, round_line
 from ..score.engine.sequential import count_text
 
@@ -257,7 +258,7 @@ def read_settings(args) -> dict:
 #: Library keywords whose values messages quote (``nan='drop-rows'``), said as the command's options.
 OPTION_WORDS = ("nan", "similarity", "unmatched", "negatives", "aggregate", "permutations", "null", "label_sep",
                 "alpha", "seed", "budget", "positives_differ_by", "control", "stratum", "perturbation", "only",
-                "features", "scheduler", "workers", "threads")
+                "features", "scheduler", "workers", "threads", "normalize")
 _VALUE = re.compile(r"\b(" + "|".join(OPTION_WORDS) + r")='([^']*)'")
 _NUMBER = re.compile(r"\b(" + "|".join(OPTION_WORDS) + r")=(\d(?:[\d.]|,(?=\d))*)")
 _BARE = re.compile(r"\b(" + "|".join(OPTION_WORDS) + r")=(?=[\s,;)/]|$)")
@@ -290,6 +291,23 @@ def features_text(settings: dict, shown: int = 12) -> str:
     cols = list(settings.get("feature_columns") or [])
     more = f", and {len(cols) - shown:,} more (see --json)" if len(cols) > shown else ""
     return f"{count_text(len(cols), 'features')}: " + ", ".join(map(str, cols[:shown])) + more
+
+
+def add_normalize(parser) -> None:
+    """Add ``--normalize none|controls|plate`` (per-plate robust z-scores, ``normalize=`` of the scorers)."""
+    parser.add_argument("--normalize", choices=NORMALIZE, default="none",
+                        help="per-plate normalisation of the features: none (default, a normalised table), controls "
+                             "(robust z-score against each stratum's controls, as pycytominer's mad_robustize), "
+                             "plate (against all its rows)")
+
+
+def raw_hint(err, command: str, looks_raw) -> None:
+    """One line on ``err`` when the features, given with --normalize none, look raw (``looks_raw``: the
+    library's sentence, or None; a dict of them per table for compare)."""
+    if isinstance(looks_raw, dict):
+        looks_raw = "; ".join(f"table {side}: {why}" for side, why in looks_raw.items())
+    if looks_raw:
+        err.write(f"apnull {command}: hint: {looks_raw}; normalise per plate with --normalize controls\n")
 
 
 def left_out_line(settings: dict, shown: int = 20) -> str:

@@ -57,8 +57,10 @@ def control_of(args):
 
 def check_ranking_form(args) -> None:
     """ValueError when a profile-table option is given for a ranking table."""
-    if args.positives_differ_by or args.nan != "error" or args.negatives != "controls" or args.hierarchical_by:
-        raise ValueError("--positives-differ-by, --nan, --negatives and --hierarchical-by apply to profile tables "
+    if (args.positives_differ_by or args.nan != "error" or args.negatives != "controls" or args.hierarchical_by
+            or args.normalize != "none"):
+        raise ValueError("--positives-differ-by, --nan, --normalize, --negatives and --hierarchical-by apply to "
+                         "profile tables "
                          "(give --perturbation COL); a ranking table has its scores already")
 
 

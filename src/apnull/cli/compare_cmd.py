@@ -1,7 +1,7 @@
 """``apnull compare A B ...``: do two pipelines of the same wells retrieve replicates equally well?
 
 ``apnull compare A B --key COL [--key COL] --perturbation COL --control VALUE --stratum COL
-[--features-a REGEX] [--features-b REGEX] [--similarity S] [--nan MODE] [--unmatched error|drop]
+[--features-a REGEX] [--features-b REGEX] [--similarity S] [--nan MODE] [--normalize MODE] [--unmatched error|drop]
 [--permutations auto|B] [--seed S] [--alpha A] [--workers N | --scheduler ADDRESS] [--out-groups F]
 [--out-left-out F] [--json]`` (see :func:`apnull.score.score_compare`).
 
@@ -18,8 +18,9 @@ from __future__ import annotations
 from ..score import (NAN_MODES, SCORE_SIMILARITIES, UNMATCHED, check_outputs, p_text, read_table, retrieved_line,
                      score_compare, summary_line, write_tables)
 from ..score.engine.sequential import count_text
-from ._common import (Progress, add_json, add_read_options, add_run_options, cli_words, features_text, json_line,
-                      left_out_line, read_kwargs, read_settings, run_kwargs, writable_path)
+from ._common import (Progress, add_json, add_normalize, add_read_options, add_run_options, cli_words, features_text, json_line,
+                      left_out_line, read_kwargs, raw_hint, read_settings, run_kwargs,
+                      writable_path)
 from .tables import records
 
 __all__ = ["add_parser", "run"]
@@ -54,6 +55,7 @@ def add_parser(subparsers):
                    help="default cosine; as apnull score: jaccard and hamming compare binary (0/1, true/false) features")
     p.add_argument("--nan", choices=NAN_MODES, default="error",
                    help="NaN/infinite feature values: error (default), drop-features, drop-rows (the well left out of both)")
+    add_normalize(p)
     p.add_argument("--unmatched", choices=UNMATCHED, default="error",
                    help="wells in one table only, repeated or blank keys, labels that differ: error (default) or "
                         "drop (left out of both and named)")
@@ -88,8 +90,9 @@ def run(args, out, err) -> int:
     perturbation = args.perturbation[0] if len(args.perturbation) == 1 else list(args.perturbation)
     res = score_compare(a, b, key=list(args.key), perturbation=perturbation, control=args.control or ["DMSO"],
                         stratum=args.stratum, features_a=args.features_a, features_b=args.features_b,
-                        similarity=args.similarity, nan=args.nan, unmatched=args.unmatched,
+                        similarity=args.similarity, nan=args.nan, normalize=args.normalize, unmatched=args.unmatched,
                         progress=Progress(err, "apnull compare: perturbations", after=3.0), **run_kwargs(args))
+    raw_hint(err, "compare", res.looks_raw)
     write_tables([(args.out_groups, res.groups), (args.out_left_out, res.left_out)])  # both, or neither
     settings = dict(res.settings, file_a=args.a, file_b=args.b, **read_settings(args))
     warnings = [cli_words(w) for w in res.warnings]
@@ -98,8 +101,8 @@ def run(args, out, err) -> int:
                "left_out": records(res.left_out), "warnings": warnings}
         out.write(json_line(doc))
         return 0
-    shown = ("key", "perturbation", "control", "stratum", "features_a", "features_b", "similarity", "permutations",
-             "seed", "alpha", *(k for k in ("where", "columns_read") if k in settings))
+    shown = ("key", "perturbation", "control", "stratum", "features_a", "features_b", "similarity", "normalize",
+             "permutations", "seed", "alpha", *(k for k in ("where", "columns_read") if k in settings))
     out.write("settings: " + ", ".join(f"{k}={settings[k]}" for k in shown) + "\n")
     for side, name, scored in (("A", args.a, res.a), ("B", args.b, res.b)):
         line = left_out_line(scored.settings)

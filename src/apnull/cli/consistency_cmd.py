@@ -2,7 +2,7 @@
 
 ``apnull consistency FILE --perturbation COL --annotation COL [--label-sep SEP]
 [--aggregate median|mean|none] [--control VALUE ...] [--only GROUPS.csv] [--alpha 0.05]
-[--features REGEX] [--similarity S] [--nan MODE] [--positives-differ-by COL ...]
+[--features REGEX] [--similarity S] [--nan MODE] [--normalize MODE [--stratum COL]] [--positives-differ-by COL ...]
 [--permutations auto|B] [--seed S] [--budget SECONDS] [--workers N | --scheduler ADDRESS]
 [--out-labels F] [--out-queries F] [--json]`` (see :func:`apnull.score.score_consistency`).
 
@@ -23,8 +23,9 @@ from ..score import (AGGREGATES, NAN_MODES, SCORE_SIMILARITIES, check_outputs, c
                      score_consistency, write_tables)
 from ..score.results.outputs import output_name
 from ..score.engine.sequential import count_text
-from ._common import (Progress, add_json, add_read_options, add_run_options, cli_words, features_text, json_line,
-                      left_out_line, read_kwargs, read_settings, run_kwargs, writable_path)
+from ._common import (Progress, add_json, add_normalize, add_read_options, add_run_options, cli_words, features_text, json_line,
+                      left_out_line, read_kwargs, raw_hint, read_settings, run_kwargs,
+                      writable_path)
 from .tables import format_table, records
 
 __all__ = ["add_parser", "run"]
@@ -51,6 +52,9 @@ def add_parser(subparsers):
     p.add_argument("--similarity", choices=SCORE_SIMILARITIES, default="cosine", help="default cosine")
     p.add_argument("--nan", choices=NAN_MODES, default="error",
                    help="NaN/infinite feature values: error (default), drop-features, drop-rows")
+    add_normalize(p)
+    p.add_argument("--stratum", metavar="COL", help="plate column --normalize works within (default: the whole "
+                                                      "table is one plate)")
     p.add_argument("--positives-differ-by", metavar="COL", action="append", dest="positives_differ_by",
                    help="profiles sharing the query's label and this column's value (e.g. the plate) are left "
                         "out of its ranking; repeatable")
@@ -67,7 +71,7 @@ def run(args, out, err) -> int:
     """Run ``apnull consistency`` with parsed ``args``; writes to ``out``/``err``; returns 0."""
     check_outputs([args.file, args.only], [("--out-labels", args.out_labels), ("--out-queries", args.out_queries)])
     differ = list(args.positives_differ_by or [])
-    labels = [args.perturbation, args.annotation, *differ]
+    labels = [args.perturbation, args.annotation, *differ, args.stratum]
     table = read_table(args.file, labels=labels, **read_kwargs(args, labels))
     only = None
     if args.only:
@@ -79,8 +83,9 @@ def run(args, out, err) -> int:
     res = score_consistency(table, perturbation=args.perturbation, annotation=args.annotation,
                             label_sep=args.label_sep, aggregate=args.aggregate, control=args.control, only=only,
                             features=args.features, similarity=args.similarity, nan=args.nan,
-                            positives_differ_by=differ or None,
+                            normalize=args.normalize, stratum=args.stratum, positives_differ_by=differ or None,
                             progress=Progress(err, "apnull consistency: labels", after=3.0), **run_kwargs(args))
+    raw_hint(err, "consistency", res.looks_raw)
     write_tables([(args.out_labels, res.labels), (args.out_queries, res.queries)])
     k, n = int(res.labels["significant"].sum()), len(res.labels)
     summary = {"consistent": k, "labels": n, "fraction": k / n}

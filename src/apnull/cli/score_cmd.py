@@ -3,7 +3,8 @@
 Two forms:
 
 - profiles: ``apnull score FILE --perturbation COL [--control VALUE ...] [--stratum COL]
-  [--features REGEX] [--similarity S] [--negatives controls|others] [--hierarchical-by COL] [--null N]
+  [--features REGEX] [--similarity S] [--normalize none|controls|plate] [--negatives controls|others]
+  [--hierarchical-by COL] [--null N]
   [--permutations auto|B|all] [--seed S]
   [--workers N | --scheduler ADDRESS] [--out-queries F] [--out-groups F] [--json]``
   (see :func:`apnull.score.score_profiles`);
@@ -31,8 +32,9 @@ from ..score import (MAX_FILE_BYTES, NULLS, RANKING_COLUMNS, SCORE_SIMILARITIES,
                      score_profiles, score_rankings, write_tables)
 from . import _score_activity as activity
 from ..score.engine.sequential import count_text
-from ._common import (Progress, add_json, add_read_options, add_run_options, cli_words, features_text, json_line,
-                      left_out_line, read_kwargs, read_settings, run_kwargs, writable_path)
+from ._common import (Progress, add_json, add_normalize, add_read_options, add_run_options, cli_words, features_text, json_line,
+                      left_out_line, read_kwargs, raw_hint, read_settings, run_kwargs,
+                      writable_path)
 from .tables import format_table, records
 
 __all__ = ["add_parser", "run"]
@@ -73,6 +75,7 @@ def add_parser(subparsers):
                    help="feature columns by regex (default: numeric columns not starting with Metadata_)")
     p.add_argument("--similarity", choices=SCORE_SIMILARITIES, default="cosine",
                    help="default cosine; jaccard and hamming compare binary (0/1, true/false) features")
+    add_normalize(p)
     p.add_argument("--null", choices=NULLS, default="permutation",
                    help="mAP null: permutation (exact, default); independent, copairs (approximate)")
     add_run_options(p, ("auto", "all"))
@@ -109,8 +112,10 @@ def run(args, out, err) -> int:
     else:
         res = score_profiles(table, perturbation=activity.perturbation_of(args), control=activity.control_of(args),
                              stratum=args.stratum, features=args.features, similarity=args.similarity,
-                             null=args.null, progress=Progress(err, "apnull score: perturbations", after=3.0),
+                             null=args.null, normalize=args.normalize,
+                             progress=Progress(err, "apnull score: perturbations", after=3.0),
                              **run_kwargs(args), **activity.library_kwargs(args))
+        raw_hint(err, "score", res.looks_raw)
         groups, queries, warnings = res.groups, res.queries, [cli_words(w) for w in res.warnings]
         settings = dict(res.settings, form="profiles", file=args.file, **read_settings(args))
         skipped_rows = records(res.skipped)

@@ -34,6 +34,7 @@ from .results.summary import activity_line, consistency_line, retrieved_line, to
 from .results.write import atomic_write, check_outputs, write_table, write_tables
 from .table.io import MAX_FILE_BYTES, read_table
 from .table.missing import NAN_MODES, MissingValuesError
+from .table.normalize import NORMALIZE
 from .table.screen import NEGATIVES, SCORE_SIMILARITIES, SIMILARITIES
 from .ties import tie_aware_ap, tie_aware_precision_at_r
 
@@ -42,6 +43,6 @@ __all__ = ["score_profiles", "score_consistency", "ConsistencyResult", "score_ra
            "tie_aware_ap", "tie_aware_precision_at_r", "benjamini_hochberg", "hierarchical_bh", "digits_screen",
            "digits_example",
            "MAX_FILE_BYTES", "MAX_PERMUTATIONS", "SIMILARITIES", "SCORE_SIMILARITIES", "NEGATIVES", "NULLS",
-           "NAN_MODES", "MissingValuesError", "AGGREGATES", "RANKING_COLUMNS", "RunOptions", "check_outputs", "write_table", "write_tables",
+           "NAN_MODES", "NORMALIZE", "MissingValuesError", "AGGREGATES", "RANKING_COLUMNS", "RunOptions", "check_outputs", "write_table", "write_tables",
            "atomic_write", "p_text", "screen_plan", "ScreenPlan",
            "activity_line", "consistency_line", "retrieved_line", "to_copairs_names"]

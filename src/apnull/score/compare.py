@@ -29,6 +29,7 @@ from .table.columns import select_features
 from .table.io import labels_as_text
 from .table.labels import EMPTY_LABELS
 from .table.missing import NAN_MODES, rows_text
+from .table.normalize import NORMALIZE
 from .table.scale import BINARY
 from .table.screen import SCORE_SIMILARITIES
 from .table.wells import (UNMATCHED, check_relabelled_controls, has_blank_labels, left_out_columns, match_wells,
@@ -67,9 +68,16 @@ class CompareResult(Shown):
     a: ScoreResult
     b: ScoreResult
 
+    @property
+    def looks_raw(self) -> dict:
+        """{"A": sentence, "B": sentence} for each table whose features, compared with normalize="none",
+        look un-normalised (:attr:`ScoreResult.looks_raw`); empty when neither does."""
+        return {side: r.looks_raw for side, r in (("A", self.a), ("B", self.b)) if r.looks_raw}
+
 
 def score_compare(a, b, *, key, perturbation="Metadata_pert", control="DMSO", stratum=None, features_a=None,
-                  features_b=None, similarity="cosine", nan="error", unmatched="error", permutations="auto", seed=0,
+                  features_b=None, similarity="cosine", nan="error", normalize="none", unmatched="error",
+                  permutations="auto", seed=0,
                   alpha=0.05, threads=None, workers=None, scheduler=None, progress=None,
                   budget=None) -> CompareResult:
     """Do pipelines A and B (two tables of the same wells) retrieve replicates equally well?
@@ -95,6 +103,10 @@ def score_compare(a, b, *, key, perturbation="Metadata_pert", control="DMSO", st
     nan : {"error", "drop-features", "drop-rows"}
         As in :func:`score_profiles`, for each table; "drop-rows" leaves a well with a NaN or infinite
         feature value on either side out of both (named in ``left_out``), so both score the same wells.
+    normalize : {"none", "controls", "plate"}
+        As in :func:`score_profiles`, each table normalised per plate against its own controls (or all
+        its rows); with ``nan="drop-rows"`` the wells are left out of both tables first, so the
+        statistics read the wells both sides score.
     unmatched : {"error", "drop"}
         Wells with a blank or repeated key, in one table only, or whose perturbation or stratum differ
         between the tables: a ValueError naming them, or ("drop") left out of both and named.
@@ -144,7 +156,9 @@ def score_compare(a, b, *, key, perturbation="Metadata_pert", control="DMSO", st
     blank_a, blank_b = (has_blank_labels(t[0], pcols, stratum) for t in (ta, tb))
     ta, tb = set_aside(a, ta[1], pcols), set_aside(b, tb[1], pcols)  # rows keep the file's own numbers
     left_out = pd.concat([matched.left_out, dropped], ignore_index=True) if len(dropped) else matched.left_out
+    check_choice(normalize, NORMALIZE, "normalize")
     common = dict(perturbation=perturbation, control=control, stratum=stratum, similarity=similarity, nan=nan,
+                  normalize=normalize,
                   permutations=opts.permutations, seed=opts.seed, alpha=opts.alpha, threads=opts.threads,
                   progress=opts.progress, budget=opts.budget)
     client, close = connect(opts.scheduler, opts.workers)  # one dask client for both tables
@@ -159,6 +173,7 @@ def score_compare(a, b, *, key, perturbation="Metadata_pert", control="DMSO", st
     warnings += [f"A: {w}" for w in ra.warnings] + [f"B: {w}" for w in rb.warnings] + pairs["notes"] + notes
     settings = dict(key=keys, perturbation=perturbation, control=[control] if isinstance(control, str) else list(control),
                     stratum=stratum, features_a=features_a, features_b=features_b, similarity=similarity, nan=nan,
+                    normalize=normalize,
                     unmatched=unmatched, permutations=opts.permutations, seed=opts.seed, alpha=opts.alpha,
                     perturbation_column=ra.settings["perturbation_column"], level=LEVEL,
                     unit="component of strata" if stratum is not None else "whole table (no stratum)",

@@ -17,6 +17,7 @@ from .options import RunOptions
 from .results.display import ShownNull
 from .results.outputs import RESERVED, output_name
 from .results.summary import consistency_line
+from .table.normalize import raw_warning
 from .table.profiles import AGGREGATES, MAX_PROFILES, Profiles, prepare_profiles
 
 __all__ = ["score_consistency", "ConsistencyResult", "AGGREGATES", "MAX_PROFILES"]
@@ -43,6 +44,11 @@ class ConsistencyResult(ShownNull):
     _profiles: object = field(default=None, repr=False)
     _rows: object = field(default=None, repr=False)
 
+    @property
+    def looks_raw(self):
+        """Why the features, scored with normalize="none", look un-normalised (a sentence), or None."""
+        return getattr(self._profiles, "looks_raw", None)
+
     def null_maps(self, label) -> np.ndarray:
         """The null mAP values of ``label``, recomputed from the run's stream key: the B draws of a fixed
         run, or the first ``permutations`` draws (the label's column) of an adaptive one; exactly the
@@ -64,7 +70,8 @@ class ConsistencyResult(ShownNull):
 
 
 def score_consistency(table, perturbation, annotation, label_sep=None, *, aggregate="median", control=None,
-                      only=None, features=None, similarity="cosine", nan="error", positives_differ_by=None,
+                      only=None, features=None, similarity="cosine", nan="error", normalize="none", stratum=None,
+                      positives_differ_by=None,
                       permutations="auto", seed=0, alpha=0.05, scheduler=None, workers=None, threads=None,
                       progress=None, budget=None, query_pvalues=True) -> ConsistencyResult:
     """Phenotypic consistency: label mAP of profiles that share an annotation, with a permutation p-value.
@@ -125,6 +132,13 @@ def score_consistency(table, perturbation, annotation, label_sep=None, *, aggreg
         to 1e300) gives the same ranking.
     nan : {"error", "drop-features", "drop-rows"}
         NaN or infinite feature values in the rows used (before aggregation), as in ``score_profiles``.
+    normalize : {"none", "controls", "plate"}
+        Per-plate normalisation before aggregation, as in ``score_profiles``: the robust z-score of each
+        feature against the ``control`` rows of the row's ``stratum`` ("controls") or against all its
+        rows ("plate"); the controls are used for it and then dropped. Without ``stratum`` the whole
+        table is one plate.
+    stratum : str, optional
+        The plate column ``normalize`` works within (used for nothing else).
     positives_differ_by : str or list of str, optional
         Columns (e.g. the plate, or the perturbation column with aggregate "none"): a profile carrying
         the query's label and sharing its value in any of them is left out of its ranking (copairs's
@@ -175,7 +189,7 @@ def score_consistency(table, perturbation, annotation, label_sep=None, *, aggreg
     opts = RunOptions.checked(seed=seed, permutations=permutations, alpha=alpha, threads=threads, workers=workers,
                               scheduler=scheduler, progress=progress, budget=budget, null="independent")
     prof = prepare_profiles(table, perturbation, annotation, label_sep, aggregate, control, only, features,
-                            similarity, opts.alpha, nan, positives_differ_by)
+                            similarity, opts.alpha, nan, positives_differ_by, normalize, stratum)
     rows = K.similarity_rows(prof.X, prof.kind)
     observed, skipped = _observed(prof, rows)
     if not observed:
@@ -185,7 +199,7 @@ def score_consistency(table, perturbation, annotation, label_sep=None, *, aggreg
     settings = dict(perturbation=perturbation, annotation=annotation, label_sep=label_sep, aggregate=aggregate,
                     control=None if control is None else [control] if isinstance(control, str) else list(control),
                     only=None if only is None else len({str(n) for n in prof.names}), similarity=similarity,
-                    nan=nan, positives_differ_by=positives_differ_by,
+                    nan=nan, normalize=normalize, stratum=stratum, positives_differ_by=positives_differ_by,
                     permutations=opts.permutations, seed=opts.seed, alpha=opts.alpha, profiles=int(prof.X.shape[0]),
                     unlabelled=len(prof.unlabelled), features=len(prof.features), feature_columns=list(prof.features),
                     dropped_features=list(prof.dropped_features), dropped_rows=list(prof.dropped_rows),
@@ -194,7 +208,7 @@ def score_consistency(table, perturbation, annotation, label_sep=None, *, aggreg
     settings["annotation_column"] = output_name(annotation, TAKEN | {settings["perturbation_column"]})
     if opts.budget is not None:
         settings["budget"] = opts.budget
-    warnings = list(prof.warnings)
+    warnings = list(prof.warnings) + raw_warning(prof.looks_raw)
     if why:
         opened = [prof.labels[t] for t in sorted(pvals) if pvals[t][3]]
         warnings.append(f"the time budget stopped the adaptive permutations ({why}) before the BH decision of "

@@ -43,6 +43,9 @@ class ScreenPlan:
         Feature columns left out for NaN or infinite values (``nan="drop-features"``).
     dropped_rows : list of int
         0-based input rows left out for NaN or infinite values (``nan="drop-rows"``).
+    looks_raw : str or None
+        With ``normalize="none"``: why the features look un-normalised (a sentence), or None
+        (:func:`apnull.score.table.normalize.raw_look`).
     """
 
     features: list
@@ -54,17 +57,20 @@ class ScreenPlan:
     rows: int
     dropped_features: tuple = ()
     dropped_rows: tuple = ()
+    looks_raw: str | None = None
 
 
 def screen_plan(table, perturbation, control="DMSO", stratum=None, features=None,
-                similarity="cosine", *, nan="error", positives_differ_by=None, negatives="controls") -> ScreenPlan:
+                similarity="cosine", *, nan="error", positives_differ_by=None, negatives="controls",
+                normalize="none") -> ScreenPlan:
     """The :class:`ScreenPlan` of ``score_profiles(table, perturbation, control, stratum, features=features,
-    similarity=similarity, nan=nan, positives_differ_by=positives_differ_by, negatives=negatives)``
+    similarity=similarity, nan=nan, positives_differ_by=positives_differ_by, negatives=negatives,
+    normalize=normalize)``
     (``perturbation`` one column or several); raises the same ValueError that call would raise for the
     table and these choices."""
     keyed = combine_columns(table, perturbation, control, stratum)
     screen = prepare_screen(keyed.table, keyed.column, control, stratum, features, similarity, nan,
-                            positives_differ_by, negatives)
+                            positives_differ_by, negatives, normalize)
     counts = {s: [len(idx), 0, 0] for s, idx in screen.controls.items()}
     for p in screen.perts:
         for s, reps in zip(p.strata, p.reps):
@@ -78,4 +84,4 @@ def screen_plan(table, perturbation, control="DMSO", stratum=None, features=None
                       skipped=pd.DataFrame([(str(n), r) for n, r in screen.skipped], columns=["perturbation", "reason"]),
                       warnings=list(screen.warnings), rows=int(screen.rows.size),
                       dropped_features=tuple(screen.dropped_features),
-                      dropped_rows=tuple(int(r) for r in screen.dropped_rows))
+                      dropped_rows=tuple(int(r) for r in screen.dropped_rows), looks_raw=screen.looks_raw)

@@ -28,6 +28,7 @@ from .results.display import ShownNull
 from .results.summary import activity_line, activity_summary
 from .results.tables import NULL_LABELS, add_activity, group_table, pvalues, query_table
 from .table.keys import combine_columns, key_of
+from .table.normalize import raw_warning
 from .table.perts import Scores
 from .table.rows import hold_rows
 from .table.screen import Screen, prepare_screen
@@ -56,6 +57,11 @@ class ScoreResult(ShownNull):
     warnings: list
     settings: dict
     _screen: object = field(default=None, repr=False)
+
+    @property
+    def looks_raw(self):
+        """Why the features, scored with normalize="none", look un-normalised (a sentence), or None."""
+        return getattr(self._screen, "looks_raw", None)
 
     @property
     def activity(self) -> dict:
@@ -103,8 +109,8 @@ class ScoreResult(ShownNull):
 
 def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=None, *, features=None,
                    similarity="cosine", negatives="controls", null="permutation", permutations="auto", seed=0,
-                   alpha=0.05, nan="error", positives_differ_by=None, scheduler=None, workers=None, threads=None,
-                   progress=None, budget=None) -> ScoreResult:
+                   alpha=0.05, nan="error", normalize="none", positives_differ_by=None, scheduler=None, workers=None,
+                   threads=None, progress=None, budget=None) -> ScoreResult:
     """Per-query AP p-values and a calibrated mAP p-value per perturbation of a profiling screen.
 
     Queries (replicate retrieval): each replicate q of perturbation t (k replicates) ranks the other
@@ -187,6 +193,17 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
         feature columns holding any, or leave out the rows holding any. What was dropped is in
         ``warnings`` and in ``settings["dropped_features"]`` / ``settings["dropped_rows"]``
         (see :mod:`apnull.score.table.missing`).
+    normalize : {"none", "controls", "plate"}
+        Per-plate normalisation of the features before any similarity (:mod:`apnull.score.table.normalize`):
+        "none" (default, for a table normalised already); "controls": per stratum and feature the robust
+        z-score (x - median) / (1.4826 * MAD) against the stratum's control rows (pycytominer's
+        ``normalize(method="mad_robustize", samples=<controls>)`` plate by plate); "plate": the same
+        against every scored row of the stratum. Without ``stratum`` the whole table is one plate. The
+        statistics skip NaN cells, which ``nan`` then handles; a feature with MAD 0 on some stratum is
+        left out and named; a stratum without control rows is a ValueError with "controls". The
+        permutation null keeps the normalisation of the observed labels (docs/calibration.md measures
+        what that does to the false-positive rate). With "none", features that look raw (units that
+        differ by orders of magnitude, or plate effects) get a warning (``ScoreResult.looks_raw``).
     positives_differ_by : str or list of str, optional
         Columns (e.g. the well position): a replicate sharing the query's value in any of them is
         left out of the query's ranking entirely (copairs's ``pos_diffby``); m counts only the
@@ -263,7 +280,7 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
                               scheduler=scheduler, progress=progress, budget=budget, null=null)
     keyed = combine_columns(table, perturbation, control, stratum)
     screen = prepare_screen(keyed.table, keyed.column, control, stratum, features, similarity, nan,
-                            positives_differ_by, negatives)
+                            positives_differ_by, negatives, normalize)
     keyed = keyed._replace(table=None)  # a copy made for several perturbation columns is not needed again
     _check_exact_sizes(screen, opts)
     release_memory()  # the preparation's freed temporaries go back to the system before the rounds
@@ -276,7 +293,7 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
                     stratum=stratum, features=len(screen.features), feature_columns=list(screen.features),
                     similarity=similarity, negatives=negatives,
                     null=null,
-                    permutations=opts.permutations, seed=opts.seed, nan=nan,
+                    permutations=opts.permutations, seed=opts.seed, nan=nan, normalize=normalize,
                     dropped_features=list(screen.dropped_features), dropped_rows=list(screen.dropped_rows),
                     alpha=opts.alpha, positives_differ_by=positives_differ_by,
                     perturbation_column=pname if len(keyed.columns) == 1 else list(keyed.names),
@@ -289,7 +306,7 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
     budgeted = opts.budget is not None
     groups = add_activity(group_table(scored, label, pname, budgeted), scored, opts.alpha)
     release_memory()
-    warnings = list(screen.warnings) + _open_warnings(scored)
+    warnings = list(screen.warnings) + _open_warnings(scored) + raw_warning(screen.looks_raw)
     queries = query_table(scored, pname, budgeted)
     warnings += _unused_permutations(null, opts, queries)
     del scored

@@ -15,7 +15,7 @@ import streamlit as st
 from ..notebook import figures
 from ..score import SCORE_SIMILARITIES, score_consistency
 from ..views import consistency as view
-from ..views.score_report import page_words
+from ..views.score_report import NORMALIZE_WORDS, page_words
 from ..views.score import check_fdr, p_label, p_shown, queries_of, selected_name
 from ..memo import Memo, rough_nbytes
 from .common import download_csv, guard, p_formats, show_figure, show_table
@@ -74,10 +74,12 @@ def _pick_label(names):
 
 
 def consistency_step(table: pd.DataFrame, perturbation: str, control, active_groups: pd.DataFrame | None,
-                     digest: str = "table", file_name: str = "screen", auto: bool = False) -> None:
+                     digest: str = "table", file_name: str = "screen", auto: bool = False, normalize: str = "none",
+                     stratum: str | None = None) -> None:
     """Render the consistency step for ``table`` (perturbation column ``perturbation``, controls
     ``control`` dropped). ``active_groups``: the activity table with a ``significant`` column (or None);
-    ``digest`` keys the cache; ``auto`` runs without the button (the bundled example)."""
+    ``digest`` keys the cache; ``auto`` runs without the button (the bundled example); ``normalize`` and
+    ``stratum``: the activity step's per-plate normalisation, applied here too."""
     st.header("Consistency: do perturbations that share an annotation look alike?")
     st.markdown(
         "Activity asks whether a perturbation's replicates find each other. Consistency asks the next "
@@ -123,8 +125,11 @@ def consistency_step(table: pd.DataFrame, perturbation: str, control, active_gro
     with guard(page_words):
         settings = view.make_consistency_settings(table, perturbation, annotation,
                                                   separator, scope, active_groups, control, aggregate, similarity,
-                                                  permutations, seed)
+                                                  permutations, seed, normalize, stratum)
         fdr = check_fdr(fdr)
+    if normalize != "none":
+        st.caption(f"Features normalised as in the activity step above ({NORMALIZE_WORDS[normalize]}), before "
+                   "the replicates are aggregated.")
     pressed = not auto and st.button("Score consistency", type="primary", key="sc_cs_run", icon=":material/play_arrow:")
     with guard(page_words):
         result = _run(digest, table, settings, run=auto or pressed)

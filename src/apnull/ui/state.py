@@ -30,12 +30,13 @@ PAGE_PARAMS: dict[str, frozenset[str]] = {
                           "sm_ranks_B", "sm_ranks_C", "sm_simulate", "sm_reps", "sm_sim_seed"}),
     "score": frozenset({"sc_data", "sc_pert", "sc_control", "sc_stratum", "sc_features", "sc_similarity",
                         "sc_null", "sc_perms", "sc_auto", "sc_seed", "sc_fdr", "sc_inspect", "sc_pert_more",
-                        "sc_nan", "sc_negatives", "sc_differ", "sc_hier", "sc_copairs", "sc_budget"}
+                        "sc_nan", "sc_negatives", "sc_differ", "sc_hier", "sc_copairs", "sc_budget",
+                        "sc_normalize"}
                        # the consistency step (apnull.ui.consistency_step.KEYS)
                        | {"sc_cs_annotation", "sc_cs_sep", "sc_cs_scope", "sc_cs_aggregate", "sc_cs_similarity",
                           "sc_cs_perms", "sc_cs_seed", "sc_cs_fdr", "sc_cs_label"}),
     "compare": frozenset({"cp_data", "cp_key", "cp_key2", "cp_pert", "cp_control", "cp_stratum", "cp_features_a",
-                          "cp_features_b", "cp_similarity", "cp_perms", "cp_seed", "cp_alpha"}),
+                          "cp_features_b", "cp_similarity", "cp_perms", "cp_seed", "cp_alpha", "cp_normalize"}),
 }
 
 #: parameters Streamlit itself reads; never dropped

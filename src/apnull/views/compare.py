@@ -13,11 +13,13 @@ from itertools import combinations
 import pandas as pd
 
 from ..limits import SCORE_PAGE_MAX_PERMUTATIONS, check_alpha, check_permutations, check_regex, check_seed
-from ..score import summary_line
+from ..score import NORMALIZE, summary_line
+from ..score.table.normalize import raw_warning
 from .score import (MAX_FEATURES_TEXT, NO_STRATUM, guess_control, guess_perturbation, guess_stratum, label_columns,
                     p_shown, resolve_controls)
 
 __all__ = ["METHOD_TEXT", "NO_KEY", "KEY_HINTS", "CompareSettings", "shared_labels", "guess_key", "pair_defaults",
+           "raw_sides", "page_warnings",
            "make_settings", "scatter_data", "cards", "shown_groups", "verdict"]
 
 #: The second key box's choice when one column identifies a well.
@@ -103,12 +105,14 @@ class CompareSettings:
     permutations: int
     seed: int
     alpha: float
+    normalize: str = "none"   #: per-plate normalisation of each table: "none", "controls" or "plate"
 
     def kwargs(self) -> dict:
         """Keyword arguments of :func:`apnull.score.score_compare`."""
         return dict(key=list(self.key), perturbation=self.perturbation, control=list(self.control),
                     stratum=self.stratum, features_a=self.features_a, features_b=self.features_b,
-                    similarity=self.similarity, permutations=self.permutations, seed=self.seed, alpha=self.alpha)
+                    similarity=self.similarity, permutations=self.permutations, seed=self.seed, alpha=self.alpha,
+                    normalize=self.normalize)
 
     def cache_key(self) -> tuple:
         return tuple(str(x) for x in astuple(self))
@@ -116,7 +120,7 @@ class CompareSettings:
 
 def make_settings(a: pd.DataFrame, b: pd.DataFrame, key: str, key2: str, perturbation: str, control_text: str,
                   stratum: str, features_a: str, features_b: str, similarity: str, permutations, seed,
-                  alpha) -> CompareSettings:
+                  alpha, normalize: str = "none") -> CompareSettings:
     """Check the page's inputs against the two tables and bundle them. ValueError says what to change."""
     columns = shared_labels(a, b)
     keys = [k for k in (key, key2) if k not in (None, "", NO_KEY)]
@@ -137,8 +141,22 @@ def make_settings(a: pd.DataFrame, b: pd.DataFrame, key: str, key2: str, perturb
             check_regex(text, name, max_length=MAX_FEATURES_TEXT)
         regex.append(text)
     permutations = check_permutations(permutations, "permutation", SCORE_PAGE_MAX_PERMUTATIONS, " on this page")
+    if normalize not in NORMALIZE:
+        raise ValueError(f"normalize must be one of {', '.join(NORMALIZE)}, got {_short(normalize)}")
     return CompareSettings(tuple(keys), str(perturbation), tuple(control), stratum, regex[0], regex[1], similarity,
-                           permutations, check_seed(seed, allow_none=False), check_alpha(alpha))
+                           permutations, check_seed(seed, allow_none=False), check_alpha(alpha), str(normalize))
+
+
+def raw_sides(result) -> str:
+    """The page's words for the tables whose features look un-normalised (:attr:`CompareResult.looks_raw`):
+    "" when none does, else e.g. "table A: the features look un-normalised: ..."."""
+    return "; ".join(f"table {side}: {why}" for side, why in result.looks_raw.items())
+
+
+def page_warnings(result) -> list:
+    """The result's warnings without the raw-feature ones (the page says those with its fix)."""
+    raw = {f"{side}: {w}" for side, why in result.looks_raw.items() for w in raw_warning(why)}
+    return [w for w in result.warnings if w not in raw]
 
 
 def scatter_data(groups: pd.DataFrame, perturbation: str) -> pd.DataFrame:

@@ -40,13 +40,15 @@ class ConsistencySettings:
     similarity: str
     permutations: int
     seed: int
+    normalize: str = "none"   #: per-plate normalisation, as the activity step's
+    stratum: str | None = None  #: the plate column it works within
 
     def kwargs(self) -> dict:
         """Keyword arguments of :func:`apnull.score.score_consistency`."""
         return dict(perturbation=self.perturbation, annotation=self.annotation, label_sep=self.label_sep,
                     aggregate=self.aggregate, control=list(self.control) or None,
                     only=None if self.only is None else list(self.only), similarity=self.similarity,
-                    permutations=self.permutations, seed=self.seed)
+                    permutations=self.permutations, seed=self.seed, normalize=self.normalize, stratum=self.stratum)
 
     def key(self) -> tuple:
         return tuple(str(x) for x in astuple(self))
@@ -94,7 +96,7 @@ def active_names(groups: pd.DataFrame, perturbation: str) -> tuple:
 
 def make_consistency_settings(table: pd.DataFrame, perturbation: str, annotation: str | None, separator: str, scope: str,
                   groups: pd.DataFrame | None, control, aggregate: str, similarity: str, permutations: int,
-                  seed: int) -> ConsistencySettings:
+                  seed: int, normalize: str = "none", stratum: str | None = None) -> ConsistencySettings:
     """Check the step's inputs and bundle them. ValueError says what to change."""
     if not annotation or annotation not in table.columns:
         raise ValueError("pick the annotation column: the labels (targets, mechanisms, ...) whose perturbations "
@@ -115,7 +117,8 @@ def make_consistency_settings(table: pd.DataFrame, perturbation: str, annotation
     control = tuple(str(c) for c in ([control] if isinstance(control, str) else list(control or ())))
     sep = None if separator in (None, "", NO_SEPARATOR) else separator
     return ConsistencySettings(str(perturbation), str(annotation), sep, aggregate, control, only, similarity,
-                               int(permutations), check_seed(seed, allow_none=False))
+                               int(permutations), check_seed(seed, allow_none=False), str(normalize),
+                               None if normalize == "none" else stratum)
 
 
 def label_table(labels: pd.DataFrame, fdr: float) -> pd.DataFrame:

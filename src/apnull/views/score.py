@@ -15,7 +15,7 @@ import pandas as pd
 
 from ..law import count_reached
 from ..limits import SCORE_PAGE_MAX_PERMUTATIONS, check_permutations, check_regex, check_seed, check_stratum
-from ..score import NEGATIVES, p_text
+from ..score import NEGATIVES, NORMALIZE, p_text
 
 #: The page's permutation limit, :data:`apnull.limits.SCORE_PAGE_MAX_PERMUTATIONS` (the library's is
 #: ``SCORE_MAX_PERMUTATIONS``); kept under this name for the page.
@@ -140,6 +140,7 @@ class Settings:
     negatives: str = "controls"
     differ_by: tuple = ()     #: positives_differ_by columns
     budget: float | None = None  #: seconds the adaptive refinement may take (permutations "auto" only)
+    normalize: str = "none"   #: per-plate normalisation: "none", "controls" or "plate"
 
     @property
     def column(self):
@@ -164,7 +165,8 @@ class Settings:
         """Keyword arguments of :func:`apnull.score.screen_plan` (the table-checking part of the settings)."""
         return dict(perturbation=self.column, control=self._control(), stratum=self.stratum,
                     features=self.features, similarity=self.similarity, nan=self.nan,
-                    positives_differ_by=list(self.differ_by) or None, negatives=self.negatives)
+                    positives_differ_by=list(self.differ_by) or None, negatives=self.negatives,
+                    normalize=self.normalize)
 
     def plan_key(self) -> tuple:
         """The part of :meth:`key` the plan depends on."""
@@ -178,7 +180,7 @@ class Settings:
 def make_settings(table: pd.DataFrame, perturbation, control_text: str, stratum: str | None,
                   features: str | None, similarity: str, null: str, permutations, seed: int, *,
                   more_columns=(), nan: str = "error", negatives: str = "controls", differ_by=(),
-                  budget: float | None = None) -> Settings:
+                  budget: float | None = None, normalize: str = "none") -> Settings:
     """Check the page's inputs against the table and bundle them. ValueError says what to change.
 
     ``more_columns``: further perturbation columns (each combination with ``perturbation`` is a
@@ -190,6 +192,8 @@ def make_settings(table: pd.DataFrame, perturbation, control_text: str, stratum:
             raise ValueError(f"perturbation column {_short(c)} is not in the table")
     if negatives not in NEGATIVES:
         raise ValueError(f"negatives must be {' or '.join(NEGATIVES)}, got {_short(negatives)}")
+    if normalize not in NORMALIZE:
+        raise ValueError(f"normalize must be one of {', '.join(NORMALIZE)}, got {_short(normalize)}")
     if negatives == "others" and not str(control_text or "").strip():
         control = []
         if perturbation not in table.columns:
@@ -226,7 +230,7 @@ def make_settings(table: pd.DataFrame, perturbation, control_text: str, stratum:
     else:
         budget = None
     return Settings(columns, tuple(control), stratum, features, similarity, null, permutations, seed,
-                    str(nan), str(negatives), differ, budget)
+                    str(nan), str(negatives), differ, budget, str(normalize))
 
 
 def check_fdr(level: float) -> float:

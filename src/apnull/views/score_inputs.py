@@ -20,7 +20,7 @@ LINK_SETTINGS = {"sc_pert": "perturbation column", "sc_control": "control", "sc_
                  "sc_perms": "B", "sc_auto": "more draws where needed", "sc_seed": "seed", "sc_fdr": "FDR level",
                  "sc_pert_more": "more perturbation columns", "sc_nan": "missing values",
                  "sc_negatives": "negatives", "sc_differ": "pair rule", "sc_hier": "families",
-                 "sc_budget": "time limit"}
+                 "sc_budget": "time limit", "sc_normalize": "normalise features"}
 
 
 def link_settings(params: dict) -> str:

@@ -14,10 +14,12 @@ import zipfile
 
 import pandas as pd
 
+from ..score.table.normalize import raw_warning
 from .score import USES_B, name_text
 
 __all__ = ["CALIBRATION", "CALIBRATION_SOURCE", "CALIBRATION_FDR", "CALIBRATION_LAYOUTS", "calibration_table",
            "NAN_WORDS", "NEGATIVE_WORDS", "NAN_CHOICES", "NEGATIVE_CHOICES", "missing_message", "page_words", "dropped_text",
+           "NORMALIZE_WORDS", "NORMALIZE_CHOICES", "NORMALIZE_FIX", "raw_message", "page_warnings", "normalize_note",
            "nulls_used", "NULL_SHORT_WORDS", "query_null_text",
            "mAP_null_text", "method_text", "significant_name", "download_tables", "settings_record", "bundle_zip",
            "open_decisions", "draws_caption"]
@@ -161,9 +163,41 @@ NAN_WORDS = {"error": "stop and name the cells", "drop-features": "leave out tho
              "drop-rows": "leave out those rows"}
 #: The library's ``negatives=`` choices as the page offers them.
 NEGATIVE_WORDS = {"controls": "the controls of its plate", "others": "every other profile of its plate"}
+#: The library's ``normalize=`` choices as the page offers them ("none" first: the default).
+NORMALIZE_WORDS = {"none": "none (as given)", "controls": "per plate, against its controls",
+                   "plate": "per plate, against all its wells"}
 #: The page's choices (plain words, also what a link carries) -> the library's values.
 NAN_CHOICES = {words: mode for mode, words in NAN_WORDS.items()}
 NEGATIVE_CHOICES = {words: value for value, words in NEGATIVE_WORDS.items()}
+NORMALIZE_CHOICES = {words: value for value, words in NORMALIZE_WORDS.items()}
+#: The button that applies the fix of :func:`raw_message`.
+NORMALIZE_FIX = "Normalise against each plate's controls"
+
+
+def normalize_note(normalize: str, stratum) -> str:
+    """What the normalise choice does with this stratum, in a sentence ("" for none)."""
+    if normalize == "none":
+        return ""
+    against = "its control wells" if normalize == "controls" else "all its wells"
+    if stratum is None:
+        return (f"No stratum is chosen, so the whole table is normalised as one plate, against {against}: "
+                "choose the plate column as the stratum to normalise each plate on its own.")
+    return f"Each plate ({stratum}) is normalised on its own, against {against}."
+
+
+def page_warnings(result) -> list:
+    """A result's warnings as the page shows them under the results: the one on raw-looking features is
+    left out (the page says it above the plan, in its own words: :func:`raw_message`)."""
+    raw = raw_warning(getattr(result, "looks_raw", None))
+    return [w for w in result.warnings if w not in raw]
+
+
+def raw_message(looks_raw: str, control: str = "Normalise features") -> str:
+    """The page's warning for features that look un-normalised (``looks_raw``: the library's sentence,
+    :attr:`apnull.score.ScoreResult.looks_raw`), naming the page's control and its one-click fix."""
+    return (f"{looks_raw[0].upper()}{looks_raw[1:]}. Replicates on different plates then look unlike each other "
+            f"and mAP reads low. If the file holds raw features, press **{NORMALIZE_FIX}** (sets **{control}** "
+            f"to *{NORMALIZE_WORDS['controls']}*: the robust z-score of pycytominer's mad_robustize).")
 
 
 def page_words(message: str, features: str = "Feature columns (regex)") -> str:
@@ -175,6 +209,8 @@ def page_words(message: str, features: str = "Feature columns (regex)") -> str:
     message = re.sub(r"\bnan='([\w-]+)'", lambda m: f"**Missing values** → *{NAN_WORDS.get(m.group(1), m.group(1))}*",
                      message)
     message = re.sub(r"\bsimilarity='([\w-]+)'", lambda m: f"**Similarity** → *{m.group(1)}*", message)
+    message = re.sub(r"\bnormalize='([\w-]+)'",
+                     lambda m: f"**Normalise features** → *{NORMALIZE_WORDS.get(m.group(1), m.group(1))}*", message)
     message = re.sub(r"\bfeatures= \(?a list or a regex\)?|\bfeatures=", f"**{features}**", message)
     return message
 
@@ -261,7 +297,7 @@ def settings_record(*, file: str, digest: str, settings, alpha: float, hierarchi
         "perturbation": list(s.perturbation), "control": list(s.control), "stratum": s.stratum,
         "features": s.features, "similarity": s.similarity, "negatives": s.negatives, "null": s.null,
         "permutations": s.permutations if s.null in USES_B else None,
-        "budget_seconds": s.budget, "seed": s.seed, "fdr_level": alpha, "nan": s.nan,
+        "budget_seconds": s.budget, "seed": s.seed, "fdr_level": alpha, "nan": s.nan, "normalize": s.normalize,
         "positives_differ_by": list(s.differ_by), "hierarchical_by": list(hierarchical_by),
         "copairs_names": bool(copairs_names),
         "dropped_features": [str(c) for c in dropped_features], "dropped_rows": [int(r) for r in dropped_rows],

@@ -20,12 +20,13 @@ from ...limits import check_column
 from ..kernels.labelsets import LabelLists
 from ..results.outputs import output_name
 from .columns import select_features
-from .labels import close_values, control_values, label_rows, match_controls
+from .labels import close_values, control_values, label_rows, match_controls, text_codes
 from .matrix import euclidean_exponent, feature_matrix, scale_in_place
 from .missing import apply_nan_mode, check_nan_mode, rows_text
+from .normalize import check_normalize, normalize_step
 from .positives import check_differ_by, differ_codes
 from .scale import BINARY, DISTANCES, check_binary, degenerate_rows
-from .screen import KINDS, SCORE_SIMILARITIES, check_table
+from .screen import KINDS, ONE_STRATUM, SCORE_SIMILARITIES, check_table
 
 __all__ = ["Profiles", "prepare_profiles", "split_labels", "only_names", "AGGREGATES", "MAX_PROFILES"]
 
@@ -54,6 +55,7 @@ class Profiles:
     dropped_features: list = field(default_factory=list)  # nan="drop-features"
     dropped_rows: list = field(default_factory=list)      # nan="drop-rows"
     unlabelled: list = field(default_factory=list)        # perturbations without a label: negatives only
+    looks_raw: str | None = None  # normalize="none": why the features look un-normalised, or None
 
 
 def split_labels(cell, sep) -> tuple:
@@ -172,8 +174,12 @@ def _group_codes(codes, starts, names, columns, table, rows):
 
 
 def prepare_profiles(table, perturbation, annotation, label_sep, aggregate, control, only, features,
-                     similarity, alpha, nan="error", positives_differ_by=None) -> Profiles:
-    """Check the table and build the :class:`Profiles` (rules in ``score_consistency``)."""
+                     similarity, alpha, nan="error", positives_differ_by=None, normalize="none",
+                     stratum=None) -> Profiles:
+    """Check the table and build the :class:`Profiles` (rules in ``score_consistency``).
+
+    ``normalize`` (:mod:`.normalize`) runs on every row with a perturbation (and ``stratum``) value,
+    the controls included, per stratum, before controls and ``only`` leave rows out and before ``nan``."""
     check_table(table, similarity, features, SCORE_SIMILARITIES)
     check_nan_mode(nan)
     if aggregate not in AGGREGATES:
@@ -188,9 +194,15 @@ def prepare_profiles(table, perturbation, annotation, label_sep, aggregate, cont
     if acol in differ:
         raise ValueError(f"positives_differ_by column {acol!r} is the annotation column; give a column such as "
                          "the plate or the well position")
+    scol = None if stratum is None else check_column(table, stratum, "stratum")
+    if scol is not None and scol in (pcol, acol):
+        raise ValueError(f"the stratum column {scol!r} must differ from the perturbation and annotation columns")
     controls = control_values(control, required=False)
-    read = label_rows(table, pcol)
+    check_normalize(normalize, similarity, controls, similarity in BINARY)
+    read = label_rows(table, pcol, scol)
     keep, warnings = read.keep.copy(), list(read.warnings)
+    labelled = read.keep.copy()
+    is_ctl = np.zeros(keep.size, dtype=bool)
     if controls:
         is_ctl, unmatched = match_controls(read, controls, pcol)
         keep &= ~is_ctl
@@ -213,7 +225,8 @@ def prepare_profiles(table, perturbation, annotation, label_sep, aggregate, cont
                             f"{'is' if len(missing) == 1 else 'are'} not in the table (or only as controls): "
                             f"{_names(missing)}.")
         keep &= np.isin(text, list(wanted))
-    feats, left_out = select_features(table, features, {pcol, acol, *differ}, similarity in BINARY)
+    feats, left_out = select_features(table, features, {pcol, acol, *differ} | ({scol} if scol else set()),
+                                      similarity in BINARY)
     cells = table[acol].to_numpy()
     if label_sep is not None:
         used = [c for c in cells[keep] if isinstance(c, str)]
@@ -223,7 +236,12 @@ def prepare_profiles(table, perturbation, annotation, label_sep, aggregate, cont
     idx = np.flatnonzero(keep)
     if idx.size == 0:
         raise ValueError("no perturbation rows are left once controls and rows without a perturbation are dropped")
-    dropped = apply_nan_mode(feature_matrix(table, feats, idx), idx, feats, nan)
+    values, feats, norm, looks_raw = _normalized(table, feats, idx, labelled, is_ctl, scol, normalize,
+                                                 similarity in BINARY)
+    if norm is not None:
+        left_out = left_out + norm.left_out
+        warnings.extend(norm.warnings)
+    dropped = apply_nan_mode(values, idx, feats, nan)
     values, idx, feats = dropped.values, dropped.used, dropped.features
     warnings.extend(dropped.warnings)
     left_out = left_out + [(str(c), "missing values (nan='drop-features')") for c in dropped.dropped_features]
@@ -286,4 +304,18 @@ def prepare_profiles(table, perturbation, annotation, label_sep, aggregate, cont
     return Profiles(X=X, kind=KINDS[similarity], names=prof_names, rows=np.asarray(rows, dtype=np.int64),
                     labels=labels, lists=lists, warnings=warnings, features=[str(f) for f in feats],
                     left_out=left_out, dropped_features=dropped.dropped_features, dropped_rows=dropped.dropped_rows,
-                    unlabelled=unlabelled)
+                    unlabelled=unlabelled, looks_raw=looks_raw)
+
+
+def _normalized(table, feats, idx, labelled, is_ctl, scol, normalize, binary):
+    """The feature rows ``idx`` after :func:`.normalize.normalize_step`: its statistics read every
+    ``labelled`` row of each stratum (the controls among them), not only the rows kept."""
+    base = np.flatnonzero(labelled) if normalize != "none" else idx
+    if scol is not None:
+        codes, strata = text_codes(table[scol])
+        codes = codes[base]
+    else:
+        codes, strata = np.zeros(base.size, dtype=np.int64), np.array([ONE_STRATUM], dtype=object)
+    step = normalize_step(feature_matrix(table, feats, base), codes, strata, is_ctl[base], feats, normalize, binary)
+    values = step.values if base is idx else np.ascontiguousarray(step.values[np.searchsorted(base, idx)])
+    return values, step.features, step.norm, step.looks_raw

@@ -7,7 +7,8 @@ array of the run alive next to the output tables. :class:`PreparedRows` stands i
 run is over: it holds the input table (the caller's own object: no copy), the feature columns, the
 table row of each prepared row and one 64-bit hash per row (8 bytes a row instead of 8 per value).
 ``rows[idx]`` reads the rows ``idx`` from the table, prepares them as the run did and returns them
-bit for bit: every prepared row depends on its own values only (Euclidean: and on the run's common
+bit for bit: every prepared row depends on its own values only (with ``normalize=``, and on its
+plate's centre and scale, kept here: S x d values twice) (Euclidean: and on the run's common
 power of two, kept here), as :func:`._matrix.scale_in_place` states. If the table was changed
 since the run, the hashes differ and ``rows[idx]`` raises ValueError instead of returning rows the
 run never scored.
@@ -19,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from .matrix import CHUNK, feature_matrix, row_hash, scale_in_place
+from .normalize import apply_normalization
 
 __all__ = ["PreparedRows", "hold_rows"]
 
@@ -42,8 +44,10 @@ class PreparedRows:
         :func:`._matrix.row_hash` of each prepared row.
     """
 
-    def __init__(self, table, features, rows, similarity, exponent, hashes):
+    def __init__(self, table, features, rows, similarity, exponent, hashes, normalization=None, codes=None):
         self.table = table
+        self.normalization = normalization  # per-plate normalisation (:class:`.normalize.Normalization`) or None
+        self.codes = codes  # (N,) stratum code of each row in ``normalization``
         self.features = list(features)
         self.rows = rows
         self.similarity = similarity
@@ -56,7 +60,9 @@ class PreparedRows:
     def nbytes(self) -> int:
         """Bytes held: the hashes and the feature columns of the table (which it keeps alive)."""
         cols = [c for c in self.features if c in self.table.columns]
-        return int(self.hashes.nbytes + self.table[cols].memory_usage(index=False).sum())
+        norm = 0 if self.normalization is None else (self.normalization.centre.nbytes + self.normalization.scale.nbytes
+                                                     + self.codes.nbytes)
+        return int(self.hashes.nbytes + norm + self.table[cols].memory_usage(index=False).sum())
 
     def __len__(self) -> int:
         return self.shape[0]
@@ -76,6 +82,8 @@ class PreparedRows:
         except (TypeError, ValueError) as err:  # a feature column that no longer holds numbers
             raise ValueError(f"the scored table was changed after scoring ({err}); score it again") from None
         with np.errstate(all="ignore"):  # changed values may not scale: the hashes say so below
+            if self.normalization is not None:
+                values = apply_normalization(values, self.codes[flat], self.normalization)
             scale_in_place(values, self.similarity, self.exponent)
         changed = np.flatnonzero(row_hash([], values) != self.hashes[flat])
         if changed.size:
@@ -91,4 +99,5 @@ def hold_rows(screen, table: pd.DataFrame, similarity: str) -> PreparedRows:
     hashes = np.empty(X.shape[0], dtype=np.uint64)
     for a in range(0, X.shape[0], CHUNK):  # a chunk at a time: the run's arrays are all still alive here
         hashes[a:a + CHUNK] = row_hash([], X[a:a + CHUNK])
-    return PreparedRows(table, screen.columns, screen.rows, similarity, screen.exponent, hashes)
+    return PreparedRows(table, screen.columns, screen.rows, similarity, screen.exponent, hashes,
+                        screen.normalization, screen.norm_codes)

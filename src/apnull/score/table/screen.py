@@ -18,6 +18,7 @@ from ..engine.memory import release_arrow
 from .scale import BINARY, DISTANCES, check_binary, degenerate_rows
 from ..results.outputs import TEXT
 from .missing import apply_nan_mode, check_nan_mode, rows_text
+from .normalize import Normalization, check_normalize, normalize_step
 from .positives import check_differ_by, differ_codes, drop_without_positives
 
 __all__ = ["Screen", "Pert", "prepare_screen", "SIMILARITIES", "SCORE_SIMILARITIES", "NEGATIVES",
@@ -60,6 +61,9 @@ class Screen:
     exponent: int = 0             # distances: every row of X was divided by 2 ** exponent
     negatives: str = "controls"   # :data:`NEGATIVES`
     member: np.ndarray | None = None  # negatives="others": (rows of X,) each row's position in its pool
+    normalization: Normalization | None = None  # normalize= "controls"/"plate": per stratum centre, scale
+    norm_codes: np.ndarray | None = None  # (rows of X,) the stratum code of each row in ``normalization``
+    looks_raw: str | None = None  # normalize="none": why the features look un-normalised (:func:`.normalize.raw_look`)
 
     def query_negatives(self) -> np.ndarray:
         """(Q,) int64 negatives n of every query (replicate order of ``perts``): the controls of its
@@ -97,8 +101,12 @@ def check_table(table, similarity, features=None, allowed=SIMILARITIES) -> None:
 
 
 def prepare_screen(table, perturbation, control, stratum, features, similarity, nan="error",
-                   positives_differ_by=None, negatives="controls") -> Screen:
-    """Validate the table and build the :class:`Screen` (see ``score_profiles`` for the rules)."""
+                   positives_differ_by=None, negatives="controls", normalize="none") -> Screen:
+    """Validate the table and build the :class:`Screen` (see ``score_profiles`` for the rules).
+
+    The steps, in order: labels and controls; the feature columns; per-plate normalisation
+    (``normalize``, :mod:`.normalize`: NaN cells skipped by its statistics, features it cannot scale
+    left out); the ``nan=`` mode; the pair rule's codes; degenerate rows; scaling for the similarity."""
     check_table(table, similarity, features, SCORE_SIMILARITIES)
     check_nan_mode(nan)
     if negatives not in NEGATIVES:
@@ -115,9 +123,20 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
                                        note=" (a screen without controls: control=None)" if others else "")
     warnings = read.warnings + unmatched
     binary = similarity in BINARY
+    check_normalize(normalize, similarity, controls, binary)
     feats, left_out = select_features(table, features, {pcol, *differ} | ({scol} if scol else set()), binary)
     used = np.flatnonzero(keep)
     values = feature_matrix(table, feats, used)
+    if scol is not None:
+        scode_all, stext = text_codes(table[scol])
+        release_arrow()
+    else:
+        scode_all, stext = np.zeros(len(table), dtype=np.int64), np.array([ONE_STRATUM], dtype=object)
+    values, feats, norm, looks_raw = normalize_step(values, scode_all[used], stext, is_ctl[used], feats, normalize,
+                                                    binary)
+    if norm is not None:
+        left_out = left_out + norm.left_out
+        warnings.extend(norm.warnings)
     dropped = apply_nan_mode(values, used, feats, nan)
     values, used, feats = dropped.values, dropped.used, dropped.features
     warnings.extend(dropped.warnings)
@@ -132,12 +151,9 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
         raise ValueError(f"{rows_text(used[zero])} {'have' if zero.sum() > 1 else 'has'} {why}, so {similarity} "
                          "similarity is undefined; drop them or use similarity='euclidean'")
     lcode = lcode[used]
-    if scol is not None:
-        scode, stext = text_codes(table[scol])
-        release_arrow()
-        scode = scode[used]
-    else:
-        scode, stext = np.zeros(used.size, dtype=np.int64), np.array([ONE_STRATUM], dtype=object)
+    scode = scode_all[used]
+    del scode_all
+    scode_norm = scode.copy() if norm is not None else None  # each X row's stratum code, for PreparedRows
     dup = duplicate_rows(lcode, scode, values)
     values = np.ascontiguousarray(values, dtype=np.float64)  # ours: no copy
     exponent = euclidean_exponent(values) if similarity in DISTANCES else 0
@@ -183,7 +199,8 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
     return Screen(X=X, rows=used, kind=kind, controls=pools, perts=perts, skipped=skipped,
                   warnings=warnings, features=[str(f) for f in feats], left_out=left_out,
                   dropped_features=dropped.dropped_features, dropped_rows=dropped.dropped_rows, codes=codes,
-                  columns=list(feats), exponent=exponent, negatives=negatives, member=member)
+                  columns=list(feats), exponent=exponent, negatives=negatives, member=member,
+                  normalization=norm, norm_codes=None if norm is None else scode_norm, looks_raw=looks_raw)
 
 
 def _pools(X, srow, strata, rows, others) -> dict:
