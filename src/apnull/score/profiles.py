@@ -33,14 +33,9 @@ from .table.perts import Scores
 from .table.rows import hold_rows
 from .table.screen import Screen, prepare_screen
 
-__all__ = ["score_profiles", "ScoreResult", "NULLS", "MAX_PERMUTATIONS", "NULL_LABELS", "open_client"]
+__all__ = ["score_profiles", "ScoreResult", "NULLS", "MAX_PERMUTATIONS", "NULL_LABELS"]
 
 NULLS = ("permutation", "independent", "copairs")
-
-#: The dask client helper (hard 10 s deadline, see :mod:`apnull.score.engine.connect`), public for the
-#: other scorers of a screen.
-open_client = connect
-
 
 @dataclass
 class ScoreResult(ShownNull):
