@@ -14,7 +14,7 @@ import math
 import os
 import time
 
-from ..score.engine.sequential import count_text, duration_text
+from ..score.engine.sequential import count_text, estimate_text
 
 
 class UsageError(Exception):
@@ -166,8 +166,10 @@ def add_run_options(parser, words=("auto",), maximum: int | None = None, unit: s
     parser.add_argument("--threads", metavar="N", type=int_arg("--threads", 1, SCORE_MAX_THREADS),
                         help="threads of an in-process run (default: one per core); results do not depend on it")
     parser.add_argument("--budget", metavar="SECONDS", type=_budget,
-                        help="with --permutations auto: do not start a refinement round estimated to take the "
-                             "run past SECONDS; decisions then still open are named (default: no limit)")
+                        help="with --permutations auto: the whole run's time limit (compiling code on a first "
+                             "run excluded): no refinement round that would pass it is started and no far tail "
+                             "counted past it; decisions left open and p-values left as bounds are named "
+                             "(default: no limit)")
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--workers", metavar="N", type=int_arg("--workers", 1, 256),
                        help="start a local dask cluster of N workers")
@@ -209,6 +211,7 @@ class Progress:
 
     def __init__(self, err, label: str, after: float = 2.0, every: float = 5.0):
         self.err, self.label, self.after, self.every = err, label, after, every
+        self.command, self.scope = label.split(":")[0], ""
         self.start = self.last = time.monotonic()
         self.tty = bool(getattr(err, "isatty", lambda: False)())
         self.shown = False
@@ -217,7 +220,7 @@ class Progress:
 
     def compiling(self) -> None:
         """Say that compiled code is being prepared (a fresh install's first run)."""
-        self.err.write(f"{self.label.split(':')[0]}: preparing compiled code (first run only) ...\n")
+        self.err.write(f"{self.command}: preparing compiled code (first run only) ...\n")
         self.err.flush()
 
     def compiled(self, seconds: float) -> None:
@@ -225,14 +228,21 @@ class Progress:
         self.start += seconds - self.compile_seconds
         self.compile_seconds = seconds
 
+    def stage(self, units: str, scope: str = "") -> None:
+        """A new stage of the run: later lines count ``units`` ("queries, conditional null") of
+        ``scope`` ("table A"), and its rounds say the scope."""
+        self.scope = f"{scope}: " if scope else ""
+        self.label = f"{self.command}: {self.scope}{units}"
+        self.last = time.monotonic() - self.every  # the new stage's first update is shown
+
     def round(self, info) -> None:
         """Before a round: its number, units, draws so far and to come, and the estimated time."""
         self.rounds += 1
         if info.number == 0:
             return
-        when = "" if info.estimate is None else f", about {duration_text(info.estimate)}"
+        when = "" if info.estimate is None else f", {estimate_text(info.estimate)}"
         start = "\r\n" if self.tty and self.shown else ""
-        self.err.write(f"{start}{self.label.split(':')[0]}: round {info.number + 1}: {count_text(info.units, info.label)} near "
+        self.err.write(f"{start}{self.command}: {self.scope}round {info.number + 1}: {count_text(info.units, info.label)} near "
                        f"the decision line, refined to {info.target:,} draws each ({info.draws_so_far:,} draws so "
                        f"far; at most {info.draws_at_most:,} more{when})\n")
         self.err.flush()
