@@ -28,7 +28,7 @@ from .closed import closed_tail
 from .hypergeom import log_int, log_tail
 from .law import VALUE_TOL, NullDistribution
 
-__all__ = ["TailPValue", "tail_bounds", "combine", "uncounted", "needs_counting", "exact_tail", "pr_tail", "TAIL_WORK",
+__all__ = ["TailPValue", "tail_bounds", "combine", "uncounted", "closed_pvalue", "needs_counting", "exact_tail", "pr_tail", "TAIL_WORK",
            "TAIL_TABLE_MAX", "RESOLVED_REL", "COUNT_BELOW", "NORMAL_MIN", "LOG10_NORMAL_MIN", "FLOAT_TAIL_MIN"]
 
 #: States the counting scan may handle per call (at most about half a second); past it the coarser
@@ -251,14 +251,23 @@ def uncounted(law: NullDistribution, x: float) -> TailPValue:
     if not bool(needs_counting(law, x)) or law.metric == "pr":
         return combine(law, x)
     t = int(law.m) * (Fraction(float(x)) - Fraction(VALUE_TOL))
-    if 0 < t <= int(law.m):
-        closed = closed_tail(t, int(law.m), int(law.n))
-        if closed is not None:
-            return _make(closed[0], closed[1], "tail count", closed[2])
+    if 0 < t <= int(law.m) and closed_tail(t, int(law.m), int(law.n)) is not None:
+        return combine(law, x)  # counting stops at the closed form: no scan
     lo, hi = (float(v) for v in law.pvalue_bounds(x))
     if not hi > 0:
         lo, hi = 0.0, 1.0
     return _make(_log(lo), _log(hi), law.method if law.method == "grid" else "mc bound")
+
+
+def closed_pvalue(x: float, m: int, n: int) -> TailPValue | None:
+    """P(AP >= x - VALUE_TOL) where a closed form gives it without any law (x at or below 0, n = 0,
+    m = 1, above the second largest AP: :func:`apnull.closed.closed_tail`), its point the upper end of
+    the closed form's rounding bounds; else None. Unchecked: m >= 1, n >= 0."""
+    t = m * (Fraction(float(x)) - Fraction(VALUE_TOL))
+    if t <= 0:
+        return _make(0.0, 0.0, "tail count")
+    closed = closed_tail(t, m, n) if t <= m else None
+    return None if closed is None else _make(closed[0], closed[1], "tail count")
 
 
 def needs_counting(law: NullDistribution, x):

@@ -270,6 +270,7 @@ def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None
                 active[:] = False
                 break
             if not decides:  # a step of the first round under a deadline: the same draws, no decision yet
+                active &= ~null.counts()[2]  # a unit stopped at its h-th exceedance draws no more this round
                 continue
             g, L, _ = null.counts()
             active = still_open(g, L, len(rounds.targets), cap, delta, levels, known)

@@ -22,7 +22,7 @@ import numpy as np
 
 import apnull
 from apnull.law import permutation_pvalue
-from apnull.tail import combine, needs_counting
+from apnull.tail import closed_pvalue, combine, needs_counting
 from apnull.tail import uncounted as uncounted_tail
 
 from ...streams import stream_key
@@ -78,7 +78,8 @@ class LawCache:
         (each well under a second, and cached) until ``LAW_GRACE`` seconds past the deadline; a
         query whose law is not computed by then gets p = 1, uncounted. A tail count is at most
         :data:`apnull.tail.TAIL_WORK` states, so the stage ends at most about a second past the
-        deadline plus the grace. ``progress(done, total)`` counts the queries resolved,
+        deadline plus the grace. Closed forms (AP = 1 above the second largest AP, m = 1) need no law
+        and hold at any time. ``progress(done, total)`` counts the queries resolved,
         as stage "queries, exact laws and far tails" (:func:`..engine.clock.tell_stage`).
         """
         deadline = self.deadline
@@ -100,8 +101,12 @@ class LawCache:
         tell_stage(progress, "queries, exact laws and far tails")
         later = []  # (law, rows to count)
         for rows in np.split(ok, cuts):
-            if deadline is not None and deadline.passed(-LAW_GRACE):
-                out[rows], uncounted[rows] = 1.0, True
+            if deadline is not None and deadline.passed(-LAW_GRACE):  # no law: closed forms, else p = 1
+                m, n = int(ms[rows[0]]), int(ns[rows[0]])
+                closed = [closed_pvalue(float(a), m, n) for a in aps[rows].tolist()]
+                out[rows] = [1.0 if c is None else c.p for c in closed]
+                uncounted[rows] = [c is None for c in closed]
+                done += sum(c is not None for c in closed)
             else:
                 law = self.law(int(ms[rows[0]]), int(ns[rows[0]]))
                 out[rows] = law.pvalue(aps[rows])
