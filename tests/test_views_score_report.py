@@ -74,10 +74,10 @@ def test_budget_words(result):
     assert report.open_decisions(two, [PERT, "dose"]) == [f"{groups[PERT].iloc[0]} / 10"]
     assert report.open_decisions(two, [PERT, "dose"]) == view.names(two.iloc[:1], [PERT, "dose"])
     assert "stopped 1 decision(s)" in report.draws_caption(groups, 5.0)
-    assert "every decision was settled" in report.draws_caption(result.groups.assign(decision_open=False), 5.0)
-    tails = report.draws_caption(groups, 5.0, {"open_perturbations": 1, "open_queries": 0, "tail_bounds": 7})
-    assert "7 query p-value(s) are their exact law's upper bound" in tails
-    assert "upper bound" not in report.draws_caption(groups, 5.0, {"tail_bounds": 0})
+    assert "every perturbation's decision was settled" in report.draws_caption(result.groups.assign(decision_open=False), 5.0)
+    tails = report.draws_caption(groups, 5.0, {"open_perturbations": 1, "open_queries": 2, "tail_bounds": 7})
+    assert "7 query p-value(s) are their exact law's upper bound" in tails and "left 2 query decision(s) open" in tails
+    assert "upper bound" not in report.draws_caption(groups, 5.0, {"tail_bounds": 0, "open_queries": 0})
     with pytest.raises(ValueError, match="time limit"):
         view.make_settings(digits_example(), PERT, "DMSO", None, "", "cosine", "permutation", "auto", 0, budget=1e6)
 

@@ -28,8 +28,9 @@ from .closed import closed_tail
 from .hypergeom import log_int, log_tail
 from .law import VALUE_TOL, NullDistribution
 
-__all__ = ["TailPValue", "tail_bounds", "combine", "uncounted", "closed_pvalue", "needs_counting", "exact_tail", "pr_tail", "TAIL_WORK",
-           "TAIL_TABLE_MAX", "RESOLVED_REL", "COUNT_BELOW", "NORMAL_MIN", "LOG10_NORMAL_MIN", "FLOAT_TAIL_MIN"]
+__all__ = ["TailPValue", "tail_bounds", "combine", "uncounted", "closed_pvalue", "needs_counting", "exact_tail",
+           "pr_tail", "TAIL_WORK", "TAIL_TABLE_MAX", "RESOLVED_REL", "COUNT_BELOW", "NORMAL_MIN", "LOG10_NORMAL_MIN",
+           "FLOAT_TAIL_MIN"]
 
 #: States the counting scan may handle per call (at most about half a second); past it the coarser
 #: bounds stand.

@@ -242,7 +242,8 @@ class Progress:
             return
         when = "" if info.estimate is None else f", {estimate_text(info.estimate)}"
         start = "\r\n" if self.tty and self.shown else ""
-        self.err.write(f"{start}{self.command}: {self.scope}round {info.number + 1}: {count_text(info.units, info.label)} near "
+        self.err.write(f"{start}{self.command}: {self.scope}round {info.number + 1}: "
+                       f"{count_text(info.units, info.label)} near "
                        f"the decision line, refined to {info.target:,} draws each ({info.draws_so_far:,} draws so "
                        f"far; at most {info.draws_at_most:,} more{when})\n")
         self.err.flush()

@@ -213,11 +213,14 @@ def draws_caption(groups: pd.DataFrame, budget, outcome: dict | None = None) -> 
         text += f" Time limit {budget:g} s: " + (
             f"it stopped {opened:,} decision(s) before they were settled (`decision_open`): their p-values are "
             "what the draws so far give; raise the limit to settle them." if opened
-            else "every decision was settled within it.")
-        tails = int((outcome or {}).get("tail_bounds", 0))
+            else "every perturbation's decision was settled within it.")
+        tails, queries = (int((outcome or {}).get(k, 0)) for k in ("tail_bounds", "open_queries"))
         if tails:
             text += (f" {tails:,} query p-value(s) are their exact law's upper bound (`p_value_bound`): the "
                      "limit passed before their far tails were counted.")
+        if queries:
+            text += (f" It left {queries:,} query decision(s) open (`decision_open` in the queries table): "
+                     "raise the limit to settle them.")
     return text
 
 

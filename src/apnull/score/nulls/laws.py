@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 import apnull
-from apnull.law import permutation_pvalue
+from apnull.law import VALUE_TOL, permutation_pvalue
 from apnull.tail import closed_pvalue, combine, needs_counting
 from apnull.tail import uncounted as uncounted_tail
 
@@ -71,16 +71,17 @@ class LawCache:
     def counted_pvalues(self, ms, ns, aps, progress=None) -> tuple:
         """(p, uncounted): :meth:`query_pvalues` within the run's deadline, telling ``progress``.
 
-        Once the cache's ``deadline`` (:class:`..engine.clock.Deadline`) has passed, no far tail is counted: such
-        a query's p is the law's guaranteed upper end (:func:`apnull.tail.uncounted`: a closed form
+        Once the cache's ``deadline`` (:class:`..engine.clock.Deadline`) has passed, no far tail is
+        counted: such a query's p is the law's guaranteed upper end (:func:`apnull.tail.uncounted`: a closed form
         where one holds, else the grid's range with its trimmed mass, or Monte Carlo's 95% upper
         end) and ``uncounted`` is True there (the p is an upper bound). Laws are still computed
         (each well under a second, and cached) until ``LAW_GRACE`` seconds past the deadline; a
         query whose law is not computed by then gets p = 1, uncounted. A tail count is at most
         :data:`apnull.tail.TAIL_WORK` states, so the stage ends at most about a second past the
-        deadline plus the grace. Closed forms (AP = 1 above the second largest AP, m = 1) need no law
-        and hold at any time. ``progress(done, total)`` counts the queries resolved,
-        as stage "queries, exact laws and far tails" (:func:`..engine.clock.tell_stage`).
+        deadline plus the grace. AP = 1 has a closed form that needs no law (1 / C(m + n, m)), and
+        the laws of m = 1 and n <= 1 are closed forms made at any time. ``progress(done, total)``
+        counts the queries resolved, as stage "queries, exact laws and far tails"
+        (:func:`..engine.clock.tell_stage`).
         """
         deadline = self.deadline
         ms, ns = np.asarray(ms, dtype=np.int64), np.asarray(ns, dtype=np.int64)
@@ -101,14 +102,17 @@ class LawCache:
         tell_stage(progress, "queries, exact laws and far tails")
         later = []  # (law, rows to count)
         for rows in np.split(ok, cuts):
-            if deadline is not None and deadline.passed(-LAW_GRACE):  # no law: closed forms, else p = 1
-                m, n = int(ms[rows[0]]), int(ns[rows[0]])
-                closed = [closed_pvalue(float(a), m, n) for a in aps[rows].tolist()]
-                out[rows] = [1.0 if c is None else c.p for c in closed]
-                uncounted[rows] = [c is None for c in closed]
-                done += sum(c is not None for c in closed)
+            m, n = int(ms[rows[0]]), int(ns[rows[0]])
+            if deadline is not None and m > 1 and n > 1 and deadline.passed(-LAW_GRACE):
+                # no law (m = 1 and n <= 1 have closed-form laws, always made): AP = 1 by its closed
+                # form 1 / C(m + n, m), every other p = 1
+                top = rows[aps[rows] >= 1.0 - VALUE_TOL]
+                out[rows], uncounted[rows] = 1.0, True
+                if top.size:
+                    out[top], uncounted[top] = closed_pvalue(1.0, m, n).p, False
+                done += top.size
             else:
-                law = self.law(int(ms[rows[0]]), int(ns[rows[0]]))
+                law = self.law(m, n)
                 out[rows] = law.pvalue(aps[rows])
                 far = rows[np.atleast_1d(needs_counting(law, aps[rows]))]
                 if far.size:

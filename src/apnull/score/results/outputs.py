@@ -139,5 +139,6 @@ def budget_report(scored) -> tuple:
                    "budget to count them")
     elif outcome["open_queries"]:
         out.append(f"the time budget stopped the conditional null before the BH decision of "
-                   f"{outcome['open_queries']:,} query p-value(s) was settled (decision_open)")
+                   f"{outcome['open_queries']:,} query p-value(s) was settled (decision_open in the queries table); "
+                   "give a larger budget to settle them")
     return out, outcome
