@@ -23,7 +23,7 @@ intro(
 )
 
 source = bound_select("Data", "cp_data", [EXAMPLE, UPLOAD], EXAMPLE,
-                      help="example: scikit-learn's digits as 8 plates of wells; A = the 64 pixels, B = the same "
+                      help="example: handwritten digits (UCI, bundled) as 8 plates of wells; A = the 64 pixels, B = the same "
                            "images at half resolution (16 features). upload: your own two CSV or Parquet files.")
 if source == EXAMPLE:
     a, b = cache.example_pair()

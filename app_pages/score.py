@@ -3,7 +3,7 @@
 import streamlit as st
 
 import apnull
-from apnull.plots.score import null_figure, volcano_figure
+from apnull.notebook import figures
 from apnull.score import (MAX_FILE_BYTES, NULLS, SCORE_SIMILARITIES, MissingValuesError,
                           to_copairs_names)
 from apnull.ui import (bound_choice, bound_float, bound_int, bound_select, bound_text, bound_toggle, download_csv,
@@ -29,14 +29,14 @@ intro(
 # --- data (tables, uploads and results live in apnull.ui.score_cache, shared by all sessions) -----
 
 source = bound_select("Data", "sc_data", [EXAMPLE, UPLOAD], EXAMPLE,
-                      help="example: scikit-learn's handwritten digits made into a small screen (each digit a "
+                      help="example: handwritten digits (UCI, bundled with apnull) made into a small screen (each digit a "
                            "perturbation with replicates, plus null perturbations drawn from the controls, and "
                            "made-up targets for the consistency step). "
                            "upload: your own CSV or Parquet file (kept while you visit other pages).")
 if source == EXAMPLE:
     table, digest, file_name = cache.example_table(), cache.EXAMPLE_DIGEST, "example"
     st.caption(f"Bundled example: {len(table):,} profiles, {table.shape[1]:,} columns "
-               "(scikit-learn's digits; see `apnull.score.digits_example`).")
+               "(UCI handwritten digits, CC BY 4.0; see `apnull.score.digits_example`).")
 else:
     upload = st.file_uploader("CSV or Parquet file of profiles", type=["csv", "tsv", "parquet", "pq"], key="upload",
                               max_upload_size=max(1, MAX_FILE_BYTES // 2**20),
@@ -152,7 +152,7 @@ with st.expander("More options (as in copairs and the command line)", icon=":mat
 
 method_box = st.container()
 
-with guard():
+with guard(report.page_words):
     settings = view.make_settings(table, perturbation, control_text, stratum, features,
                                   similarity, null, permutations, seed, more_columns=more_columns, nan=nan,
                                   negatives=negatives, differ_by=differ_by, budget=budget)
@@ -178,7 +178,7 @@ result = cache.cached_result(digest, key)
 b1, b2 = st.columns([1, 5], vertical_alignment="center")
 pressed = not auto and b1.button("Score", type="primary", key="score", icon=":material/play_arrow:")
 if result is None and (auto or pressed):
-    with guard():
+    with guard(report.page_words):
         result = cache.score_once(digest, key, table, settings.kwargs(), container=b2)
 if result is None:
     with method_box.expander("How the p-values are made", icon=":material/functions:"):
@@ -194,7 +194,7 @@ with guard():
     shown_view = cache.results_view(digest, key, result, perturbation, fdr, tuple(hierarchical_by))
 groups = shown_view.groups
 for message in result.warnings:
-    st.warning(message, icon=":material/warning:")
+    st.warning(report.page_words(message), icon=":material/warning:")
 if len(result.skipped):
     with st.expander(f"{len(result.skipped):,} perturbation(s) skipped"):
         show_table(result.skipped)
@@ -252,7 +252,8 @@ def bundle() -> bytes:
                                     settings=settings, alpha=fdr, hierarchical_by=hierarchical_by,
                                     copairs_names=copairs_names, version=apnull.__version__,
                                     dropped_features=result.settings.get("dropped_features", ()),
-                                    dropped_rows=result.settings.get("dropped_rows", ()))
+                                    dropped_rows=result.settings.get("dropped_rows", ()),
+                                    feature_columns=result.settings.get("feature_columns"))
     return report.bundle_zip({f"{file_name}_perturbations": g, f"{file_name}_queries": q}, record)
 
 
@@ -281,22 +282,16 @@ with right:
     chosen = bound_choice("Perturbation to inspect", INSPECT, names,
                           help="Or click its point in the volcano plot. Ordered by p-value.")
 with left:
-    p_floor = 1.0 / (1 + settings.permutations) if null in view.USES_B and not adaptive else None
-    fig = cache.cached_view(("volcano", digest, settings.key(), fdr, chosen), lambda: volcano_figure(
-        points, fdr, cutoff=view.p_cutoff(points), p_floor=p_floor, highlight=chosen,
-        method=report.NULL_SHORT_WORDS[null]))
+    fig = cache.cached_view(("volcano", digest, settings.key(), fdr, chosen), lambda: figures.volcano(
+        points, fdr, null, "auto" if adaptive else settings.permutations, highlight=chosen))
     show_figure(fig, key="volcano", on_select=pick_from_chart, selection_mode="points")
 with guard():
     row, original, shown_queries = cache.inspected(digest, key, result, groups, perturbation, chosen)
 with right:
     if null == "permutation":
         def perturbation_null():
-            null_maps = result.null_maps(original)
-            hist = view.null_histogram(null_maps, float(row["mAP"]))
-            summary = view.null_summary(null_maps, float(row["mAP"]))
-            return summary, null_figure(hist, float(row["mAP"]), chosen, float(row["p_value"]),
-                                        float(row["q_value"]), permutations=summary["permutations"],
-                                        n_replicates=int(row["n_replicates"]), null_mean=summary["mean"])
+            return figures.null_view(result.null_maps(original), float(row["mAP"]), chosen, float(row["p_value"]),
+                                     float(row["q_value"]), n_replicates=int(row["n_replicates"]))
 
         with guard():
             summary, fig = cache.cached_view(("null", digest, settings.key(), chosen), perturbation_null)

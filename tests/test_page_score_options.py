@@ -73,7 +73,7 @@ def test_the_zip_holds_the_tables_and_the_settings():
                                   nan="drop-rows")
     g, q = report.download_tables(groups, groups.head(0), 0.1)
     record = report.settings_record(file="screen", digest="d", settings=settings, alpha=0.1, version=apnull.__version__,
-                                    dropped_rows=[5, 7])
+                                    dropped_rows=[5, 7], feature_columns=["px_00", "px_01"])
     data = report.bundle_zip({"screen_perturbations": g, "screen_queries": q}, record)
     assert data == report.bundle_zip({"screen_perturbations": g, "screen_queries": q}, record)  # deterministic
     with zipfile.ZipFile(io.BytesIO(data)) as zf:
@@ -83,6 +83,7 @@ def test_the_zip_holds_the_tables_and_the_settings():
     assert "significant_at_fdr_0.1" in table.columns and "significant" not in table.columns
     assert saved["nan"] == "drop-rows" and saved["dropped_rows"] == [5, 7] and saved["fdr_level"] == 0.1
     assert saved["seed"] == 3 and saved["permutations"] == 199 and saved["apnull_version"] == apnull.__version__
+    assert saved["feature_columns"] == ["px_00", "px_01"]  # the features used, listed
     assert {"file", "perturbation", "control", "stratum", "features", "similarity", "null", "positives_differ_by",
             "negatives", "hierarchical_by"} <= set(saved)
 
@@ -132,3 +133,23 @@ def test_url_after_an_upload_and_consistency_holds_what_is_applied():
     url = at.query_params.get("sc_cs_label")
     assert url in (None, shown, [shown])  # never the example's label
     assert at.query_params.get("sc_cs_annotation") in (None, "Metadata_moa", ["Metadata_moa"])
+
+
+def test_a_text_cell_is_said_with_the_page_controls():
+    table = digits_example()
+    table["px_10"] = table["px_10"].astype(object)
+    table.loc[4, "px_10"] = "abc"
+    at = _upload(table)
+    assert len(at.error) == 1
+    message = at.error[0].value
+    assert "'abc' in data row 5" in message and "**Feature columns (regex)**" in message
+    assert "**Missing values** → *leave out those rows*" in message
+    assert "features=" not in message and "nan=" not in message and "--nan" not in message
+
+
+def test_page_words():
+    said = report.page_words("drop them or use similarity='euclidean'; leave the columns out with features=, or "
+                             "pass nan='drop-features' or nan='drop-rows' (--nan on the command line)")
+    assert said == ("drop them or use **Similarity** → *euclidean*; leave the columns out with **Feature columns "
+                    "(regex)**, or pass **Missing values** → *leave out those features* or **Missing values** → "
+                    "*leave out those rows*")

@@ -61,6 +61,11 @@ SAMPLED_MAX_REPETITIONS, SAMPLED_MAX_SIMULATED = 100_000, 2_500_000
 # -- scoring a screen (apnull.score, `apnull score`, the "Score your data" page) ---------------------------
 #: Largest input file (checked before reading): a table that size needs a few GB once parsed.
 SCORE_MAX_FILE_BYTES = 200 * 1024 * 1024
+#: Largest part of a Parquet file read with ``columns=`` or ``filters=`` (by path, ``.parquet``/``.pq``/
+#: ``.parq``): the uncompressed bytes of the columns asked (and the filter's) in the row groups whose
+#: statistics may hold a kept row, from the file's metadata before anything is decoded. It replaces the
+#: file limit for such reads, so one plate of a JUMP-size file can be read.
+SCORE_MAX_PART_BYTES = 1024 * 1024 * 1024
 #: Most control rows in one stratum: its sorted similarity rows and their ranks take 12 n^2 bytes
 #: (1.2 GB at the limit).
 SCORE_MAX_STRATUM_CONTROLS = 10_000
@@ -319,9 +324,10 @@ def check_budget(budget):
 
 
 def check_progress(progress):
-    """A progress callback: None or a function progress(done, total)."""
-    if progress is not None and not callable(progress):
-        raise ValueError("progress must be a function progress(done, total)")
+    """A progress callback: None or False (nothing shown), True (the library's own: a bar in Jupyter, lines
+    on stderr elsewhere), or a function progress(done, total)."""
+    if progress is not None and not isinstance(progress, bool) and not callable(progress):
+        raise ValueError("progress must be True, False, None or a function progress(done, total)")
     return progress
 
 

@@ -191,7 +191,8 @@ def test_a_numeric_key_is_never_a_feature(pair):
         t["well_id"] = np.arange(len(t))
     res = score_compare(a, b, **dict(KW, key="well_id"))
     assert res.a.settings["features"] == 64 and res.b.settings["features"] == 16
-    assert {"column": "well_id", "reason": "not in the features list"} in res.a.settings["columns_left_out"]
+    assert {"column": "well_id", "reason": "key column: it pairs the wells of A and B, never a feature"} \
+        in res.a.settings["columns_left_out"]
 
 
 def test_bad_options_are_named(pair):

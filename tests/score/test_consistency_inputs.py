@@ -77,7 +77,8 @@ def test_long_ids_keep_their_digits_beside_blank_cells(tmp_path_factory, ids):
     assert status == 0 and doc["settings"]["profiles"] == len(ids)
     assert {q["pert"] for q in doc["queries"]} == {str(i) for i in ids}
     row = 2 * len(ids)
-    assert f"1 row with an empty perturbation value was ignored (row {row})." in doc["warnings"]
+    assert f"1 row with an empty perturbation value was ignored (data row {row + 1} (counting from 1 under the " \
+        "header))." in doc["warnings"]
 
 
 def test_controls_are_matched_as_text_with_close_names(tmp_path):
@@ -114,12 +115,12 @@ def test_na_words_are_labels_and_blank_rows_are_named(tmp_path):
 
 def test_a_text_cell_in_a_feature_column_is_named(tmp_path):
     lines = _rows([f"c{i}" for i in range(8)], ["a", "b"] * 4).splitlines()
-    cells = lines[5].split(",")  # data row 4 (line 0 is the header)
+    cells = lines[5].split(",")  # data row 5, counting from 1 (line 0 is the header)
     cells[3] = "abc"             # its f1
     lines[5] = ",".join(cells)
     status, _, err = _cli(tmp_path, "\n".join(lines) + "\n")
     assert status == 2 and err.count("\n") == 1
-    assert "feature column 'f1' is not numeric in 1 cell(s): 'abc' in row 4" in err
+    assert "feature column 'f1' is not numeric in 1 cell(s): 'abc' in data row 5" in err
 
 
 @pytest.mark.parametrize("similarity", ["cosine", "correlation", "euclidean", "abs_cosine"])
@@ -157,7 +158,7 @@ def test_power_of_two_scale_changes_nothing(exponent, similarity):
 def test_zero_profile_is_named_with_its_rows():
     df = pd.DataFrame({"pert": ["a", "a", "b", "b", "c", "c"], "target": ["x", "x", "x", "x", "y", "y"],
                        "f0": [1.0, 2.0, 0.0, 0.0, 1.0, 3.0], "f1": [1.0, 0.5, 0.0, 0.0, 2.0, 1.0]})
-    with pytest.raises(ValueError, match=r"the profile of 'b' \(rows 2, 3\) has all-zero features"):
+    with pytest.raises(ValueError, match=r"the profile of 'b' \(data rows 3, 4 \(counting from 1 under the header\)\) has all-zero features"):
         score_consistency(df, "pert", "target", permutations=9)
 
 
@@ -193,7 +194,7 @@ def test_only_is_read_as_text_with_copairs_names(tmp_path):
     status, out, _ = _cli(tmp_path, text, "--control", "DMSO", "--only", str(extra))
     doc = json.loads(out)
     assert status == 0 and doc["settings"]["profiles"] == 8
-    assert "2 of the 10 perturbations kept by only= are not in the table (or only as controls): 'yyy', 'zzz'." \
+    assert "2 of the 10 perturbations kept by --only are not in the table (or only as controls): 'yyy', 'zzz'." \
         in doc["warnings"]
     none = tmp_path / "gn.csv"
     none.write_text("pert,significant\nzzz,True\n11,True\n")

@@ -194,7 +194,7 @@ def test_unlabelled_rows_beside_labelled_rows_take_the_label():
     df = _table(8, ["A", "B"], reps=2, seed=3)
     df.loc[1, "target"] = None  # p00's second replicate
     res = score_consistency(df, "pert", "target", permutations=9, aggregate="none")
-    assert any("1 row with an empty annotation" in w and "(row 1)" in w for w in res.warnings)
+    assert any("1 row with an empty annotation" in w and "(data row 2 (" in w for w in res.warnings)
     assert res.settings["unlabelled"] == 0 and len(res.queries[res.queries["pert"] == "p00"]) == 2
 
 

@@ -144,7 +144,7 @@ def test_missing_values():
     with pytest.raises(ValueError, match="metadata columns should not have null values"):
         copairs_ap(nan_label[["p", "w", "l"]], X, ["l"], ["p"], [], ["l"], progress_bar=False)
     res = score_profiles(nan_label, perturbation="l", control=None, negatives="others", permutations=9)
-    assert any("1 row with an empty perturbation value was ignored (row 1)" in w for w in res.warnings)
+    assert any("1 row with an empty perturbation value was ignored (data row 2 (counting from 1" in w for w in res.warnings)
     assert 1 not in set(res.queries["row"])
 
 

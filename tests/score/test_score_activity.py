@@ -257,7 +257,7 @@ def test_nan_drop_rows_equals_deleting_them():
                          "Metadata_plate", permutations="all")
     pd.testing.assert_frame_equal(res.groups, ref.groups)
     assert res.settings["dropped_rows"] == [2, 7] and res.settings["dropped_features"] == []
-    assert any("rows 2, 7" in w for w in res.warnings)
+    assert any("data rows 3, 8 (" in w for w in res.warnings)
     assert not set(res.queries["row"]) & {2, 7}
 
 

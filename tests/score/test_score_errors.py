@@ -46,7 +46,7 @@ def test_nan_and_non_numeric_features_named(table):
     bad = table.copy()
     bad["px_11"] = bad["px_11"].astype(object)
     bad.loc[5, "px_11"] = "oops"
-    with pytest.raises(ValueError, match="'px_11' is not numeric.*'oops' in row 5"):
+    with pytest.raises(ValueError, match="'px_11' is not numeric.*'oops' in data row 6"):
         score_profiles(bad, **KW, features="^px_")
     with pytest.raises(ValueError, match="no numeric feature columns"):
         score_profiles(table[["Metadata_perturbation", "Metadata_plate"]], **KW)
@@ -55,7 +55,7 @@ def test_nan_and_non_numeric_features_named(table):
 def test_zero_norm_rows_named(table):
     bad = table.copy()
     bad.loc[7, [c for c in bad if c.startswith("px_")]] = 0.0
-    with pytest.raises(ValueError, match="rows 7 have all-zero features.*euclidean"):
+    with pytest.raises(ValueError, match=r"data row 8 \(counting from 1 under the header\) has all-zero features.*euclidean"):
         score_profiles(bad, **KW)
     res = score_profiles(bad, **KW, similarity="euclidean")
     assert len(res.groups) == 11

@@ -109,19 +109,19 @@ def test_text_cell_in_numeric_column_is_named(tmp_path):
     table["px_10"] = table["px_10"].astype(object)
     table.loc[7, "px_10"] = "null"
     table.loc[9, "px_10"] = "abc"
-    with pytest.raises(ValueError, match=r"'px_10' is not numeric in 2 cell\(s\): 'null' in row 7, 'abc' in row 9"):
+    with pytest.raises(ValueError, match=r"'px_10' is not numeric in 2 cell\(s\): 'null' in data row 8, 'abc' in data row 10"):
         score_profiles(table, **KW)
     path = tmp_path / "t.csv"
     table.to_csv(path, index=False)
     status, _, err = run(["score", str(path), *BASE])
-    assert status == 2 and "'null' in row 7" in err
+    assert status == 2 and "'null' in data row 8" in err
 
 
 def test_blank_cells_go_to_the_nan_choice(tmp_path):
     table = digits_screen()
     table["px_10"] = table["px_10"].astype(object)
     table.loc[9, "px_10"] = "abc"
-    with pytest.raises(ValueError, match=r"'abc' in row 9 .*blank cells are missing values, left out by nan='drop-rows'"):
+    with pytest.raises(ValueError, match=r"'abc' in data row 10 .*blank cells are missing values, left out by nan='drop-rows'"):
         score_profiles(table, **KW, nan="drop-rows")
     table.loc[9, "px_10"] = None  # blanked: numbers held as text with a blank are a numeric column
     with pytest.raises(ValueError, match="NaN or infinite"):
@@ -162,7 +162,7 @@ def test_constant_rows_caught_exactly():
     for value in (0.1, 2.5, 1e-300):
         bad = table.copy()
         bad.loc[3, list("abcd")] = value
-        with pytest.raises(ValueError, match="rows 3 have the same value in every feature"):
+        with pytest.raises(ValueError, match=r"data row 4 \(counting from 1 under the header\) has the same value in every feature"):
             score_profiles(bad, perturbation="pert", similarity="correlation", permutations=9)
     bad = table.copy()
     bad.loc[3, list("abcd")] = 1e-310  # tiny but not zero: cosine is defined

@@ -139,7 +139,9 @@ def test_others_names_what_it_leaves_out():
     # P2 holds only a's replicates and P3 only b's: no negative for them there
     for name, plate in (("a", "P2"), ("b", "P3")):
         rows = table.index[(table["Metadata_pert"] == name) & (table["Metadata_plate"] == plate)].tolist()
-        assert reasons[name] == (f"replicates left out (rows {', '.join(map(str, rows))}): no other profile in "
+        shown = ", ".join(str(r + 1) for r in rows)  # data rows as the file counts them
+        assert reasons[name] == (f"replicates left out (data row{'s' if len(rows) > 1 else ''} {shown} "
+                                 f"(counting from 1 under the header)): no other profile in "
                                  f"stratum {plate!r} (no negatives); scored from its 2 other replicates")
     assert sorted(res.groups["Metadata_pert"]) == ["a", "b"]
     # solo's single replicate is a negative all the same: each query on P1 ranks 1 positive, 3 negatives
@@ -165,7 +167,8 @@ def test_a_replicate_on_a_plate_without_controls_is_left_out_and_named():
     res = score_profiles(table, **KW, control="DMSO", permutations=200, seed=3)
     reasons = dict(zip(res.skipped["Metadata_pert"], res.skipped["reason"]))
     row = int(table.index[(table["Metadata_pert"] == "a") & (table["Metadata_plate"] == "P3")][0])
-    assert reasons["a"] == (f"replicates left out (rows {row}): no control rows in stratum 'P3'; "
+    assert reasons["a"] == (f"replicates left out (data row {row + 1} (counting from 1 under the header)): no "
+                            "control rows in stratum 'P3'; "
                             "scored from its 3 other replicates")
     assert reasons["c"] == "no control rows in stratum 'P3'"
     assert any("'P3'" in w and "left out" in w for w in res.warnings)
@@ -182,7 +185,8 @@ def test_one_replicate_left_with_controls_is_skipped():
     res = score_profiles(table, **KW, control="DMSO", permutations=50)
     reasons = dict(zip(res.skipped["Metadata_pert"], res.skipped["reason"]))
     row = int(table.index[(table["Metadata_pert"] == "a") & (table["Metadata_plate"] == "P2")][0])
-    assert reasons["a"] == (f"no control rows in stratum 'P2': its replicates there left out (rows {row}); "
+    assert reasons["a"] == (f"no control rows in stratum 'P2': its replicates there left out (data row {row + 1} "
+                            "(counting from 1 under the header)); "
                             "one replicate left: no positives to rank")
     assert list(res.groups["Metadata_pert"]) == ["b"]
 

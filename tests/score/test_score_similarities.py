@@ -149,7 +149,7 @@ def test_binary_similarities_need_binary_features():
     table = _screen(rng, {"P1": (6, {"a": 2, "b": 2})}, 4, True)
     table.loc[3, "f2"] = 0.5
     with pytest.raises(ValueError, match=r"jaccard similarity compares binary features \(0/1 or true/false\); "
-                                         r"feature column 'f2' holds 0.5 in row 3"):
+                                         r"feature column 'f2' holds 0.5 in data row 4"):
         score_profiles(table, **KW, similarity="jaccard")
     with pytest.raises(ValueError, match="hamming similarity compares binary features"):
         score_profiles(table, **KW, similarity="hamming")

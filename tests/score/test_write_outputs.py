@@ -136,7 +136,7 @@ def test_ignored_permutations_are_named(screen_csv):
     status, out, _ = run(["score", screen_csv, "--perturbation", "Metadata_perturbation", "--null", "independent",
                           "--permutations", "9999", "--json"])
     doc = json.loads(out)
-    assert status == 0 and any(w.startswith("permutations=9,999 was not used") for w in doc["warnings"])
+    assert status == 0 and any(w.startswith("--permutations 9999 was not used") for w in doc["warnings"])
     status, out, _ = run(["score", screen_csv, "--perturbation", "Metadata_perturbation", "--null", "independent",
                           "--stratum", "Metadata_plate", "--permutations", "99", "--json"])
     doc = json.loads(out)  # positives on other plates: their queries draw the conditional null
@@ -155,4 +155,4 @@ def test_a_budget_with_fixed_permutations_is_refused(screen_csv, scorer):
                               permutations=99, budget=5)
     status, _, err = run([scorer, screen_csv, "--perturbation", "Metadata_perturbation", "--permutations", "99",
                           "--budget", "5"] + (["--annotation", "Metadata_shape"] if scorer == "consistency" else []))
-    assert status == 2 and "budget applies to permutations='auto'" in err
+    assert status == 2 and "budget applies to --permutations auto" in err and "--permutations 99 has" in err

@@ -12,7 +12,7 @@ import os
 import sys
 
 from .. import __version__
-from ._common import Parser, UsageError
+from ._common import Parser, UsageError, cli_words
 
 EXIT_USAGE = 2
 
@@ -42,7 +42,7 @@ def main(argv=None, out=None, err=None) -> int:
         args = build_parser().parse_args(argv)
         status = args.run(args, out, err)
     except (UsageError, ValueError) as exc:
-        err.write(f"apnull: error: {' '.join(str(exc).split())}\n")
+        err.write(f"apnull: error: {cli_words(' '.join(str(exc).split()))}\n")
         return EXIT_USAGE
     except KeyboardInterrupt:
         err.write("apnull: interrupted\n")

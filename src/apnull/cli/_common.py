@@ -12,9 +12,11 @@ import decimal
 import json
 import math
 import os
+import re
 import time
 
-from ..score.engine.sequential import count_text, estimate_text
+from ..score.engine.progress import COMPILING, count_line, round_line
+from ..score.engine.sequential import count_text
 
 
 class UsageError(Exception):
@@ -115,10 +117,33 @@ def add_json(parser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
 
 
+def json_line(doc) -> str:
+    """``doc`` as one line of strict JSON (RFC 8259), the one writer of every ``--json``: NaN and
+    infinities (which no strict parser reads) become null, numpy numbers and arrays plain values,
+    and ``json.dumps(allow_nan=False)`` makes sure nothing else slips through."""
+    return json.dumps(_strict(doc), allow_nan=False) + "\n"
+
+
+def _strict(value):
+    """``value`` with every float that is not finite replaced by None, recursively."""
+    if isinstance(value, dict):
+        return {k: _strict(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_strict(v) for v in value]
+    if isinstance(value, (bool, str, int)) or value is None:
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if hasattr(value, "tolist"):  # numpy scalars and arrays
+        return _strict(value.tolist())
+    raise TypeError(f"cannot write {type(value).__name__} as JSON")
+
+
 def emit(args, out, result: dict, rows: list[tuple[str, object]] | None = None, text: str | None = None) -> int:
-    """Print ``result`` as one JSON line with ``--json``, else the table ``rows`` (or ``text``)."""
+    """Print ``result`` as one JSON line with ``--json`` (:func:`json_line`), else the table ``rows``
+    (or ``text``)."""
     if args.json:
-        out.write(json.dumps(result, default=_plain) + "\n")
+        out.write(json_line(result))
     elif rows is not None:
         width = max(len(k) for k, _ in rows)
         for key, val in rows:
@@ -182,20 +207,100 @@ def run_kwargs(args) -> dict:
                 budget=args.budget, workers=args.workers, scheduler=args.scheduler)
 
 
+def _where(text: str) -> tuple:
+    """``COLUMN=VALUE`` -> (column, value), split at the first ``=`` (a value may hold one)."""
+    column, sep, value = str(text).partition("=")
+    if not sep or not column:
+        raise argparse.ArgumentTypeError(f"{text!r}: give COLUMN=VALUE, e.g. Metadata_Plate=BR00117010")
+    return column, value
+
+
+def add_read_options(parser) -> None:
+    """Add ``--columns`` and ``--where``, which read part of the input table (:func:`apnull.score.read_table`'s
+    ``columns`` and ``filters``); :func:`read_kwargs` reads them back."""
+    parser.add_argument("--columns", metavar="COL", nargs="+", action="extend",
+                        help="read only these columns (the label columns the command needs are added); "
+                             "a Parquet file decodes no other column")
+    parser.add_argument("--where", metavar="COLUMN=VALUE", type=_where, action="append",
+                        help="read only the rows whose COLUMN holds VALUE; repeat: another column must match "
+                             "too, the same column means any of its values. Parquet: only those rows are "
+                             "read; CSV: filtered after reading")
+
+
+def read_kwargs(args, needed=()) -> dict:
+    """``columns`` and ``filters`` of :func:`add_read_options`'s options for ``read_table``; ``needed``: the
+    columns the command reads besides (its label columns), added to ``--columns``."""
+    columns = None
+    if args.columns:
+        columns = list(dict.fromkeys([*args.columns, *(c for c in needed if c)]))
+    filters = None
+    if args.where:
+        filters = {}
+        for column, value in args.where:
+            filters.setdefault(column, []).append(value)
+    return dict(columns=columns, filters=filters)
+
+
+def read_settings(args) -> dict:
+    """What ``--where`` and ``--columns`` left out, for a run's settings (printed and in --json): the rows
+    kept (``where``: column -> values; ``row`` then counts among the kept rows) and the columns read
+    (``columns_read``); empty when neither was given."""
+    out = {}
+    kw = read_kwargs(args)
+    if kw["filters"]:
+        out["where"] = kw["filters"]
+        out["row"] = ("row: 0-based position among the rows --where kept, in the file's order (not the file's "
+                      "line number)")
+    if args.columns:
+        out["columns_read"] = list(args.columns)
+    return out
+
+
+#: Library keywords whose values messages quote (``nan='drop-rows'``), said as the command's options.
+OPTION_WORDS = ("nan", "similarity", "unmatched", "negatives", "aggregate", "permutations", "null", "label_sep",
+                "alpha", "seed", "budget", "positives_differ_by", "control", "stratum", "perturbation", "only",
+                "features", "scheduler", "workers", "threads")
+_VALUE = re.compile(r"\b(" + "|".join(OPTION_WORDS) + r")='([^']*)'")
+_NUMBER = re.compile(r"\b(" + "|".join(OPTION_WORDS) + r")=(\d(?:[\d.]|,(?=\d))*)")
+_BARE = re.compile(r"\b(" + "|".join(OPTION_WORDS) + r")=(?=[\s,;)/]|$)")
+_TWICE = re.compile(r"(--[\w-]+(?: [\w-]+)?) \((?:\1|--[\w-]+(?: [\w-]+)?)(?: on the command line)?\)")
+
+
+def cli_words(text: str) -> str:
+    """A library message said in the command's words: ``nan='drop-rows'`` becomes ``--nan drop-rows``,
+    ``features=`` becomes ``--features`` (``--features-a`` / ``--features-b`` in a message about table
+    A or B of ``apnull compare``, ``--features REGEX`` where the library offers a list or a regex), and
+    a flag the library names beside its own keyword ("(--nan on the command line)") is said once."""
+    side = re.match(r"\s*table ([AB]):", text)
+
+    def flag(name: str) -> str:
+        if name == "features" and side:
+            return f"--features-{side.group(1).lower()}"
+        return "--" + name.replace("_", "-")
+
+    text = re.sub(r"\bfeatures= \(?a list or a regex\)?", lambda m: flag("features") + " REGEX", text)
+    text = _VALUE.sub(lambda m: f"{flag(m.group(1))} {m.group(2)}", text)
+    text = _NUMBER.sub(lambda m: f"{flag(m.group(1))} {m.group(2).replace(',', '')}", text)
+    text = _BARE.sub(lambda m: flag(m.group(1)), text)
+    text = _TWICE.sub(lambda m: m.group(1), text)
+    return text.replace(" (--nan on the command line)", "")
+
+
+def features_text(settings: dict, shown: int = 12) -> str:
+    """The feature columns a scoring run used (``settings["feature_columns"]``), counted and named (the
+    first ``shown``; all of them in the JSON)."""
+    cols = list(settings.get("feature_columns") or [])
+    more = f", and {len(cols) - shown:,} more (see --json)" if len(cols) > shown else ""
+    return f"{count_text(len(cols), 'features')}: " + ", ".join(map(str, cols[:shown])) + more
+
+
 def left_out_line(settings: dict, shown: int = 20) -> str:
     """The text line naming the columns a scoring run left out (``settings["columns_left_out"]``), or ""."""
     left_out = settings.get("columns_left_out") or []
     if not left_out:
         return ""
-    return (f"columns left out ({len(left_out):,}): " + "; ".join(f"{d['column']} ({d['reason']})" for d in left_out[:shown])
+    return (f"columns left out ({len(left_out):,}): " + "; ".join(f"{d['column']} ({cli_words(d['reason'])})" for d in left_out[:shown])
             + (f"; and {len(left_out) - shown:,} more (see --json)" if len(left_out) > shown else "") + "\n")
-
-
-def _plain(value):
-    """numpy scalars and arrays as plain JSON values."""
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    raise TypeError(f"cannot write {type(value).__name__} as JSON")
 
 
 class Progress:
@@ -220,7 +325,7 @@ class Progress:
 
     def compiling(self) -> None:
         """Say that compiled code is being prepared (a fresh install's first run)."""
-        self.err.write(f"{self.command}: preparing compiled code (first run only) ...\n")
+        self.err.write(f"{self.command}: {COMPILING}\n")
         self.err.flush()
 
     def compiled(self, seconds: float) -> None:
@@ -240,12 +345,8 @@ class Progress:
         self.rounds += 1
         if info.number == 0:
             return
-        when = "" if info.estimate is None else f", {estimate_text(info.estimate)}"
         start = "\r\n" if self.tty and self.shown else ""
-        self.err.write(f"{start}{self.command}: {self.scope}round {info.number + 1}: "
-                       f"{count_text(info.units, info.label)} near "
-                       f"the decision line, refined to {info.target:,} draws each ({info.draws_so_far:,} draws so "
-                       f"far; at most {info.draws_at_most:,} more{when})\n")
+        self.err.write(f"{start}{self.command}: {self.scope}{round_line(info)}\n")
         self.err.flush()
         self.last = time.monotonic()
 
@@ -256,6 +357,6 @@ class Progress:
         self.last = now
         start = "\r" if self.tty else ""
         end = "\n" if (not self.tty or done >= total) else ""
-        self.err.write(f"{start}{self.label}: {done:,} of {total:,} ({now - self.start:.0f} s){end}")
+        self.err.write(start + count_line(self.label, done, total, now - self.start) + end)
         self.err.flush()
         self.shown = True

@@ -14,11 +14,12 @@ both files are written atomically, together or not at all.
 
 from __future__ import annotations
 
-import json
 
-from ..score import (NAN_MODES, SIMILARITIES, UNMATCHED, check_outputs, p_text, read_table, score_compare,
-                     summary_line, write_tables)
-from ._common import Progress, add_json, add_run_options, left_out_line, run_kwargs, writable_path
+from ..score import (NAN_MODES, SCORE_SIMILARITIES, UNMATCHED, check_outputs, p_text, read_table, retrieved_line,
+                     score_compare, summary_line, write_tables)
+from ..score.engine.sequential import count_text
+from ._common import (Progress, add_json, add_read_options, add_run_options, cli_words, features_text, json_line,
+                      left_out_line, read_kwargs, read_settings, run_kwargs, writable_path)
 from .tables import records
 
 __all__ = ["add_parser", "run"]
@@ -49,13 +50,15 @@ def add_parser(subparsers):
                    help="plate/batch column: the resampling units are its plates (linked by perturbations on several)")
     p.add_argument("--features-a", metavar="REGEX", help="A's feature columns by regex (default: numeric, not Metadata_)")
     p.add_argument("--features-b", metavar="REGEX", help="B's feature columns by regex (default: numeric, not Metadata_)")
-    p.add_argument("--similarity", choices=SIMILARITIES, default="cosine", help="default cosine")
+    p.add_argument("--similarity", choices=SCORE_SIMILARITIES, default="cosine",
+                   help="default cosine; as apnull score: jaccard and hamming compare binary (0/1, true/false) features")
     p.add_argument("--nan", choices=NAN_MODES, default="error",
                    help="NaN/infinite feature values: error (default), drop-features, drop-rows (the well left out of both)")
     p.add_argument("--unmatched", choices=UNMATCHED, default="error",
                    help="wells in one table only, repeated or blank keys, labels that differ: error (default) or "
                         "drop (left out of both and named)")
     add_run_options(p, ("auto",))
+    add_read_options(p)
     p.add_argument("--out-groups", metavar="F", type=writable_path("--out-groups"),
                    help="write the per-perturbation table (CSV/.parquet)")
     p.add_argument("--out-left-out", metavar="F", type=writable_path("--out-left-out"),
@@ -76,48 +79,40 @@ def _shown(groups):
     return out.to_string(index=False)
 
 
-def retrieved_line(summary: dict) -> str:
-    """The retrieved counts and their paired test, as one line."""
-    p = summary["retrieved_p_value"]
-    test = "no test (one unit)" if p != p else f"paired test of the difference: p = {p:.3g}"
-    return (f"retrieved at q <= {summary['alpha']:g}: A {summary['retrieved_a']:,}, B {summary['retrieved_b']:,} "
-            f"of {summary['n_perturbations']:,} (both {summary['both']:,}, A only {summary['a_only']:,}, B only "
-            f"{summary['b_only']:,}); {test}")
-
-
 def run(args, out, err) -> int:
     """Run ``apnull compare`` with parsed ``args``; writes to ``out``/``err``; returns 0."""
     check_outputs([args.a, args.b], [("--out-groups", args.out_groups), ("--out-left-out", args.out_left_out)])
     labels = [*args.key, *args.perturbation, args.stratum]
-    a = read_table(args.a, labels=labels)
-    b = read_table(args.b, labels=labels)
+    a = read_table(args.a, labels=labels, **read_kwargs(args, labels))
+    b = read_table(args.b, labels=labels, **read_kwargs(args, labels))
     perturbation = args.perturbation[0] if len(args.perturbation) == 1 else list(args.perturbation)
     res = score_compare(a, b, key=list(args.key), perturbation=perturbation, control=args.control or ["DMSO"],
                         stratum=args.stratum, features_a=args.features_a, features_b=args.features_b,
                         similarity=args.similarity, nan=args.nan, unmatched=args.unmatched,
                         progress=Progress(err, "apnull compare: perturbations", after=3.0), **run_kwargs(args))
     write_tables([(args.out_groups, res.groups), (args.out_left_out, res.left_out)])  # both, or neither
-    settings = dict(res.settings, file_a=args.a, file_b=args.b)
+    settings = dict(res.settings, file_a=args.a, file_b=args.b, **read_settings(args))
+    warnings = [cli_words(w) for w in res.warnings]
     if args.json:
         doc = {"settings": settings, "summary": res.summary, "groups": records(res.groups),
-               "left_out": records(res.left_out), "warnings": list(res.warnings)}
-        out.write(json.dumps(doc) + "\n")
+               "left_out": records(res.left_out), "warnings": warnings}
+        out.write(json_line(doc))
         return 0
     shown = ("key", "perturbation", "control", "stratum", "features_a", "features_b", "similarity", "permutations",
-             "seed", "alpha")
+             "seed", "alpha", *(k for k in ("where", "columns_read") if k in settings))
     out.write("settings: " + ", ".join(f"{k}={settings[k]}" for k in shown) + "\n")
     for side, name, scored in (("A", args.a, res.a), ("B", args.b, res.b)):
         line = left_out_line(scored.settings)
-        out.write(f"{side}: {name} ({scored.settings['features']:,} features)" + (f"; {line}" if line else "\n"))
+        out.write(f"{side}: {name} ({features_text(scored.settings)})" + (f"; {line}" if line else "\n"))
     out.write("\n")
     out.write(summary_line(res.summary) + "\n")
     out.write(retrieved_line(res.summary) + "\n")
-    out.write(f"\n{len(res.groups):,} perturbations (delta = mAP_b - mAP_a; unit: the plates resampled together)\n")
+    out.write(f"\n{count_text(len(res.groups), 'perturbations')} (delta = mAP_b - mAP_a; unit: the plates resampled together)\n")
     out.write(_shown(res.groups) + "\n")
     if len(res.left_out):
-        out.write(f"\n{len(res.left_out):,} rows left out"
+        out.write(f"\n{count_text(len(res.left_out), 'rows')} left out"
                   + (f" (written to {args.out_left_out})" if args.out_left_out else " (write them with --out-left-out F)")
                   + "\n")
-    for w in res.warnings:
+    for w in warnings:
         out.write(f"warning: {w}\n")
     return 0

@@ -18,11 +18,13 @@ temporary files first and replace their old files only when both are written; ne
 
 from __future__ import annotations
 
-import json
 
-from ..score import AGGREGATES, NAN_MODES, SCORE_SIMILARITIES, check_outputs, read_table, score_consistency, write_tables
+from ..score import (AGGREGATES, NAN_MODES, SCORE_SIMILARITIES, check_outputs, consistency_line, read_table,
+                     score_consistency, write_tables)
 from ..score.results.outputs import output_name
-from ._common import Progress, add_json, add_run_options, left_out_line, run_kwargs, writable_path
+from ..score.engine.sequential import count_text
+from ._common import (Progress, add_json, add_read_options, add_run_options, cli_words, features_text, json_line,
+                      left_out_line, read_kwargs, read_settings, run_kwargs, writable_path)
 from .tables import format_table, records
 
 __all__ = ["add_parser", "run"]
@@ -53,6 +55,7 @@ def add_parser(subparsers):
                    help="profiles sharing the query's label and this column's value (e.g. the plate) are left "
                         "out of its ranking; repeatable")
     add_run_options(p, ("auto",), unit="label")
+    add_read_options(p)
     p.add_argument("--out-labels", metavar="F", type=writable_path("--out-labels"), help="write the labels table (CSV/.parquet)")
     p.add_argument("--out-queries", metavar="F", type=writable_path("--out-queries"), help="write the per-query table")
     add_json(p)
@@ -60,19 +63,12 @@ def add_parser(subparsers):
     return p
 
 
-def _draws(res) -> str:
-    """The permutations behind the p-values: B, or the range an adaptive run used."""
-    if res.settings["permutations"] != "auto":
-        return str(res.settings["permutations"])
-    used = res.labels["permutations"]
-    return f"adaptive, {int(used.min()):,} to {int(used.max()):,}" if len(used) else "adaptive"
-
-
 def run(args, out, err) -> int:
     """Run ``apnull consistency`` with parsed ``args``; writes to ``out``/``err``; returns 0."""
     check_outputs([args.file, args.only], [("--out-labels", args.out_labels), ("--out-queries", args.out_queries)])
     differ = list(args.positives_differ_by or [])
-    table = read_table(args.file, labels=[args.perturbation, args.annotation, *differ])
+    labels = [args.perturbation, args.annotation, *differ]
+    table = read_table(args.file, labels=labels, **read_kwargs(args, labels))
     only = None
     if args.only:
         names = [args.perturbation, output_name(args.perturbation)]
@@ -88,22 +84,23 @@ def run(args, out, err) -> int:
     write_tables([(args.out_labels, res.labels), (args.out_queries, res.queries)])
     k, n = int(res.labels["significant"].sum()), len(res.labels)
     summary = {"consistent": k, "labels": n, "fraction": k / n}
-    settings = dict(res.settings, file=args.file, only_file=args.only)
+    settings = dict(res.settings, file=args.file, only_file=args.only, **read_settings(args))
+    warnings = [cli_words(w) for w in res.warnings]
     if args.json:
         doc = {"settings": settings, "summary": summary, "labels": records(res.labels),
-               "queries": records(res.queries), "skipped": records(res.skipped), "warnings": list(res.warnings)}
-        out.write(json.dumps(doc) + "\n")
+               "queries": records(res.queries), "skipped": records(res.skipped), "warnings": warnings}
+        out.write(json_line(doc))
         return 0
-    hidden = ("file", "only_file", "columns_left_out", "dropped_features", "dropped_rows")
+    hidden = ("file", "only_file", "columns_left_out", "dropped_features", "dropped_rows", "feature_columns")
     out.write("settings: " + ", ".join(f"{k}={v}" for k, v in settings.items() if k not in hidden) + "\n")
+    out.write(features_text(settings) + "\n")
     out.write(left_out_line(settings))
-    out.write(f"\nconsistent: {k} of {n} labels ({k / n:.0%}; q <= {args.alpha:g}, Benjamini-Hochberg; "
-              f"p-value: {_draws(res)} permutations of the label sets)\n")
+    out.write(f"\n{consistency_line(res.labels, res.settings)}\n")
     out.write(format_table(res.labels) + "\n")
     if not args.out_queries:
-        out.write(f"\n{len(res.queries)} queries: write them with --out-queries F\n")
+        out.write(f"\n{count_text(len(res.queries), 'queries')}: write them with --out-queries F\n")
     for row in records(res.skipped):
         out.write(f"skipped: {row}\n")
-    for w in res.warnings:
+    for w in warnings:
         out.write(f"warning: {w}\n")
     return 0

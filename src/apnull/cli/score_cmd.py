@@ -24,14 +24,15 @@ read as text exactly as written (``1``, ``1.0`` and ``01`` are three perturbatio
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 
 from ..score import (MAX_FILE_BYTES, NULLS, RANKING_COLUMNS, SCORE_SIMILARITIES, check_outputs, read_table,
                      score_profiles, score_rankings, write_tables)
 from . import _score_activity as activity
-from ._common import Progress, add_json, add_run_options, left_out_line, run_kwargs, writable_path
+from ..score.engine.sequential import count_text
+from ._common import (Progress, add_json, add_read_options, add_run_options, cli_words, features_text, json_line,
+                      left_out_line, read_kwargs, read_settings, run_kwargs, writable_path)
 from .tables import format_table, records
 
 __all__ = ["add_parser", "run"]
@@ -75,6 +76,7 @@ def add_parser(subparsers):
     p.add_argument("--null", choices=NULLS, default="permutation",
                    help="mAP null: permutation (exact, default); independent, copairs (approximate)")
     add_run_options(p, ("auto", "all"))
+    add_read_options(p)
     p.add_argument("--out-queries", metavar="F", type=writable_path("--out-queries"), help="write the per-query table (CSV/.parquet)")
     p.add_argument("--out-groups", metavar="F", type=writable_path("--out-groups"), help="write the per-perturbation table")
     activity.add_arguments(p)
@@ -87,7 +89,10 @@ def run(args, out, err) -> int:
     """Run ``apnull score`` with parsed ``args``; writes to ``out``/``err``; returns 0."""
     check_outputs([args.file], [("--out-queries", args.out_queries), ("--out-groups", args.out_groups)])
     ranking_form = args.perturbation is None
-    table = read_table(args.file, labels=["query", "item"] if ranking_form else [*args.perturbation, args.stratum])
+    labels = ["query", "item"] if ranking_form else [*args.perturbation, args.stratum]
+    needed = [*RANKING_COLUMNS] if ranking_form else \
+        [*labels, *(args.positives_differ_by or []), *(args.hierarchical_by or [])]
+    table = read_table(args.file, labels=labels, **read_kwargs(args, needed))
     if ranking_form:
         missing = [c for c in RANKING_COLUMNS if c not in table.columns]
         if missing:
@@ -97,7 +102,7 @@ def run(args, out, err) -> int:
         if args.out_groups:
             raise ValueError("--out-groups applies to profile tables; a ranking table has per-query results only")
         queries = score_rankings(table, seed=args.seed)
-        settings = {"form": "rankings", "file": args.file, "seed": args.seed}
+        settings = {"form": "rankings", "file": args.file, "seed": args.seed, **read_settings(args)}
         groups, skipped, warnings = None, queries.attrs.get("skipped", []), queries.attrs.get("warnings", [])
         summary = None
         skipped_rows = [{"query": str(q), "reason": r} for q, r in skipped]
@@ -106,8 +111,8 @@ def run(args, out, err) -> int:
                              stratum=args.stratum, features=args.features, similarity=args.similarity,
                              null=args.null, progress=Progress(err, "apnull score: perturbations", after=3.0),
                              **run_kwargs(args), **activity.library_kwargs(args))
-        groups, queries, warnings = res.groups, res.queries, res.warnings
-        settings = dict(res.settings, form="profiles", file=args.file)
+        groups, queries, warnings = res.groups, res.queries, [cli_words(w) for w in res.warnings]
+        settings = dict(res.settings, form="profiles", file=args.file, **read_settings(args))
         skipped_rows = records(res.skipped)
         groups, summary = activity.hierarchical(args, groups, res.activity)
     groups, queries = activity.rename(args, groups, queries)
@@ -117,21 +122,25 @@ def run(args, out, err) -> int:
                "queries": records(queries), "skipped": skipped_rows, "warnings": list(warnings)}
         if summary is not None:
             doc["activity"] = summary
-        out.write(json.dumps(doc) + "\n")
+        out.write(json_line(doc))
         return 0
-    shown = {k: v for k, v in settings.items() if k not in ("file", "columns_left_out", "row", "dropped_features", "dropped_rows")}
+    hidden = ("file", "columns_left_out", "row", "dropped_features", "dropped_rows", "feature_columns")
+    shown = {k: v for k, v in settings.items() if k not in hidden}
     out.write("settings: " + ", ".join(f"{k}={v}" for k, v in shown.items()) + "\n")
+    if "feature_columns" in settings:
+        out.write(features_text(settings) + "\n")
     out.write(left_out_line(settings))
     if groups is not None:
-        out.write(f"\n{len(groups)} perturbations (mAP p-value: {settings['null']} null; q: Benjamini-Hochberg)\n")
+        out.write(f"\n{count_text(len(groups), 'perturbations')} (mAP p-value: {settings['null']} null; "
+                  "q: Benjamini-Hochberg)\n")
         out.write(format_table(groups) + "\n")
         out.write(activity.summary_text(summary) + "\n")
         if not args.out_queries:
-            out.write(f"\n{len(queries)} queries: write them with --out-queries F\n")
+            out.write(f"\n{count_text(len(queries), 'queries')}: write them with --out-queries F\n")
         else:
-            out.write(f"\n{len(queries)} queries written to {args.out_queries} ({settings['row']})\n")
+            out.write(f"\n{count_text(len(queries), 'queries')} written to {args.out_queries} ({settings['row']})\n")
     else:
-        out.write(f"\n{len(queries)} queries (p-value: exact null law of AP; q: Benjamini-Hochberg)\n")
+        out.write(f"\n{count_text(len(queries), 'queries')} (p-value: exact null law of AP; q: Benjamini-Hochberg)\n")
         out.write(format_table(queries) + "\n")
     for row in skipped_rows:
         out.write(f"skipped: {row}\n")

@@ -30,7 +30,7 @@ from .plan import ScreenPlan, screen_plan
 from .profiles import MAX_PERMUTATIONS, NULLS, ScoreResult, score_profiles
 from .rankings import RANKING_COLUMNS, score_rankings
 from .results.outputs import p_text
-from .results.summary import activity_line, to_copairs_names
+from .results.summary import activity_line, consistency_line, retrieved_line, to_copairs_names
 from .results.write import atomic_write, check_outputs, write_table, write_tables
 from .table.io import MAX_FILE_BYTES, read_table
 from .table.missing import NAN_MODES, MissingValuesError
@@ -44,4 +44,4 @@ __all__ = ["score_profiles", "score_consistency", "ConsistencyResult", "score_ra
            "MAX_FILE_BYTES", "MAX_PERMUTATIONS", "SIMILARITIES", "SCORE_SIMILARITIES", "NEGATIVES", "NULLS",
            "NAN_MODES", "MissingValuesError", "AGGREGATES", "RANKING_COLUMNS", "RunOptions", "check_outputs", "write_table", "write_tables",
            "atomic_write", "p_text", "screen_plan", "ScreenPlan",
-           "activity_line", "to_copairs_names"]
+           "activity_line", "consistency_line", "retrieved_line", "to_copairs_names"]

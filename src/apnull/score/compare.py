@@ -23,12 +23,17 @@ from .nulls.compare import (INTERVAL_DRAWS, FlipWork, RetrievedWork, enumerable,
                             smallest_p, units_of)
 from .options import RunOptions
 from .profiles import ScoreResult, score_profiles
+from .results.display import Shown
 from .results.outputs import output_name
+from .results.summary import retrieved_line
 from .table.columns import select_features
 from .table.io import labels_as_text
+from .table.labels import EMPTY_LABELS
 from .table.missing import NAN_MODES, rows_text
-from .table.screen import SIMILARITIES
-from .table.wells import UNMATCHED, match_wells
+from .table.scale import BINARY
+from .table.screen import SCORE_SIMILARITIES
+from .table.wells import (UNMATCHED, check_relabelled_controls, has_blank_labels, left_out_columns, match_wells,
+                          set_aside)
 
 __all__ = ["score_compare", "CompareResult", "summary_line", "UNMATCHED", "GROUP_COLUMNS", "RETRIEVED", "LEVEL"]
 
@@ -42,8 +47,18 @@ LEVEL = 0.95
 
 
 @dataclass
-class CompareResult:
-    """What :func:`score_compare` returns (see there for the columns)."""
+class CompareResult(Shown):
+    """What :func:`score_compare` returns (see there for the columns). In a notebook it shows itself
+    (:mod:`.results.display`); ``plot()`` draws mAP of B against mAP of A."""
+
+    _title = "apnull compare: do pipelines A and B retrieve replicates equally well"
+    _settings_shown = ("key", "perturbation", "control", "stratum", "features_a", "features_b", "similarity",
+                       "permutations", "seed", "alpha")
+
+    def summary_lines(self) -> list:
+        """The two lines ``apnull compare`` prints: :func:`summary_line` and the retrieved counts
+        (:func:`.results.summary.retrieved_line`)."""
+        return [summary_line(self.summary), retrieved_line(self.summary)]
 
     groups: pd.DataFrame
     summary: dict
@@ -99,7 +114,8 @@ def score_compare(a, b, *, key, perturbation="Metadata_pert", control="DMSO", st
         retrieved_difference ((retrieved_b - retrieved_a) / n_perturbations), retrieved_p_value (the
         same flips on each unit's b_only - a_only), alpha, note. With one unit there is no test:
         p-values and interval are NaN and ``note`` says why; with fewer than 6 units the interval is
-        NaN (the test cannot reach 0.05). ``left_out``: [table, <key columns>, reason]; ``warnings``;
+        NaN (the test cannot reach 0.05). ``left_out``: [table, <key columns>, reason] (a key column
+        named ``table`` or ``reason`` is carried as ``table_input`` / ``reason_input``); ``warnings``;
         ``settings``.
 
     Raises
@@ -111,7 +127,7 @@ def score_compare(a, b, *, key, perturbation="Metadata_pert", control="DMSO", st
     opts = RunOptions.checked(seed=seed, permutations=permutations, alpha=alpha, threads=threads, workers=workers,
                               scheduler=scheduler, progress=progress, budget=budget)
     check_choice(nan, NAN_MODES, "nan")
-    check_choice(similarity, SIMILARITIES, "similarity")
+    check_choice(similarity, SCORE_SIMILARITIES, "similarity")
     pcols = [perturbation] if isinstance(perturbation, str) else list(perturbation or [])
     if not pcols:
         raise ValueError("perturbation must name a column (or columns) of both tables")
@@ -120,17 +136,22 @@ def score_compare(a, b, *, key, perturbation="Metadata_pert", control="DMSO", st
     matched = match_wells(a, b, key, roles, unmatched)
     keys = [key] if isinstance(key, str) else list(key)
     labels = set(pcols) | ({stratum} if stratum is not None else set())
-    fa, fb = (_features(t, f, labels, keys) for t, f in ((matched.a, features_a), (matched.b, features_b)))
+    binary = similarity in BINARY
+    fa, fb = (_features(side, t, f, labels, keys, binary) for side, t, f in (("A", matched.a, features_a),
+                                                                              ("B", matched.b, features_b)))
     ta, tb, dropped, warnings = _drop_missing(matched, fa, fb, keys, nan)
     warnings = matched.warnings + warnings
+    check_relabelled_controls(a, b, ta[0], tb[0], pcols[0], control, matched.relabelled)
+    blank_a, blank_b = (has_blank_labels(t[0], pcols, stratum) for t in (ta, tb))
+    ta, tb = set_aside(a, ta[1], pcols), set_aside(b, tb[1], pcols)  # rows keep the file's own numbers
     left_out = pd.concat([matched.left_out, dropped], ignore_index=True) if len(dropped) else matched.left_out
     common = dict(perturbation=perturbation, control=control, stratum=stratum, similarity=similarity, nan=nan,
                   permutations=opts.permutations, seed=opts.seed, alpha=opts.alpha, threads=opts.threads,
                   progress=opts.progress, budget=opts.deadline)  # one clock for both tables and the tests
     client, close = connect(opts.scheduler, opts.workers)  # one dask client for both tables
     try:
-        ra = _side("A", ta, fa[1], common, client)
-        rb = _side("B", tb, fb[1], common, client)
+        ra = _side("A", ta, fa, common, client, quiet=ta is not a and not blank_a)
+        rb = _side("B", tb, fb, common, client, quiet=tb is not b and not blank_b)
     finally:
         close()
     pairs = _pairs(ra, rb, ta, pcols, stratum)
@@ -165,23 +186,38 @@ def summary_line(summary: dict) -> str:
 
 # -- the stages of score_compare -------------------------------------------------------------------
 
-def _features(table, features, labels, keys) -> tuple:
-    """(feature columns of ``table``, what to pass to score_profiles): key columns are never features
-    (a numeric key column is taken out of the default choice)."""
-    chosen, _ = select_features(table, features, labels)
-    if features is None and any(k in chosen for k in keys):
-        chosen = [c for c in chosen if c not in keys]
-        return chosen, chosen
-    return chosen, features
+#: Why a key column is not a feature (in ``columns_left_out`` of each side).
+KEY_REASON = "key column: it pairs the wells of A and B, never a feature"
+
+
+def _features(side: str, table, features, labels, keys, binary: bool) -> tuple:
+    """(feature columns of ``table``, what to pass to score_profiles, None or {column: reason left out}
+    when the key columns were taken out and a list is passed instead of the user's choice): a key
+    column is never a feature, whatever the default, regex or list chose (it is taken out and named);
+    an error names the table and its own option."""
+    try:
+        chosen, left = select_features(table, features, labels, binary)
+    except ValueError as exc:
+        raise ValueError(f"table {side}: {exc}") from None
+    if not any(k in chosen for k in keys):
+        return chosen, features, None
+    reasons = dict(left)
+    reasons.update((str(k), KEY_REASON) for k in keys if k in chosen)
+    chosen = [c for c in chosen if c not in keys]
+    if not chosen:
+        raise ValueError(f"table {side}: its features are only key columns ({', '.join(map(repr, keys))}), which "
+                         "are never features; choose other feature columns")
+    return chosen, chosen, reasons
 
 
 def _drop_missing(matched, fa, fb, keys, nan) -> tuple:
-    """(A, B, rows left out, warnings): with nan="drop-rows", the wells holding a NaN or infinite feature
-    value on either side left out of both (so both sides score the same wells); else unchanged."""
+    """((A, its rows), (B, its rows), rows left out, warnings): each table's kept rows and their 0-based
+    positions in the input; with nan="drop-rows", the wells holding a NaN or infinite feature value on
+    either side left out of both (so both sides score the same wells); else as matched."""
     ta, tb = matched.a, matched.b
-    empty = pd.DataFrame(columns=["table", *keys, "reason"])
+    empty = pd.DataFrame(columns=left_out_columns(keys))
     if nan != "drop-rows":
-        return ta, tb, empty, []
+        return (ta, matched.rows_a), (tb, matched.rows_b), empty, []
 
     def bad(table, cols):
         values = table[cols].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
@@ -192,7 +228,7 @@ def _drop_missing(matched, fa, fb, keys, nan) -> tuple:
     bad_a, bad_b = bad(ta, fa[0]), bad(tb, fb[0])
     gone = ia[bad_a].union(ib[bad_b])
     if not len(gone):
-        return ta, tb, empty, []
+        return (ta, matched.rows_a), (tb, matched.rows_b), empty, []
     drop_a, drop_b = ia.isin(gone), ib.isin(gone)
     rows = []
     for side, frame, flags, own in (("A", ka, drop_a, bad_a), ("B", kb, drop_b, bad_b)):
@@ -200,22 +236,34 @@ def _drop_missing(matched, fa, fb, keys, nan) -> tuple:
             why = "NaN or infinite feature value in this table" if own[r] else "NaN or infinite feature value in the other table"
             rows.append((side, *frame.iloc[int(r)], why))
     warning = (f"{len(gone):,} well(s) with NaN or infinite feature values left out of both tables "
-               f"(nan='drop-rows'; rows of A: {rows_text(np.flatnonzero(drop_a))}; rows of B: "
-               f"{rows_text(np.flatnonzero(drop_b))})")
-    return (ta.iloc[np.flatnonzero(~drop_a)], tb.iloc[np.flatnonzero(~drop_b)],
-            pd.DataFrame(rows, columns=["table", *keys, "reason"]), [warning])
+               f"(nan='drop-rows'; in A: {rows_text(matched.rows_a[drop_a])}; in B: "
+               f"{rows_text(matched.rows_b[drop_b])})")
+    return ((ta.iloc[np.flatnonzero(~drop_a)], matched.rows_a[~drop_a]),
+            (tb.iloc[np.flatnonzero(~drop_b)], matched.rows_b[~drop_b]),
+            pd.DataFrame(rows, columns=left_out_columns(keys)), [warning])
 
 
-def _side(side: str, table, features, common: dict, client) -> ScoreResult:
-    """``score_profiles`` of one table; its errors say which table, and so does its progress. With a
-    budget, table A may take half the time left and B the rest of the run's one deadline."""
+def _side(side: str, table, features: tuple, common: dict, client, quiet: bool = False) -> ScoreResult:
+    """``score_profiles`` of one table (``features``: :func:`_features`'s answer); its errors say which
+    table, and so does its progress. With a budget, table A may take half the time left and B the rest
+    of the run's one deadline. Where the key columns were taken out of the features, the columns left
+    out keep the reasons of the choice the user made (not "not in the features list"). ``quiet``: the
+    only rows with an empty perturbation are the wells left out here (named already), so score's
+    warning about them is dropped."""
     deadline, progress = common["budget"], common["progress"]
     common = dict(common, budget=deadline.share(0.5) if deadline is not None and side == "A" else deadline,
                   progress=Scoped(progress, f"table {side}") if progress is not None else None)
     try:
-        return score_profiles(table, features=features, scheduler=client, **common)
+        res = score_profiles(table, features=features[1], scheduler=client, **common)
     except ValueError as exc:
         raise ValueError(f"table {side}: {exc}") from None
+    if quiet:
+        res.warnings[:] = [w for w in res.warnings if EMPTY_LABELS not in w]
+    reasons = features[2]
+    if reasons is not None:
+        res.settings["columns_left_out"] = [dict(d, reason=reasons.get(d["column"], d["reason"]))
+                                            for d in res.settings["columns_left_out"]]
+    return res
 
 
 def _text_keys(frame: pd.DataFrame, cols) -> list:

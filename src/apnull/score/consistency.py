@@ -15,7 +15,9 @@ from .nulls.labelsets import LabelWork, label_null, label_values
 from .engine.clock import tell_stage
 from .nulls.laws import LawCache
 from .options import RunOptions
+from .results.display import ShownNull
 from .results.outputs import RESERVED, output_name
+from .results.summary import consistency_line
 from .table.profiles import AGGREGATES, MAX_PROFILES, Profiles, prepare_profiles
 
 __all__ = ["score_consistency", "ConsistencyResult", "AGGREGATES", "MAX_PROFILES"]
@@ -25,8 +27,14 @@ TAKEN = RESERVED | {"n_perturbations", "n_profiles", "decision_open"}
 
 
 @dataclass
-class ConsistencyResult:
-    """What :func:`score_consistency` returns (see there for the columns)."""
+class ConsistencyResult(ShownNull):
+    """What :func:`score_consistency` returns (see there for the columns). In a notebook it shows itself
+    (:mod:`.results.display`); ``plot()`` draws the labels' mAP against p, ``plot_null(label)`` a label's null."""
+
+    _title = "apnull consistency: do perturbations sharing a label look alike"
+    _table_name = "labels"
+    _settings_shown = ("perturbation", "annotation", "label_sep", "aggregate", "control", "profiles", "features",
+                       "similarity", "permutations", "seed", "alpha")
 
     labels: pd.DataFrame
     queries: pd.DataFrame
@@ -50,6 +58,10 @@ class ConsistencyResult:
         if B == "auto":
             B = int(self.labels.loc[self.labels[acol].astype(str) == label, "permutations"].iloc[0])
         return label_values(prof, self._rows, t, int(B), self.settings["seed"])
+
+    def summary_lines(self) -> list:
+        """The summary ``apnull consistency`` prints (:func:`.results.summary.consistency_line`)."""
+        return [consistency_line(self.labels, self.settings)]
 
 
 def score_consistency(table, perturbation, annotation, label_sep=None, *, aggregate="median", control=None,
@@ -102,8 +114,8 @@ def score_consistency(table, perturbation, annotation, label_sep=None, *, aggreg
         naming the close values (a warning when another value matches).
     only : DataFrame or list, optional
         Keep only these perturbations: a groups table of ``score_profiles`` (its ``significant``
-        column, or copairs's ``below_corrected_p``, else q_value (``corrected_p_value``) <= alpha) or
-        names, compared as text. Names not in the table are named in a warning (an error when none is).
+        column, or copairs's ``below_corrected_p``, else q_value (``corrected_p_value``) <= alpha; a
+        table with none of these columns is a ValueError naming them) or names, compared as text. Names not in the table are named in a warning (an error when none is).
         Activity first, consistency on the active.
     features : None, list of str or str
         As in ``score_profiles`` (:func:`apnull.score.table.columns.select_features`: a column numeric
@@ -174,7 +186,7 @@ def score_consistency(table, perturbation, annotation, label_sep=None, *, aggreg
                     only=None if only is None else len({str(n) for n in prof.names}), similarity=similarity,
                     nan=nan, positives_differ_by=positives_differ_by,
                     permutations=opts.permutations, seed=opts.seed, alpha=opts.alpha, profiles=int(prof.X.shape[0]),
-                    unlabelled=len(prof.unlabelled), features=len(prof.features),
+                    unlabelled=len(prof.unlabelled), features=len(prof.features), feature_columns=list(prof.features),
                     dropped_features=list(prof.dropped_features), dropped_rows=list(prof.dropped_rows),
                     columns_left_out=[{"column": c, "reason": r} for c, r in prof.left_out])
     settings["perturbation_column"] = output_name(perturbation, TAKEN)

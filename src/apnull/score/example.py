@@ -1,6 +1,15 @@
-"""A bundled example screen made from scikit-learn's digits (8x8 images, shipped inside the package)."""
+"""Bundled example screens made from the digits data (8x8 images, shipped inside the package).
+
+The images are the UCI "Optical Recognition of Handwritten Digits" test set (E. Alpaydin and C. Kaynak,
+1998; https://doi.org/10.24432/C50P49; CC BY 4.0), the same 1,797 x 64 counts (0 to 16) as
+scikit-learn's ``load_digits``, stored in ``data/digits.npz`` (uint8), so the examples need no
+scikit-learn.
+"""
 
 from __future__ import annotations
+
+from functools import lru_cache
+from importlib.resources import files
 
 import numpy as np
 import pandas as pd
@@ -15,14 +24,24 @@ DIGIT_SHAPES = {0: "loop", 1: "stem", 2: "bowl|stem", 3: "bowls", 4: "stem", 5: 
                 7: "stem", 8: "bowls|loop", 9: "loop|stem"}
 
 
+@lru_cache(maxsize=1)
+def _digits_file() -> tuple:
+    """The bundled images (read-only uint8 pixels, uint8 digits), read once."""
+    with (files(__package__) / "data" / "digits.npz").open("rb") as f, np.load(f) as data:
+        pixels, digit = data["pixels"], data["digit"]
+    pixels.flags.writeable = False
+    digit.flags.writeable = False
+    return pixels, digit
+
+
 def load_digits_arrays():
-    """(X, y) of sklearn.datasets.load_digits (1,797 images x 64 pixels), imported lazily."""
-    try:
-        from sklearn.datasets import load_digits
-    except ImportError:
-        raise ImportError("the digits example needs scikit-learn: pip install scikit-learn") from None
-    data = load_digits()
-    return data.data.astype(float), data.target.astype(int)
+    """(X, y): the 1,797 digit images as float pixels (1,797 x 64, counts 0 to 16) and their digits (int).
+
+    Equal to ``sklearn.datasets.load_digits()``'s ``data`` and ``target`` (float64, int64), read from the
+    package's own copy (see the module); a fresh pair of arrays each call.
+    """
+    pixels, digit = _digits_file()
+    return pixels.astype(float), digit.astype(int)
 
 
 def digits_screen(seed=0, controls_per_plate=(18, 19, 21, 22), n_null=8, real_digits=(3, 8),
@@ -43,8 +62,6 @@ def digits_screen(seed=0, controls_per_plate=(18, 19, 21, 22), n_null=8, real_di
 
     Raises
     ------
-    ImportError
-        If scikit-learn is not installed.
     ValueError
         If the digits are too few for the requested sizes, or the sizes are not positive.
     """
@@ -113,7 +130,7 @@ def digits_example(seed=0) -> pd.DataFrame:
     Some labels are shared by active perturbations that look alike (``target_A``: 3, 5, 8, 9) and some by
     perturbations that do not (``target_C``: 1, 2, 4 and a null one), so the step shows both outcomes
     (with B = 999, seed 0: target_A q = 0.04, target_C p = 0.97).
-    Deterministic for a given ``seed``; ImportError without scikit-learn.
+    Deterministic for a given ``seed``.
 
     >>> t = digits_example()
     >>> sorted(t.loc[t["Metadata_perturbation"] == "digit_8", "Metadata_target"].unique())

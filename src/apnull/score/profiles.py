@@ -26,7 +26,8 @@ from .nulls.laws import LawCache
 from .nulls.permutation import MAX_EXACT_ASSIGNMENTS, ScreenWork, assignment_count, mean_null, null_values
 from .options import RunOptions
 from .results import outputs as _outputs
-from .results.summary import activity_summary
+from .results.display import ShownNull
+from .results.summary import activity_line, activity_summary
 from .results.tables import NULL_LABELS, add_activity, group_table, pvalues, query_table
 from .table.keys import combine_columns, key_of
 from .table.perts import Scores
@@ -43,8 +44,13 @@ open_client = connect
 
 
 @dataclass
-class ScoreResult:
-    """What :func:`score_profiles` returns (see there for the columns)."""
+class ScoreResult(ShownNull):
+    """What :func:`score_profiles` returns (see there for the columns). In a notebook it shows itself
+    (:mod:`.results.display`); ``plot()`` draws the volcano, ``plot_null(name)`` a perturbation's null."""
+
+    _title = "apnull score: which perturbations beat chance (replicate retrieval)"
+    _settings_shown = ("perturbation", "control", "stratum", "features", "similarity", "negatives", "null",
+                       "permutations", "seed", "alpha")
 
     groups: pd.DataFrame
     queries: pd.DataFrame
@@ -57,6 +63,10 @@ class ScoreResult:
     def activity(self) -> dict:
         """{"active": k, "scored": n, "fraction", "alpha"}: perturbations with q_value <= alpha."""
         return activity_summary(self.groups, self.settings.get("alpha", 0.05))
+
+    def summary_lines(self) -> list:
+        """The summary ``apnull score`` prints: the active share (:func:`.results.summary.activity_line`)."""
+        return [activity_line(self.activity)]
 
     def null_maps(self, name) -> np.ndarray:
         """The permutation-null mAP values of perturbation ``name``, recomputed deterministically.
@@ -165,8 +175,10 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
         Run components of strata and batches of perturbations as dask tasks (identical results).
     workers : int, optional
         Start a local dask cluster with this many single-thread worker processes.
-    progress : callable(done, total), optional
-        Called as batches of perturbations finish, in every round; when it also has a method
+    progress : True, callable(done, total) or None
+        True: a progress bar in Jupyter, lines on stderr elsewhere (the rounds and draws as ``apnull
+        score`` prints them; :mod:`.engine.progress`); None or False (default): nothing shown. A callable
+        is called as batches of perturbations finish, in every round; when it also has a method
         ``round(info)``, that is called before each round (:class:`.engine.sequential.RoundInfo`: the
         units, draws so far, the draws the round may take and their estimated time).
     threads : int, optional
@@ -219,7 +231,8 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
         ``perturbation_column``, the name of the perturbation column in the tables: an input name the
         tables use themselves, such as ``null`` or ``mAP``, gets ``_input`` appended; for several
         perturbation columns, the list of their names, each renamed the same way;
-        ``columns_left_out``: every column not used as a feature, with the reason). q-values are
+        ``features``: how many feature columns were used, ``feature_columns``: their names, in table
+        order; ``columns_left_out``: every column not used as a feature, with the reason). q-values are
         Benjamini-Hochberg, across perturbations and across
         queries separately.
 
@@ -266,7 +279,8 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
     pname = _outputs.output_name(keyed.column)
     settings = dict(perturbation=perturbation,
                     control=[control] if isinstance(control, str) else list(control or []),
-                    stratum=stratum, features=len(screen.features), similarity=similarity, negatives=negatives,
+                    stratum=stratum, features=len(screen.features), feature_columns=list(screen.features),
+                    similarity=similarity, negatives=negatives,
                     null=null,
                     permutations=opts.permutations, seed=opts.seed, nan=nan,
                     dropped_features=list(screen.dropped_features), dropped_rows=list(screen.dropped_rows),

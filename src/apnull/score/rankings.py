@@ -10,8 +10,10 @@ import pandas as pd
 from ..limits import check_column, check_seed
 from ..metrics import as_relevance
 from .kernels.ranking import tie_aware_from_sorted
+from .engine.sequential import count_text
 from .fdr import benjamini_hochberg
 from .nulls.laws import LawCache
+from .table.missing import rows_text
 
 __all__ = ["score_rankings", "RANKING_COLUMNS"]
 
@@ -57,7 +59,8 @@ def score_rankings(table, query="query", item="item", score="score", relevant="r
     df["q_value"] = benjamini_hochberg(df["p_value"].to_numpy())
     warnings = list(ranking.warnings)
     if skipped:
-        warnings.append(f"{len(skipped)} queries without a relevant item were skipped.")
+        was = "was" if len(skipped) == 1 else "were"
+        warnings.append(f"{count_text(len(skipped), 'queries')} without a relevant item {was} skipped.")
     df.attrs["skipped"] = skipped
     df.attrs["warnings"] = warnings
     return df
@@ -115,12 +118,12 @@ def _read_ranking(table: pd.DataFrame, cols: RankingColumns) -> Ranking:
     if bad.any():
         rows = np.flatnonzero(bad)
         raise ValueError(f"score column {cols.score!r} has {rows.size} rows that are not finite numbers "
-                         f"(first: row {rows[0]}, value {table[cols.score].iloc[rows[0]]!r})")
+                         f"(first: {rows_text(rows[:1])}, value {table[cols.score].iloc[rows[0]]!r})")
     rel = as_relevance(table[cols.relevant], column=cols.relevant)
     warnings = []
     dup = table.duplicated([cols.query, cols.item]).to_numpy()
     if dup.any():
-        warnings.append(f"{int(dup.sum())} repeated (query, item) pairs (first: row {np.flatnonzero(dup)[0]}) "
+        warnings.append(f"{int(dup.sum())} repeated (query, item) pairs (first: {rows_text(np.flatnonzero(dup)[:1])}) "
                         "were kept as separate items.")
     codes, uniques = pd.factorize(table[cols.query], use_na_sentinel=False)
     order = np.lexsort((-scores, codes))

@@ -20,16 +20,18 @@ def intro(title: str, text: str) -> None:
 
 
 @contextmanager
-def guard():
+def guard(words: Callable[[str], str] | None = None):
     """Show a ValueError raised inside the block as ``st.error`` and stop the page there.
 
     The library's messages say what to change ("m must be at least 1, got 0"), so they are shown
-    as they are. The server keeps running; other exceptions are real bugs and propagate.
+    as they are, or through ``words`` (e.g. :func:`apnull.views.score_report.page_words`: the page's
+    controls instead of the library's keywords). The server keeps running; other exceptions are real
+    bugs and propagate.
     """
     try:
         yield
     except ValueError as exc:
-        st.error(f"{exc}", icon=":material/error:")
+        st.error(words(f"{exc}") if words else f"{exc}", icon=":material/error:")
         st.stop()
 
 

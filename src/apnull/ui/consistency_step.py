@@ -12,12 +12,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from ..plots.consistency import labels_figure
-from ..plots.score import null_figure
+from ..notebook import figures
 from ..score import SCORE_SIMILARITIES, score_consistency
 from ..views import consistency as view
-from ..views.score import (check_fdr, null_histogram, null_summary, p_cutoff, p_label, p_shown, queries_of,
-                           selected_name)
+from ..views.score_report import page_words
+from ..views.score import check_fdr, p_label, p_shown, queries_of, selected_name
 from ..memo import Memo, rough_nbytes
 from .common import download_csv, guard, p_formats, show_figure, show_table
 from .score_cache import ScoreProgress, cached_view
@@ -121,13 +120,13 @@ def consistency_step(table: pd.DataFrame, perturbation: str, control, active_gro
                       help="Labels with q-value at most this are called consistent.")
     if annotation not in table.columns:
         return  # nothing to test: the note above (or the box) says to pick a column
-    with guard():
+    with guard(page_words):
         settings = view.make_consistency_settings(table, perturbation, annotation,
                                                   separator, scope, active_groups, control, aggregate, similarity,
                                                   permutations, seed)
         fdr = check_fdr(fdr)
     pressed = not auto and st.button("Score consistency", type="primary", key="sc_cs_run", icon=":material/play_arrow:")
-    with guard():
+    with guard(page_words):
         result = _run(digest, table, settings, run=auto or pressed)
     if result is None:
         st.info("Check the annotation and settings, then press **Score consistency**.", icon=":material/info:")
@@ -162,19 +161,17 @@ def _results(result, settings, fdr, file_name, digest) -> None:
         chosen = bound_choice("Label to inspect", "sc_cs_label", names,
                               help="Or click its point in the figure. Ordered by p-value.")
     with left:
-        fig = cached_view(("cs_labels", digest, settings.key(), fdr, chosen), lambda: labels_figure(
-            data, fdr, cutoff=p_cutoff(data), p_floor=1.0 / (1 + settings.permutations), highlight=chosen))
+        fig = cached_view(("cs_labels", digest, settings.key(), fdr, chosen), lambda: figures.labels(
+            data, fdr, settings.permutations, highlight=chosen))
         show_figure(fig, key="sc_cs_figure", on_select=lambda: _pick_label(names), selection_mode="points")
     row, shown_queries = cached_view(("cs_label", digest, settings.key(), chosen),
                                      lambda: _label_view(result, labels, acol, chosen))
     with right:
         def label_null():
-            null = result.null_maps(chosen)
-            hist = null_histogram(null, float(row["mAP"]))
-            summary = null_summary(null[null == null], float(row["mAP"]))  # NaN: no query had a negative
-            return null.size, summary, null_figure(hist, float(row["mAP"]), chosen, float(row["p_value"]),
-                                                   float(row["q_value"]), permutations=null.size,
-                                                   null_mean=summary["mean"])
+            null = result.null_maps(chosen)  # a NaN draw (no query had a negative) is left out of the summary
+            summary, fig = figures.null_view(null, float(row["mAP"]), chosen, float(row["p_value"]),
+                                             float(row["q_value"]))
+            return null.size, summary, fig
 
         with guard():
             draws, summary, fig = cached_view(("cs_null", digest, settings.key(), chosen), label_null)

@@ -16,7 +16,7 @@ a page that needs the kernel earlier blocks on Python's import lock until the th
 and a view being warmed is joined, not computed twice (the caches compute each key once).
 
 A second phase follows in the same thread, which nothing waits for: the scoring kernels of "Score
-your data" on the bundled example (imports scikit-learn, loads or, on a fresh checkout's first start,
+your data" on the bundled example (reads the bundled digits, loads or, on a fresh checkout's first start,
 compiles the numba kernels: a first visitor of that page paid 14.6 s for it), which also leaves the
 example's default scoring and consistency results in the page's shared caches, and the default views
 of the binning and hypergeometric pages. ``wait(everything=True)`` waits for it too.

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import zipfile
 
 import pandas as pd
@@ -16,7 +17,7 @@ import pandas as pd
 from .score import USES_B, name_text
 
 __all__ = ["CALIBRATION", "CALIBRATION_SOURCE", "CALIBRATION_FDR", "CALIBRATION_LAYOUTS", "calibration_table",
-           "NAN_WORDS", "NEGATIVE_WORDS", "NAN_CHOICES", "NEGATIVE_CHOICES", "missing_message", "dropped_text",
+           "NAN_WORDS", "NEGATIVE_WORDS", "NAN_CHOICES", "NEGATIVE_CHOICES", "missing_message", "page_words", "dropped_text",
            "nulls_used", "NULL_SHORT_WORDS", "query_null_text",
            "mAP_null_text", "method_text", "significant_name", "download_tables", "settings_record", "bundle_zip",
            "open_decisions", "draws_caption"]
@@ -165,6 +166,19 @@ NAN_CHOICES = {words: mode for mode, words in NAN_WORDS.items()}
 NEGATIVE_CHOICES = {words: value for value, words in NEGATIVE_WORDS.items()}
 
 
+def page_words(message: str, features: str = "Feature columns (regex)") -> str:
+    """A library message said with the scoring page's controls: ``nan='drop-rows'`` as **Missing
+    values** → *leave out those rows*, ``similarity='euclidean'`` as **Similarity** → *euclidean*,
+    ``features=`` as the **Feature columns (regex)** box (``features``: its label); a flag the library
+    names for the command line is dropped."""
+    message = re.sub(r"\s*\((?:--[\w-]+(?: [\w-]+)?)(?: on the command line)?\)", "", message)
+    message = re.sub(r"\bnan='([\w-]+)'", lambda m: f"**Missing values** → *{NAN_WORDS.get(m.group(1), m.group(1))}*",
+                     message)
+    message = re.sub(r"\bsimilarity='([\w-]+)'", lambda m: f"**Similarity** → *{m.group(1)}*", message)
+    message = re.sub(r"\bfeatures= \(?a list or a regex\)?|\bfeatures=", f"**{features}**", message)
+    return message
+
+
 def missing_message(where: str, control: str = "Missing values") -> str:
     """The page's error for NaN or infinite cells: which cells (``where``, from
     :class:`apnull.score.MissingValuesError`) and the page's own control that deals with them."""
@@ -245,9 +259,10 @@ def download_tables(groups: pd.DataFrame, queries: pd.DataFrame, alpha: float, c
 
 
 def settings_record(*, file: str, digest: str, settings, alpha: float, hierarchical_by=(), copairs_names=False,
-                    version: str, dropped_features=(), dropped_rows=()) -> dict:
+                    version: str, dropped_features=(), dropped_rows=(), feature_columns=None) -> dict:
     """What a download was made with (the page's :class:`apnull.views.score.Settings` and the rest), as
-    plain JSON values: enough to run it again with ``apnull score`` or ``score_profiles``."""
+    plain JSON values: enough to run it again with ``apnull score`` or ``score_profiles``;
+    ``feature_columns``: the features the run used (its ``settings["feature_columns"]``), listed."""
     s = settings
     return {
         "apnull_version": version, "file": file, "file_sha256": digest,
@@ -258,6 +273,7 @@ def settings_record(*, file: str, digest: str, settings, alpha: float, hierarchi
         "positives_differ_by": list(s.differ_by), "hierarchical_by": list(hierarchical_by),
         "copairs_names": bool(copairs_names),
         "dropped_features": [str(c) for c in dropped_features], "dropped_rows": [int(r) for r in dropped_rows],
+        **({} if feature_columns is None else {"feature_columns": [str(c) for c in feature_columns]}),
     }
 
 

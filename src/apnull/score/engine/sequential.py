@@ -316,5 +316,10 @@ def duration_text(seconds: float) -> str:
 
 
 def count_text(n: int, label: str) -> str:
-    """"1 label", "3 labels": a count with its noun (``label``, plural in -s)."""
-    return f"{n:,} {label[:-1] if n == 1 and label.endswith('s') else label}"
+    """"1 label", "3 labels", "1 query", "2 queries": a count with its noun (``label``, the plural, in
+    -s or -ies)."""
+    if n == 1 and label.endswith("ies"):
+        label = label[:-3] + "y"
+    elif n == 1 and label.endswith("s"):
+        label = label[:-1]
+    return f"{n:,} {label}"

@@ -22,8 +22,10 @@ import numpy as np
 import pandas as pd
 
 from ...exact import expected_ap
+from ..engine.sequential import count_text
 
 __all__ = ["expected_ap_of", "normalized_ap", "add_activity_columns", "activity_summary", "activity_line", "to_copairs_names",
+           "consistency_line", "retrieved_line",
            "COPAIRS_GROUP_NAMES", "COPAIRS_QUERY_NAMES"]
 
 #: apnull group columns -> copairs ``mean_average_precision`` columns.
@@ -80,6 +82,32 @@ def activity_line(summary: dict) -> str:
     frac = summary["fraction"]
     shown = "nan" if frac != frac else f"{frac:.3f}"
     return f"active: {summary['active']} of {summary['scored']} ({shown}) at q <= {summary['alpha']:g}"
+
+
+def _draws(labels: pd.DataFrame, permutations) -> str:
+    """The permutations behind a consistency run's p-values: B, or the range an adaptive run used."""
+    if permutations != "auto":
+        return str(permutations)
+    used = labels["permutations"]
+    return f"adaptive, {int(used.min()):,} to {int(used.max()):,}" if len(used) else "adaptive"
+
+
+def consistency_line(labels: pd.DataFrame, settings: dict) -> str:
+    """``"consistent: k of n labels (share; q <= alpha, Benjamini-Hochberg; p-value: B permutations of the
+    label sets)"``: the summary of :func:`apnull.score.score_consistency`'s labels table."""
+    k, n = int(labels["significant"].sum()), len(labels)
+    share = f"{k / n:.0%}" if n else "nan"
+    return (f"consistent: {k} of {count_text(n, 'labels')} ({share}; q <= {settings['alpha']:g}, Benjamini-Hochberg; "
+            f"p-value: {_draws(labels, settings['permutations'])} permutations of the label sets)")
+
+
+def retrieved_line(summary: dict) -> str:
+    """The retrieved counts of :func:`apnull.score.score_compare` and their paired test, as one line."""
+    p = summary["retrieved_p_value"]
+    test = "no test (one unit)" if p != p else f"paired test of the difference: p = {p:.3g}"
+    return (f"retrieved at q <= {summary['alpha']:g}: A {summary['retrieved_a']:,}, B {summary['retrieved_b']:,} "
+            f"of {summary['n_perturbations']:,} (both {summary['both']:,}, A only {summary['a_only']:,}, B only "
+            f"{summary['b_only']:,}); {test}")
 
 
 def to_copairs_names(groups: pd.DataFrame | None, queries: pd.DataFrame | None, alpha: float):

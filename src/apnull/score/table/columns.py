@@ -1,9 +1,21 @@
 """Which columns of a profile table are features, and why every other column is left out.
 
 Default (``features=None``): a column is a feature when it is numeric, its name does not start
-with ``Metadata_``, and it is neither the perturbation nor the stratum column. Every other column
-is *left out* with a reason, reported in the text output, the JSON (``columns_left_out``) and on
-the page. A column no run may quietly lose:
+with ``Metadata_``, it is not one of CellProfiler's bookkeeping columns, and it is neither the
+perturbation nor the stratum column. Every other column is *left out* with a reason, reported in the
+text output, the JSON (``columns_left_out``) and on the page.
+
+CellProfiler's bookkeeping columns are numbers that index or place objects, not measurements:
+``ImageNumber``, ``ObjectNumber``, ``TableNumber``, ``Number_Object_Number``, ``Location_*``,
+``Parent_*`` and ``Image_Metadata_*``, also behind a compartment prefix (``Cells_Location_Center_X``,
+``Nuclei_Number_Object_Number``); see :func:`bookkeeping`. When the table holds CellProfiler
+measurements (a column starting with ``Cells_``, ``Cytoplasm_`` or ``Nuclei_``), a numeric column
+outside the compartments (no ``Cells_``, ``Cytoplasm_``, ``Nuclei_`` or ``Image_`` prefix) is left
+out too, as pycytominer's ``infer_cp_features`` infers features by those prefixes (it leaves
+``Image_`` out unless asked; apnull keeps image measurements such as ``Image_Count_Cells``). A
+regex or a list chooses exactly the columns it names.
+
+A column no run may quietly lose:
 
 - a text column whose non-blank cells are **mostly numbers** (at least half parse as numbers,
   e.g. one ``abc`` or ``null`` among 1,000 values) is an error naming the cells (row numbers,
@@ -24,18 +36,50 @@ them: so the errors say that blanking the cells hands them to that choice.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
 from ...limits import check_column, check_regex
+from .missing import ROW_WORDS
 
-__all__ = ["select_features", "MOSTLY_NUMERIC", "CELLS_NAMED"]
+__all__ = ["select_features", "bookkeeping", "MOSTLY_NUMERIC", "CELLS_NAMED", "COMPARTMENTS"]
 
 #: Share of non-blank cells that must parse as numbers for a text column to count as "numeric but
 #: for a few cells" (an error) rather than a text column (left out).
 MOSTLY_NUMERIC = 0.5
 #: Offending cells named in an error message.
 CELLS_NAMED = 5
+
+
+#: CellProfiler's compartments: a column starting with one of these (and "_") is a measurement.
+COMPARTMENTS = ("Cells", "Cytoplasm", "Nuclei")
+#: Compartment prefixes a bookkeeping name may carry (object tables, and the image table).
+_PREFIX = r"(?:(?:Cells|Cytoplasm|Nuclei|Image)_)?"
+_BOOKKEEPING = re.compile(_PREFIX + r"(?:ImageNumber|ObjectNumber|TableNumber|Number_Object_Number|Location_.*"
+                          r"|Parent_.*|Metadata_.*)$")
+#: The reasons of the columns left out by the CellProfiler rules.
+BOOKKEEPING_REASON = "CellProfiler bookkeeping (image and object numbers, locations, parents), not a measurement"
+OUTSIDE_REASON = ("not a CellProfiler measurement: the table has Cells_/Cytoplasm_/Nuclei_ features and this "
+                  "name has none of those prefixes (nor Image_), as pycytominer infers features")
+
+
+def bookkeeping(name) -> bool:
+    """Whether ``name`` is a CellProfiler bookkeeping column: ``ImageNumber``, ``ObjectNumber``,
+    ``TableNumber``, ``Number_Object_Number``, ``Location_*``, ``Parent_*`` (the parent object's number)
+    or a ``Metadata_*`` field, alone or behind a compartment prefix (``Cells_``, ``Cytoplasm_``,
+    ``Nuclei_``, ``Image_``). Case-sensitive, as CellProfiler writes them."""
+    return _BOOKKEEPING.match(str(name)) is not None
+
+
+def _cellprofiler(columns) -> bool:
+    """Whether ``columns`` hold CellProfiler measurements (a name starting with a compartment)."""
+    return any(str(c).startswith(tuple(f"{p}_" for p in COMPARTMENTS)) for c in columns)
+
+
+def _measured(name) -> bool:
+    return str(name).startswith(tuple(f"{p}_" for p in (*COMPARTMENTS, "Image")))
 
 
 def _is_numeric(dtype) -> bool:
@@ -63,7 +107,7 @@ def _not_numbers(col: pd.Series) -> np.ndarray:
 
 
 def _cells_text(col: pd.Series, bad: np.ndarray) -> str:
-    shown = ", ".join(f"{str(col.iat[r])[:30]!r} in row {int(r)}" for r in bad[:CELLS_NAMED])
+    shown = ", ".join(f"{str(col.iat[r])[:30]!r} in data row {int(r) + 1:,}" for r in bad[:CELLS_NAMED])
     more = f" and {bad.size - CELLS_NAMED:,} more" if bad.size > CELLS_NAMED else ""
     return shown + more
 
@@ -76,7 +120,7 @@ BLANK_CELLS = ("blank cells are missing values, left out by nan='drop-rows' or n
 def _numeric_but_cells(name, col: pd.Series, bad: np.ndarray, how: str) -> ValueError:
     return ValueError(
         f"feature column {str(name)!r} is not numeric in {bad.size:,} cell(s): {_cells_text(col, bad)} "
-        f"(rows are 0-based data rows); {how}; {BLANK_CELLS}")
+        f"({ROW_WORDS}); {how}; {BLANK_CELLS}")
 
 
 def select_features(table: pd.DataFrame, features, exclude, binary=False) -> tuple[list, list]:
@@ -108,9 +152,14 @@ def select_features(table: pd.DataFrame, features, exclude, binary=False) -> tup
     left_out = []
     if features is None:
         chosen = []
+        cellprofiler = _cellprofiler(cols)
         for c in cols:
             if str(c).startswith("Metadata_"):
                 left_out.append((str(c), "metadata (name starts with Metadata_)"))
+            elif bookkeeping(c):
+                left_out.append((str(c), BOOKKEEPING_REASON))
+            elif cellprofiler and not _measured(c) and _is_numeric(dtype(c)):
+                left_out.append((str(c), OUTSIDE_REASON))
             elif pd.api.types.is_bool_dtype(dtype(c)):
                 if binary:
                     chosen.append(c)
@@ -131,7 +180,8 @@ def select_features(table: pd.DataFrame, features, exclude, binary=False) -> tup
                 left_out.append((str(c), "text"))
         if not chosen:
             raise ValueError("no numeric feature columns found (feature columns are the numeric columns "
-                             "whose names do not start with 'Metadata_'); pass features= a list or a regex")
+                             "whose names do not start with 'Metadata_', CellProfiler's bookkeeping left out); "
+                             "pass features= a list or a regex")
         return chosen, left_out
     if isinstance(features, str):
         pattern = check_regex(features, "features regex")

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ...limits import SCORE_MAX_FILE_BYTES as MAX_FILE_BYTES
+from . import subset
 
 __all__ = ["read_table", "labels_as_text", "table_format", "MAX_FILE_BYTES", "PARQUET_SUFFIXES", "TSV_SUFFIXES"]
 
@@ -84,6 +85,104 @@ def _all_columns(source, options) -> list:
     return cols
 
 
+def _header_names(source, options) -> list:
+    """The header's names exactly as the file writes them (pandas renames a repeated name ``f1`` to
+    ``f1.1``; this reads the first row as data, so nothing is renamed). The position of a buffer is kept."""
+    pos = None if isinstance(source, (str, os.PathLike)) else source.tell()
+    first = pd.read_csv(source, nrows=1, header=None, dtype=str, **dict(options, keep_default_na=False))
+    if pos is not None:
+        source.seek(pos)
+    return [str(v) for v in first.iloc[0].tolist()] if len(first) else []
+
+
+class _Refused(ValueError):
+    """A table refused by a check inside the reading (passed on as it is, not as a parser error)."""
+
+
+def _parquet_names(source) -> list:
+    """The column names of a Parquet file's schema (the position of a buffer is kept)."""
+    import pyarrow.parquet as pq
+
+    pos = None if isinstance(source, (str, os.PathLike)) else source.tell()
+    names = list(pq.read_schema(source).names)
+    if pos is not None:
+        source.seek(pos)
+    return names
+
+
+def check_unique_names(names, label: str) -> None:
+    """ValueError naming the first name ``names`` repeats (with its 1-based column positions), so no
+    column is renamed or counted twice without a word."""
+    seen: dict = {}
+    for i, n in enumerate(names):
+        seen.setdefault(n, []).append(i + 1)
+    repeated = {n: at for n, at in seen.items() if len(at) > 1}
+    if repeated:
+        shown = "; ".join(f"{n!r} (columns {', '.join(map(str, at))})" for n, at in list(repeated.items())[:5])
+        raise _Refused(f"the header of {label} repeats {'a name' if len(repeated) == 1 else 'names'}: {shown}; give "
+                         "each column its own name")
+
+
+def _one_column_hint(table: pd.DataFrame, label: str, fmt: str) -> None:
+    """ValueError for a text table read as one column whose name holds another separator: a CSV saved
+    with semicolons (Excel in locales with decimal commas) or tabs."""
+    if table.shape[1] != 1:
+        return
+    name = str(table.columns[0])
+    for sep, word, fix in ((";", "semicolons", "save it as a comma-separated CSV with decimal points (in Excel: set "
+                                               "the list separator to ',' and the decimal symbol to '.')"),
+                           ("\t", "tabs", "name it .tsv so it is read as tab-separated"),
+                           (",", "commas", "name it .csv so it is read as comma-separated")):
+        if sep in name and not (fmt == "csv" and sep == ",") and not (fmt == "tsv" and sep == "\t"):
+            raise ValueError(f"{label} was read as one column named {name[:60]!r}: its fields seem separated by "
+                             f"{word}; {fix}")
+
+
+def _decode_error(source, compression, label: str) -> ValueError:
+    """The error of a text file that is not UTF-8: the first byte that is not, by its offset (in the
+    uncompressed text) and line, and how to save the file as UTF-8."""
+    import codecs
+
+    if isinstance(source, (str, os.PathLike)):
+        raw = open(source, "rb")
+    else:
+        source.seek(0)
+        raw = source
+    if compression == "gzip" or (compression == "infer" and str(source).lower().endswith(".gz")):
+        import gzip
+        raw = gzip.GzipFile(fileobj=raw)
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    offset, line, first = 0, 1, b""
+    try:
+        while True:
+            chunk = raw.read(1 << 20)
+            if not first:
+                first = chunk[:4]
+            try:
+                decoder.decode(chunk, final=not chunk)
+            except UnicodeDecodeError as exc:
+                at = offset + exc.start
+                bad = chunk[exc.start:exc.start + 1]
+                line += chunk[:exc.start].count(b"\n")
+                break
+            if not chunk:
+                return ValueError(f"{label} is not UTF-8 text; save it as UTF-8")
+            offset += len(chunk)
+            line += chunk.count(b"\n")
+    finally:
+        if isinstance(source, (str, os.PathLike)):
+            raw.close()
+    if first[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        kind, encoding = "it is UTF-16 text (Excel's \"Unicode Text\")", "utf-16"
+    else:
+        kind = (f"byte 0x{bad.hex()} at byte offset {at:,} (counting from 0; line {line:,}) is not valid UTF-8; "
+                "the file looks like Windows-1252 (Latin-1) text, as Excel saves a plain \"CSV (Comma "
+                "delimited)\" file")
+        encoding = "cp1252"
+    return ValueError(f"{label} is not UTF-8: {kind}. Save it as UTF-8 (in Excel: Save As \"CSV UTF-8 (Comma "
+                      f"delimited)\"), or convert it, e.g. iconv -f {encoding} -t utf-8 old.csv > new.csv")
+
+
 def _text(value):
     """One label cell as text without loss: None/NaN stay missing, floats by their shortest repr."""
     if value is None or (isinstance(value, float) and value != value):
@@ -97,21 +196,52 @@ def _text(value):
     return str(value)
 
 
-def _read_parquet(source, labels) -> pd.DataFrame:
+def _read_parquet(source, labels, columns=None, filters=None) -> pd.DataFrame:
     """A Parquet table; label columns cast to text by Arrow before pandas sees them (a nullable
-    integer column keeps its digits instead of turning into floats)."""
-    if labels is None:
+    integer column keeps its digits instead of turning into floats). With ``columns`` or ``filters``
+    only those columns and the rows the filter keeps are read (:mod:`.subset`)."""
+    if labels is None and columns is None and filters is None:
         return pd.read_parquet(source)
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    arrow = pq.read_table(source)
+    if columns is None and filters is None:
+        arrow = pq.read_table(source)
+    else:
+        arrow = _read_parquet_part(source, columns, filters)
+    if labels is None:
+        return arrow.to_pandas()
     for c in _label_names(labels, arrow.column_names):
         i = arrow.column_names.index(c)
         col = arrow.column(i)
         if pa.types.is_integer(col.type) or pa.types.is_boolean(col.type) or pa.types.is_decimal(col.type):
             arrow = arrow.set_column(i, c, col.cast(pa.string()))
     return labels_as_text(arrow.to_pandas(), _label_names(labels, arrow.column_names))
+
+
+def _read_parquet_part(source, columns, filters):
+    """The Arrow table of ``columns`` (checked against the file's schema) and of the rows ``filters`` keeps."""
+    import pyarrow.parquet as pq
+
+    pos = None if isinstance(source, (str, os.PathLike)) else source.tell()
+    schema = pq.read_schema(source)
+    if pos is not None:
+        source.seek(pos)
+    columns = subset.check_columns(columns, schema.names)
+    filters = subset.resolve_filters(filters, schema)
+    if pos is None:  # a file by its path: limited by the part read, not by the file's size
+        subset.check_part(source, columns, filters, repr(Path(source).name))
+    return pq.read_table(source, columns=columns, filters=filters)
+
+
+def _filter_csv(table: pd.DataFrame, filters) -> pd.DataFrame:
+    """The rows of a CSV's table ``filters`` keeps (after the whole file was read: a CSV has no index)."""
+    if filters is None:
+        return table
+    import pyarrow as pa
+
+    schema = pa.Schema.from_pandas(table, preserve_index=False)
+    return subset.filter_frame(table, subset.resolve_filters(filters, schema))
 
 
 def labels_as_text(table: pd.DataFrame, columns) -> pd.DataFrame:
@@ -128,7 +258,7 @@ def labels_as_text(table: pd.DataFrame, columns) -> pd.DataFrame:
     return table
 
 
-def read_table(path_or_buffer, name: str | None = None, labels=None) -> pd.DataFrame:
+def read_table(path_or_buffer, name: str | None = None, labels=None, *, columns=None, filters=None) -> pd.DataFrame:
     """Read a CSV or Parquet table of profiles or rankings.
 
     Parameters
@@ -142,6 +272,18 @@ def read_table(path_or_buffer, name: str | None = None, labels=None) -> pd.DataF
         ``null`` are labels like any other; only a blank cell is missing (NaN). Parquet columns are
         converted to text without loss (integers as their digits, floats by their shortest
         round-trip repr). Names not in the file are ignored (the caller reports missing columns).
+    columns : list of str, optional
+        Read only these columns (default: all); a name not in the file is a ValueError naming close
+        ones. A Parquet file decodes only these; a CSV parses only these.
+    filters : dict, list of tuples or pyarrow Expression, optional
+        Read only the rows these keep: ``{column: value or [values]}`` (every column named holds one
+        of its values, given as text and read as the column's type), or pyarrow's form
+        (``[(column, op, value), ...]``, all must hold; a list of such lists, any may hold; values
+        compared as the file stores them) or an Expression (see :mod:`apnull.score.table.subset`).
+        A Parquet file is read through pyarrow's dataset filters: row groups whose statistics exclude
+        the filter are skipped and the other rows are dropped as they are read, so far less is held
+        than by a full read. A CSV has no index: its rows are filtered after the whole file is read,
+        with the same meaning (the memory of the full read is spent). No row kept is a ValueError.
 
     Format: by suffix (:func:`table_format`: ``.parquet``/``.pq``/``.parq`` Parquet; ``.tsv``/``.tab``
     tab-separated, also compressed (``.tsv.gz``); ``.csv``, ``.csv.gz``, anything else CSV), and for
@@ -151,7 +293,10 @@ def read_table(path_or_buffer, name: str | None = None, labels=None) -> pd.DataF
     ------
     ValueError
         The file is missing, empty (0 bytes, or a header without rows), larger than
-        :data:`MAX_FILE_BYTES` (200 MB; checked before reading), or cannot be parsed.
+        :data:`MAX_FILE_BYTES` (200 MB; checked before reading), or cannot be parsed. A Parquet file
+        read by its path with ``columns`` or ``filters`` is limited by the part it reads instead: at most
+        :data:`apnull.limits.SCORE_MAX_PART_BYTES` (1 GiB) uncompressed, counted from the file's metadata
+        before decoding (:func:`.subset.part_bytes`), so one plate of a file of many GB can be read.
     """
     source = path_or_buffer
     if isinstance(source, (str, os.PathLike)):
@@ -167,7 +312,9 @@ def read_table(path_or_buffer, name: str | None = None, labels=None) -> pd.DataF
             source = io.BytesIO(source)
     label = repr(name) if name else "the file"
     size = _size_of(source)
-    if size is not None and size > MAX_FILE_BYTES:
+    part = (columns is not None or filters is not None) and isinstance(source, (str, os.PathLike)) \
+        and table_format(name)[0] == "parquet"  # limited by the part it reads (subset.check_part)
+    if size is not None and size > MAX_FILE_BYTES and not part:
         raise ValueError(f"{label} is {_human(size)}; the limit is {_human(MAX_FILE_BYTES)}: "
                          "split the screen by plate or batch, or keep fewer feature columns")
     if size == 0:
@@ -186,13 +333,15 @@ def read_table(path_or_buffer, name: str | None = None, labels=None) -> pd.DataF
     parquet = fmt == "parquet" or head == b"PAR1"
     try:
         if parquet:
-            table = _read_parquet(source, labels)
+            check_unique_names(_parquet_names(source), label)
+            table = _read_parquet(source, labels, columns, filters)
         else:
             sep = "\t" if fmt == "tsv" else ","
             compression = "gzip" if head[:2] == b"\x1f\x8b" else "infer"
             if not isinstance(source, (str, os.PathLike)):
                 compression = "gzip" if head[:2] == b"\x1f\x8b" else None
             options = dict(sep=sep, compression=compression, keep_default_na=False)
+            check_unique_names(_header_names(source, options), label)
             text_cols = []
             if labels is not None:
                 pos = None if isinstance(source, (str, os.PathLike)) else source.tell()
@@ -200,20 +349,37 @@ def read_table(path_or_buffer, name: str | None = None, labels=None) -> pd.DataF
                 if pos is not None:
                     source.seek(pos)
                 text_cols = _label_names(labels, header)
+            if columns is not None:  # the filter's columns are read too, and dropped after it
+                header = _all_columns(source, options)
+                columns = subset.check_columns(columns, header)
+                by = subset.filter_column_names(filters)
+                options["usecols"] = header if filters is not None and by is None else \
+                    subset.check_columns([*columns, *(c for c in by or () if c in header)], header)
             na = {c: ([""] if c in text_cols else _NA) for c in _all_columns(source, options)} \
                 if text_cols else _NA
             table = pd.read_csv(source, low_memory=False, na_values=na,
                                 dtype={c: str for c in text_cols} or None, **options)
+            table = _filter_csv(table, filters)
+            if columns is not None:
+                table = table[columns]
+    except subset.FilterError as exc:  # a bad column or filter: its own sentence, not a parse error
+        raise ValueError(f"{label}: {exc}") from None
     except pd.errors.EmptyDataError:
         raise ValueError(f"{label} has no columns; give a CSV with a header row") from None
+    except _Refused:
+        raise
     except UnicodeDecodeError:
-        raise ValueError(f"{label} is not a text CSV or a Parquet file") from None
+        raise _decode_error(source, compression, label) from None
     except Exception as exc:  # parser / arrow errors: one readable sentence
         kind = "Parquet" if parquet else "CSV"
         msg = " ".join(str(exc).split())[:200]
         raise ValueError(f"could not read {label} as {kind}: {msg}") from None
     if table.shape[1] == 0:
         raise ValueError(f"{label} has no columns")
+    if not parquet:
+        _one_column_hint(table, label, fmt)
+    if table.shape[0] == 0 and filters is not None:
+        raise ValueError(f"no row of {label} passes the filters {filters!r}; check the column and values")
     if table.shape[0] == 0:
         raise ValueError(f"{label} has a header but no rows")
     return table

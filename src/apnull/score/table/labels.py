@@ -88,6 +88,10 @@ def text_codes(column: pd.Series) -> tuple:
     return np.asarray(codes, dtype=np.int64), out
 
 
+#: The words of the warning naming rows without a perturbation (or stratum) value.
+EMPTY_LABELS = "with an empty perturbation"
+
+
 def label_rows(table: pd.DataFrame, pcol: str, scol: str | None = None) -> LabelRows:
     """The rows of ``table`` with a value in the perturbation column ``pcol`` (and the stratum column
     ``scol``), the codes and texts of ``pcol``, and the warning naming the other rows (0-based)."""
@@ -98,8 +102,8 @@ def label_rows(table: pd.DataFrame, pcol: str, scol: str | None = None) -> Label
     warnings = []
     if not keep.all():
         k = int((~keep).sum())
-        warnings.append(f"{k} row{'s' if k > 1 else ''} with an empty perturbation{' or stratum' if scol else ''} "
-                        f"value {'were' if k > 1 else 'was'} ignored (row{'s' if k > 1 else ''} "
+        warnings.append(f"{k} row{'s' if k > 1 else ''} {EMPTY_LABELS}{' or stratum' if scol else ''} "
+                        f"value {'were' if k > 1 else 'was'} ignored ("
                         f"{rows_text(np.flatnonzero(~keep))}).")
     code, text = text_codes(labels)
     release_arrow()  # the hashing of a text column's values, before the feature matrix is made

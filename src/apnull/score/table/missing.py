@@ -19,8 +19,9 @@ from typing import NamedTuple
 import numpy as np
 
 from ...limits import check_choice
+from ..engine.sequential import count_text
 
-__all__ = ["NAN_MODES", "MissingValuesError", "Dropped", "apply_nan_mode", "check_nan_mode", "rows_text"]
+__all__ = ["NAN_MODES", "MissingValuesError", "Dropped", "apply_nan_mode", "check_nan_mode", "rows_text", "ROW_WORDS"]
 
 NAN_MODES = ("error", "drop-features", "drop-rows")
 
@@ -52,11 +53,17 @@ def check_nan_mode(nan) -> str:
     return nan
 
 
+#: How every message counts rows: as the file has them, the first row under the header being 1.
+ROW_WORDS = "counting from 1 under the header"
+
+
 def rows_text(rows, limit=5) -> str:
-    """Row numbers as text: the first ``limit`` joined by commas, then "and N more"."""
-    rows = [int(r) for r in rows]
-    text = ", ".join(str(r) for r in rows[:limit])
-    return text + (f" and {len(rows) - limit} more" if len(rows) > limit else "")
+    """0-based data rows named as people count them in the file: "data row 30" or "data rows 30, 31
+    and 4 more", with :data:`ROW_WORDS` (the first row under the header is data row 1)."""
+    rows = [int(r) + 1 for r in rows]
+    text = ", ".join(f"{r:,}" for r in rows[:limit])
+    more = f" and {len(rows) - limit:,} more" if len(rows) > limit else ""
+    return f"data row{'s' if len(rows) > 1 else ''} {text}{more} ({ROW_WORDS})"
 
 
 def apply_nan_mode(values: np.ndarray, used: np.ndarray, features: list, nan: str) -> Dropped:
@@ -74,10 +81,10 @@ def apply_nan_mode(values: np.ndarray, used: np.ndarray, features: list, nan: st
     cols = np.flatnonzero(bad.any(axis=0))
     rows = np.flatnonzero(bad.any(axis=1))
     if nan == "error":
-        parts = [f"{str(features[c])!r} ({int(bad[:, c].sum())} rows)" for c in cols[:3]]
+        parts = [f"{str(features[c])!r} ({count_text(int(bad[:, c].sum()), 'rows')})" for c in cols[:3]]
         more = f" and {cols.size - 3} more columns" if cols.size > 3 else ""
         where = (f"feature columns with NaN or infinite values: {', '.join(parts)}{more} "
-                 f"(first rows: {rows_text(used[rows])})")
+                 f"(first: {rows_text(used[rows])})")
         raise MissingValuesError(f"{where}; drop or impute those rows, leave the columns out with features=, or "
                                  "pass nan='drop-features' or nan='drop-rows' (--nan on the command line)", where)
     if nan == "drop-features":
@@ -98,5 +105,5 @@ def apply_nan_mode(values: np.ndarray, used: np.ndarray, features: list, nan: st
                          "use nan='drop-features' or impute the values")
     gone = [int(r) for r in used[rows]]
     return Dropped(values[keep], used[keep], list(features), [], gone,
-                   [f"{len(gone)} rows with NaN or infinite feature values were left out (nan='drop-rows'): "
-                    f"rows {rows_text(gone)}."])
+                   [f"{count_text(len(gone), 'rows')} with NaN or infinite feature values "
+                    f"{'was' if len(gone) == 1 else 'were'} left out (nan='drop-rows'): {rows_text(gone)}."])

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ...limits import check_column
+from .missing import rows_text
 
 __all__ = ["check_differ_by", "differ_codes", "kept_positives", "query_positives", "drop_without_positives"]
 
@@ -57,9 +58,8 @@ def differ_codes(table, columns, used) -> np.ndarray | None:
         values = table[c].iloc[used]
         empty = values.isna().to_numpy()
         if empty.any():
-            rows = ", ".join(str(int(r)) for r in np.asarray(used)[empty][:5])
             raise ValueError(f"positives_differ_by column {c!r} is empty in {int(empty.sum())} scored rows "
-                             f"(rows {rows}{' ...' if empty.sum() > 5 else ''}); fill it or leave those rows out")
+                             f"({rows_text(np.asarray(used)[empty])}); fill it or leave those rows out")
         out[:, j] = pd.factorize(values, sort=True)[0]
     return out
 

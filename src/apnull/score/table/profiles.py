@@ -74,17 +74,24 @@ def _names(values) -> str:
     return ", ".join(repr(v) for v in values[:SHOWN]) + (f" and {len(values) - SHOWN:,} more" if len(values) > SHOWN else "")
 
 
+#: Columns of a groups table saying which perturbations are significant (apnull's, copairs's), and
+#: their q-values, read when those are absent.
+FLAGS = ("significant", "below_corrected_p")
+QVALUES = ("q_value", "corrected_p_value")
+
+
 def only_names(only, pcol, alpha=0.05) -> set:
     """Perturbation names (as text) to keep, from ``only``.
 
     ``only`` is a DataFrame with the perturbation column (e.g. ``score_profiles(...).groups`` or the
     file ``apnull score --out-groups`` wrote, with or without ``--copairs-names``): the rows whose
     ``significant`` (copairs: ``below_corrected_p``) column is true, else whose ``q_value`` (copairs:
-    ``corrected_p_value``) <= ``alpha``, else every row; or a list of perturbation names. Names are
+    ``corrected_p_value``) <= ``alpha``; or a list of perturbation names. Names are
     compared as text: read the file with ``read_table(labels=[pcol])`` so ``011`` stays ``011``.
 
     Raises TypeError for another type (a single text included), ValueError for a table without the
-    perturbation column.
+    perturbation column or without any of those columns (the columns looked for named: a table of
+    another kind, such as compare's per-perturbation table, would otherwise keep every perturbation).
     """
     if isinstance(only, pd.DataFrame):
         col = pcol if pcol in only.columns else output_name(pcol)
@@ -92,14 +99,18 @@ def only_names(only, pcol, alpha=0.05) -> set:
             raise ValueError(f"the only= table has no perturbation column {pcol!r} (its columns: "
                              f"{', '.join(repr(str(c)) for c in list(only.columns)[:8])}); give the groups "
                              "table written by apnull score --out-groups for the same perturbation column")
-        flag = next((c for c in ("significant", "below_corrected_p") if c in only.columns), None)
-        qcol = next((c for c in ("q_value", "corrected_p_value") if c in only.columns), None)
+        flag = next((c for c in FLAGS if c in only.columns), None)
+        qcol = next((c for c in QVALUES if c in only.columns), None)
         if flag is not None:
             keep = only[flag].astype(str).str.strip().str.lower().isin(["true", "1", "yes"])
         elif qcol is not None:
             keep = pd.to_numeric(only[qcol], errors="coerce") <= alpha
         else:
-            keep = pd.Series(True, index=only.index)
+            raise ValueError(f"the only= table has no significance column: looked for {', '.join(map(repr, FLAGS))} "
+                             f"and {', '.join(map(repr, QVALUES))} (its columns: "
+                             f"{', '.join(repr(str(c)) for c in list(only.columns)[:8])}"
+                             f"{' ...' if only.shape[1] > 8 else ''}); give the groups table apnull score "
+                             "--out-groups wrote, or a list of the perturbations to keep")
         names = only.loc[keep, col]
         return set(names[names.notna()].astype(str))
     if isinstance(only, (str, bytes, Mapping)) or not isinstance(only, Iterable):
@@ -138,10 +149,10 @@ def _label_sets(sets, idx, starts, names, label_sep) -> tuple:
     warnings = []
     if len(blanks) == 1:
         warnings.append(f"1 row with an empty annotation belongs to a perturbation whose other rows carry labels "
-                        f"(row {blanks[0]}); it was given those labels.")
+                        f"({rows_text(blanks)}); it was given those labels.")
     elif blanks:
         warnings.append(f"{len(blanks)} rows with an empty annotation belong to perturbations whose other rows "
-                        f"carry labels (rows {rows_text(sorted(blanks))}); they were given those labels.")
+                        f"carry labels ({rows_text(sorted(blanks))}); they were given those labels.")
     return out, warnings
 
 
@@ -251,7 +262,7 @@ def prepare_profiles(table, perturbation, annotation, label_sep, aggregate, cont
     if zero.size:
         why = "the same value in every feature" if similarity == "correlation" else "all-zero features"
         at = idx[[zero[0]]] if aggregate == "none" else idx[group == zero[0]]
-        raise ValueError(f"the profile of {str(prof_names[zero[0]])!r} (row{'s' if at.size > 1 else ''} "
+        raise ValueError(f"the profile of {str(prof_names[zero[0]])!r} ("
                          f"{rows_text(at)}) has {why}, so {similarity} "
                          "similarity is undefined; drop it or use similarity='euclidean'")
     X = scale_in_place(X, similarity, euclidean_exponent(X) if similarity in DISTANCES else 0)

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .missing import ROW_WORDS
+
 __all__ = ["unit_rows", "euclidean_rows", "degenerate_rows", "check_binary", "DISTANCES", "BINARY"]
 
 #: Similarities that rank by minus a distance of the raw rows (scaled by one power of two, no degenerate row).
@@ -78,17 +80,17 @@ def euclidean_rows(X: np.ndarray) -> np.ndarray:
 def check_binary(X: np.ndarray, features, rows, similarity: str) -> None:
     """ValueError unless every value of ``X`` is 0 or 1 (``similarity`` one of :data:`BINARY`): the
     first column holding another value is named, with up to :data:`CELLS_NAMED` of its cells (values
-    and 0-based input ``rows``)."""
+    data rows, counted from 1 as in :func:`.missing.rows_text`, of the 0-based input ``rows``)."""
     bad = (X != 0) & (X != 1)
     if not bad.any():
         return
     col = int(np.flatnonzero(bad.any(axis=0))[0])
     at = np.flatnonzero(bad[:, col])
-    cells = ", ".join(f"{X[r, col]:g} in row {int(rows[r])}" for r in at[:CELLS_NAMED])
+    cells = ", ".join(f"{X[r, col]:g} in data row {int(rows[r]) + 1:,}" for r in at[:CELLS_NAMED])
     more = f" and {at.size - CELLS_NAMED:,} more" if at.size > CELLS_NAMED else ""
     cols = int(bad.any(axis=0).sum())
     raise ValueError(f"{similarity} similarity compares binary features (0/1 or true/false); feature column "
-                     f"{str(features[col])!r} holds {cells}{more}"
+                     f"{str(features[col])!r} holds {cells}{more} ({ROW_WORDS})"
                      f"{f' ({cols:,} columns hold other values)' if cols > 1 else ''}; choose the binary "
                      "columns with features=, or a similarity for continuous features (cosine, euclidean, "
                      "manhattan, ...)")

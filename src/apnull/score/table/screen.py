@@ -129,8 +129,8 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
     zero = degenerate_rows(values, similarity)
     if zero.any():
         why = "the same value in every feature" if similarity == "correlation" else "all-zero features"
-        raise ValueError(f"rows {rows_text(used[zero])} have {why}, so {similarity} similarity is "
-                         "undefined; drop them or use similarity='euclidean'")
+        raise ValueError(f"{rows_text(used[zero])} {'have' if zero.sum() > 1 else 'has'} {why}, so {similarity} "
+                         "similarity is undefined; drop them or use similarity='euclidean'")
     lcode = lcode[used]
     if scol is not None:
         scode, stext = text_codes(table[scol])
@@ -144,7 +144,7 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
     X = scale_in_place(values, similarity, exponent)
     del values
     if dup.any():
-        warnings.append(f"{int(dup.sum())} duplicate rows (same perturbation, stratum and features: rows "
+        warnings.append(f"{int(dup.sum())} duplicate rows (same perturbation, stratum and features: "
                         f"{rows_text(used[dup])}) were kept; they tie with their copies, which the "
                         "tie-aware AP handles, but check the file was not concatenated twice.")
     ctl = is_ctl[used]
@@ -241,10 +241,10 @@ def _skips(perts: PertTable, pools: dict, others: bool, used: np.ndarray) -> tup
         if k_kept[i] == 0:
             skipped.append((perts.names[i], reason))
         elif k_kept[i] == 1:
-            skipped.append((perts.names[i], f"{reason}: its replicates there left out (rows {rows_text(np.sort(rows))}); "
+            skipped.append((perts.names[i], f"{reason}: its replicates there left out ({rows_text(np.sort(rows))}); "
                                             "one replicate left: no positives to rank"))
         else:
-            skipped.append((perts.names[i], f"replicates left out (rows {rows_text(np.sort(rows))}): {reason}; "
+            skipped.append((perts.names[i], f"replicates left out ({rows_text(np.sort(rows))}): {reason}; "
                                             f"scored from its {int(k_kept[i])} other replicates"))
     kept_seg = ~bad
     keep_q = np.repeat(kept_seg, perts.seg_len)

@@ -22,14 +22,24 @@ import numpy as np
 import pandas as pd
 
 from ...limits import check_choice, check_column
+from ..results.outputs import output_name
 from .io import labels_as_text
 
-__all__ = ["UNMATCHED", "Matched", "match_wells", "key_text", "SHOWN"]
+__all__ = ["UNMATCHED", "Matched", "match_wells", "key_text", "SHOWN", "LEFT_OUT", "left_out_columns", "set_aside",
+           "check_relabelled_controls", "has_blank_labels"]
 
 #: What to do with wells that do not pair up: stop with an error, or leave them out and name them.
 UNMATCHED = ("error", "drop")
 #: Wells named in an error or warning.
 SHOWN = 5
+#: The left-out table's own columns, around the key columns.
+LEFT_OUT = ("table", "reason")
+
+
+def left_out_columns(key) -> list:
+    """The left-out table's header: ``table``, the key columns (a key named ``table`` or ``reason``
+    carried as ``table_input``, as :func:`..results.outputs.output_name` renames), ``reason``."""
+    return [LEFT_OUT[0], *(output_name(k, frozenset(LEFT_OUT)) for k in key), LEFT_OUT[1]]
 
 
 class Matched(NamedTuple):
@@ -39,6 +49,9 @@ class Matched(NamedTuple):
     b: pd.DataFrame          #: rows of B kept (B itself when nothing was left out)
     left_out: pd.DataFrame   #: [table, <key columns>, reason]: every input row left out
     warnings: list           #: one sentence per kind of problem left out
+    rows_a: np.ndarray       #: 0-based position in A of each row of ``a``
+    rows_b: np.ndarray       #: 0-based position in B of each row of ``b``
+    relabelled: dict = {}    #: {(column, value in A, value in B): wells} of the labels that differ
 
 
 def key_text(values) -> str:
@@ -107,7 +120,7 @@ def match_wells(a: pd.DataFrame, b: pd.DataFrame, key, labels, unmatched: str = 
     key = _checked(a, b, key, labels)
     labels = list(labels)
     ka, kb = _frame(a, key), _frame(b, key)
-    out, warnings = [], []
+    out, warnings, relabelled = [], [], {}
     drop_a = np.zeros(len(a), dtype=bool)
     drop_b = np.zeros(len(b), dtype=bool)
 
@@ -152,12 +165,66 @@ def match_wells(a: pd.DataFrame, b: pd.DataFrame, key, labels, unmatched: str = 
         va, vb = la.to_numpy(dtype=object), lb.to_numpy(dtype=object)
         same = (va == vb) | (pd.isna(la).to_numpy() & pd.isna(lb).to_numpy())
         bad = ~same.all(axis=1)
+        for j, c in enumerate(labels):
+            for pair in zip(va[bad & ~same[:, j], j], vb[bad & ~same[:, j], j]):
+                relabelled[(c, *pair)] = relabelled.get((c, *pair), 0) + 1
         if bad.any():
             c = int(np.flatnonzero(~same[bad][0])[0])
             first = f"{labels[c]!r} is {va[bad][0, c]!r} in A and {vb[bad][0, c]!r} in B"
             problem(f"labels differ between the tables (first: {first})", [("A", pa[bad]), ("B", pb[bad])],
                     "check that both tables describe the same wells")
-    left_out = pd.DataFrame(out, columns=["table", *key, "reason"])
+    left_out = pd.DataFrame(out, columns=left_out_columns(key))
+    kept_a, kept_b = np.flatnonzero(~drop_a), np.flatnonzero(~drop_b)
     if not drop_a.any() and not drop_b.any():
-        return Matched(a, b, left_out, warnings)
-    return Matched(a.iloc[np.flatnonzero(~drop_a)], b.iloc[np.flatnonzero(~drop_b)], left_out, warnings)
+        return Matched(a, b, left_out, warnings, kept_a, kept_b, relabelled)
+    return Matched(a.iloc[kept_a], b.iloc[kept_b], left_out, warnings, kept_a, kept_b, relabelled)
+
+
+def set_aside(table: pd.DataFrame, rows: np.ndarray, pcols) -> pd.DataFrame:
+    """``table`` whose rows outside ``rows`` (0-based positions kept) have an empty
+    perturbation, so ``score_profiles`` leaves them out while every row keeps its own number (in its
+    messages and the ``row`` column: the file's data rows, as when scoring the file alone); the table
+    itself when every row is kept. Integer labels become nullable integers, so their text is unchanged."""
+    if rows.size == len(table):
+        return table
+    gone = np.ones(len(table), dtype=bool)
+    gone[rows] = False
+    out = table.copy(deep=False)
+    for c in pcols:
+        col = out[c]
+        if pd.api.types.is_bool_dtype(col.dtype):
+            col = col.astype("boolean")
+        elif pd.api.types.is_integer_dtype(col.dtype):
+            col = col.astype("Int64")
+        else:
+            col = col.astype(object) if not pd.api.types.is_string_dtype(col.dtype) \
+                and not pd.api.types.is_float_dtype(col.dtype) else col.copy()
+        col.iloc[np.flatnonzero(gone)] = None
+        out[c] = col
+    return out
+
+
+def check_relabelled_controls(a, b, ka, kb, pcol, control, relabelled) -> None:
+    """ValueError when a table's control rows were all left out as wells whose perturbation the other
+    table spells differently (``unmatched="drop"``: e.g. ``DMSO`` in A, ``dmso`` in B): both spellings
+    named, instead of "no control rows" in a table that has them."""
+    controls = [control] if isinstance(control, str) else [str(c) for c in (control or [])]
+    for side, table, kept, own in (("A", a, ka, 1), ("B", b, kb, 2)):
+        had = labels_as_text(table[[pcol]], [pcol])[pcol].isin(controls)
+        left = labels_as_text(kept[[pcol]], [pcol])[pcol].isin(controls)
+        if not had.any() or left.any():
+            continue
+        spelt = [(k, n) for k, n in relabelled.items() if k[0] == pcol and k[own] in controls]
+        if not spelt:
+            continue
+        other = "B" if side == "A" else "A"
+        pairs = "; ".join(f"{n:,} well(s) {k[1]!r} in A and {k[2]!r} in B" for k, n in spelt[:4])
+        raise ValueError(f"table {side}: its {int(had.sum()):,} control rows were all left out (unmatched='drop') "
+                         f"because table {other} spells their perturbation differently ({pairs}); spell the "
+                         f"controls the same way in both tables")
+
+
+def has_blank_labels(table, pcols, stratum) -> bool:
+    """Whether a kept row of ``table`` has an empty perturbation (or stratum) value of its own."""
+    cols = list(pcols) + ([stratum] if stratum is not None else [])
+    return bool(table[cols].isna().any(axis=None))

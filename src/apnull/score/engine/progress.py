@@ -1,0 +1,164 @@
+"""Progress of a scoring run for ``progress=True``: a bar in Jupyter, lines on stderr elsewhere.
+
+A progress reporter is what :func:`.sequential.resolve` calls: ``progress(done, total)`` as batches
+finish, ``progress.round(info)`` before each round (a :class:`.sequential.RoundInfo`), and
+``progress.compiling()`` / ``progress.compiled(seconds)`` around numba's compilation, and
+``progress.stage(units, scope)`` as a new stage of the run starts (:func:`.clock.tell_stage`). The command line's
+reporter (``apnull.cli._common.Progress``) writes the lines of :func:`round_line` and :func:`count_line`;
+``progress=True`` in the library gives :func:`default_progress`: in a Jupyter kernel a
+:class:`NotebookProgress` (an HTML progress bar updated in place, with the same round lines; only
+IPython, which every Jupyter kernel has, is needed), else a :class:`LineProgress` on stderr (the
+command line's lines). ``progress=None`` or ``False`` shows nothing.
+"""
+
+from __future__ import annotations
+
+import html
+import sys
+import time
+
+from .sequential import count_text, estimate_text
+
+__all__ = ["round_line", "count_line", "in_notebook", "default_progress", "NotebookProgress", "LineProgress",
+           "COMPILING"]
+
+#: What a first run says while numba compiles (once per install: the machine code is cached).
+COMPILING = "preparing compiled code (first run only) ..."
+
+
+def round_line(info) -> str:
+    """A refinement round before it runs: ``"round 2: 3 perturbations near the decision line, refined to 400
+    draws each (1,100 draws so far; at most 900 more, about 2 s)"``."""
+    when = "" if info.estimate is None else f", {estimate_text(info.estimate)}"
+    return (f"round {info.number + 1}: {count_text(info.units, info.label)} near the decision line, refined to "
+            f"{info.target:,} draws each ({info.draws_so_far:,} draws so far; at most {info.draws_at_most:,} "
+            f"more{when})")
+
+
+def count_line(label: str, done: int, total: int, seconds: float) -> str:
+    """``"<label>: done of total (s)"``, e.g. ``"perturbations: 40 of 120 (3 s)"``."""
+    return f"{label}: {done:,} of {total:,} ({seconds:.0f} s)"
+
+
+def in_notebook() -> bool:
+    """True inside a Jupyter kernel (an IPython shell with a kernel), not in a terminal IPython or plain Python."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None and hasattr(ipython, "get_ipython") else None
+    return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+def default_progress():
+    """The reporter of ``progress=True``: :class:`NotebookProgress` in Jupyter, else :class:`LineProgress`."""
+    return NotebookProgress() if in_notebook() else LineProgress(sys.stderr)
+
+
+class _Clock:
+    """The seconds of a run, compilation left out (it is not scoring time)."""
+
+    def __init__(self):
+        self.start = time.monotonic()
+        self.compile_seconds = 0.0
+        self.label = "units"
+        self.scope, self.staged = "", False
+
+    def stage(self, units: str, scope: str = "") -> None:
+        """A new stage of the run (:func:`.clock.tell_stage`): later counts are of ``units`` ("queries,
+        exact laws and far tails"), of ``scope`` ("table A"), which its round lines name too."""
+        self.scope, self.staged = f"{scope}: " if scope else "", True
+        self.label = self.scope + units
+
+    def named(self, info) -> str:
+        """The round line of ``info`` with the stage's scope, and the label its counts take."""
+        if not self.staged:
+            self.label = info.label
+        return self.scope + round_line(info)
+
+    def compiled(self, seconds: float) -> None:
+        """``seconds`` of compiling so far in this run: they do not count as scoring time."""
+        self.start += seconds - self.compile_seconds
+        self.compile_seconds = seconds
+
+    def seconds(self) -> float:
+        return time.monotonic() - self.start
+
+
+class NotebookProgress(_Clock):
+    """A progress bar in a Jupyter output cell, updated in place (at most every ``every`` seconds, and at
+    the end of each round): the units done of the round's total, the seconds, and every refinement round
+    as :func:`round_line` says it. Shown from the first report on."""
+
+    def __init__(self, every: float = 0.25):
+        super().__init__()
+        self.every, self.last = every, 0.0
+        self.done = self.total = 0
+        self.lines: list = []
+        self.handle = None
+
+    def _html(self) -> str:
+        bar = (f"<progress value='{self.done}' max='{max(self.total, 1)}' style='width:24em'></progress> "
+               f"{html.escape(count_line(self.label, self.done, self.total, self.seconds()))}")
+        rows = "".join(f"<div>{html.escape(line)}</div>" for line in self.lines)
+        return f"<div class='apnull-progress'>{rows}<div>{bar}</div></div>"
+
+    def _show(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self.last < self.every:
+            return
+        self.last = now
+        from IPython.display import HTML, display  # a Jupyter kernel always has IPython
+
+        if self.handle is None:
+            self.handle = display(HTML(self._html()), display_id=True)
+        else:
+            self.handle.update(HTML(self._html()))
+
+    def compiling(self) -> None:
+        """Say that compiled code is being prepared (a fresh install's first run)."""
+        self.lines.append(COMPILING)
+        self._show(force=True)
+
+    def round(self, info) -> None:
+        """Before a round: its units' name, and for a refinement round its line."""
+        line = self.named(info)
+        if info.number > 0:
+            self.lines.append(line)
+        self._show(force=True)
+
+    def __call__(self, done: int, total: int) -> None:
+        self.done, self.total = int(done), int(total)
+        self._show(force=done >= total)
+
+
+class LineProgress(_Clock):
+    """Progress lines on ``err`` as the command line writes them (:func:`round_line`, :func:`count_line`): on
+    a terminal every update overwrites one line, elsewhere a line at most every ``every`` seconds; nothing
+    during the first ``after`` seconds."""
+
+    def __init__(self, err, after: float = 2.0, every: float = 5.0):
+        super().__init__()
+        self.err, self.after, self.every = err, after, every
+        self.last = self.start
+        self.tty = bool(getattr(err, "isatty", lambda: False)())
+        self.shown = False
+
+    def compiling(self) -> None:
+        self.err.write(COMPILING + "\n")
+        self.err.flush()
+
+    def round(self, info) -> None:
+        line = self.named(info)
+        if info.number == 0:
+            return
+        self.err.write(("\r\n" if self.tty and self.shown else "") + line + "\n")
+        self.err.flush()
+        self.last = time.monotonic()
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - self.start < self.after or (not self.tty and now - self.last < self.every and done < total):
+            return
+        self.last = now
+        end = "\n" if (not self.tty or done >= total) else ""
+        self.err.write(("\r" if self.tty else "") + count_line(self.label, done, total, self.seconds()) + end)
+        self.err.flush()
+        self.shown = True

@@ -1,0 +1,203 @@
+"""Reading part of a table: only some columns, only the rows a filter keeps (:func:`.io.read_table`'s
+``columns=`` and ``filters=``).
+
+A Parquet file is read through pyarrow's dataset reader (``pyarrow.parquet.read_table(columns=...,
+filters=...)``): the columns not asked for are never decoded, row groups whose statistics exclude the
+filter are skipped, and the other rows are dropped batch by batch, so a screen too large to hold whole
+can be read one plate or one batch at a time (as copairs's runner reads JUMP's files). A CSV file has
+no such index: its columns are chosen while parsing (pandas' ``usecols``), its rows after the whole
+file is read, with the same filter evaluated by pyarrow (one meaning of a filter for both formats).
+
+Filters take pyarrow's form: a list of ``(column, op, value)`` tuples, all of which must hold (ops
+``==``, ``!=``, ``<``, ``<=``, ``>``, ``>=``, ``in``, ``not in``), or a list of such lists, any of
+which may hold, or a ``pyarrow.compute.Expression``. Values are compared with the column as stored in
+the file (a label column stored as integers takes integers; a CSV's label column is read as text and
+takes text). A dict ``{column: value or [values]}`` is the simple form: every column named holds one
+of its values, each given as text and read as the column's type (:func:`where_filters`; the command
+line's ``--where COLUMN=VALUE``).
+"""
+
+from __future__ import annotations
+
+import difflib
+
+import numpy as np
+import pandas as pd
+
+from ...limits import SCORE_MAX_PART_BYTES as MAX_PART_BYTES
+
+__all__ = ["FilterError", "check_columns", "check_filters", "filter_column_names", "filter_expression", "filter_frame", "where_filters",
+           "resolve_filters", "part_bytes", "check_part", "MAX_PART_BYTES"]
+
+
+class FilterError(ValueError):
+    """A column or filter the file cannot answer (named, with close names): read_table's own sentence."""
+
+
+def _close(name, names) -> str:
+    near = difflib.get_close_matches(str(name), [str(n) for n in names], n=3, cutoff=0.6)
+    return f" (close: {', '.join(near)})" if near else ""
+
+
+def check_columns(columns, available) -> list | None:
+    """``columns`` as a list of names of ``available``, in its order (a repeated name kept once); a
+    ValueError names the missing ones and close names; None stays None (every column)."""
+    if columns is None:
+        return None
+    if isinstance(columns, str):
+        columns = [columns]
+    columns = list(dict.fromkeys(columns))
+    if not columns:
+        raise FilterError("columns is empty; give the columns to read, or None for all")
+    have = [str(c) for c in available]
+    missing = [c for c in columns if str(c) not in have]
+    if missing:
+        raise FilterError("no column " + "; no column ".join(f"{c!r}{_close(c, have)}" for c in missing))
+    asked = {str(c) for c in columns}
+    return [c for c in available if str(c) in asked]  # in the file's order, as a full read has them
+
+
+def _filter_columns(filters) -> list:
+    """The column names a filter in pyarrow's list form refers to."""
+    if not isinstance(filters, (list, tuple)) or not filters:
+        return []
+    groups = filters if isinstance(filters[0], (list, tuple)) and filters[0] and \
+        isinstance(filters[0][0], (list, tuple)) else [filters]
+    return [term[0] for group in groups for term in group if isinstance(term, (list, tuple)) and term]
+
+
+def filter_column_names(filters) -> list | None:
+    """The columns ``filters`` reads (a dict's keys, the list form's columns); None for an Expression
+    (any column) or no filter."""
+    if filters is None or _is_expression(filters):
+        return None
+    return list(filters) if isinstance(filters, dict) else _filter_columns(filters)
+
+
+def check_filters(filters, available) -> None:
+    """ValueError when a filter (pyarrow's list form) names a column not in ``available``, or is empty."""
+    if filters is None:
+        return
+    if isinstance(filters, (list, tuple)) and not filters:
+        raise FilterError("filters is empty; give (column, op, value) tuples, or None for every row")
+    have = [str(c) for c in available]
+    missing = [c for c in _filter_columns(filters) if str(c) not in have]
+    if missing:
+        raise FilterError("filters name no column " + "; ".join(f"{c!r}{_close(c, have)}" for c in missing))
+
+
+def filter_expression(filters):
+    """pyarrow's Expression of ``filters`` (a list form, or an Expression returned as it is)."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    if isinstance(filters, pc.Expression):
+        return filters
+    return pq.filters_to_expression(filters)
+
+
+def filter_frame(table: pd.DataFrame, filters) -> pd.DataFrame:
+    """The rows of ``table`` that ``filters`` keeps (a row where the filter is null is dropped), in their
+    order, index renumbered from 0; the columns and their dtypes untouched. The filter is evaluated by
+    pyarrow on the columns it names, so it means what it means for a Parquet file."""
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    names = {str(c) for c in _filter_columns(filters)} if not _is_expression(filters) else None
+    cols = [c for c in table.columns if names is None or str(c) in names]
+    arrow = pa.Table.from_pandas(table[cols], preserve_index=False)
+    keep = ds.dataset(arrow).to_table(columns={"keep": filter_expression(filters)}).column("keep")
+    mask = np.asarray(keep.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
+    return table.loc[mask].reset_index(drop=True)
+
+
+def _is_expression(filters) -> bool:
+    import pyarrow.compute as pc
+
+    return isinstance(filters, pc.Expression)
+
+
+def _typed(value: str, arrow_type, column: str):
+    """``value`` (text) as a value of ``arrow_type``, as the column holds it; ValueError when it cannot be one."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(arrow_type):
+        arrow_type = arrow_type.value_type
+    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type) or pa.types.is_null(arrow_type):
+        return value
+    try:
+        if pa.types.is_integer(arrow_type):
+            if value.strip() != value or not value.lstrip("-").isdigit():
+                raise ValueError
+            return int(value)
+        if pa.types.is_floating(arrow_type):
+            return float(value)
+        if pa.types.is_boolean(arrow_type):
+            return {"true": True, "false": False}[value.lower()]
+    except (ValueError, KeyError):
+        raise FilterError(f"filter {column}={value}: column {column!r} holds {arrow_type} values; "
+                         f"{value!r} is not one") from None
+    raise FilterError(f"filter {column}=...: column {column!r} holds {arrow_type} values, which a text filter cannot "
+                     "compare; filter on a text or number column")
+
+
+def where_filters(wanted: dict, schema) -> list:
+    """pyarrow's list form of a ``{column: values}`` filter: a row is kept when, for every column named,
+    its value is one of the values given (a single value, or a list: "any of these"). A value given as
+    text is read as the column's type in ``schema`` (a ``pyarrow.Schema``: integers, floats, true/false,
+    or text as written), so the command line's ``--where COLUMN=VALUE`` means the same for a Parquet
+    column of integers and for a CSV label column read as text; other values are compared as given.
+    """
+    names = list(schema.names)
+    out = []
+    for column, values in wanted.items():
+        if column not in names:
+            raise FilterError(f"filter: no column {column!r}{_close(column, names)}")
+        values = list(values) if isinstance(values, (list, tuple, set)) else [values]
+        if not values:
+            raise FilterError(f"filter: no value given for column {column!r}")
+        kind = schema.field(column).type
+        out.append((column, "in", [_typed(v, kind, column) if isinstance(v, str) else v for v in values]))
+    return out
+
+
+def resolve_filters(filters, schema):
+    """``filters`` checked against ``schema`` (a ``pyarrow.Schema``), in pyarrow's form: a dict through
+    :func:`where_filters`, a list checked by :func:`check_filters`, an Expression as it is; None stays None."""
+    if filters is None or _is_expression(filters):
+        return filters
+    if isinstance(filters, dict):
+        if not filters:
+            raise FilterError("filters is empty; give {column: values}, or None for every row")
+        return where_filters(filters, schema)
+    check_filters(filters, schema.names)
+    return filters
+
+
+def part_bytes(path, columns, filters) -> int:
+    """Uncompressed bytes a read of ``columns`` (None: all) and the rows ``filters`` keeps (pyarrow's form,
+    resolved) decodes at most from the Parquet file at ``path``: the asked columns and the filter's, in
+    the row groups whose statistics may hold a kept row (pyarrow's own pruning,
+    ``ParquetFileFragment.split_by_row_group``), from the file's metadata alone."""
+    import pyarrow.dataset as ds
+    import pyarrow.parquet as pq
+
+    meta = pq.ParquetFile(path).metadata
+    groups = range(meta.num_row_groups)
+    if filters is not None:
+        fragment = next(iter(ds.dataset(str(path), format="parquet").get_fragments()))
+        groups = [rg.id for piece in fragment.split_by_row_group(filter_expression(filters))
+                  for rg in piece.row_groups]
+    by = filter_column_names(filters)
+    names = None if columns is None or (filters is not None and by is None) else {*map(str, columns), *map(str, by or ())}
+    idx = [j for j in range(meta.num_columns)
+           if names is None or meta.schema.column(j).path.split(".")[0] in names]
+    return int(sum(meta.row_group(i).column(j).total_uncompressed_size for i in groups for j in idx))
+
+
+def check_part(path, columns, filters, label: str) -> None:
+    """FilterError when the part :func:`part_bytes` counts is larger than :data:`MAX_PART_BYTES` (1 GiB)."""
+    size = part_bytes(path, columns, filters)
+    if size > MAX_PART_BYTES:
+        raise FilterError(f"the part of {label} asked for is {size / 1024**2:,.0f} MB uncompressed; the limit is "
+                          f"{MAX_PART_BYTES / 1024**2:,.0f} MB: read fewer columns or fewer plates at a time")
