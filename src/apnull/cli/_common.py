@@ -334,7 +334,7 @@ class Progress:
         self.compile_seconds = seconds
 
     def stage(self, units: str, scope: str = "") -> None:
-        """A new stage of the run: later lines count ``units`` ("queries, conditional null") of
+        """A new stage of the run: later lines count ``units`` ("queries, exact laws and far tails") of
         ``scope`` ("table A"), and its rounds say the scope."""
         self.scope = f"{scope}: " if scope else ""
         self.label = f"{self.command}: {self.scope}{units}"

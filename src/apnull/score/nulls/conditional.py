@@ -105,7 +105,8 @@ def conditional_pvalues(work, seed, permutations, known, client=None, threads=No
     budget : float or Deadline, optional
         The run's time budget (:func:`..engine.sequential.resolve`).
     progress : optional
-        Told the stage "queries, conditional null" and the rounds (:mod:`..engine.clock`).
+        Told the stage (its counts are of perturbations, each with its queries) and the rounds
+        (:mod:`..engine.clock`).
 
     Returns
     -------
@@ -117,7 +118,7 @@ def conditional_pvalues(work, seed, permutations, known, client=None, threads=No
     null = query_null(work, seed)
     if not null.units.size:
         return null.units, None
-    tell_stage(progress, "queries, conditional null")
+    tell_stage(progress, "perturbations (conditional null of their queries)")  # a round counts perturbations
     res = resolve(null, rounds_of(permutations), client=client, threads=threads, known=known, budget=budget,
                   progress=progress)
     return null.units, res
