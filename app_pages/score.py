@@ -107,9 +107,11 @@ if adaptive:
     permutations = "auto"
     c7.caption("Shuffles: as many as each decision needs, within the time limit below.")
     budget = bound_float("Time limit (seconds)", "sc_budget", view.PAGE_BUDGET, step=5.0, format="%g", container=a2,
-                         help=f"Extra rounds of draws stop once this time would be passed (the engine's budget; "
-                              f"at most {view.MAX_PAGE_BUDGET:g} s on this page). A decision the limit leaves "
-                              "open is named under the results (decision_open).")
+                         help=f"The whole scoring run's time (the engine's budget; at most "
+                              f"{view.MAX_PAGE_BUDGET:g} s on this page): no round of draws that would pass it is "
+                              "started, and past it no far tail is counted (that p-value is then its law's upper "
+                              "bound, p_value_bound). A decision the limit leaves open is named under the "
+                              "results (decision_open).")
 elif null in view.USES_B:
     permutations = bound_int("Permutations B", "sc_perms", 999, step=1000, container=c7,
                              help=f"Label shuffles per perturbation (copairs: random AP draws per size), "
@@ -222,7 +224,7 @@ k4.metric("mAP null", {"permutation": "shuffles", "independent": "formula", "cop
           help=("How the p-value of each mAP was computed: " + report.mAP_null_text(null, settings.permutations)
                 + " (null=" + null + ("" if null == "permutation" else ", approximate") + ")"))
 if adaptive:
-    st.caption(report.draws_caption(result.groups, settings.budget))
+    st.caption(report.draws_caption(result.groups, settings.budget, result.settings.get("budget_outcome")))
     still_open = report.open_decisions(groups, perturbation)
     if still_open:
         st.warning(f"The time limit left {len(still_open):,} decision(s) open: {', '.join(still_open[:10])}"

@@ -214,6 +214,6 @@ def test_adaptive_permutations_give_the_library_table(example):
     assert {m.label: m.value for m in at.metric}["mAP null"] == "shuffles"
     caption = next(c.value for c in at.caption if c.value.startswith("More draws where needed"))
     assert f"from {used.min():,} to {used.max():,} draws ({used.sum():,} in all" in caption  # in full
-    assert "Time limit 120 s: every decision was settled" in caption and not table["decision_open"].any()
+    assert "Time limit 120 s: every perturbation's decision was settled" in caption and not table["decision_open"].any()
     assert want.groups["p_value"].min() < 1 / 1000
     assert at.query_params.get("sc_auto") in ("true", "True", True, ["true"])

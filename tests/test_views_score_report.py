@@ -75,7 +75,10 @@ def test_budget_words(result):
     assert report.open_decisions(two, [PERT, "dose"]) == [f"{groups[PERT].iloc[0]} / 10"]
     assert report.open_decisions(two, [PERT, "dose"]) == view.names(two.iloc[:1], [PERT, "dose"])
     assert "stopped 1 decision(s)" in report.draws_caption(groups, 5.0)
-    assert "every decision was settled" in report.draws_caption(result.groups.assign(decision_open=False), 5.0)
+    assert "every perturbation's decision was settled" in report.draws_caption(result.groups.assign(decision_open=False), 5.0)
+    tails = report.draws_caption(groups, 5.0, {"open_perturbations": 1, "open_queries": 2, "tail_bounds": 7})
+    assert "7 query p-value(s) are their exact law's upper bound" in tails and "left 2 query decision(s) open" in tails
+    assert "upper bound" not in report.draws_caption(groups, 5.0, {"tail_bounds": 0, "open_queries": 0})
     with pytest.raises(ValueError, match="time limit"):
         view.make_settings(digits_example(), PERT, "DMSO", None, "", "cosine", "permutation", "auto", 0, budget=1e6)
 
@@ -94,3 +97,16 @@ def test_progress_says_when_compiled_code_is_prepared():
     progress.compiling()
     progress.compiled(12.0)
     assert "Preparing compiled code, first run only" in bar.texts[0] and "12 s" in bar.texts[1]
+
+
+def test_progress_names_each_stage_of_the_run():
+    bar = _Bar()
+    progress = ScoreProgress(bar)
+    progress(4, 4)
+    assert bar.texts[-1] == "Per-query p-values and the tables..."
+    progress.stage("queries, exact laws and far tails")
+    progress(3, 800)
+    assert bar.texts[-1] == "Scoring: 3 of 800 queries, exact laws and far tails"
+    progress.stage("perturbations", "table B")  # a comparison's second table
+    progress(2, 40)
+    assert bar.texts[-1] == "Scoring table B: 2 of 40 perturbations"

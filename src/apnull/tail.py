@@ -28,8 +28,9 @@ from .closed import closed_tail
 from .hypergeom import log_int, log_tail
 from .law import VALUE_TOL, NullDistribution
 
-__all__ = ["TailPValue", "tail_bounds", "combine", "needs_counting", "exact_tail", "pr_tail", "TAIL_WORK",
-           "TAIL_TABLE_MAX", "RESOLVED_REL", "COUNT_BELOW", "NORMAL_MIN", "LOG10_NORMAL_MIN", "FLOAT_TAIL_MIN"]
+__all__ = ["TailPValue", "tail_bounds", "combine", "uncounted", "closed_pvalue", "needs_counting", "exact_tail",
+           "pr_tail", "TAIL_WORK", "TAIL_TABLE_MAX", "RESOLVED_REL", "COUNT_BELOW", "NORMAL_MIN", "LOG10_NORMAL_MIN",
+           "FLOAT_TAIL_MIN"]
 
 #: States the counting scan may handle per call (at most about half a second); past it the coarser
 #: bounds stand.
@@ -239,6 +240,35 @@ def combine(law: NullDistribution, x: float, rtol: float = 1e-9, work: int = TAI
     if law.metric == "pr":
         return pr_tail(float(x), int(law.m), int(law.n))
     return _counted(law, x, rtol, work)
+
+
+def uncounted(law: NullDistribution, x: float) -> TailPValue:
+    """What :func:`combine` gives without the counting scan (a run whose time budget has passed): the
+    same where no counting is needed, else a closed form where one holds
+    (:func:`apnull.closed.closed_tail`: n = 0, m = 1, above the second largest AP), else the law's
+    own guaranteed range with ``p`` its upper end (the grid's range includes its trimmed mass; Monte
+    Carlo's is the 95% upper end; 1 where the range is empty), so the p stays valid: never below
+    the exact p, never 0. Precision@R is counted as in :func:`combine` (a closed sum)."""
+    if not bool(needs_counting(law, x)) or law.metric == "pr":
+        return combine(law, x)
+    t = int(law.m) * (Fraction(float(x)) - Fraction(VALUE_TOL))
+    if 0 < t <= int(law.m) and closed_tail(t, int(law.m), int(law.n)) is not None:
+        return combine(law, x)  # counting stops at the closed form: no scan
+    lo, hi = (float(v) for v in law.pvalue_bounds(x))
+    if not hi > 0:
+        lo, hi = 0.0, 1.0
+    return _make(_log(lo), _log(hi), law.method if law.method == "grid" else "mc bound")
+
+
+def closed_pvalue(x: float, m: int, n: int) -> TailPValue | None:
+    """P(AP >= x - VALUE_TOL) where a closed form gives it without any law (x at or below 0, n = 0,
+    m = 1, above the second largest AP: :func:`apnull.closed.closed_tail`), its point the upper end of
+    the closed form's rounding bounds; else None. Unchecked: m >= 1, n >= 0."""
+    t = m * (Fraction(float(x)) - Fraction(VALUE_TOL))
+    if t <= 0:
+        return _make(0.0, 0.0, "tail count")
+    closed = closed_tail(t, m, n) if t <= m else None
+    return None if closed is None else _make(closed[0], closed[1], "tail count")
 
 
 def needs_counting(law: NullDistribution, x):

@@ -160,7 +160,9 @@ def test_progress_true_in_jupyter_shows_one_bar_updated_in_place(jupyter, capsys
                    progress=True)
     assert jupyter[0][0] == "display" and all(kind == "update" for kind, _ in jupyter[1:])
     last = jupyter[-1][1]
-    assert "<progress value='11' max='11'" in last and "perturbations: 11 of 11" in last
+    # the run's last stage: the queries' conditional null, counted by perturbation
+    assert "<progress value='11' max='11'" in last
+    assert "perturbations (conditional null of their queries): 11 of 11" in last
     assert capsys.readouterr().err == ""  # nothing on stderr in a notebook
 
 

@@ -192,8 +192,10 @@ def add_run_options(parser, words=("auto",), maximum: int | None = None, unit: s
     parser.add_argument("--threads", metavar="N", type=int_arg("--threads", 1, SCORE_MAX_THREADS),
                         help="threads of an in-process run (default: one per core); results do not depend on it")
     parser.add_argument("--budget", metavar="SECONDS", type=_budget,
-                        help="with --permutations auto: do not start a refinement round estimated to take the "
-                             "run past SECONDS; decisions then still open are named (default: no limit)")
+                        help="with --permutations auto: the whole run's time limit (compiling code on a first "
+                             "run excluded): no refinement round that would pass it is started and no far tail "
+                             "counted past it; decisions left open and p-values left as bounds are named "
+                             "(default: no limit)")
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--workers", metavar="N", type=int_arg("--workers", 1, 256),
                        help="start a local dask cluster of N workers")
@@ -332,6 +334,7 @@ class Progress:
 
     def __init__(self, err, label: str, after: float = 2.0, every: float = 5.0):
         self.err, self.label, self.after, self.every = err, label, after, every
+        self.command, self.scope = label.split(":")[0], ""
         self.start = self.last = time.monotonic()
         self.tty = bool(getattr(err, "isatty", lambda: False)())
         self.shown = False
@@ -340,7 +343,7 @@ class Progress:
 
     def compiling(self) -> None:
         """Say that compiled code is being prepared (a fresh install's first run)."""
-        self.err.write(f"{self.label.split(':')[0]}: {COMPILING}\n")
+        self.err.write(f"{self.command}: {COMPILING}\n")
         self.err.flush()
 
     def compiled(self, seconds: float) -> None:
@@ -348,13 +351,20 @@ class Progress:
         self.start += seconds - self.compile_seconds
         self.compile_seconds = seconds
 
+    def stage(self, units: str, scope: str = "") -> None:
+        """A new stage of the run: later lines count ``units`` ("queries, exact laws and far tails") of
+        ``scope`` ("table A"), and its rounds say the scope."""
+        self.scope = f"{scope}: " if scope else ""
+        self.label = f"{self.command}: {self.scope}{units}"
+        self.last = time.monotonic() - self.every  # the new stage's first update is shown
+
     def round(self, info) -> None:
         """Before a round: its number, units, draws so far and to come, and the estimated time."""
         self.rounds += 1
         if info.number == 0:
             return
         start = "\r\n" if self.tty and self.shown else ""
-        self.err.write(f"{start}{self.label.split(':')[0]}: {round_line(info)}\n")
+        self.err.write(f"{start}{self.command}: {self.scope}{round_line(info)}\n")
         self.err.flush()
         self.last = time.monotonic()
 

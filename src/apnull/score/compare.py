@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..limits import check_choice
+from .engine.clock import Scoped
 from .engine.connect import connect
 from .engine.sequential import resolve, rounds_of
 from .nulls.compare import (INTERVAL_DRAWS, FlipWork, RetrievedWork, enumerable, flip_interval, flip_null,
@@ -160,7 +161,7 @@ def score_compare(a, b, *, key, perturbation="Metadata_pert", control="DMSO", st
     common = dict(perturbation=perturbation, control=control, stratum=stratum, similarity=similarity, nan=nan,
                   normalize=normalize,
                   permutations=opts.permutations, seed=opts.seed, alpha=opts.alpha, threads=opts.threads,
-                  progress=opts.progress, budget=opts.budget)
+                  progress=opts.progress, budget=opts.deadline)  # one clock for both tables and the tests
     client, close = connect(opts.scheduler, opts.workers)  # one dask client for both tables
     try:
         ra = _side("A", ta, fa, common, client, quiet=ta is not a and not blank_a)
@@ -178,6 +179,8 @@ def score_compare(a, b, *, key, perturbation="Metadata_pert", control="DMSO", st
                     perturbation_column=ra.settings["perturbation_column"], level=LEVEL,
                     unit="component of strata" if stratum is not None else "whole table (no stratum)",
                     a=ra.settings, b=rb.settings)
+    if opts.budget is not None:
+        settings["budget"] = opts.budget
     return CompareResult(groups, summary, left_out, warnings, settings, ra, rb)
 
 
@@ -257,9 +260,14 @@ def _drop_missing(matched, fa, fb, keys, nan) -> tuple:
 
 def _side(side: str, table, features: tuple, common: dict, client, quiet: bool = False) -> ScoreResult:
     """``score_profiles`` of one table (``features``: :func:`_features`'s answer); its errors say which
-    table. Where the key columns were taken out of the features, the columns left out keep the reasons
-    of the choice the user made (not "not in the features list"). ``quiet``: the only rows with an empty
-    perturbation are the wells left out here (named already), so score's warning about them is dropped."""
+    table, and so does its progress. With a budget, table A may take half the time left and B the rest
+    of the run's one deadline. Where the key columns were taken out of the features, the columns left
+    out keep the reasons of the choice the user made (not "not in the features list"). ``quiet``: the
+    only rows with an empty perturbation are the wells left out here (named already), so score's
+    warning about them is dropped."""
+    deadline, progress = common["budget"], common["progress"]
+    common = dict(common, budget=deadline.share(0.5) if deadline is not None and side == "A" else deadline,
+                  progress=Scoped(progress, f"table {side}") if progress is not None else None)
     try:
         res = score_profiles(table, features=features[1], scheduler=client, **common)
     except ValueError as exc:
@@ -317,7 +325,7 @@ def _flip_test(work, units: int, opts: RunOptions) -> tuple:
     flips as ``opts.permutations`` says ("all" meaning "auto")."""
     exact = enumerable(units)
     rounds = rounds_of("all" if exact else ("auto" if opts.permutations == "all" else opts.permutations))
-    res = resolve(flip_null(work, 0, exhaustive=exact), rounds, threads=1)
+    res = resolve(flip_null(work, 0, exhaustive=exact), rounds, threads=1, budget=opts.deadline)
     return float(res.p_value[0]), int(res.drawn[0]), exact
 
 

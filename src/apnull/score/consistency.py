@@ -12,6 +12,7 @@ from .engine.sequential import resolve, rounds_of
 from ..fdr import benjamini_hochberg
 from .kernels import labelsets as K
 from .nulls.labelsets import LabelWork, label_null, label_values
+from .engine.clock import tell_stage
 from .nulls.laws import LawCache
 from .options import RunOptions
 from .results.display import ShownNull
@@ -215,7 +216,7 @@ def score_consistency(table, perturbation, annotation, label_sep=None, *, aggreg
                         f"{len(opened):,} label(s) was settled ({', '.join(opened[:5])}{' ...' if len(opened) > 5 else ''}); "
                         "their p-values are valid but may sit on either side of the FDR line")
     return ConsistencyResult(labels=_label_table(prof, observed, pvals, settings),
-                             queries=_query_table(prof, observed, settings, bool(query_pvalues)),
+                             queries=_query_table(prof, observed, settings, bool(query_pvalues), opts.deadline),
                              skipped=pd.DataFrame(skipped, columns=[settings["annotation_column"], "reason"]),
                              warnings=warnings, settings=settings, _profiles=prof, _rows=rows)
 
@@ -252,8 +253,9 @@ def _run(prof, rows, observed, opts: RunOptions) -> tuple:
     null = label_null(work, [observed[t][0] for t in ts], opts.seed)
     client, close = connect(opts.scheduler, opts.workers)
     try:
+        tell_stage(opts.progress, "labels")
         res = resolve(null, rounds_of(opts.permutations), client=client, threads=opts.threads,
-                      progress=opts.progress, budget=opts.budget)
+                      progress=opts.progress, budget=opts.deadline)
     finally:
         close()
     return ({t: (float(res.p_value[i]), int(res.drawn[i]), bool(res.bound[i]), bool(res.open[i]))
@@ -287,8 +289,9 @@ def _label_table(prof, observed, pvals, st) -> pd.DataFrame:
     return out.astype({"n_perturbations": "int64", "permutations": "int64", "p_value_bound": bool})
 
 
-def _query_table(prof, observed, st, pvalues) -> pd.DataFrame:
-    """[(row), <perturbation>, <annotation>, m, n, ap, p_value], by profile then label."""
+def _query_table(prof, observed, st, pvalues, deadline=None) -> pd.DataFrame:
+    """[(row), <perturbation>, <annotation>, m, n, ap, p_value], by profile then label; the per-query
+    p-values are score's (the exact law of (m, n), its far tail counted within the run's ``deadline``)."""
     recs = []
     for t in sorted(observed):
         _, ap, n, q, m = observed[t]
@@ -299,7 +302,7 @@ def _query_table(prof, observed, st, pvalues) -> pd.DataFrame:
     out["p_value"] = np.nan
     if pvalues:  # score's per-query p-values: the exact law of (m, n), its far tail counted (never 0)
         ok = ((out["m"] > 0) & (out["n"] > 0)).to_numpy()
-        out.loc[ok, "p_value"] = LawCache(st["seed"]).query_pvalues(out["m"].to_numpy()[ok], out["n"].to_numpy()[ok],
+        out.loc[ok, "p_value"] = LawCache(st["seed"], deadline).query_pvalues(out["m"].to_numpy()[ok], out["n"].to_numpy()[ok],
                                                                     out["ap"].to_numpy()[ok])
     out = out.sort_values(["_profile", acol], kind="mergesort").drop(columns="_profile")
     if st["aggregate"] != "none":

@@ -13,6 +13,7 @@ from typing import Callable, NamedTuple
 
 from ..limits import (SCORE_MAX_PERMUTATIONS, check_alpha, check_budget, check_permutations, check_progress,
                       check_seed, check_threads, check_where)
+from .engine.clock import Deadline
 from .engine.progress import default_progress
 
 __all__ = ["RunOptions"]
@@ -28,7 +29,8 @@ class RunOptions(NamedTuple):
     workers: int | None = None        #: local dask workers to start (None: none)
     scheduler: object = None          #: a dask scheduler address or client (None: in process)
     progress: Callable | None = None  #: progress(done, total), and optionally .round(info); True -> default_progress()
-    budget: float | None = None       #: seconds adaptive refinement may take (None: no limit)
+    budget: float | None = None       #: seconds the whole run may take (None: no limit)
+    deadline: object = None           #: the run's one clock (:class:`.engine.clock.Deadline`) when budgeted
 
     @classmethod
     def checked(cls, *, seed=0, permutations="auto", alpha=0.05, threads=None, workers=None, scheduler=None,
@@ -46,8 +48,12 @@ class RunOptions(NamedTuple):
         progress = check_progress(progress)
         if isinstance(progress, bool):  # True: the library's own reporter (engine.progress); False: none
             progress = default_progress() if progress else None
+        deadline = budget if isinstance(budget, Deadline) else None
+        seconds = check_budget(deadline.seconds if deadline is not None else budget)
+        if deadline is None and seconds is not None:
+            deadline = Deadline(seconds)
         return cls(check_seed(seed, allow_none=False), check_permutations(permutations, null, max_permutations),
-                   check_alpha(alpha), check_threads(threads), workers, scheduler, progress, check_budget(budget))
+                   check_alpha(alpha), check_threads(threads), workers, scheduler, progress, seconds, deadline)
 
     @property
     def adaptive(self) -> bool:

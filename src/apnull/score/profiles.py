@@ -8,6 +8,7 @@ It reads as its stages: the run's options checked (:class:`.options.RunOptions`)
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -15,6 +16,7 @@ import pandas as pd
 
 from ..limits import SCORE_MAX_PERMUTATIONS as MAX_PERMUTATIONS
 from ..limits import check_choice
+from .engine.clock import tell_stage
 from .engine.connect import connect
 from .engine.executor import Scattered
 from .engine.memory import release_memory
@@ -207,12 +209,16 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
         :mod:`apnull.score.positives`).
     alpha : float
         FDR level of the ``significant`` column: q_value <= alpha (default 0.05; 0 < alpha < 1).
-    budget : float, optional
-        Seconds the adaptive refinement (``permutations="auto"``, after its first round) may take: a
-        round whose estimated time would pass it is not started; the perturbations whose decision is
-        then still open are named in ``warnings`` and flagged ``decision_open``. None (default): no
-        limit. A budget makes results depend on the machine's speed; the run says when it applied.
-        With a fixed number of permutations (no rounds to stop) a budget is refused.
+    budget : float or Deadline, optional
+        Seconds the whole run may take (``permutations="auto"``), on one clock started as the options
+        are checked (:class:`apnull.score.engine.clock.Deadline`; numba's compilation on a first run
+        not counted; a Deadline to share another run's clock): an adaptive round (after the first)
+        whose estimated time would pass it is not started, and past it no per-query far tail is
+        counted (the p-value is then its law's guaranteed upper end, ``p_value_bound``). The
+        perturbations and queries whose BH decision is then still open are flagged ``decision_open``,
+        and all of it is named in ``warnings`` and counted in ``settings["budget_outcome"]``. None
+        (default): no limit. A budget makes results depend on the machine's speed; the run says when
+        it applied. With a fixed number of permutations (no rounds to stop) a budget is refused.
 
     Returns
     -------
@@ -280,7 +286,7 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
     _check_exact_sizes(screen, opts)
     release_memory()  # the preparation's freed temporaries go back to the system before the rounds
     scores, query_p, seconds = _run(screen, null, opts, lambda: hold_rows(screen, table, similarity))
-    scored = pvalues(screen, scores, null, opts.permutations, query_p, opts.seed)
+    scored = pvalues(screen, scores, null, opts.permutations, query_p, opts.seed, opts.deadline)
     del scores, query_p
     pname = _outputs.output_name(keyed.column)
     settings = dict(perturbation=perturbation,
@@ -301,7 +307,10 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
     budgeted = opts.budget is not None
     groups = add_activity(group_table(scored, label, pname, budgeted), scored, opts.alpha)
     release_memory()
-    warnings = list(screen.warnings) + _open_warnings(scored) + raw_warning(screen.looks_raw)
+    budget_words, outcome = _outputs.budget_report(scored)
+    if budgeted:
+        settings["budget_outcome"] = outcome
+    warnings = list(screen.warnings) + budget_words + raw_warning(screen.looks_raw)
     queries = query_table(scored, pname, budgeted)
     warnings += _unused_permutations(null, opts, queries)
     del scored
@@ -350,25 +359,30 @@ def _run(screen: Screen, null: str, opts: RunOptions, held):
     """
     work = ScreenWork(screen, opts.seed)
     client, close = connect(opts.scheduler, opts.workers)
+    watching = opts.deadline.watching() if opts.deadline is not None else contextlib.nullcontext()
     try:
-        where = None if client is None else Scattered(client, work)  # the screen goes to dask workers once
-        mapped = null == "permutation"
-        rounds = rounds_of(opts.permutations if mapped else 0)
-        means = mean_null(work, exhaustive=rounds.exhaustive)
-        res = resolve(means, rounds, client=where, threads=opts.threads, progress=opts.progress, budget=opts.budget)
-        st = means.state
-        P = st["map"].size
-        if mapped:
-            scores = Scores(st["ap"], st["pr"], st["map"], res.p_value, res.drawn, res.bound, res.open)
-        else:
-            scores = Scores(st["ap"], st["pr"], st["map"], np.full(P, np.nan), np.zeros(P, dtype=np.int64),
-                            np.zeros(P, dtype=bool), np.zeros(P, dtype=bool))
-        del means, st
-        screen.X = held()
-        query_permutations = opts.permutations if isinstance(opts.permutations, int) else "auto"
-        query_p = query_pvalues(work, scores, LawCache(opts.seed), opts.seed, query_permutations, where,
-                                opts.threads, opts.budget)
-        return scores, query_p, res.seconds
+        with watching:
+            tell_stage(opts.progress, "perturbations")
+            where = None if client is None else Scattered(client, work)  # the screen goes to dask workers once
+            mapped = null == "permutation"
+            rounds = rounds_of(opts.permutations if mapped else 0)
+            means = mean_null(work, exhaustive=rounds.exhaustive)
+            res = resolve(means, rounds, client=where, threads=opts.threads, progress=opts.progress,
+                          budget=opts.deadline)
+            st = means.state
+            P = st["map"].size
+            if mapped:
+                scores = Scores(st["ap"], st["pr"], st["map"], res.p_value, res.drawn, res.bound, res.open)
+            else:
+                scores = Scores(st["ap"], st["pr"], st["map"], np.full(P, np.nan), np.zeros(P, dtype=np.int64),
+                                np.zeros(P, dtype=bool), np.zeros(P, dtype=bool))
+            del means, st
+            screen.X = held()
+            query_permutations = opts.permutations if isinstance(opts.permutations, int) else "auto"
+            laws = LawCache(opts.seed, opts.deadline)
+            query_p = query_pvalues(work, scores, laws, opts.seed, query_permutations, where, opts.threads,
+                                    opts.deadline, opts.progress)
+            return scores, query_p, res.seconds
     finally:
         close()
 
@@ -381,15 +395,3 @@ def _unused_permutations(null: str, opts: RunOptions, queries) -> list:
         return []
     return [f"permutations={opts.permutations:,} was not used: the 'independent' null draws no permutations and "
             "every query's p-value comes from its exact law; leave permutations out, or use null='permutation'"]
-
-
-def _open_warnings(scored) -> list:
-    """A sentence naming the perturbations whose BH decision a time budget left open, or none."""
-    out = []
-    if scored.open.any():
-        names = [str(scored.names[i]) for i in np.flatnonzero(scored.open)]
-        out.append(f"the time budget stopped the adaptive permutations before the BH decision of "
-                   f"{len(names):,} perturbation(s) was settled ({', '.join(names[:5])}"
-                   f"{' ...' if len(names) > 5 else ''}): their p-values are valid but may sit on either side "
-                   "of the FDR line; give a larger budget to settle them")
-    return out

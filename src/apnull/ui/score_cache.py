@@ -246,6 +246,15 @@ class ScoreProgress:
                  finishing: str | None = "Per-query p-values and the tables..."):
         self.bar, self.last, self.round_text = bar, 0.0, ""
         self.what, self.finishing = what, finishing
+        self._first = (what, finishing)
+
+    def stage(self, units: str, scope: str = "") -> None:
+        """A new stage of the run (the engine's hook, :mod:`apnull.score.engine.clock`): later counts
+        are of ``units`` (e.g. "queries, exact laws and far tails") of ``scope`` (e.g. "table A")."""
+        (name, first_units), finishing = self._first
+        self.what = (f"{name} {scope}" if scope else name, units)
+        self.finishing = finishing if units == first_units else None
+        self.round_text, self.last = "", 0.0
 
     def compiling(self) -> None:
         """Numba started compiling: a fresh server's first run."""

@@ -250,9 +250,10 @@ def open_decisions(groups: pd.DataFrame, column) -> list:
     return name_text(groups.loc[groups["decision_open"].astype(bool)], column).tolist()
 
 
-def draws_caption(groups: pd.DataFrame, budget) -> str:
+def draws_caption(groups: pd.DataFrame, budget, outcome: dict | None = None) -> str:
     """The adaptive run said in full: the draws the perturbations used (fewest, most, total), the time
-    limit, and whether it stopped any decision."""
+    limit, whether it stopped any decision, and how many query p-values it left as bounds (their far
+    tails not counted: ``outcome``, the result's ``settings["budget_outcome"]``)."""
     used = groups["permutations"].astype(int)
     text = (f"More draws where needed: each perturbation drew until its decision was settled, from "
             f"{int(used.min()):,} to {int(used.max()):,} draws ({int(used.sum()):,} in all; the `permutations` "
@@ -262,7 +263,14 @@ def draws_caption(groups: pd.DataFrame, budget) -> str:
         text += f" Time limit {budget:g} s: " + (
             f"it stopped {opened:,} decision(s) before they were settled (`decision_open`): their p-values are "
             "what the draws so far give; raise the limit to settle them." if opened
-            else "every decision was settled within it.")
+            else "every perturbation's decision was settled within it.")
+        tails, queries = (int((outcome or {}).get(k, 0)) for k in ("tail_bounds", "open_queries"))
+        if tails:
+            text += (f" {tails:,} query p-value(s) are their exact law's upper bound (`p_value_bound`): the "
+                     "limit passed before their far tails were counted.")
+        if queries:
+            text += (f" It left {queries:,} query decision(s) open (`decision_open` in the queries table): "
+                     "raise the limit to settle them.")
     return text
 
 

@@ -2,7 +2,8 @@
 
 A progress reporter is what :func:`.sequential.resolve` calls: ``progress(done, total)`` as batches
 finish, ``progress.round(info)`` before each round (a :class:`.sequential.RoundInfo`), and
-``progress.compiling()`` / ``progress.compiled(seconds)`` around numba's compilation. The command line's
+``progress.compiling()`` / ``progress.compiled(seconds)`` around numba's compilation, and
+``progress.stage(units, scope)`` as a new stage of the run starts (:func:`.clock.tell_stage`). The command line's
 reporter (``apnull.cli._common.Progress``) writes the lines of :func:`round_line` and :func:`count_line`;
 ``progress=True`` in the library gives :func:`default_progress`: in a Jupyter kernel a
 :class:`NotebookProgress` (an HTML progress bar updated in place, with the same round lines; only
@@ -16,7 +17,7 @@ import html
 import sys
 import time
 
-from .sequential import count_text, duration_text
+from .sequential import count_text, estimate_text
 
 __all__ = ["round_line", "count_line", "in_notebook", "default_progress", "NotebookProgress", "LineProgress",
            "COMPILING"]
@@ -28,7 +29,7 @@ COMPILING = "preparing compiled code (first run only) ..."
 def round_line(info) -> str:
     """A refinement round before it runs: ``"round 2: 3 perturbations near the decision line, refined to 400
     draws each (1,100 draws so far; at most 900 more, about 2 s)"``."""
-    when = "" if info.estimate is None else f", about {duration_text(info.estimate)}"
+    when = "" if info.estimate is None else f", {estimate_text(info.estimate)}"
     return (f"round {info.number + 1}: {count_text(info.units, info.label)} near the decision line, refined to "
             f"{info.target:,} draws each ({info.draws_so_far:,} draws so far; at most {info.draws_at_most:,} "
             f"more{when})")
@@ -58,6 +59,19 @@ class _Clock:
         self.start = time.monotonic()
         self.compile_seconds = 0.0
         self.label = "units"
+        self.scope, self.staged = "", False
+
+    def stage(self, units: str, scope: str = "") -> None:
+        """A new stage of the run (:func:`.clock.tell_stage`): later counts are of ``units`` ("queries,
+        exact laws and far tails"), of ``scope`` ("table A"), which its round lines name too."""
+        self.scope, self.staged = f"{scope}: " if scope else "", True
+        self.label = self.scope + units
+
+    def named(self, info) -> str:
+        """The round line of ``info`` with the stage's scope, and the label its counts take."""
+        if not self.staged:
+            self.label = info.label
+        return self.scope + round_line(info)
 
     def compiled(self, seconds: float) -> None:
         """``seconds`` of compiling so far in this run: they do not count as scoring time."""
@@ -105,9 +119,9 @@ class NotebookProgress(_Clock):
 
     def round(self, info) -> None:
         """Before a round: its units' name, and for a refinement round its line."""
-        self.label = info.label
+        line = self.named(info)
         if info.number > 0:
-            self.lines.append(round_line(info))
+            self.lines.append(line)
         self._show(force=True)
 
     def __call__(self, done: int, total: int) -> None:
@@ -132,10 +146,10 @@ class LineProgress(_Clock):
         self.err.flush()
 
     def round(self, info) -> None:
-        self.label = info.label
+        line = self.named(info)
         if info.number == 0:
             return
-        self.err.write(("\r\n" if self.tty and self.shown else "") + round_line(info) + "\n")
+        self.err.write(("\r\n" if self.tty and self.shown else "") + line + "\n")
         self.err.flush()
         self.last = time.monotonic()
 

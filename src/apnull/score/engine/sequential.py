@@ -29,7 +29,6 @@ refinement round, the draws it may take and their estimated time.
 from __future__ import annotations
 
 import contextlib
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable, NamedTuple
@@ -39,11 +38,12 @@ from scipy.stats import beta
 
 from ...fdr import bh_reject
 from ...law import counted_pvalue
+from .clock import CompileWatch, deadline_of
 from .executor import run_round, runner, thread_pool
 
 __all__ = ["CAP", "FIRST", "GROWTH", "H", "DELTA", "LEVELS", "schedule", "clopper_pearson", "undecided",
            "still_open", "sequential_pvalue", "Rounds", "rounds_of", "Null", "Resolved", "RoundInfo", "resolve",
-           "duration_text", "count_text"]
+           "duration_text", "estimate_text", "count_text", "CompileWatch"]
 
 CAP = 1_000_000     #: most draws of one unit
 FIRST = 100         #: draws of the first round
@@ -193,54 +193,11 @@ class RoundInfo(NamedTuple):
     estimate: float | None    #: estimated seconds, from the draws per second of the rounds before
 
 
-class CompileWatch:
-    """Seconds numba spends compiling while it is installed, told to ``progress`` as it happens.
-
-    The first compilation calls ``progress.compiling()`` (a fresh install's first run: "preparing
-    compiled code"), and each finished top-level compilation ``progress.compiled(seconds)``, when
-    ``progress`` has those methods; ``seconds`` is the total so far. Compilations run in whatever
-    thread first calls a kernel (numba holds one lock while compiling), so nesting is counted per
-    thread.
-    """
-
-    def __init__(self, progress=None):
-        self.progress, self.seconds, self._told = progress, 0.0, False
-        self._local, self._lock = threading.local(), threading.Lock()
-
-    def on_start(self, event):
-        depth = getattr(self._local, "depth", 0)
-        self._local.depth = depth + 1
-        if depth == 0:
-            self._local.t0 = time.monotonic()
-            with self._lock:
-                first, self._told = not self._told, True
-            if first and hasattr(self.progress, "compiling"):
-                self.progress.compiling()
-
-    def on_end(self, event):
-        if getattr(self._local, "depth", 0) == 0:  # a compilation that started before this watch was installed
-            return  # (listeners are global: another thread's run may install a watch while one compiles)
-        self._local.depth -= 1
-        if self._local.depth == 0:
-            with self._lock:
-                self.seconds += time.monotonic() - self._local.t0
-                total = self.seconds
-            if hasattr(self.progress, "compiled"):
-                self.progress.compiled(total)
-
-    @contextlib.contextmanager
-    def installed(self):
-        from numba.core import event
-
-        class Listener(event.Listener):  # numba's interface, forwarding to this watch
-            on_start, on_end = self.on_start, self.on_end
-
-        listener = Listener()
-        event.register("numba:compile", listener)
-        try:
-            yield self
-        finally:
-            event.unregister("numba:compile", listener)
+def estimate_text(seconds: float) -> str:
+    """An estimated duration as people say it: "about 45 s", "about 12 min", or "under 1 s" (never
+    "about under 1 s")."""
+    text = duration_text(seconds)
+    return text if text.startswith("under") else f"about {text}"
 
 
 def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None, progress=None,
@@ -261,32 +218,33 @@ def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None
         method ``round(info)``, that is called with a :class:`RoundInfo` before each round, and
         ``compiling()`` / ``compiled(seconds)`` as numba compiles kernels (:class:`CompileWatch`; the
         seconds are never counted as scoring time).
-    budget : float, optional
-        Seconds the refinement rounds (after the first) may take: a round whose estimated time would
-        pass it is not started, and the undecided units are reported ``open``.
+    budget : float or :class:`.clock.Deadline`, optional
+        Seconds from now, or the run's deadline (shared with its other stages): a refinement round
+        (after the first) whose estimated time would take the run past it is not started, and the
+        undecided units are reported ``open``.
     """
     state = null.state
     U = null.units.size
     active = np.ones(U, dtype=bool)
-    info, start, spent_draws, spent_time = [], time.monotonic(), 0, 0.0
+    info, start, rate = [], time.monotonic(), None
     why = ""
     watch = CompileWatch(progress)
-    with thread_pool(threads) as pool, watch.installed():
+    deadline = deadline_of(budget)
+    with thread_pool(threads) as pool, watch.installed(), \
+            (deadline.watching() if deadline is not None else contextlib.nullcontext()):
         run = runner(client, null.work, pool)
-        for r, target in enumerate(rounds.targets):
+        for number, target, decides, timed in _steps(rounds, deadline is not None):
             if "active" in state:
                 flags = state["active"]
                 flags[null.units] = active
             g, L, _ = null.counts()
             so_far = int(L.sum())
             at_most = int(np.maximum(target - L[active], 0).sum())
-            rate = spent_time / spent_draws if spent_draws and r > 0 else None
             estimate = None if rate is None else at_most * rate
-            round_info = RoundInfo(r, int(active.sum()), null.label, int(target), so_far, at_most, estimate)
-            if budget is not None and estimate is not None and \
-                    time.monotonic() - start - watch.seconds + estimate > budget:
-                why = (f"refining {count_text(round_info.units, null.label)} to {target:,} draws each would take about "
-                       f"{duration_text(estimate)}, past the budget of {duration_text(budget)}")
+            round_info = RoundInfo(number, int(active.sum()), null.label, int(target), so_far, at_most, estimate)
+            if deadline is not None and info and deadline.passed(estimate if timed and estimate is not None else 0.0):
+                why = (f"{'refining' if number else 'drawing for'} {count_text(round_info.units, null.label)} to "
+                       f"{target:,} draws each would take {estimate_text(estimate or 0.0)}, past {deadline.text()}")
                 break
             info.append(round_info)
             if hasattr(progress, "round"):
@@ -296,11 +254,15 @@ def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None
                 progress(0, int(items.size))
             t0, c0 = time.monotonic(), watch.seconds
             run_round(run, items, state, null.levels, null.inputs, target, rounds.h, null.fn, progress)
-            spent_time += time.monotonic() - t0 - (watch.seconds - c0)  # compiling is not drawing
-            spent_draws += int(null.counts()[1].sum()) - so_far
+            seconds = time.monotonic() - t0 - (watch.seconds - c0)  # compiling is not drawing
+            drawn = int(null.counts()[1].sum()) - so_far
+            rate = seconds / drawn if drawn else rate  # the last round's: the first's holds one-off set-up
             if not rounds.adaptive:
                 active[:] = False
                 break
+            if not decides:  # a step of the first round under a deadline: the same draws, no decision yet
+                active &= ~null.counts()[2]  # a unit stopped at its h-th exceedance draws no more this round
+                continue
             g, L, _ = null.counts()
             active = still_open(g, L, len(rounds.targets), cap, delta, levels, known)
             if not active.any():
@@ -310,8 +272,27 @@ def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None
         p, bound = counted_pvalue(g, L, exact=True), np.zeros(U, dtype=bool)
     else:
         p, bound = sequential_pvalue(g, L, stopped)
-    open_ = active & (L < cap) if why else np.zeros(U, dtype=bool)
+    open_ = (still_open(g, L, len(rounds.targets), cap, delta, levels, known) if why
+             else np.zeros(U, dtype=bool))
     return Resolved(p, L.astype(np.int64), bound, open_, time.monotonic() - start - watch.seconds, why, info)
+
+
+#: Under a deadline, the first adaptive round is drawn in steps to these totals (then ``FIRST``), so a
+#: run that cannot afford the whole round still ends in time; a unit's draws are the same either way.
+FIRST_STEPS = (10, 30)
+
+
+def _steps(rounds: Rounds, budgeted: bool) -> list:
+    """(round number, target, decides, timed) of each step of ``rounds``: every round as one step,
+    ``decides`` (the undecided units are chosen after it); with a deadline, adaptive runs draw the first
+    round in steps to :data:`FIRST_STEPS` that decide nothing (the streams continue where they stop,
+    so the draws and decisions are those of one step). ``timed``: the draws per second of the step
+    before estimate this one (not after the very first step, whose time holds one-off set-up; only
+    a deadline already passed stops the step after it)."""
+    out = [(r, int(t), True, r > 0) for r, t in enumerate(rounds.targets)]
+    if budgeted and rounds.adaptive and out and out[0][1] > FIRST_STEPS[-1]:
+        out = [(0, t, False, i > 0) for i, t in enumerate(FIRST_STEPS)] + [(0, out[0][1], True, True)] + out[1:]
+    return out
 
 
 def duration_text(seconds: float) -> str:

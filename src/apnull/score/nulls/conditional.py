@@ -28,10 +28,12 @@ import numpy as np
 from ...law import VALUE_TOL
 from ...streams import stream_key
 from ..engine.executor import offsets, ranges
-from ..engine.sequential import Null, resolve, rounds_of
+from ..engine.clock import deadline_of, tell_stage
+from ..engine.sequential import Null, resolve, rounds_of, undecided
 from ..kernels.draws import Counts, conditional_batch
 
-__all__ = ["QUERY_NULLS", "QueryP", "query_null", "conditional_pvalues", "query_pvalues", "QUERY_CHUNK"]
+__all__ = ["QUERY_NULLS", "QueryP", "query_null", "conditional_pvalues", "query_pvalues", "bounds_undecided",
+           "QUERY_CHUNK"]
 
 #: The label of each per-query null, as the ``null`` column of the query table says.
 QUERY_NULLS = {"exact": "exact law", "conditional": "conditional permutation"}
@@ -87,7 +89,7 @@ def query_null(work, seed) -> Null:
     return Null(work, query_batch, state, QUERY_LEVELS, tuple(QUERY_LEVELS), "query", qidx, unit_item, "queries")
 
 
-def conditional_pvalues(work, seed, permutations, known, client=None, threads=None, budget=None):
+def conditional_pvalues(work, seed, permutations, known, client=None, threads=None, budget=None, progress=None):
     """Conditional-null p-values of the queries of every perturbation that spans several strata.
 
     Parameters
@@ -100,6 +102,11 @@ def conditional_pvalues(work, seed, permutations, known, client=None, threads=No
     known : ndarray
         The exact-law p-values of the other queries.
     client : dask client, Scattered or None
+    budget : float or Deadline, optional
+        The run's time budget (:func:`..engine.sequential.resolve`).
+    progress : optional
+        Told the stage (its counts are of perturbations, each with its queries) and the rounds
+        (:mod:`..engine.clock`).
 
     Returns
     -------
@@ -111,11 +118,14 @@ def conditional_pvalues(work, seed, permutations, known, client=None, threads=No
     null = query_null(work, seed)
     if not null.units.size:
         return null.units, None
-    res = resolve(null, rounds_of(permutations), client=client, threads=threads, known=known, budget=budget)
+    tell_stage(progress, "perturbations (conditional null of their queries)")  # a round counts perturbations
+    res = resolve(null, rounds_of(permutations), client=client, threads=threads, known=known, budget=budget,
+                  progress=progress)
     return null.units, res
 
 
-def query_pvalues(work, scores, laws, seed, permutations, client=None, threads=None, budget=None) -> QueryP:
+def query_pvalues(work, scores, laws, seed, permutations, client=None, threads=None, budget=None,
+                  progress=None) -> QueryP:
     """Every query's p-value and the null it used.
 
     Parameters
@@ -123,14 +133,22 @@ def query_pvalues(work, scores, laws, seed, permutations, client=None, threads=N
     scores : Scores
         The observed ``ap`` of every query (:class:`..table.perts.Scores`).
     laws : LawCache
-        The exact laws of the run.
+        The exact laws of the run (their far tails counted within its deadline).
     permutations : int or "auto"
         Draws per conditional query (``"auto"``: adaptive).
+    budget : Deadline, optional
+        The run's clock (:class:`..engine.clock.Deadline`): the conditional rounds stay within it (and
+        the exact laws' far-tail counting within ``laws.deadline``, :meth:`.laws.LawCache.counted_pvalues`).
+    progress : optional
+        Told each stage and its progress (:mod:`..engine.clock`).
 
     Returns
     -------
     QueryP
-        Exact-law queries have 0 permutations and bound False.
+        Exact-law queries have 0 permutations and bound False, except where the deadline passed
+        before their far tail was counted: p is then the law's guaranteed upper end, bound True, and
+        open True where the BH decision at the engine's levels could change (rejected with p = 0 but
+        not with the bound; :func:`..engine.sequential.undecided`).
     """
     screen = work.screen
     pt = screen.perts
@@ -138,16 +156,29 @@ def query_pvalues(work, scores, laws, seed, permutations, client=None, threads=N
     k = pt.k
     single = np.repeat(np.diff(pt.soff) == 1, k)  # the exact law: every positive shares the query's stratum
     out = QueryP(np.empty(Q), ~single, np.zeros(Q, dtype=np.int64), np.zeros(Q, dtype=bool), np.zeros(Q, dtype=bool))
+    deadline = deadline_of(budget)
     if single.any():  # the laws' work is per (m, n), not per query; chunks of queries bound the temporaries
         ns = screen.query_negatives()
         qpert = pt.query_pert()
         for a in range(0, Q, QUERY_CHUNK):
             pos = a + np.flatnonzero(single[a:a + QUERY_CHUNK])
             if pos.size:
-                out.p[pos] = laws.query_pvalues(k[qpert[pos]] - 1, ns[pos], scores.ap[pos])
+                out.p[pos], out.bound[pos] = laws.counted_pvalues(k[qpert[pos]] - 1, ns[pos], scores.ap[pos],
+                                                                  progress)
         del qpert, ns
-    where, res = conditional_pvalues(work, seed, permutations, out.p[single], client, threads, budget)
+    uncounted = out.bound.copy()
+    where, res = conditional_pvalues(work, seed, permutations, out.p[single], client, threads, deadline, progress)
     if res is not None:
         out.p[where], out.permutations[where], out.bound[where], out.open[where] = (res.p_value, res.drawn,
                                                                                     res.bound, res.open)
+    if uncounted.any():
+        out.open[uncounted] = bounds_undecided(out.p, out.bound)[uncounted]
     return out
+
+
+def bounds_undecided(p, bound) -> np.ndarray:
+    """Where the BH decisions (at the engine's levels) of p-values ``p`` could change, ``p`` being
+    upper bounds where ``bound`` (anywhere in [0, p]) and exact elsewhere: rejected with the lower
+    ends but not with the upper ends (:func:`..engine.sequential.undecided`). NaN counts as 1."""
+    hi = np.nan_to_num(np.asarray(p, dtype=float), nan=1.0)
+    return undecided(np.where(bound, 0.0, hi), hi)

@@ -10,6 +10,8 @@
   feature and is text or named ``Metadata_*``.
 - **p-values are numbers.** :func:`p_text` prints them in ``%.3g`` style (``0.001``, ``1e-05``);
   a permutation p-value is at least 1/(1 + B) and never 0.
+- **A budget's cut is said.** :func:`budget_report` names the decisions a time budget left open and
+  the per-query p-values that are bounds because their far tails were not counted.
 - **The floor is said.** :func:`floor_warning` warns when perturbations sit at the smallest
   p-value B allows and says what a larger B costs.
 """
@@ -20,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["RESERVED", "ROW_NOTE", "TEXT", "output_name", "carried_columns", "carry_metadata", "p_text",
-           "floor_warning"]
+           "floor_warning", "budget_report"]
 
 #: Column names the output tables use for their own values (both tables, and those other scoring
 #: options may add); an input column of one of these names is carried as ``<name>_input``.
@@ -110,3 +112,33 @@ def floor_warning(p_values, B, seconds: float | None = None, fraction: float = 0
     return (f"{at:,} of {p.size:,} perturbations sit at the smallest p-value B = {B:,} permutations allow, "
             f"{p_text(floor)}; their true p-values may be smaller and their q-values are limited by it. "
             f"B = {bigger:,} lowers the floor to {p_text(1 / (1 + bigger))} and takes about 10 times as long{cost}.")
+
+
+def budget_report(scored) -> tuple:
+    """(warnings, outcome) of what a time budget cut short, from :func:`.tables.pvalues`'s ``Scored``
+    (before the query table takes its arrays): the perturbations and queries whose BH decision stayed
+    open (``decision_open``), and the exact-law queries whose far tail was not counted (their p-value
+    is the law's upper end: ``p_value_bound``). ``outcome`` counts them for the settings:
+    {"open_perturbations", "open_queries", "tail_bounds"}; the warnings are empty when nothing was cut.
+    """
+    q = scored.queries
+    tails = int((q["bound"] & ~q["conditional"]).sum())
+    outcome = {"open_perturbations": int(scored.open.sum()), "open_queries": int(q["open"].sum()),
+               "tail_bounds": tails}
+    out = []
+    if scored.open.any():
+        names = [str(scored.names[i]) for i in np.flatnonzero(scored.open)]
+        out.append(f"the time budget stopped the adaptive permutations before the BH decision of "
+                   f"{len(names):,} perturbation(s) was settled ({', '.join(names[:5])}"
+                   f"{' ...' if len(names) > 5 else ''}): their p-values are valid but may sit on either side "
+                   "of the FDR line; give a larger budget to settle them")
+    if tails:
+        out.append(f"the time budget passed before the far tails of {tails:,} query p-value(s) were counted: "
+                   "each is its exact law's guaranteed upper end (p_value_bound), "
+                   f"{outcome['open_queries']:,} query decision(s) left open (decision_open); give a larger "
+                   "budget to count them")
+    elif outcome["open_queries"]:
+        out.append(f"the time budget stopped the conditional null before the BH decision of "
+                   f"{outcome['open_queries']:,} query p-value(s) was settled (decision_open in the queries table); "
+                   "give a larger budget to settle them")
+    return out, outcome

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ...fdr import benjamini_hochberg
-from ..nulls.conditional import QUERY_NULLS, QueryP
+from ..nulls.conditional import QUERY_NULLS, QueryP, bounds_undecided
 from ..nulls.laws import LawCache
 from ..table.perts import Scores
 from ..table.positives import query_positives
@@ -39,20 +39,22 @@ class Scored(NamedTuple):
     # perturbation of each row of the groups table) for :func:`add_activity`
 
 
-def pvalues(screen: Screen, scores: Scores, null: str, permutations, query: QueryP, seed: int = 0) -> Scored:
+def pvalues(screen: Screen, scores: Scores, null: str, permutations, query: QueryP, seed: int = 0,
+            deadline=None) -> Scored:
     """The mAP p-value of each perturbation under the run's ``null`` ("permutation": ``scores``'s own;
     "independent", "copairs": computed here, the latter from ``permutations`` rows, 999 for "auto"),
     and every query's AP p-value.
 
     ``scores`` and ``query`` hold every query; where ``positives_differ_by`` leaves a query no
     positive it is left out (no AP), and a perturbation with positives left out gets the exact laws
-    of the kept m for its queries.
+    of the kept m for its queries, counted within the run's ``deadline`` (past it, bounds flagged
+    as :func:`.conditional.query_pvalues` flags them).
     """
     pt = screen.perts
     k = pt.k
     ns = screen.query_negatives()
     qpert = pt.query_pert()
-    laws = LawCache(seed)
+    laws = LawCache(seed, deadline)
     copairs_B = permutations if isinstance(permutations, int) else 999
     qp = query
     if screen.codes is None:
@@ -60,13 +62,16 @@ def pvalues(screen: Screen, scores: Scores, null: str, permutations, query: Quer
     else:  # positives_differ_by: the kept positives of each query, the exact law where some are left out
         qp = QueryP(*(a.copy() for a in query))
         ms = np.concatenate([query_positives(screen.codes, pt[i].reps) for i in range(len(pt))])
+        uncounted = np.zeros(ms.size, dtype=bool)
         for i in range(len(pt)):
             q = slice(int(pt.qoff[i]), int(pt.qoff[i + 1]))
             has = ms[q] > 0
             if not (ms[q][has] == k[i] - 1).all():
                 at = np.arange(q.start, q.stop)[has]
-                qp.p[at] = laws.query_pvalues(ms[at], ns[at], scores.ap[at])
-                qp.conditional[at], qp.permutations[at], qp.bound[at] = False, 0, False
+                qp.p[at], uncounted[at] = laws.counted_pvalues(ms[at], ns[at], scores.ap[at])
+                qp.conditional[at], qp.permutations[at], qp.bound[at], qp.open[at] = False, 0, uncounted[at], False
+        if uncounted.any():
+            qp.open[uncounted] = bounds_undecided(qp.p, qp.bound)[uncounted]
     kept = ms > 0
     if null == "permutation":
         pval = scores.p_value

@@ -1,0 +1,184 @@
+"""The one clock of a scoring run: its time budget (:class:`Deadline`), numba's compilation kept out of
+it (:class:`CompileWatch`), and the stages its progress names.
+
+A run given ``budget=S`` seconds makes one :class:`Deadline` when its options are checked
+(:class:`apnull.score.options.RunOptions`) and every part of the run reads it: the engine's
+refinement rounds (:func:`.sequential.resolve` starts no round its estimate would take past it),
+the per-query far-tail counting (:meth:`apnull.score.nulls.laws.LawCache.counted_pvalues` counts no
+tail once it has passed: the law's guaranteed upper end is reported instead, flagged as a bound),
+and a comparison's two tables and its flip tests, which share one deadline
+(:meth:`Deadline.share`). Seconds numba spends compiling (a fresh install's first run) are not
+counted: they are told to the progress instead.
+
+Progress objects are callables ``progress(done, total)`` with optional hooks: ``round(info)``,
+``compiling()``, ``compiled(seconds)`` (see :func:`.sequential.resolve`) and ``stage(units, scope)``,
+called as a run starts a new stage whose ``done`` counts ``units`` ("perturbations", "queries, far
+tails counted"); ``scope`` says which part of a larger run it belongs to ("table A").
+:func:`tell_stage` calls the hook where it exists, and :class:`Scoped` adds a scope to every stage a
+progress object is told (a comparison's tables).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+
+__all__ = ["Deadline", "deadline_of", "CompileWatch", "Scoped", "tell_stage"]
+
+
+class CompileWatch:
+    """Seconds numba spends compiling while it is installed, told to ``progress`` as it happens.
+
+    The first compilation calls ``progress.compiling()`` (a fresh install's first run: "preparing
+    compiled code"), and each finished top-level compilation ``progress.compiled(seconds)``, when
+    ``progress`` has those methods; ``seconds`` is the total so far. Compilations run in whatever
+    thread first calls a kernel (numba holds one lock while compiling), so nesting is counted per
+    thread. Loading a kernel from numba's cache is not compiling, and is counted as the run's time.
+    """
+
+    def __init__(self, progress=None):
+        self.progress, self.seconds, self._told = progress, 0.0, False
+        self._local, self._lock = threading.local(), threading.Lock()
+
+    def on_start(self, event):
+        depth = getattr(self._local, "depth", 0)
+        self._local.depth = depth + 1
+        if depth == 0:
+            self._local.t0 = time.monotonic()
+            with self._lock:
+                first, self._told = not self._told, True
+            if first and hasattr(self.progress, "compiling"):
+                self.progress.compiling()
+
+    def on_end(self, event):
+        if getattr(self._local, "depth", 0) == 0:  # a compilation that started before this watch was installed
+            return  # (listeners are global: another thread's run may install a watch while one compiles)
+        self._local.depth -= 1
+        if self._local.depth == 0:
+            with self._lock:
+                self.seconds += time.monotonic() - self._local.t0
+                total = self.seconds
+            if hasattr(self.progress, "compiled"):
+                self.progress.compiled(total)
+
+    @contextlib.contextmanager
+    def installed(self):
+        from numba.core import event
+
+        class Listener(event.Listener):  # numba's interface, forwarding to this watch
+            on_start, on_end = self.on_start, self.on_end
+
+        listener = Listener()
+        event.register("numba:compile", listener)
+        try:
+            yield self
+        finally:
+            event.unregister("numba:compile", listener)
+
+
+class _Shared:
+    """What the deadlines of one run share: the clock, its start and the compile watch."""
+
+    def __init__(self, clock):
+        self.clock, self.start, self.watch, self.depth = clock, clock(), CompileWatch(), 0
+        self.lock = threading.Lock()
+        self.exits: list = []
+
+
+class Deadline:
+    """``seconds`` of a run's time, counted from the deadline's creation; numba's compilation excluded.
+
+    Parameters
+    ----------
+    seconds : float
+        The run's budget (what its settings report).
+    clock : callable, optional
+        Seconds now (``time.monotonic``); tests inject a fake one.
+
+    A deadline made by :meth:`share` has the same clock, start and budget and an earlier end:
+    ``limit`` is the seconds from the start it allows (``seconds`` for the run's own deadline).
+    """
+
+    def __init__(self, seconds: float, clock=time.monotonic, *, _shared=None, _limit=None):
+        self.seconds = float(seconds)
+        self._shared = _shared if _shared is not None else _Shared(clock)
+        self.limit = self.seconds if _limit is None else float(_limit)
+
+    def elapsed(self) -> float:
+        """Seconds since the start, compiling excluded."""
+        s = self._shared
+        return s.clock() - s.start - s.watch.seconds
+
+    def left(self) -> float:
+        """Seconds left before this deadline (negative once passed)."""
+        return self.limit - self.elapsed()
+
+    def passed(self, extra: float = 0.0) -> bool:
+        """True when ``extra`` more seconds would take the run past this deadline."""
+        return self.elapsed() + extra > self.limit
+
+    def share(self, fraction: float) -> "Deadline":
+        """A deadline on the same clock ending once ``fraction`` of the time now left is spent (a
+        comparison's table A gets half of what is left, B the rest: both within the one budget)."""
+        return Deadline(self.seconds, _shared=self._shared,
+                        _limit=self.elapsed() + max(0.0, fraction * self.left()))
+
+    def text(self) -> str:
+        """The budget and what is spent of it, for messages: "the budget of 10 s (7.2 s spent)"."""
+        spent = max(self.elapsed(), 0.0)
+        if self.limit < self.seconds:
+            return (f"this part's share of the budget of {self.seconds:g} s (up to {self.limit:.1f} s; "
+                    f"{spent:.1f} s spent)")
+        return f"the budget of {self.seconds:g} s ({spent:.1f} s spent)"
+
+    @contextlib.contextmanager
+    def watching(self):
+        """Keep numba's compilation out of this deadline's time while the block runs (nested blocks
+        of the same run install one watch)."""
+        s = self._shared
+        with s.lock:
+            s.depth += 1
+            first = s.depth == 1
+            if first:
+                stack = contextlib.ExitStack()
+                stack.enter_context(s.watch.installed())
+                s.exits.append(stack)
+        try:
+            yield self
+        finally:
+            with s.lock:
+                s.depth -= 1
+                if s.depth == 0:
+                    s.exits.pop().close()
+
+
+def deadline_of(budget) -> Deadline | None:
+    """A :class:`Deadline`: ``budget`` itself when it is one, a new one of ``budget`` seconds, or None."""
+    if budget is None or isinstance(budget, Deadline):
+        return budget
+    return Deadline(float(budget))
+
+
+def tell_stage(progress, units: str, scope: str = "") -> None:
+    """Tell ``progress`` (when it has the ``stage`` hook) that the run starts counting ``units``."""
+    if hasattr(progress, "stage"):
+        progress.stage(units, scope)
+
+
+class Scoped:
+    """``progress`` with ``scope`` given to every stage it is told (e.g. "table A" of a comparison);
+    every other call is passed on as it is."""
+
+    def __init__(self, progress, scope: str):
+        self.progress, self.scope = progress, scope
+        tell_stage(progress, "perturbations", scope)
+
+    def __call__(self, done: int, total: int) -> None:
+        self.progress(done, total)
+
+    def __getattr__(self, name):  # round, compiling, compiled: as the wrapped object has them
+        return getattr(self.progress, name)
+
+    def stage(self, units: str, scope: str = "") -> None:
+        tell_stage(self.progress, units, f"{self.scope}, {scope}" if scope else self.scope)

@@ -1,0 +1,229 @@
+"""A time budget bounds every part of a run: one clock (``Deadline``) for all its stages, the far-tail
+counting stopping with bounds that hold, the first round drawn in steps, a comparison's two tables
+on one deadline, and progress naming each stage."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from apnull.cli._common import Progress
+from apnull.score import compare as compare_module
+from apnull.score import digits_screen, score_compare, score_profiles
+from apnull.score.engine import sequential as seq
+from apnull.score.engine.clock import Deadline, Scoped, tell_stage
+from apnull.score.example import digits_pipeline_pair
+from apnull.score.nulls.laws import LAW_GRACE, LawCache
+from apnull.score.nulls.permutation import ScreenWork, mean_null
+from apnull.score.table.screen import prepare_screen
+
+KW = dict(perturbation="Metadata_perturbation", stratum="Metadata_plate")
+
+
+class Clock:
+    """A clock the test moves by hand."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+class Recorder:
+    """A progress object that keeps every call."""
+
+    def __init__(self):
+        self.calls, self.stages, self.rounds = [], [], []
+
+    def __call__(self, done, total):
+        self.calls.append((done, total))
+
+    def stage(self, units, scope=""):
+        self.stages.append((units, scope))
+
+    def round(self, info):
+        self.rounds.append(info)
+
+
+def strong_block(P=3, k=10, controls=60, seed=0) -> pd.DataFrame:
+    """``P`` strong perturbations x ``k`` replicates on one plate of ``controls`` controls: every query
+    under the exact law of (k - 1, controls), its AP in the far tail the grid cannot resolve."""
+    rng = np.random.default_rng(seed)
+    X = [rng.normal(size=(controls, 20))]
+    names = ["DMSO"] * controls
+    for t in range(P):
+        X.append(rng.normal(size=20) * 0.9 + rng.normal(size=(k, 20)))
+        names += [f"p{t}"] * k
+    table = pd.DataFrame(np.concatenate(X), columns=[f"f{i}" for i in range(20)])
+    table.insert(0, "Metadata_plate", "P1")
+    table.insert(0, "Metadata_perturbation", names)
+    return table
+
+
+# -- the clock -----------------------------------------------------------------------------------------
+
+def test_a_deadline_counts_from_its_start_and_shares_its_clock():
+    clock = Clock()
+    clock.now = 100.0
+    d = Deadline(10, clock=clock)
+    clock.now = 104.0
+    assert d.elapsed() == 4 and d.left() == 6 and not d.passed() and d.passed(6.5)
+    a = d.share(0.5)  # half of the 6 s left: until 7 s
+    assert a.seconds == 10 and a.limit == 7 and a.elapsed() == 4
+    clock.now = 107.5
+    assert a.passed() and not d.passed() and "share of the budget of 10 s" in a.text()
+    assert d.text() == "the budget of 10 s (7.5 s spent)"
+    clock.now = 120.0
+    assert d.passed() and d.share(0.5).limit == d.elapsed()  # nothing left to share
+
+
+def test_one_deadline_per_run_made_when_the_options_are_checked():
+    from apnull.score.options import RunOptions
+
+    opts = RunOptions.checked(budget=5)
+    assert opts.budget == 5.0 and isinstance(opts.deadline, Deadline) and opts.deadline.seconds == 5
+    shared = Deadline(7)
+    again = RunOptions.checked(budget=shared)
+    assert again.deadline is shared and again.budget == 7.0  # a part of a larger run keeps its clock
+    assert RunOptions.checked().deadline is None
+    with pytest.raises(ValueError, match="budget must be a positive number"):
+        RunOptions.checked(budget=-1)
+
+
+# -- far tails ------------------------------------------------------------------------------------------
+
+APS = np.array([0.99, 0.95, 1.0, 0.3, np.nan])
+
+
+def test_far_tails_are_not_counted_past_the_deadline_and_say_so():
+    ms, ns = [19] * 5, [200] * 5
+    counted, none = LawCache(0).counted_pvalues(ms, ns, APS)
+    assert not none.any()
+    clock = Clock()
+    late = Deadline(1.0, clock=clock)
+    clock.now = 1.0 + LAW_GRACE / 2  # passed, but the laws are still computed
+    p, uncounted = LawCache(0, late).counted_pvalues(ms, ns, APS)
+    # 0.99 and 0.95: the grid's guaranteed upper end, never below the counted p, never 0
+    assert uncounted.tolist() == [True, True, False, False, False]
+    assert (p[:2] >= counted[:2]).all() and (p[:2] > 0).all() and (p[:2] <= 1).all()
+    assert p[2] == counted[2] == pytest.approx(1 / 2.4e27, rel=0.2)  # AP = 1: the closed form, exact
+    assert p[3] == counted[3] and np.isnan(p[4])  # the bulk needs no counting
+    clock.now = 10.0  # far past: no law is computed either: p = 1, but for the closed form of AP = 1
+    p, uncounted = LawCache(0, late).counted_pvalues(ms, ns, APS)
+    assert p[[0, 1, 3]].tolist() == [1.0] * 3 and uncounted.tolist() == [True, True, False, True, False]
+    assert p[2] == pytest.approx(counted[2], rel=1e-12) and np.isnan(p[4])
+
+
+def test_far_tail_counting_reports_its_progress():
+    rec = Recorder()
+    LawCache(0).counted_pvalues([19] * 5, [200] * 5, APS, rec)
+    assert rec.stages == [("queries, exact laws and far tails", "")]
+    assert rec.calls[-1] == (4, 4) and len(rec.calls) >= 4  # the law, then each counted tail
+
+
+def test_a_tiny_budget_leaves_far_tails_as_flagged_bounds():
+    table = strong_block()
+    full = score_profiles(table, **KW, seed=0)
+    short = score_profiles(table, **KW, seed=0, budget=1e-9)
+    q, s = full.queries, short.queries
+    assert (q["null"] == "exact law").all() and not q["p_value_bound"].any()
+    bounded = s["p_value_bound"].to_numpy()
+    assert bounded.any()
+    assert (s["p_value"].to_numpy() >= q["p_value"].to_numpy()).all() and (s["p_value"] > 0).all()
+    # where no bound was needed the values are those of the full run (AP = 1 by its closed form)
+    np.testing.assert_array_equal(s["p_value"].to_numpy()[~bounded], q["p_value"].to_numpy()[~bounded])
+    outcome = short.settings["budget_outcome"]
+    assert outcome["tail_bounds"] == int(bounded.sum()) and short.settings["budget"] == 1e-9
+    assert any("far tails of" in w and "p_value_bound" in w for w in short.warnings)
+    assert "decision_open" in s.columns and outcome["open_queries"] == int(s["decision_open"].sum())
+
+
+def test_bounds_leave_a_decision_open_only_where_it_could_change():
+    from apnull.score.nulls.conditional import bounds_undecided
+
+    p = np.array([1e-9, 0.2, 0.3, 0.01])
+    bound = np.array([True, True, False, False])
+    # 1e-9 is rejected even as an upper bound; 0.2 could be anything in [0, 0.2]: open
+    assert bounds_undecided(p, bound).tolist() == [False, True, False, False]
+
+
+# -- rounds ---------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def digits():
+    return digits_screen()
+
+
+def test_a_budget_that_never_binds_changes_no_draw(digits):
+    plain = score_profiles(digits, **KW, seed=2)
+    budgeted = score_profiles(digits, **KW, seed=2, budget=1e6)  # the first round in steps of 10, 30, 100
+    for a, b in ((plain.groups, budgeted.groups), (plain.queries, budgeted.queries)):
+        np.testing.assert_array_equal(a["p_value"], b["p_value"])
+        np.testing.assert_array_equal(a["permutations"], b["permutations"])
+    assert not budgeted.groups["decision_open"].any() and budgeted.warnings == plain.warnings
+
+
+def test_a_passed_deadline_stops_the_first_round_after_its_first_step(digits):
+    screen = prepare_screen(digits, "Metadata_perturbation", ["DMSO"], "Metadata_plate", None, "cosine",
+                            "error", None, "controls")
+    clock = Clock()
+    deadline = Deadline(1.0, clock=clock)
+    clock.now = 5.0
+    rec = Recorder()
+    res = seq.resolve(mean_null(ScreenWork(screen, 0)), seq.rounds_of("auto"), threads=1, budget=deadline,
+                      progress=rec)
+    assert (res.drawn == seq.FIRST_STEPS[0]).all()
+    assert res.stopped_by_budget.startswith(f"drawing for {len(screen.perts)} perturbations to 30 draws each")
+    assert (res.p_value >= 1 / 11).all() and res.open.any()
+    assert [i.target for i in rec.rounds] == [10]
+
+
+# -- a comparison: one clock ------------------------------------------------------------------------------
+
+def test_compare_runs_both_tables_and_its_tests_on_one_deadline(monkeypatch):
+    seen = []
+    real_score, real_resolve = compare_module.score_profiles, compare_module.resolve
+
+    def score(table, **kw):
+        seen.append(("table", kw["budget"], kw["progress"]))
+        return real_score(table, **kw)
+
+    def resolve(null, rounds, **kw):
+        seen.append(("flips", kw.get("budget"), None))
+        return real_resolve(null, rounds, **kw)
+
+    monkeypatch.setattr(compare_module, "score_profiles", score)
+    monkeypatch.setattr(compare_module, "resolve", resolve)
+    rec = Recorder()
+    a, b = digits_pipeline_pair(seed=1)
+    res = score_compare(a, b, key=["Metadata_plate", "Metadata_well"], perturbation="Metadata_perturbation",
+                        stratum="Metadata_plate", seed=3, budget=30, progress=rec)
+    tables = [d for kind, d, _ in seen if kind == "table"]
+    flips = [d for kind, d, _ in seen if kind == "flips"]
+    assert len(tables) == 2 and flips
+    deadlines = tables + flips
+    assert all(isinstance(d, Deadline) and d.seconds == 30 for d in deadlines)
+    assert len({id(d._shared) for d in deadlines}) == 1  # one clock, started once
+    assert tables[0].limit < 30 and tables[1].limit == 30  # A: half of what was left; B: the rest
+    assert res.settings["budget"] == 30 and res.a.settings["budget"] == 30 == res.b.settings["budget"]
+    scopes = {scope for _, scope in rec.stages}
+    assert scopes == {"table A", "table B"}  # every stage says which table it refines
+
+
+# -- progress words ---------------------------------------------------------------------------------------
+
+def test_progress_never_says_about_under_1_s():
+    assert seq.estimate_text(0.2) == "under 1 s" and seq.estimate_text(45) == "about 45 s"
+    err = io.StringIO()
+    progress = Progress(err, "apnull compare: perturbations")
+    scoped = Scoped(progress, "table B")
+    tell_stage(scoped, "queries, conditional null")
+    scoped.round(seq.RoundInfo(1, 3, "queries", 400, 1000, 900, 0.2))
+    line = err.getvalue()
+    assert line.startswith("apnull compare: table B: round 2: 3 queries near the decision line, refined to 400")
+    assert line.rstrip().endswith("at most 900 more, under 1 s)") and "about under" not in line
+    assert progress.label == "apnull compare: table B: queries, conditional null"
