@@ -16,6 +16,7 @@ import pandas as pd
 from .score import USES_B, name_text
 
 __all__ = ["CALIBRATION", "CALIBRATION_SOURCE", "CALIBRATION_FDR", "CALIBRATION_LAYOUTS", "calibration_table",
+           "calibration_views",
            "NAN_WORDS", "NEGATIVE_WORDS", "NAN_CHOICES", "NEGATIVE_CHOICES", "missing_message", "dropped_text",
            "nulls_used", "NULL_SHORT_WORDS", "query_null_text",
            "mAP_null_text", "method_text", "significant_name", "download_tables", "settings_record", "bundle_zip",
@@ -66,6 +67,15 @@ def calibration_table(used=None) -> pd.DataFrame:
     if used is not None:
         out.insert(0, "this run", rows["key"].isin(set(used)).to_numpy())
     return out
+
+
+def calibration_views(used) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(:func:`calibration_table` of ``used``, the same as the page shows it: ✓ for this run's rows,
+    the rates' columns named in words)."""
+    table = calibration_table(used)
+    shown = (table.assign(**{"this run": table["this run"].map({True: "✓", False: ""})})
+             .rename(columns={"fpr_05": "false hits at α = 0.05", "fpr_01": "at α = 0.01"}))
+    return table, shown
 
 
 # ----------------------------------------------------------------------------------------------
