@@ -82,3 +82,14 @@ def test_visitors_get_the_viewer_toolbar():
                            text=True, timeout=60, check=True).stdout
     assert re.search(r'^toolbarMode = "viewer"$', shown, flags=re.M)
     assert '"viewer" : Hide the developer options' in shown  # the option and its value exist in this streamlit
+
+
+def test_every_test_file_the_docs_name_exists():
+    """A test file named in the README or docs/ (``tests/.../test_x.py``) is there: a reader who looks for
+    the test a page convention points to finds it (docs/PAGES.md named tests/e2e/test_front_door.py)."""
+    named = set()
+    for doc in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        named |= {(doc.name, m) for m in re.findall(r"tests/[\w/]+\.py", doc.read_text(encoding="utf-8"))}
+    assert named, "no test file named in the docs: the pattern is wrong"
+    missing = sorted((doc, path) for doc, path in named if not (ROOT / path).exists())
+    assert not missing, missing
