@@ -83,6 +83,10 @@ def pr_curve_figure(curve, k: int | None = None, height: int = 480) -> go.Figure
     return fast_figure(traces, layout)
 
 
+#: Share of the null chart's plot height kept free above the highest bar for the observed AP's label.
+LABEL_ROOM = 0.35
+
+
 def null_position_figure(values, probs, ap: float, p: float, m: int, n: int, method: str,
                          height: int = 320) -> go.Figure:
     """The null law of AP for (m, n) with the observed AP marked and its upper tail (the p-value) red.
@@ -125,6 +129,9 @@ def null_position_figure(values, probs, ap: float, p: float, m: int, n: int, met
     left = ap < 0.5  # the label on the wider side of the line (a 390 px phone has room for one side only)
     marker_line = dict(type="line", x0=ap, x1=ap, xref="x", y0=0, y1=1, yref="paper",
                        line=dict(color=PALETTE["value"], width=2.5))
+    # the label's two lines sit in headroom above the highest bar (LABEL_ROOM of the plot's height), never
+    # on a bar: a box over the bar tops made two equal bars of 0.05 look like 0.043
+    top = float(np.max(y)) if y.size else 1.0
     label = dict(x=ap, y=1, yref="paper", text=f"this ranking<br>AP = {ap:.3f}, p = {p:.3g}", showarrow=False,
                  xanchor="left" if left else "right", yanchor="top", xshift=6 if left else -6, align="left",
                  font=dict(color=PALETTE["value"]), bgcolor="rgba(255,255,255,0.85)")
@@ -135,5 +142,6 @@ def null_position_figure(values, probs, ap: float, p: float, m: int, n: int, met
              f"{names.get(method, method)}</sup>")
     layout = layout_dict(title, "AP", ylabel, height + 40, bargap=0, barmode="overlay", shapes=[marker_line],
                          annotations=[label], xaxis=dict(range=[0, 1.02]), margin=dict(t=70, b=90),
+                         yaxis=dict(range=[0, top / (1 - LABEL_ROOM)]),
                          legend=dict(orientation="h", yanchor="top", y=-0.3, xanchor="left", x=0))
     return fast_figure(traces, layout)
