@@ -60,6 +60,8 @@ def test_missing_values_are_named_with_the_page_control_and_planned():
     assert "'px_20'" in err.value.where and "nan=" not in err.value.where
     message = report.missing_message(err.value.where)
     assert message.startswith("Feature columns with NaN") and "**Missing values**" in message
+    # the row named is the 0-based data row (row 3 = the file's fourth data row), and the message says so
+    assert "(first rows: 3)" in message and "counted from 0: row 0 is the first data row under the header" in message
     plan = screen_plan(table, PERT, "DMSO", "Metadata_plate", nan="drop-features")
     assert plan.dropped_features == ("px_20",) and "px_20" in report.dropped_text(plan)
     plan = screen_plan(table, PERT, "DMSO", "Metadata_plate", nan="drop-rows")

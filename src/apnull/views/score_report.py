@@ -17,7 +17,8 @@ from .score import USES_B, name_text
 
 __all__ = ["CALIBRATION", "CALIBRATION_SOURCE", "CALIBRATION_FDR", "CALIBRATION_LAYOUTS", "calibration_table",
            "calibration_views",
-           "NAN_WORDS", "NEGATIVE_WORDS", "NAN_CHOICES", "NEGATIVE_CHOICES", "missing_message", "dropped_text",
+           "NAN_WORDS", "NEGATIVE_WORDS", "NAN_CHOICES", "NEGATIVE_CHOICES", "missing_message", "ROW_NUMBERS",
+           "dropped_text",
            "nulls_used", "NULL_SHORT_WORDS", "query_null_text",
            "mAP_null_text", "method_text", "significant_name", "download_tables", "settings_record", "bundle_zip",
            "open_decisions", "draws_caption"]
@@ -177,9 +178,16 @@ NEGATIVE_CHOICES = {words: value for value, words in NEGATIVE_WORDS.items()}
 
 def missing_message(where: str, control: str = "Missing values") -> str:
     """The page's error for NaN or infinite cells: which cells (``where``, from
-    :class:`apnull.score.MissingValuesError`) and the page's own control that deals with them."""
-    return (f"{where[0].upper()}{where[1:]}. Choose **{control}** → *{NAN_WORDS['drop-features']}* or "
-            f"*{NAN_WORDS['drop-rows']}* (under **More options**), narrow the feature columns, or fix the file.")
+    :class:`apnull.score.MissingValuesError`), how its row numbers count (:data:`ROW_NUMBERS`) and the
+    page's own control that deals with them."""
+    return (f"{where[0].upper()}{where[1:]}. {ROW_NUMBERS} Choose **{control}** → *{NAN_WORDS['drop-features']}* "
+            f"or *{NAN_WORDS['drop-rows']}* (under **More options**), narrow the feature columns, or fix the file.")
+
+
+#: How the page's row numbers count (the missing-values error, the plan's rows left out, the query
+#: table's ``row``): the file's data rows from 0.
+ROW_NUMBERS = ("Rows are counted from 0: row 0 is the first data row under the header (a spreadsheet shows "
+               "row r on its line r + 2).")
 
 
 def dropped_text(plan) -> str:
