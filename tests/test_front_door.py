@@ -149,3 +149,10 @@ def test_the_readme_writes_the_files_its_commands_use_and_they_run(tmp_path, as_
         assert done.returncode == 0, (line, done.stderr[-2000:])
     assert {p.name for p in tmp_path.iterdir()} >= {"screen.csv", "a.csv", "b.parquet", "groups.csv",
                                                      "queries.csv", "deltas.csv"}
+
+
+def test_serving_says_the_first_start_compiles():
+    """The first start after an install compiles for about 19 s: docs/serving.md says so and how to pay it
+    before a class."""
+    serving = (ROOT / "docs" / "serving.md").read_text(encoding="utf-8")
+    assert "first start after an install" in serving and "19 s" in serving and "start the server once" in serving

@@ -56,7 +56,7 @@ import sys
 import threading
 import time
 
-__all__ = ["start", "wait", "status"]
+__all__ = ["start", "wait", "status", "note_run"]
 
 _LOG = logging.getLogger(__name__)
 _lock = threading.Lock()
@@ -144,6 +144,11 @@ def _wait_quiet(quiet: float, longest: float) -> None:
         time.sleep(min(0.1, quiet - (now - _last_run[0]) + 0.01))
 
 
+def note_run() -> None:
+    """Note that a script run starts now (the second phase waits for :data:`QUIET` seconds without one)."""
+    _last_run[0] = time.monotonic()
+
+
 def _first_figure() -> None:
     """Build and serialise one small density figure as st.plotly_chart does: plotly loads its
     validators and JSON engine on first use (about 0.2 s)."""
@@ -164,7 +169,7 @@ def start() -> threading.Thread | None:
     Returns the thread when this call started it, else None.
     """
     global _thread
-    _last_run[0] = time.monotonic()
+    note_run()
     with _lock:
         if _thread is not None:
             return None
