@@ -8,7 +8,7 @@ import html
 import numpy as np
 import plotly.graph_objects as go
 
-from ._style import PALETTE, fast_figure, layout_dict
+from ._style import LEGEND_BELOW, PALETTE, fast_figure, layout_dict
 
 AREA_FILL = "rgba(31, 119, 180, 0.22)"
 RELEVANT_COLOR = "#2ca02c"
@@ -73,11 +73,12 @@ def pr_curve_figure(curve, k: int | None = None, height: int = 480) -> go.Figure
     j = int(np.argmax(curve.step_y[::2]))  # label the area on its tallest step
     label = dict(x=(j + 0.5) / m, y=curve.step_y[2 * j] / 2, text=f"<b>AP = {curve.ap:.3f}</b>", showarrow=False,
                  font=dict(size=16, color=PALETTE["ap"]), bgcolor="rgba(255,255,255,0.85)", borderpad=3)
-    title = (f"Precision-recall curve: the shaded area is AP = {curve.ap:.4f}<br><sup>m = {m} relevant, "
-             f"n = {int(curve.n)} not; each relevant item adds a step of width 1/m at its precision</sup>")
+    # a short first line, subtitle lines of about 60 characters, the legend in a row under the x axis:
+    # at 390 px the one-line title was cut and the legend ran into the axis title
+    title = (f"Precision-recall curve<br><sup>the shaded area is AP = {curve.ap:.4f}; m = {m} relevant, "
+             f"n = {int(curve.n)} not;<br>each relevant item adds a step of width 1/m at its precision</sup>")
     layout = layout_dict(title, "recall@k", "precision@k", height, annotations=[label],
-                     legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0),
-                     margin=dict(l=60, r=20, t=70, b=100),
+                     legend=dict(LEGEND_BELOW), margin=dict(l=60, r=20, t=90, b=50),
                      xaxis=dict(range=[-0.02, 1.04], tickformat=".2f"),
                      yaxis=dict(range=[0, 1.06], tickformat=".2f"))
     return fast_figure(traces, layout)
