@@ -237,7 +237,7 @@ fmt = {"mAP": st.column_config.NumberColumn(format="%.4f"),
            "open", help="decision_open: the time limit stopped the draws before this decision was settled.")}
 ROW_PX, HEAD_PX = 35, 35  # Streamlit's data grid: 35 px rows and header, 1 px border each side
 show_table(shown, column_config=fmt, height=min(len(shown), 10) * ROW_PX + HEAD_PX + 2, key="groups_table",
-           column_order=view.shown_order(shown.columns, list(shown.columns).index("n_replicates")))
+           column_order=report.shown_order(shown.columns, list(shown.columns).index("n_replicates")))
 
 
 def downloads() -> tuple:
@@ -323,7 +323,8 @@ qfmt["ap_normalized"] = st.column_config.NumberColumn(
 qfmt["p_value_bound"] = st.column_config.CheckboxColumn(
     "bound", help="p_value_bound: no draw reached the observed AP, so the p-value is an upper bound.")
 qfmt.update(p_formats(shown_queries))
-show_table(shown_queries, column_config=qfmt, key="queries_table", column_order=view.shown_order(shown_queries.columns, 1))
+show_table(shown_queries, column_config=qfmt, key="queries_table",
+           column_order=report.shown_order(shown_queries.columns, 1))
 download_csv(lambda: downloads()[1],
              f"{file_name}_queries.csv", label="Download all queries (CSV)", key="download_queries")
 

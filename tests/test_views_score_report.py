@@ -95,3 +95,14 @@ def test_progress_says_when_compiled_code_is_prepared():
     progress.compiling()
     progress.compiled(12.0)
     assert "Preparing compiled code, first run only" in bar.texts[0] and "12 s" in bar.texts[1]
+
+
+def test_shown_order_puts_score_p_and_q_after_the_names():
+    """A phone shows three or four columns: the names, then the score, p, q (downloads keep their order)."""
+    cols = ["Metadata_perturbation", "dose", "n_replicates", "mAP", "mAP_normalized", "p_value", "q_value",
+            "significant", "null"]
+    assert report.shown_order(cols, 2) == ["Metadata_perturbation", "dose", "mAP", "p_value", "q_value",
+                                           "significant", "n_replicates", "mAP_normalized", "null"]
+    queries = ["row", "Metadata_perturbation", "m", "n", "ap", "p_value", "q_value", "Metadata_plate"]
+    assert report.shown_order(queries, 1) == ["row", "ap", "p_value", "q_value", "Metadata_perturbation", "m", "n",
+                                              "Metadata_plate"]

@@ -17,7 +17,8 @@ from ..plots.score import null_figure
 from ..score import SCORE_SIMILARITIES, score_consistency
 from ..views import consistency as view
 from ..views.score import (check_fdr, null_histogram, null_summary, p_cutoff, p_label, p_shown, queries_of,
-                           selected_name, shown_order)
+                           selected_name)
+from ..views.score_report import shown_order
 from ..memo import Memo, rough_nbytes
 from .common import download_csv, guard, p_formats, show_figure, show_table
 from .score_cache import ScoreProgress, cached_view

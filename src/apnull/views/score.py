@@ -252,20 +252,6 @@ def p_label(p: float) -> str:
 P_COLUMNS = ("p_value", "q_value")
 
 
-#: The columns a results table shows right after its names, so a phone (390 px, three or four columns
-#: at once) sees the score and its p- and q-values without scrolling sideways.
-LEAD_COLUMNS = ("mAP", "ap", "p_value", "q_value", "significant")
-
-
-def shown_order(columns, names: int) -> list[str]:
-    """The order a page shows a results table's ``columns`` in: the first ``names`` columns (the names
-    of its rows), then :data:`LEAD_COLUMNS` present, then the rest in their order. Only the order shown
-    changes; the table and its downloads keep theirs."""
-    columns = [str(c) for c in columns]
-    lead = [c for c in LEAD_COLUMNS if c in columns[names:]]
-    return columns[:names] + lead + [c for c in columns[names:] if c not in lead]
-
-
 def p_shown(table: pd.DataFrame) -> pd.DataFrame:
     """``table`` as the page shows it: a p-value column holding an exact 0 (an exact law below the smallest
     double) becomes :func:`apnull.score.p_text` text ("<2.23e-308", "1e-05"), so no p-value reads as a bare

@@ -16,7 +16,7 @@ import pandas as pd
 from .score import USES_B, name_text
 
 __all__ = ["CALIBRATION", "CALIBRATION_SOURCE", "CALIBRATION_FDR", "CALIBRATION_LAYOUTS", "calibration_table",
-           "calibration_views",
+           "calibration_views", "LEAD_COLUMNS", "shown_order",
            "NAN_WORDS", "NEGATIVE_WORDS", "NAN_CHOICES", "NEGATIVE_CHOICES", "missing_message", "ROW_NUMBERS",
            "dropped_text",
            "nulls_used", "NULL_SHORT_WORDS", "query_null_text",
@@ -68,6 +68,20 @@ def calibration_table(used=None) -> pd.DataFrame:
     if used is not None:
         out.insert(0, "this run", rows["key"].isin(set(used)).to_numpy())
     return out
+
+
+#: The columns a results table shows right after its names, so a phone (390 px, three or four columns
+#: at once) sees the score and its p- and q-values without scrolling sideways.
+LEAD_COLUMNS = ("mAP", "ap", "p_value", "q_value", "significant")
+
+
+def shown_order(columns, names: int) -> list[str]:
+    """The order a page shows a results table's ``columns`` in: the first ``names`` columns (the names
+    of its rows), then :data:`LEAD_COLUMNS` present, then the rest in their order. Only the order shown
+    changes; the table and its downloads keep theirs."""
+    columns = [str(c) for c in columns]
+    lead = [c for c in LEAD_COLUMNS if c in columns[names:]]
+    return columns[:names] + lead + [c for c in columns[names:] if c not in lead]
 
 
 def calibration_views(used) -> tuple[pd.DataFrame, pd.DataFrame]:
