@@ -72,7 +72,7 @@ SWITCH_INTERVAL = 0.001
 #: pages are served first) ...
 QUIET = 3.0
 #: ... or this many seconds after the first phase, however busy the server is.
-MAX_DELAY = 30.0
+MAX_DELAY = 5.0
 _last_run = [time.monotonic()]
 
 #: Modules the pages import; imported after the kernel (which is what the first page waits for).
