@@ -6,7 +6,7 @@ from apnull.limits import as_probability, check_sizes
 from apnull.significance import METHODS
 from apnull.ui import bound_float, bound_int, bound_select, download_csv, guard, intro, show_figure, show_table
 from apnull.ui.lookup_cache import lookup_ready, lookup_view
-from apnull.views.null import DEFAULT_VIEW, format_p
+from apnull.views.null import DEFAULT_VIEW, format_p, p_phrase
 
 SHORT = {"ap": "AP", "pr": "Precision@R"}
 #: in the metric cards, under a heading that names the metric: "Precision@R threshold (95%)" is cut off
@@ -111,9 +111,11 @@ for col, metric in zip(cols, ("ap", "pr")):
         if view.threshold_notes.get(metric):
             a.caption(view.threshold_notes[metric][0], help=view.threshold_notes[metric][1])
         b.metric(f"p-value of {LABEL[metric]} = {v:g}", format_p(tail), border=True,
-                 help=f"P(random {short} ≥ {v:g}) under the null.")
+                 help=f"P(random {short} ≥ {v:g}) under the null"
+                      + (": no random ranking drawn reached it, so the p-value is at most 1 / (1 + draws)."
+                         if tail.source == "mc bound" else "."))
         b.caption(view.notes[metric][0], help=view.notes[metric][1])
-        st.markdown(verdict_text(short, v, t, level_text) + f" (p = {format_p(tail)}).")
+        st.markdown(verdict_text(short, v, t, level_text) + f" ({p_phrase(tail)}).")
         show_figure(view.figures[metric], key=f"law_{metric}")
 
 st.subheader("Thresholds at other levels")

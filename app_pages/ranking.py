@@ -21,8 +21,9 @@ intro(
     "as precision against recall, that is a staircase of m steps of width 1/m, so AP is exactly the "
     "shaded area under it (no interpolation): relevant items placed low pull their steps down, "
     "non-relevant items placed low cost nothing.\n\n"
-    "Edit the ranking on the left (one click on an item's pill marks it relevant or not) or start from a "
-    "preset; the table, the metrics and the curve follow, "
+    "Edit the ranking on the left (one click on an item's pill marks it relevant or not; to move an item, "
+    "type its new rank in the table's **position** column) or start from a preset; the table, the metrics and "
+    "the curve follow, "
     "and the address bar keeps the ranking, so a link reproduces it. The last section asks whether "
     "the AP is better than chance: how often does a random ordering of the same items score as high?",
 )

@@ -9,6 +9,7 @@ from apnull.ui import (bound_int, bound_select, bound_text, bound_toggle, downlo
                        show_table)
 from apnull.ui.sampled_cache import (example_tables, paper_view, rank_figure, sampled_rank_figure, samples_view,
                                      simulation_wide)
+from apnull.ui.widgets import BIND
 
 
 def progress_bar(text: str):
@@ -81,9 +82,9 @@ label = sm.metric_label(metric, k)
 
 
 # The four parts in tabs: the page was 4,700 px long at 1,400 px wide. All four are computed on every run
-# (a link or a test reads any of them); the work is cached, so a rerun costs little.
-tab_rank, tab_example, tab_samples, tab_paper = st.tabs(
-    ["Metric versus true rank", "Algorithms A, B and C", "Order versus the number of samples", "The paper's tables"])
+# (a link or a test reads any of them); the work is cached, so a rerun costs little. The tab shown is
+# bound to the URL (sm_tab: its label), so a shared link opens on the same tab.
+tab_rank, tab_example, tab_samples, tab_paper = st.tabs(list(sv.TABS), key="sm_tab", bind=BIND)
 
 # ------------------------------------------------------------------- Figure 1: metric vs rank
 with tab_rank:

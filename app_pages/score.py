@@ -123,7 +123,7 @@ fdr = bound_float("FDR level q", "sc_fdr", 0.05, step=0.01, format="%.3g", conta
                   help="Perturbations with q-value at most this are called hits (coloured in the volcano plot).")
 
 with st.expander("More options (as in copairs and the command line)", icon=":material/tune:"):
-    label_cols = [c for c in view.label_columns(table) if c not in (perturbation, stratum)]
+    label_cols = [c for c in cache.label_choices(digest, table) if c not in (perturbation, stratum)]
     o1, o2 = st.columns(2)
     more_columns = o1.multiselect(
         "More perturbation columns", label_cols, key="sc_pert_more", bind=BIND,
@@ -198,7 +198,8 @@ if result is None:
     st.stop()
 perturbation = result.settings.get("perturbation_column", perturbation)
 with method_box.expander("How the p-values are made", icon=":material/functions:"):
-    st.markdown(report.method_text(null, settings.permutations, result.queries["null"]))
+    st.markdown(cache.cached_view(("method_text", digest, key), lambda: report.method_text(
+        null, settings.permutations, result.queries["null"])))
 
 # --- results -------------------------------------------------------------------------------------
 with guard():
@@ -248,7 +249,8 @@ fmt = {"mAP": st.column_config.NumberColumn(format="%.4f"),
        "decision_open": st.column_config.CheckboxColumn(
            "open", help="decision_open: the time limit stopped the draws before this decision was settled.")}
 ROW_PX, HEAD_PX = 35, 35  # Streamlit's data grid: 35 px rows and header, 1 px border each side
-show_table(shown, column_config=fmt, height=min(len(shown), 10) * ROW_PX + HEAD_PX + 2, key="groups_table")
+show_table(shown, column_config=fmt, height=min(len(shown), 10) * ROW_PX + HEAD_PX + 2, key="groups_table",
+           column_order=report.shown_order(shown.columns, list(shown.columns).index("n_replicates")))
 
 
 def downloads() -> tuple:
@@ -319,7 +321,8 @@ with right:
 st.subheader(f"Queries of {chosen}")
 st.caption("One row per replicate: it ranks the other replicates (m positives) among "
            + ("its plate's controls" if settings.negatives == "controls" else "the other profiles of its plate")
-           + " (n negatives). " + report.query_null_text(shown_queries["null"]) + " q-values are over all "
+           + " (n negatives). " + cache.cached_view(("query_words", digest, key, chosen), lambda: report.query_null_text(
+               shown_queries["null"])) + " q-values are over all "
            "queries of the screen. `row` is the 0-based position of the profile among the file's data rows "
            "(first row under the header = 0); the plate and metadata of each row follow the scores.")
 qfmt = {c: st.column_config.NumberColumn(format="%.4f") for c in ("ap", "precision_at_r")}
@@ -328,16 +331,17 @@ qfmt["ap_normalized"] = st.column_config.NumberColumn(
 qfmt["p_value_bound"] = st.column_config.CheckboxColumn(
     "bound", help="p_value_bound: no draw reached the observed AP, so the p-value is an upper bound.")
 qfmt.update(p_formats(shown_queries))
-show_table(shown_queries, column_config=qfmt, key="queries_table")
+show_table(shown_queries, column_config=qfmt, key="queries_table",
+           column_order=report.shown_order(shown_queries.columns, 1))
 download_csv(lambda: downloads()[1],
              f"{file_name}_queries.csv", label="Download all queries (CSV)", key="download_queries")
 
 st.subheader("Are these p-values calibrated?")
 st.markdown("On perturbations that do nothing, a calibrated p-value falls at or below 0.05 for 5% of them "
             "and at or below 0.01 for 1%. Rates above that mean false hits; below it, lost power.")
-calibration = report.calibration_table(report.nulls_used(result.groups, result.queries, settings.permutations))
-st.table(calibration.assign(**{"this run": calibration["this run"].map({True: "✓", False: ""})})
-         .rename(columns={"fpr_05": "false hits at α = 0.05", "fpr_01": "at α = 0.01"}))
+calibration, calibration_shown = cache.cached_view(("calibration", digest, key), lambda: report.calibration_views(
+    report.nulls_used(result.groups, result.queries, settings.permutations)))
+st.table(calibration_shown)
 st.caption(f"Each cell: {report.CALIBRATION_LAYOUTS}. *this run*: the ways this run's p-values were made. "
            f"Measured by {report.CALIBRATION_SOURCE[len('measured by '):]}. {report.CALIBRATION_FDR}")
 download_csv(calibration, "calibration.csv", label="Download the calibration table (CSV)",

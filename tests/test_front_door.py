@@ -41,6 +41,9 @@ def test_the_two_set_up_commands_are_the_ones_ci_runs():
 
 def test_the_quick_test_command_selects_registered_markers():
     assert '```bash\npython -m pytest -m "not slow and not e2e"\n```' in README
+    # how long they take, said for a quiet and for a busy machine ("under 2 minutes" took 5 min 12 s loaded)
+    (said,) = re.findall(r"The quick tests \((.*?)```", README, flags=re.S)
+    assert "quiet" in said and "busy" in said and "5 min 12 s" in said
     markers = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["markers"]
     assert {m.split(":")[0] for m in markers} >= {"slow", "e2e"}
 
@@ -82,3 +85,74 @@ def test_visitors_get_the_viewer_toolbar():
                            text=True, timeout=60, check=True).stdout
     assert re.search(r'^toolbarMode = "viewer"$', shown, flags=re.M)
     assert '"viewer" : Hide the developer options' in shown  # the option and its value exist in this streamlit
+
+
+def test_every_test_file_the_docs_name_exists():
+    """A test file named in the README or docs/ (``tests/.../test_x.py``) is there: a reader who looks for
+    the test a page convention points to finds it (docs/PAGES.md named tests/e2e/test_front_door.py)."""
+    named = set()
+    for doc in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        named |= {(doc.name, m) for m in re.findall(r"tests/[\w/]+\.py", doc.read_text(encoding="utf-8"))}
+    assert named, "no test file named in the docs: the pattern is wrong"
+    missing = sorted((doc, path) for doc, path in named if not (ROOT / path).exists())
+    assert not missing, missing
+
+
+def _readme_commands() -> list[str]:
+    """The shell commands of the README's console and bash blocks ("$ " prompts dropped, "\\" lines joined)."""
+    commands = []
+    for block in _blocks(README, "console") + _blocks(README, "bash"):
+        text = re.sub(r"\\\n\s*", " ", block)
+        for line in text.splitlines():
+            line = line.strip()
+            if line.startswith("$ "):
+                commands.append(line[2:])
+            elif line.startswith(("apnull ", "python -c")):
+                commands.append(line)
+    return commands
+
+
+def _example_commands() -> tuple[str, list[str]]:
+    """(the README's line that writes the example files, its apnull lines that read a file)."""
+    commands = _readme_commands()
+    (writer,) = [c for c in commands if c.startswith("python -c")]
+    readers = [c for c in commands if c.startswith(("apnull score ", "apnull compare "))]
+    return writer, readers
+
+
+def _run_readme_line(line: str, cwd: Path, extra=()) -> subprocess.CompletedProcess:
+    import shlex
+
+    args = shlex.split(line)
+    if args[0] == "apnull":
+        args = [sys.executable, "-m", "apnull", *args[1:], *extra]
+    else:
+        args = [sys.executable, *args[1:]]
+    env = {**__import__("os").environ, "PYTHONPATH": str(ROOT / "src")}
+    return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+
+
+@pytest.mark.parametrize("as_written", [pytest.param(False, id="B=99"), pytest.param(True, marks=pytest.mark.slow,
+                                                                                     id="as-written")])
+def test_the_readme_writes_the_files_its_commands_use_and_they_run(tmp_path, as_written):
+    """A newcomer has no screen.csv, a.csv or b.parquet: the README's python -c line writes them, and its
+    `apnull score` and `apnull compare` lines then run on them (quick: with 99 permutations)."""
+    writer, readers = _example_commands()
+    assert len(readers) == 2
+    done = _run_readme_line(writer, tmp_path)
+    assert done.returncode == 0, done.stderr
+    for line in readers:
+        inputs = [w for w in line.split() if re.fullmatch(r"[\w.-]+\.(csv|parquet)", w) and not w.startswith("--")]
+        read = [w for w in inputs if w in line.split()[2:4]]  # the positional file arguments
+        assert read and all((tmp_path / f).exists() for f in read), (line, read)
+        done = _run_readme_line(line, tmp_path, () if as_written else ("--permutations", "99"))
+        assert done.returncode == 0, (line, done.stderr[-2000:])
+    assert {p.name for p in tmp_path.iterdir()} >= {"screen.csv", "a.csv", "b.parquet", "groups.csv",
+                                                     "queries.csv", "deltas.csv"}
+
+
+def test_serving_says_the_first_start_compiles():
+    """The first start after an install compiles for about 19 s: docs/serving.md says so and how to pay it
+    before a class."""
+    serving = (ROOT / "docs" / "serving.md").read_text(encoding="utf-8")
+    assert "first start after an install" in serving and "19 s" in serving and "start the server once" in serving

@@ -190,3 +190,13 @@ def test_no_negatives_at_a_million_positives():
     shown = _metrics(at)
     assert shown["AP threshold (95%)"] == "1" and shown["p-value of AP = 1"] == "1.000"
     assert shown["P@R threshold (95%)"] == "1" and shown["p-value of P@R = 1"] == "1.000"
+
+
+def test_monte_carlo_floor_is_shown_as_a_bound():
+    """m = 200, n = 5000 (Monte Carlo): no draw reaches AP = 0.41, so the p-value 1 / (1 + draws) is an
+    upper bound; the card and the verdict say "≤", as the ranking editor writes "p ≤", never "= 1e-05"."""
+    at = _run(m=200, n=5000, draws=20_000)
+    assert not at.exception and not at.error
+    assert _metrics(at)["p-value of AP = 0.41"] == f"≤ {1 / 20_001:.2g}"
+    verdicts = [m.value for m in at.markdown if m.value.startswith("**AP = 0.41**")]
+    assert verdicts and verdicts[0].endswith(f"(p ≤ {1 / 20_001:.2g}).")

@@ -396,3 +396,14 @@ def test_method_line_is_plain_with_the_technical_detail_in_its_tooltip():
     ok(at)
     line = next(m for m in at.markdown if m.value.startswith("Method: the far tail counted"))
     assert "relative error" not in line.value and "relative error" in line.proto.help
+
+
+def test_the_page_says_rows_are_reordered_by_position_not_dragged():
+    """A teacher tried to drag a row: the editor cannot do that, and the words under it (and the intro)
+    say how to reorder instead."""
+    at = open_page()
+    ok(at)
+    captions = [c.value for c in at.caption]
+    (help_text,) = [c for c in captions if "reorder" in c]
+    assert "cannot be dragged" in help_text and "**position**" in help_text
+    assert "type its new rank" in at.markdown[0].value

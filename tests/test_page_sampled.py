@@ -153,3 +153,15 @@ def test_bad_input_shows_an_error(kwargs, message):
     at = run(**kwargs)
     assert not at.exception, [e.value for e in at.exception]
     assert len(at.error) == 1 and message in at.error[0].value
+
+
+def test_the_tab_shown_is_in_the_url():
+    """A link carrying sm_tab opens on that tab (the tabs are bound to the URL with the page's prefix;
+    choosing a tab in the browser writes it: tests/e2e/test_sampled_page.py)."""
+    from apptest import open_page
+
+    for tab in sv.TABS[2:]:
+        at = open_page("sampled", {"sm_tab": tab})
+        assert_clean(at)
+        assert at.session_state["sm_tab"] == tab
+        assert len(at.get("plotly_chart")) == 3  # every tab is still built: a link or a test reads any of them

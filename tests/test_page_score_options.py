@@ -52,7 +52,7 @@ def test_a_nan_cell_names_the_page_control_and_each_choice_applies():
     assert "2 feature column(s) left out** for missing or infinite values: px_10, px_11" in plan
     at.radio(key="sc_nan").set_value("leave out those rows").run()
     plan = next(m.value for m in at.markdown if "feature column(s)" in m.value)
-    assert "2 row(s) left out** for missing or infinite values (0-based rows 5, 7)" in plan
+    assert "2 row(s) left out** for missing or infinite values (data rows 6, 8 (counting from 1" in plan
     at.button(key="score").click().run()
     assert not at.exception and not at.error
     want = score_profiles(_with_nan(), PERT, "DMSO", "Metadata_plate", permutations=999, nan="drop-rows")

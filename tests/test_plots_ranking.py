@@ -108,3 +108,18 @@ def test_item_names_are_escaped_in_hover():
     texts = [t for tr in fig.data if tr.text is not None for t in tr.text]
     assert any("&lt;img src=x&gt;" in t for t in texts) and any("a&amp;b" in t for t in texts)
     assert not any("<img" in t for t in texts)
+
+
+@pytest.mark.parametrize("m, n, ap", [(2, 8, 0.3), (2, 8, 0.9), (10, 40, 0.4)])
+def test_null_figure_label_sits_above_the_bars(m, n, ap):
+    """The observed AP's label has headroom of its own: every bar stays below 1 - LABEL_ROOM of the
+    y range (the label box hid the bar tops, so equal bars of 0.05 looked like 0.043)."""
+    from apnull.plots.ranking import LABEL_ROOM
+
+    law = null_distribution(m, n, "ap", "auto")
+    fig = null_position_figure(law.values, law.probs, ap, law.pvalue(ap), m, n, law.method)
+    top = max(float(np.max(t.y)) for t in fig.data)
+    lo, hi = fig.layout.yaxis.range
+    assert lo == 0 and top <= (1 - LABEL_ROOM) * hi + 1e-12
+    (label,) = fig.layout.annotations
+    assert label.yref == "paper" and label.y == 1 and label.yanchor == "top"

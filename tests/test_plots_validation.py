@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
@@ -24,8 +25,11 @@ from apnull.plots import binning as binning_plots
 from apnull.plots import hypergeom as hypergeom_plots
 from apnull.plots.lookup import law_figure
 from apnull.plots import sampled as sampled_plots
+from apnull.plots.consistency import labels_figure
+from apnull.plots.score import null_figure, volcano_figure
 from apnull.views import hypergeometric as hypergeom_view
 from apnull.views import sampled as sampled_view
+from apnull.views import score as score_view
 from apnull.views import null as summaries
 from apnull.views import ranking as ranking_view
 
@@ -56,7 +60,23 @@ def _cases():
     lower, middle = (binning_cost(4, 0.95, 120, 1.3, rep, "ap") for rep in ("lower", "middle"))
     first = bin_table(120, 1.3)["first_n"].to_numpy()
     narrow, wide_law = apnull.null_distribution(4, 30, "ap"), apnull.null_distribution(20, 200, "ap")
+    groups = pd.DataFrame({"pert": [f"t{i} <b>&</b>" for i in range(6)], "n_replicates": 4,
+                           "mAP": np.linspace(0.9, 0.1, 6), "p_value": [1e-3, 1e-3, 0.01, 0.2, 0.5, 0.9],
+                           "null": "permutation", "p_value_bound": [True, False, False, False, False, False]})
+    groups["q_value"] = np.minimum(1, groups["p_value"] * 6 / np.arange(1, 7))
+    points = score_view.volcano_data(groups, "pert", 0.05)
+    big = score_view.volcano_data(pd.concat([groups] * 900, ignore_index=True), "pert", 0.05)
+    labels = points.rename(columns={"n_replicates": "n_perturbations"})
+    null_maps = np.random.default_rng(1).beta(2, 8, 999)
     return {
+        "volcano": lambda: volcano_figure(points, 0.05, cutoff=score_view.p_cutoff(points), p_floor=1e-3,
+                                          highlight="t2 <b>&</b>", method="permutation"),
+        "volcano_plain_webgl": lambda: volcano_figure(big, 1e-9),
+        "score_null": lambda: null_figure(score_view.null_histogram(null_maps, 0.7), 0.7, "t0", 0.001, 0.004,
+                                          permutations=999, n_replicates=4, null_mean=float(null_maps.mean())),
+        "score_null_bare": lambda: null_figure(score_view.null_histogram(null_maps, 0.2), 0.2, "t0", 0.3),
+        "consistency_labels": lambda: labels_figure(labels, 0.05, cutoff=score_view.p_cutoff(labels), p_floor=1e-3,
+                                                    highlight="t1 <b>&</b>"),
         "lookup_stems": lambda: law_figure(narrow, float(narrow.quantile(0.95)), 0.41, mean=0.3, q=0.95),
         "lookup_bars": lambda: law_figure(wide_law, float(wide_law.quantile(0.9)), None),
         "binning_breakpoints": lambda: binning_plots.breakpoint_figure(apnull.breakpoints(120, 1.3), 120, 1.3),

@@ -61,10 +61,12 @@ def test_missing_values_are_named_with_the_page_control_and_planned():
     assert "'px_20'" in err.value.where and "nan=" not in err.value.where
     message = report.missing_message(err.value.where)
     assert message.startswith("Feature columns with NaN") and "**Missing values**" in message
+    # the row named is the file's fourth data row (0-based row 3), and the message says how it counts
+    assert "data row 4 (counting from 1 under the header)" in message
     plan = screen_plan(table, PERT, "DMSO", "Metadata_plate", nan="drop-features")
     assert plan.dropped_features == ("px_20",) and "px_20" in report.dropped_text(plan)
     plan = screen_plan(table, PERT, "DMSO", "Metadata_plate", nan="drop-rows")
-    assert plan.dropped_rows == (3,) and "0-based rows 3" in report.dropped_text(plan)
+    assert plan.dropped_rows == (3,) and "data row 4 (counting from 1" in report.dropped_text(plan)
     assert report.dropped_text(screen_plan(digits_example(), PERT, "DMSO", "Metadata_plate")) == ""
 
 
@@ -110,3 +112,14 @@ def test_progress_names_each_stage_of_the_run():
     progress.stage("perturbations", "table B")  # a comparison's second table
     progress(2, 40)
     assert bar.texts[-1] == "Scoring table B: 2 of 40 perturbations"
+
+
+def test_shown_order_puts_score_p_and_q_after_the_names():
+    """A phone shows three or four columns: the names, then the score, p, q (downloads keep their order)."""
+    cols = ["Metadata_perturbation", "dose", "n_replicates", "mAP", "mAP_normalized", "p_value", "q_value",
+            "significant", "null"]
+    assert report.shown_order(cols, 2) == ["Metadata_perturbation", "dose", "mAP", "p_value", "q_value",
+                                           "significant", "n_replicates", "mAP_normalized", "null"]
+    queries = ["row", "Metadata_perturbation", "m", "n", "ap", "p_value", "q_value", "Metadata_plate"]
+    assert report.shown_order(queries, 1) == ["row", "ap", "p_value", "q_value", "Metadata_perturbation", "m", "n",
+                                              "Metadata_plate"]

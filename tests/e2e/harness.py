@@ -229,8 +229,9 @@ def start_streamlit(
 ) -> Iterator[str]:
     """Run ``python -m streamlit run app_path`` and yield ``http://127.0.0.1:<port>``.
 
-    cwd defaults to the repository root; <repo>/src is prepended to PYTHONPATH so the app can
-    import apnull without an install.  The server runs in its own process group, which is
+    cwd defaults to the repository root; the app's own tree's src (``<app's folder>/src``, else this
+    repository's) is prepended to PYTHONPATH so the app imports its own apnull, not the installed
+    one or this checkout's: a benchmark comparing an older checkout's app.py times that checkout.  The server runs in its own process group, which is
     terminated (then killed) on exit.  If /_stcore/health does not answer "ok" within
     ``timeout`` seconds, raises ServerError with the server's stderr.
     """
@@ -249,7 +250,8 @@ def start_streamlit(
         *extra_args,
     ]
     full_env = dict(os.environ if env is None else env)
-    src = str(REPO_ROOT / "src")
+    own_src = app_path.parent / "src"
+    src = str(own_src if (own_src / "apnull").is_dir() else REPO_ROOT / "src")
     full_env["PYTHONPATH"] = os.pathsep.join(p for p in (src, full_env.get("PYTHONPATH")) if p)
     full_env.setdefault("PYTHONUNBUFFERED", "1")
 

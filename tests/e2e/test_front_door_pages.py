@@ -11,8 +11,9 @@ from harness import (PLOTLY_DIV, assert_charts_rendered, assert_no_exception, go
 PHONE = {"width": 390, "height": 844}
 # the start page links every other page of the app once
 OTHER_PAGES = sum(1 for f in (Path(__file__).parents[2] / "app_pages").glob("*.py") if f.stem != "home")
-#: The pages whose every chart is checked in full; on every page the toolbar must clear the title.
-FULL_CHECK = ("densities", "quantiles", "binning", "hypergeometric", "sampled", "compare")
+#: The pages whose every chart is checked in full: every page that shows a chart.
+FULL_CHECK = ("densities", "quantiles", "lookup", "binning", "hypergeometric", "ranking", "sampled", "score",
+              "compare")
 
 # Boxes of what plotly draws in each chart, and what covers or leaves what: a title, legend item, axis
 # title, subplot title or colour bar outside the chart's svg is cut off; two of them overlapping hide

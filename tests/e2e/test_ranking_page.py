@@ -288,3 +288,30 @@ def test_phone_width_table_toolbar_leaves_the_pills_free(app_url, browser):
         screenshot(page, "ranking_390")
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_null_chart_label_leaves_the_bar_tops_free(app_url, browser, width):
+    """The observed AP's label box on the null chart covers no bar: it hid the bar tops, so two equal
+    bars of 0.05 looked like 0.043."""
+    from harness import track_runs
+
+    context = browser.new_context(viewport={"width": width, "height": 1000})
+    try:
+        page = context.new_page()
+        track_runs(page)
+        goto(page, app_url, "ranking")
+        assert_no_exception(page)
+        chart = plotly_charts(page).last
+        chart.scroll_into_view_if_needed()
+        page.wait_for_timeout(300)
+        label = chart.locator(".annotation").first.bounding_box()
+        bars = chart.evaluate("gd => Array.from(gd.querySelectorAll('.bars path')).map(p => {"
+                              " const r = p.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; })")
+        bars = [b for b in bars if b[3] - b[1] > 0.5]
+        assert label and bars
+        box = [label["x"], label["y"], label["x"] + label["width"], label["y"] + label["height"]]
+        assert not [b for b in bars if _overlap(b, box)], (box, bars)
+        screenshot(page, f"ranking_null_label_{width}", full_page=False)
+    finally:
+        context.close()

@@ -104,3 +104,22 @@ def test_typed_ranks_and_bad_ranks(app_url, page):
     assert_no_exception(page)
     assert page.locator('[data-testid="stAlertContentError"]').count() == 0
     assert_charts_rendered(page, 3)
+
+
+def test_the_tab_shown_is_in_the_url(app_url, page):
+    """Choosing a tab puts it in the URL (sm_tab); that URL opens on the same tab."""
+    goto(page, app_url, "sampled")
+    assert "sm_tab" not in query_params(page)  # the first tab is the default: nothing in the URL
+    with expect_rerun(page):
+        page.get_by_role("tab", name=EXAMPLE).click()
+    assert query_params(page).get("sm_tab") == EXAMPLE
+    fresh = page.context.new_page()
+    try:
+        goto(fresh, app_url, "sampled", sm_tab=EXAMPLE)  # the link a teacher copies
+        tab = fresh.get_by_role("tab", name=EXAMPLE)
+        tab.wait_for(timeout=30_000)
+        assert tab.get_attribute("aria-selected") == "true"
+        assert fresh.get_by_text("3. The running example").first.is_visible()
+        screenshot(fresh, "sampled_tab_from_link", full_page=False)
+    finally:
+        fresh.close()

@@ -92,3 +92,34 @@ def test_score_bad_input_shows_error(app_url, page):
     alert = page.locator('[data-testid="stAlertContentError"]')
     assert alert.count() == 1 and "'nope' not found in column" in alert.inner_text()
     screenshot(page, "score_error_control")
+
+
+def test_p_and_q_columns_are_seen_on_a_phone(app_url, browser):
+    """At 390 px a table shows three or four columns at once: the perturbation, query and label tables
+    show each row's name, its score and its p- and q-values first (they were off to the right), and
+    no title is wider than the screen."""
+    from harness import new_page
+
+    page = new_page(browser, {"width": 390, "height": 844})
+    try:
+        goto(page, app_url, "score", timeout=180_000)
+        assert_no_exception(page)
+        page.wait_for_function(  # the grids have drawn their cells
+            "() => Array.from(document.querySelectorAll('[data-testid=\"stDataFrame\"]'))"
+            ".filter(g => g.querySelector('table thead th')).length >= 4",
+            timeout=60_000)
+        heads = page.evaluate("""() => Array.from(document.querySelectorAll('[data-testid="stDataFrame"]'))
+            .filter(g => g.getClientRects().length > 0).map(g => Array.from(g.querySelectorAll('table thead th')).map(h => h.textContent))""")
+        tables = [h for h in heads if h]  # perturbations, queries, labels, a label's queries (no q-value)
+        assert len(tables) == 4, heads
+        for h in tables:
+            assert any(c in ("p-value", "p_value") for c in h), heads
+        for h in tables[:3]:
+            assert any(c in ("q-value", "q_value") for c in h), heads
+        wide = page.evaluate("""() => Array.from(document.querySelectorAll('h1, h2, h3'))
+            .filter(e => e.getBoundingClientRect().right > window.innerWidth + 1 || e.scrollWidth > e.clientWidth + 1)
+            .map(e => e.innerText)""")
+        assert not wide, wide
+        screenshot(page, "score_390")
+    finally:
+        page.context.close()

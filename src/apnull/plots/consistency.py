@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ._style import LEGEND_BELOW, PALETTE, base_layout
-from .score import NOT_SIGNIFICANT, SELECTED, SIGNIFICANT, level_line, mAP_range
+from ._style import PALETTE, fast_figure
+from .score import NOT_SIGNIFICANT, SIGNIFICANT, level_line, mAP_range, pick_layout, selected_ring
 
 __all__ = ["labels_figure"]
 
@@ -31,35 +31,30 @@ def labels_figure(data: pd.DataFrame, fdr: float, cutoff: float | None = None, p
     q threshold: every label above it has q <= fdr) and ``smallest p = ...`` (1 / (1 + B)), and the ring
     ``selected: <label>``.
     """
-    fig = go.Figure()
+    traces = []
+    significant = data["significant"].to_numpy(dtype=bool)
     for flag, color, sign in ((True, SIGNIFICANT, "≤"), (False, NOT_SIGNIFICANT, ">")):
-        part = data.loc[data["significant"] == flag]
-        fig.add_trace(go.Scatter(x=part["mAP"], y=part["neg_log10_p"], mode="markers",
-                                 name=f"q {sign} {fdr:g} ({len(part):,})",
-                                 marker=dict(color=color, size=10, opacity=0.85, line=dict(color="white", width=0.5)),
-                                 customdata=_custom(part), hovertemplate=_HOVER))
+        part = data.loc[significant == flag]
+        traces.append(dict(type="scatter", x=part["mAP"].to_numpy(), y=part["neg_log10_p"].to_numpy(),
+                           mode="markers", name=f"q {sign} {fdr:g} ({len(part):,})",
+                           marker=dict(color=color, size=10, opacity=0.85, line=dict(color="white", width=0.5)),
+                           customdata=_custom(part), hovertemplate=_HOVER))
     x0, x1 = mAP_range(data["mAP"])
     tops = [float(data["neg_log10_p"].max()) if len(data) else 1.0]
     if cutoff is not None:
         y = -np.log10(max(cutoff, 1e-300))
         tops.append(y)
-        fig.add_trace(level_line(y, x0, x1, f"BH cutoff: p ≤ {cutoff:.3g}", SIGNIFICANT, "dash",
-                            f"q ≤ {fdr:g} for every p ≤ {cutoff:.4g}<br>-log10 p = {y:.3f}"))
+        traces.append(level_line(y, x0, x1, f"BH cutoff: p ≤ {cutoff:.3g}", SIGNIFICANT, "dash",
+                                 f"q ≤ {fdr:g} for every p ≤ {cutoff:.4g}<br>-log10 p = {y:.3f}"))
     if p_floor is not None:
         y = -np.log10(p_floor)
         tops.append(y)
-        fig.add_trace(level_line(y, x0, x1, f"smallest p = {p_floor:.3g}", PALETTE["mean"], "dot",
-                            f"smallest attainable p = 1/(1 + permutations) = {p_floor:.4g}"))
+        traces.append(level_line(y, x0, x1, f"smallest p = {p_floor:.3g}", PALETTE["mean"], "dot",
+                                 f"smallest attainable p = 1/(1 + permutations) = {p_floor:.4g}"))
     if highlight is not None:
         sel = data.loc[data["name"] == str(highlight)]
         if len(sel):
-            fig.add_trace(go.Scatter(x=sel["mAP"], y=sel["neg_log10_p"], mode="markers", name=f"selected: {highlight}",
-                                     marker=dict(size=20, color="rgba(0,0,0,0)", line=dict(color=SELECTED, width=2.5)),
-                                     customdata=_custom(sel), hovertemplate=_HOVER))
-    base_layout(fig, f"Consistency: label mAP against its p-value<br><sup>{len(data):,} labels; click a point to "
-                     "see its null</sup>", "label mAP (mean AP of its carriers)", "-log10 p-value",
-                height=height)
-    fig.update_xaxes(range=[x0, x1])
-    fig.update_yaxes(range=[0, 1.08 * max(tops) + 0.05])
-    fig.update_layout(legend=dict(LEGEND_BELOW), margin=dict(t=70), clickmode="event+select", dragmode="pan")
-    return fig
+            traces.append(selected_ring(sel, highlight, 20, _custom(sel), _HOVER))
+    return fast_figure(traces, pick_layout(
+        f"Consistency: label mAP against its p-value<br><sup>{len(data):,} labels; click a point to see its "
+        "null</sup>", "label mAP (mean AP of its carriers)", (x0, x1), 1.08 * max(tops) + 0.05, height))

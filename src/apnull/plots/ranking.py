@@ -8,7 +8,7 @@ import html
 import numpy as np
 import plotly.graph_objects as go
 
-from ._style import PALETTE, fast_figure, layout_dict
+from ._style import LEGEND_BELOW, PALETTE, fast_figure, layout_dict
 
 AREA_FILL = "rgba(31, 119, 180, 0.22)"
 RELEVANT_COLOR = "#2ca02c"
@@ -73,14 +73,19 @@ def pr_curve_figure(curve, k: int | None = None, height: int = 480) -> go.Figure
     j = int(np.argmax(curve.step_y[::2]))  # label the area on its tallest step
     label = dict(x=(j + 0.5) / m, y=curve.step_y[2 * j] / 2, text=f"<b>AP = {curve.ap:.3f}</b>", showarrow=False,
                  font=dict(size=16, color=PALETTE["ap"]), bgcolor="rgba(255,255,255,0.85)", borderpad=3)
-    title = (f"Precision-recall curve: the shaded area is AP = {curve.ap:.4f}<br><sup>m = {m} relevant, "
-             f"n = {int(curve.n)} not; each relevant item adds a step of width 1/m at its precision</sup>")
+    # a short first line, subtitle lines of about 60 characters, the legend in a row under the x axis:
+    # at 390 px the one-line title was cut and the legend ran into the axis title
+    title = (f"Precision-recall curve<br><sup>the shaded area is AP = {curve.ap:.4f}; m = {m} relevant, "
+             f"n = {int(curve.n)} not;<br>each relevant item adds a step of width 1/m at its precision</sup>")
     layout = layout_dict(title, "recall@k", "precision@k", height, annotations=[label],
-                     legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0),
-                     margin=dict(l=60, r=20, t=70, b=100),
+                     legend=dict(LEGEND_BELOW), margin=dict(l=60, r=20, t=90, b=50),
                      xaxis=dict(range=[-0.02, 1.04], tickformat=".2f"),
                      yaxis=dict(range=[0, 1.06], tickformat=".2f"))
     return fast_figure(traces, layout)
+
+
+#: Share of the null chart's plot height kept free above the highest bar for the observed AP's label.
+LABEL_ROOM = 0.35
 
 
 def null_position_figure(values, probs, ap: float, p: float, m: int, n: int, method: str,
@@ -125,6 +130,9 @@ def null_position_figure(values, probs, ap: float, p: float, m: int, n: int, met
     left = ap < 0.5  # the label on the wider side of the line (a 390 px phone has room for one side only)
     marker_line = dict(type="line", x0=ap, x1=ap, xref="x", y0=0, y1=1, yref="paper",
                        line=dict(color=PALETTE["value"], width=2.5))
+    # the label's two lines sit in headroom above the highest bar (LABEL_ROOM of the plot's height), never
+    # on a bar: a box over the bar tops made two equal bars of 0.05 look like 0.043
+    top = float(np.max(y)) if y.size else 1.0
     label = dict(x=ap, y=1, yref="paper", text=f"this ranking<br>AP = {ap:.3f}, p = {p:.3g}", showarrow=False,
                  xanchor="left" if left else "right", yanchor="top", xshift=6 if left else -6, align="left",
                  font=dict(color=PALETTE["value"]), bgcolor="rgba(255,255,255,0.85)")
@@ -135,5 +143,6 @@ def null_position_figure(values, probs, ap: float, p: float, m: int, n: int, met
              f"{names.get(method, method)}</sup>")
     layout = layout_dict(title, "AP", ylabel, height + 40, bargap=0, barmode="overlay", shapes=[marker_line],
                          annotations=[label], xaxis=dict(range=[0, 1.02]), margin=dict(t=70, b=90),
+                         yaxis=dict(range=[0, top / (1 - LABEL_ROOM)]),
                          legend=dict(orientation="h", yanchor="top", y=-0.3, xanchor="left", x=0))
     return fast_figure(traces, layout)

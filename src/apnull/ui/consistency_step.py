@@ -15,7 +15,7 @@ import streamlit as st
 from ..notebook import figures
 from ..score import SCORE_SIMILARITIES, score_consistency
 from ..views import consistency as view
-from ..views.score_report import NORMALIZE_WORDS, page_words
+from ..views.score_report import NORMALIZE_WORDS, page_words, shown_order
 from ..views.score import check_fdr, p_label, p_shown, queries_of, selected_name
 from ..memo import Memo, rough_nbytes
 from .common import download_csv, guard, p_formats, show_figure, show_table
@@ -156,7 +156,7 @@ def _results(result, settings, fdr, file_name, digest) -> None:
     fmt = {"mAP": st.column_config.NumberColumn(format="%.4f"),
            **p_formats(shown, {"p_value": "p-value", "q_value": "q-value"}),
            "significant": st.column_config.CheckboxColumn(f"q ≤ {fdr:g}")}
-    show_table(shown, column_config=fmt, key="sc_cs_labels_table")
+    show_table(shown, column_config=fmt, key="sc_cs_labels_table", column_order=shown_order(shown.columns, 1))
     download_csv(labels, f"{file_name}_consistency_labels.csv", label="Download the labels table (CSV)",
                  key="sc_cs_download_labels")
     names = data["name"].tolist()
@@ -187,8 +187,8 @@ def _results(result, settings, fdr, file_name, digest) -> None:
     st.subheader(f"Queries of {chosen}")
     st.caption("One row per profile carrying the label: it ranks the m other profiles carrying it among the n "
                "profiles sharing no label with it. Its p-value comes from the exact null law of AP for (m, n).")
-    show_table(shown_queries, key="sc_cs_queries_table",
-                 column_config={"ap": st.column_config.NumberColumn(format="%.4f"), **p_formats(shown_queries)})
+    show_table(shown_queries, key="sc_cs_queries_table", column_order=shown_order(shown_queries.columns, 1),
+               column_config={"ap": st.column_config.NumberColumn(format="%.4f"), **p_formats(shown_queries)})
     download_csv(result.queries, f"{file_name}_consistency_queries.csv", label="Download all queries (CSV)",
                  key="sc_cs_download_queries")
 

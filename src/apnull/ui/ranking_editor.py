@@ -136,8 +136,7 @@ def ranking_editor(choice: tuple) -> list:
                                                         help="Tick the items that are relevant."),
         },
     )
-    st.caption("Type a number in **position** to move a row there; click the empty row at the bottom to add "
-               "an item; select rows by the box at their left edge and press Delete to remove them.")
+    st.caption(REORDER_HELP)
     new = rk.apply_positions(edited["item"].tolist(), edited["relevant"].tolist(), edited["position"].tolist(),
                              edited["base"].tolist())
     with guard():  # too many rows (e.g. a big paste): say so and keep the last good ranking
@@ -155,6 +154,13 @@ def ranking_editor(choice: tuple) -> list:
     ss[RANKING] = ss[SHOWN] = new
     _write_link(new, choice)
     return new
+
+
+#: How to change the table, under it: its rows cannot be dragged (Streamlit's data editor has no drag and
+#: drop), so it says how to reorder before a student tries.
+REORDER_HELP = ("**To reorder**, type the new rank in a row's **position** (rows cannot be dragged): it moves "
+                "there and the rows between shift by one. Click the empty row at the bottom to add an item; "
+                "select rows by the box at their left edge and press Delete to remove them.")
 
 
 def _write_link(new: list, choice: tuple) -> None:

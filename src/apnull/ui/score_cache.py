@@ -39,7 +39,7 @@ from ..views import score_inputs as inputs
 from .state import forget_param
 
 __all__ = ["UPLOADS", "SCORES", "PLANS", "MAX_UPLOADS", "MAX_UPLOAD_BYTES", "MAX_SCORES", "MAX_SCORE_BYTES",
-           "UPLOAD_STATE", "EXAMPLE_DIGEST", "example_table", "table_choices", "stratum_choices",
+           "UPLOAD_STATE", "EXAMPLE_DIGEST", "example_table", "table_choices", "label_choices", "stratum_choices",
            "ResultsView", "results_view", "inspected", "remember_upload", "use_table", "upload_table",
            "cached_result", "score_once", "warm_example", "cached_plan", "ScoreProgress", "label_columns_of"]
 
@@ -85,6 +85,12 @@ def table_choices(digest: str, table: pd.DataFrame) -> tuple[dict, list]:
     worked out once per table instead of scanning its columns on every rerun."""
     return cached_view(("table_choices", digest), lambda: (inputs.table_defaults(table),
                                                            inputs.perturbation_options(table)))
+
+
+def label_choices(digest: str, table: pd.DataFrame) -> list:
+    """The table's label columns (:func:`apnull.views.score.label_columns`: the More options boxes'
+    choices), once per table instead of testing every column's dtype on every rerun."""
+    return cached_view(("label_columns", digest), lambda: view.label_columns(table))
 
 
 def stratum_choices(digest: str, table: pd.DataFrame, perturbation: str) -> list:
@@ -157,6 +163,8 @@ def warm_example():
     defaults, _options = table_choices(EXAMPLE_DIGEST, table)
     settings = view.make_settings(table, defaults["sc_pert"], defaults["sc_control"], defaults["sc_stratum"],
                                   defaults["sc_features"], "cosine", "permutation", 999, 0)
+    cached_plan(EXAMPLE_DIGEST, settings.plan_key(), table, settings.plan_kwargs())
+    label_choices(EXAMPLE_DIGEST, table)
     result = SCORES.get_or_compute((EXAMPLE_DIGEST, settings.key()),
                                    lambda: score_profiles(table, **settings.kwargs()))
     return table, settings, result

@@ -27,7 +27,7 @@ PAGE_PARAMS: dict[str, frozenset[str]] = {
     "hypergeometric": frozenset({"hg_m", "hg_n", "hg_k", "hg_draws", "hg_seed"}),
     "ranking": frozenset({"r", "rk_k", "rk_preset", "rk_model", "rk_seed"}),
     "sampled": frozenset({"sm_n", "sm_s", "sm_k", "sm_sampling", "sm_metric", "sm_ranks_range", "sm_ranks_A",
-                          "sm_ranks_B", "sm_ranks_C", "sm_simulate", "sm_reps", "sm_sim_seed"}),
+                          "sm_ranks_B", "sm_ranks_C", "sm_simulate", "sm_reps", "sm_sim_seed", "sm_tab"}),
     "score": frozenset({"sc_data", "sc_pert", "sc_control", "sc_stratum", "sc_features", "sc_similarity",
                         "sc_null", "sc_perms", "sc_auto", "sc_seed", "sc_fdr", "sc_inspect", "sc_pert_more",
                         "sc_nan", "sc_negatives", "sc_differ", "sc_hier", "sc_copairs", "sc_budget",

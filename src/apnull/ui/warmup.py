@@ -15,11 +15,15 @@ dashboard.py``), dashboard.py starts it in the background on its first run and n
 a page that needs the kernel earlier blocks on Python's import lock until the thread's import is done,
 and a view being warmed is joined, not computed twice (the caches compute each key once).
 
-A second phase follows in the same thread, which nothing waits for: the scoring kernels of "Score
+A second phase follows in the same thread, which nothing waits for, once the server has been quiet
+for :data:`QUIET` seconds (no script run started; :func:`start`, which dashboard.py calls on every run,
+notes each), or at the latest :data:`MAX_DELAY` seconds after the first phase: the scoring kernels of "Score
 your data" on the bundled example (reads the bundled digits, loads or, on a fresh checkout's first start,
 compiles the numba kernels: a first visitor of that page paid 14.6 s for it), which also leaves the
 example's default scoring and consistency results in the page's shared caches, and the default views
-of the binning and hypergeometric pages. ``wait(everything=True)`` waits for it too.
+of the binning and hypergeometric pages. ``wait(everything=True)`` waits for it too. Started at once,
+it ran while the first visitor's browser loaded the densities page and slowed that page's first chart
+down (benchmarks/cold_start.py: see docs/serving.md); it now waits for the first visits to finish.
 
 It also sets ``OMP_WAIT_POLICY=PASSIVE`` (unless the environment already sets it) before numba's
 OpenMP thread pool starts. By default OpenMP's idle workers spin on a barrier; a server runs many
@@ -52,7 +56,7 @@ import sys
 import threading
 import time
 
-__all__ = ["start", "wait", "status"]
+__all__ = ["start", "wait", "status", "note_run"]
 
 _LOG = logging.getLogger(__name__)
 _lock = threading.Lock()
@@ -63,6 +67,13 @@ _status: dict[str, object] = {"state": "not started"}
 
 #: Python's thread switch interval in a dashboard process (seconds; Python's default is 0.005).
 SWITCH_INTERVAL = 0.001
+
+#: The second phase starts once no script run has started for this many seconds (the first visitors'
+#: pages are served first) ...
+QUIET = 3.0
+#: ... or this many seconds after the first phase, however busy the server is.
+MAX_DELAY = 5.0
+_last_run = [time.monotonic()]
 
 #: Modules the pages import; imported after the kernel (which is what the first page waits for).
 MODULES = ("apnull.sampling", "apnull.views.null", "apnull.plots", "plotly.graph_objects", "pandas")
@@ -94,6 +105,8 @@ def _warm() -> None:
     finally:
         _done.set()
     try:
+        _wait_quiet(QUIET, MAX_DELAY)
+        steps["quiet"] = time.perf_counter() - t0
         _warm_other_pages(steps, t0)
     except Exception as exc:  # noqa: BLE001
         _LOG.warning("apnull warm-up of the other pages failed (they will do it themselves): %s", exc)
@@ -119,6 +132,23 @@ def _warm_other_pages(steps: dict, t0: float) -> None:
     steps["pages"] = time.perf_counter() - t0
 
 
+def _wait_quiet(quiet: float, longest: float) -> None:
+    """Return once no script run has started for ``quiet`` seconds (counted from now at the earliest),
+    or after ``longest`` seconds."""
+    start = time.monotonic()
+    _last_run[0] = max(_last_run[0], start)
+    while True:
+        now = time.monotonic()
+        if now - _last_run[0] >= quiet or now - start >= longest:
+            return
+        time.sleep(min(0.1, quiet - (now - _last_run[0]) + 0.01))
+
+
+def note_run() -> None:
+    """Note that a script run starts now (the second phase waits for :data:`QUIET` seconds without one)."""
+    _last_run[0] = time.monotonic()
+
+
 def _first_figure() -> None:
     """Build and serialise one small density figure as st.plotly_chart does: plotly loads its
     validators and JSON engine on first use (about 0.2 s)."""
@@ -132,11 +162,14 @@ def _first_figure() -> None:
 
 
 def start() -> threading.Thread | None:
-    """Start the warm-up thread unless it was started before in this process; never blocks.
+    """Start the warm-up thread unless it was started before in this process; never blocks. Each call
+    also notes a script run (dashboard.py calls it on every run): the second phase waits for a quiet
+    moment.
 
     Returns the thread when this call started it, else None.
     """
     global _thread
+    note_run()
     with _lock:
         if _thread is not None:
             return None

@@ -21,7 +21,7 @@ from ..significance import choose_method, null_distribution
 
 __all__ = ["QUANTILES", "check_grid_request", "density_curves", "exact_density_curves", "summarise_draws",
            "SizeSummary", "summarise_size", "summarise_sizes", "exact_size_summary", "exact_summary", "wide_summary",
-           "exact_mean_curve", "discrete_pr_laws", "DENSITY_GRID", "METRICS", "DEFAULT_VIEW", "format_p", "pvalue_note"]
+           "exact_mean_curve", "discrete_pr_laws", "DENSITY_GRID", "METRICS", "DEFAULT_VIEW", "format_p", "p_phrase", "pvalue_note"]
 
 #: The statistics of the summary tables: quantiles of type 7 and the mean.
 QUANTILES = {"q75": 0.75, "q90": 0.90, "q95": 0.95}
@@ -196,12 +196,22 @@ def discrete_pr_laws(parts) -> list[dict]:
 
 def format_p(tail) -> str:
     """A p-value for a card: three decimals down to 0.01 (0.060), then three significant digits
-    (0.00297, 1.62e-40), and below the smallest normal float its power of ten (10^-725.93)."""
+    (0.00297, 1.62e-40), and below the smallest normal float its power of ten (10^-725.93). A Monte
+    Carlo p-value no draw reached (``tail.source == "mc bound"``: the floor 1 / (1 + draws)) is a
+    bound, shown as one: "≤ 1e-05", as the ranking editor writes "p ≤ 1e-05"."""
+    if tail.source == "mc bound":
+        return f"≤ {tail.p:.2g}"
     if tail.p >= 0.01:
         return f"{tail.p:.3f}"
     if tail.p >= 1e-300 or tail.p == 0:
         return f"{tail.p:.3g}"
     return f"10^{tail.log10_p:.2f}"
+
+
+def p_phrase(tail) -> str:
+    """"p = 0.031", or "p ≤ 1e-05" for a bound (:func:`format_p`)."""
+    shown = format_p(tail)
+    return f"p {shown}" if shown.startswith("≤") else f"p = {shown}"
 
 
 def pvalue_note(tail, law) -> str:

@@ -24,6 +24,9 @@ from ..limits import as_int
 
 #: Metrics drawn in the page's figures, in legend order.
 PAGE_METRICS = ("auc", "ap", "ndcg", "recall", "precision")
+#: The page's tabs, in order; the label of the one shown is the value of its URL parameter sm_tab.
+TABS = ("Metric versus true rank", "Algorithms A, B and C", "Order versus the number of samples",
+        "The paper's tables")
 
 # ----------------------------------------------------------------------------------------------
 # page inputs and limits

@@ -14,12 +14,15 @@ import zipfile
 
 import pandas as pd
 
+from ..score.table.missing import rows_text
 from ..score.table.normalize import raw_warning
 from .score import USES_B, name_text
 
 __all__ = ["CALIBRATION", "CALIBRATION_SOURCE", "CALIBRATION_FDR", "CALIBRATION_LAYOUTS", "calibration_table",
-           "NAN_WORDS", "NEGATIVE_WORDS", "NAN_CHOICES", "NEGATIVE_CHOICES", "missing_message", "page_words", "dropped_text",
-           "NORMALIZE_WORDS", "NORMALIZE_CHOICES", "NORMALIZE_FIX", "raw_message", "page_warnings", "normalize_note",
+           "calibration_views", "LEAD_COLUMNS", "shown_order",
+           "NAN_WORDS", "NEGATIVE_WORDS", "NAN_CHOICES", "NEGATIVE_CHOICES", "missing_message", "page_words",
+           "dropped_text", "NORMALIZE_WORDS", "NORMALIZE_CHOICES", "NORMALIZE_FIX", "raw_message", "page_warnings",
+           "normalize_note",
            "nulls_used", "NULL_SHORT_WORDS", "query_null_text",
            "mAP_null_text", "method_text", "significant_name", "download_tables", "settings_record", "bundle_zip",
            "open_decisions", "draws_caption"]
@@ -69,6 +72,29 @@ def calibration_table(used=None) -> pd.DataFrame:
     if used is not None:
         out.insert(0, "this run", rows["key"].isin(set(used)).to_numpy())
     return out
+
+
+#: The columns a results table shows right after its names, so a phone (390 px, three or four columns
+#: at once) sees the score and its p- and q-values without scrolling sideways.
+LEAD_COLUMNS = ("mAP", "ap", "p_value", "q_value", "significant")
+
+
+def shown_order(columns, names: int) -> list[str]:
+    """The order a page shows a results table's ``columns`` in: the first ``names`` columns (the names
+    of its rows), then :data:`LEAD_COLUMNS` present, then the rest in their order. Only the order shown
+    changes; the table and its downloads keep theirs."""
+    columns = [str(c) for c in columns]
+    lead = [c for c in LEAD_COLUMNS if c in columns[names:]]
+    return columns[:names] + lead + [c for c in columns[names:] if c not in lead]
+
+
+def calibration_views(used) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(:func:`calibration_table` of ``used``, the same as the page shows it: ✓ for this run's rows,
+    the rates' columns named in words)."""
+    table = calibration_table(used)
+    shown = (table.assign(**{"this run": table["this run"].map({True: "✓", False: ""})})
+             .rename(columns={"fpr_05": "false hits at α = 0.05", "fpr_01": "at α = 0.01"}))
+    return table, shown
 
 
 # ----------------------------------------------------------------------------------------------
@@ -217,9 +243,10 @@ def page_words(message: str, features: str = "Feature columns (regex)") -> str:
 
 def missing_message(where: str, control: str = "Missing values") -> str:
     """The page's error for NaN or infinite cells: which cells (``where``, from
-    :class:`apnull.score.MissingValuesError`) and the page's own control that deals with them."""
-    return (f"{where[0].upper()}{where[1:]}. Choose **{control}** → *{NAN_WORDS['drop-features']}* or "
-            f"*{NAN_WORDS['drop-rows']}* (under **More options**), narrow the feature columns, or fix the file.")
+    :class:`apnull.score.MissingValuesError`, its rows named as the file's data rows counted from 1) and the
+    page's own control that deals with them."""
+    return (f"{where[0].upper()}{where[1:]}. Choose **{control}** → *{NAN_WORDS['drop-features']}* "
+            f"or *{NAN_WORDS['drop-rows']}* (under **More options**), narrow the feature columns, or fix the file.")
 
 
 def dropped_text(plan) -> str:
@@ -233,8 +260,8 @@ def dropped_text(plan) -> str:
         parts.append(f"**{len(plan.dropped_features):,} feature column(s) left out** for missing or infinite "
                      f"values: {listed(plan.dropped_features)}")
     if plan.dropped_rows:
-        parts.append(f"**{len(plan.dropped_rows):,} row(s) left out** for missing or infinite values (0-based "
-                     f"rows {listed(plan.dropped_rows)})")
+        parts.append(f"**{len(plan.dropped_rows):,} row(s) left out** for missing or infinite values "
+                     f"({rows_text(plan.dropped_rows, limit=8)})")
     return "; ".join(parts) + ("." if parts else "")
 
 
