@@ -1,0 +1,262 @@
+"""Compiled kernels (numba) of the crossed layout: one replicate a stratum, draws as table look-ups.
+
+In the crossed layout (JUMP's) each replicate of perturbation t sits on its own plate beside that
+plate's controls: t's pool (:func:`.pool.pool_layout`) is, for each stratum s, its one replicate and
+the n_s controls there, and a draw takes one member of each stratum's pool. Query u (stratum s) then
+ranks k - 1 positives, every one on another plate, among the n_s other members of its own pool. What a
+draw needs of a pair (u, y) of members of different strata is fixed for the perturbation: the
+similarity v = sim(u, y) and the counts (gt, eq) of u's plate-mates more similar to u than v / as
+similar. :func:`look` computes them the first time a draw asks (v from the pool's replicate rows, or
+``sim`` of two controls, each unordered control pair once; the counts by a binary search in u's sorted
+plate-mates and a comparison with its plate's replicate) and keeps them in a table of the pool's
+member pairs (:class:`Lookups`), so a later draw of the pair is three reads. A query's AP is then
+:func:`.ranking.walk_counts` over its k - 1 look-ups: the values, counts and arithmetic of
+:func:`.pool.evaluate`, so every value (observed AP, null mAP, conditional null AP) is bit for bit the
+general path's, drawn from the same streams (:func:`.pool.draw_assignment`, :func:`.draws.draw_query`).
+
+- :func:`crossed_batch`: the mAP null (each stratum's pool gives one member the label; the mean of the
+  k APs), continued to ``target`` draws as :func:`.draws.continue_general` does.
+- :func:`crossed_conditional_batch`: the conditional null of each query (the query kept, each positive's
+  label moved within its own plate's pool), only the query's own AP computed: k - 1 look-ups a draw.
+
+A perturbation takes this path when each of its strata holds one replicate (at least two strata),
+without pair rule, with the control design, and its pool's table fits :data:`MAX_TABLE`
+(:func:`crossed_pools`); the others take the general kernels of :mod:`.draws`.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numba
+import numpy as np
+
+from ...compiled import entry, inner
+from .chunks import count_draw
+from .draws import draw_query, replicates
+from .pool import draw_assignment, pool_layout
+from .ranking import count_sorted, walk_counts
+from .similarity import sim
+
+__all__ = ["MAX_TABLE", "Lookups", "lookups", "crossed_pools", "look", "query_ap", "crossed_batch",
+           "crossed_conditional_batch"]
+
+#: Most member pairs of one pool's look-up table (P * P for P pool members: 16 bytes each, 32 MB).
+MAX_TABLE = 1 << 21
+
+
+class Lookups(NamedTuple):
+    """Member-pair look-ups of one pool (P members; pair (u, y) at u * P + y): the similarity (NaN until
+    known), and u's plate-mates more similar than it / as similar (-1 until known)."""
+
+    v: np.ndarray     #: (>= P * P,) float64
+    gt: np.ndarray    #: (>= P * P,) int32
+    eq: np.ndarray    #: (>= P * P,) int32
+
+
+@numba.njit(cache=True, inline="always")
+def lookups(size):  # pragma: no cover - compiled
+    """An empty :class:`Lookups` of ``size`` pairs."""
+    return Lookups(np.empty(size), np.empty(size, dtype=np.int32), np.empty(size, dtype=np.int32))
+
+
+@numba.njit(cache=True, inline="always")
+def reset(tab, P):  # pragma: no cover - compiled
+    """Forget every pair of a pool of P members."""
+    for i in range(P * P):
+        tab.v[i] = np.nan
+        tab.gt[i] = -1
+
+
+def crossed_pools(arrays, controls_of, pos) -> np.ndarray:
+    """(len(pos),) bool: perturbations ``pos`` of a part's :class:`.draws.PartRows` that take the crossed
+    kernels: one replicate in each of their (at least two) strata, no pair rule, the control design,
+    and a look-up table within :data:`MAX_TABLE` (``controls_of(j)``: the :class:`.controls.ControlRows`
+    of perturbation j's component)."""
+    pos = np.asarray(pos, dtype=np.int64)
+    out = np.zeros(pos.size, dtype=bool)
+    if arrays.rep_codes.shape[1] or arrays.members.size:
+        return out
+    for t, j in enumerate(pos.tolist()):
+        a, b = int(arrays.soff[j]), int(arrays.soff[j + 1])
+        if b - a < 2 or (arrays.seg_len[a:b] != 1).any():
+            continue
+        P = int(controls_of(j).size[arrays.seg_comp[a:b]].sum()) + (b - a)
+        out[t] = P * P <= MAX_TABLE
+    return out
+
+
+@inner()
+def look(pool, controls, kind, tab, P, u, y):  # pragma: no cover - compiled
+    """(v, gt, eq) of query member u against member y of another stratum: v = sim(u, y); gt / eq the
+    members of u's pool (u excluded) more similar to u than v / as similar, as :func:`.pool.evaluate`
+    counts them. Computed once per pool and kept in ``tab``."""
+    i = u * P + y
+    gt = tab.gt[i]
+    if gt >= 0:
+        return tab.v[i], np.int64(gt), np.int64(tab.eq[i])
+    v = tab.v[i]
+    su = pool.stratum[u]
+    n = pool.n[su]
+    ru = pool.replicate[u]
+    if v != v:
+        if ru >= 0:
+            v = pool.sim[ru, y]
+        elif pool.replicate[y] >= 0:
+            v = pool.sim[pool.replicate[y], u]
+        else:
+            v = sim(controls.X, pool.row[u], controls.X, pool.row[y], kind)
+            tab.v[y * P + u] = v  # exactly symmetric: the pair's other direction
+        tab.v[i] = v
+    if ru >= 0:
+        g, e = count_sorted(pool.sorted_rc[ru, :n], v)
+    else:
+        rs = controls.sorted_offset[pool.component_stratum[su]] + pool.control[u] * (n - 1)
+        g, e = count_sorted(controls.sorted_sims[rs:rs + n - 1], v)
+        for r2 in range(pool.rep_lo[su], pool.rep_hi[su]):
+            w = pool.sim[r2, u]
+            if w > v:
+                g += 1
+            elif w == v:
+                e += 1
+    tab.gt[i] = g
+    tab.eq[i] = e
+    return v, g, e
+
+
+@numba.njit(cache=True, inline="always")
+def query_ap(D, qi, pool, controls, kind, tab, P, vals, iwork):  # pragma: no cover - compiled
+    """(AP, Precision@R) of query D[qi] of the assignment D: its k - 1 positives' look-ups walked
+    (:func:`.ranking.walk_counts`); ``vals`` (k,) and ``iwork`` (5, k) are workspaces."""
+    same, base_gt, base_eq, order, kept = iwork[0], iwork[1], iwork[2], iwork[3], iwork[4]
+    u = D[qi]
+    cnt = np.int64(0)
+    for yi in range(D.size):
+        if yi == qi:
+            continue
+        v, g, e = look(pool, controls, kind, tab, P, u, D[yi])
+        vals[cnt] = v
+        same[cnt] = 0
+        kept[cnt] = 1
+        base_gt[cnt] = g
+        base_eq[cnt] = e
+        cnt += 1
+    return walk_counts(vals, same, kept, base_gt, base_eq, order, cnt)
+
+
+@numba.njit(cache=True, inline="always")
+def mean_ap(D, pool, controls, kind, tab, P, vals, iwork, ap_out, pr_out, want):  # pragma: no cover - compiled
+    """Mean AP of assignment D (each query's AP and P@R into ap_out / pr_out if ``want``), as
+    :func:`.pool.evaluate` adds them."""
+    total = 0.0
+    scored = np.int64(0)
+    for qi in range(D.size):
+        ap, pr = query_ap(D, qi, pool, controls, kind, tab, P, vals, iwork)
+        if ap == ap:
+            total += ap
+            scored += 1
+        if want:
+            ap_out[qi] = ap
+            pr_out[qi] = pr
+    return total / scored if scored > 0 else 0.0
+
+
+@numba.njit(cache=True, inline="always")
+def batch_lookups(part, controls, pos):  # pragma: no cover - compiled
+    """A :class:`Lookups` for the largest pool of the perturbations ``pos``."""
+    most = np.int64(0)
+    for t in range(pos.size):
+        j = pos[t]
+        P = np.int64(0)
+        for g in range(part.soff[j], part.soff[j + 1]):
+            P += controls.size[part.seg_comp[g]] + part.seg_len[g]
+        most = max(most, P * P)
+    return lookups(most)
+
+
+@numba.njit(cache=True, inline="always")
+def crossed_pool(part, j, controls, kind, tab):  # pragma: no cover - compiled
+    """(pool, P) of perturbation j with its look-ups forgotten."""
+    reps = replicates(part, j)
+    pool = pool_layout(reps, controls, kind, np.int64(1) << 40)  # every stratum ranked: J >= 2
+    P = pool.stratum.size
+    reset(tab, P)
+    return pool, P
+
+
+@entry(nogil=True)
+def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, values):  # pragma: no cover - compiled
+    """The mAP null of the crossed perturbations ``pos`` of ``part`` (:func:`.draws.mean_batch`'s
+    arguments, without pair rule or enumeration): the same draws and values, by look-ups."""
+    tab = batch_lookups(part, controls, pos)
+    q = np.int64(0)
+    sg = np.int64(0)
+    for t in range(pos.size):
+        j = pos[t]
+        pool, P = crossed_pool(part, j, controls, kind, tab)
+        k = pool.observed.size
+        vals = np.empty(k)
+        iwork = np.empty((5, k), dtype=np.int64)
+        m = mean_ap(pool.observed, pool, controls, kind, tab, P, vals, iwork, observed.ap[q:q + k],
+                    observed.pr[q:q + k], True)
+        observed.maps[t] = m
+        keys = part.keys[part.soff[j]:part.soff[j] + k]
+        counters = counts.counters[sg:sg + k]
+        drawn = counts.drawn[t]
+        reached = counts.reached[t]
+        early = reached < h
+        stopped = False
+        D = np.empty(k, dtype=np.int64)
+        while drawn < target:
+            draw_assignment(pool, keys, counters, D)
+            v = mean_ap(D, pool, controls, kind, tab, P, vals, iwork, vals, vals, False)
+            if drawn < values.shape[1]:
+                values[t, drawn] = v
+            drawn += 1
+            reached, stop = count_draw(v, m, tol, reached, early, h)
+            if stop:
+                stopped = True
+                break
+        counts.drawn[t], counts.reached[t], counts.stopped[t] = drawn, reached, stopped
+        q += k
+        sg += k
+
+
+@entry(nogil=True)
+def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, target, h, tol,
+                              ap):  # pragma: no cover - compiled
+    """The conditional null of the queries of the crossed perturbations ``pos`` of ``part``
+    (:func:`.draws.conditional_batch`'s arguments): the same draws and values, by look-ups of the
+    query's own row only."""
+    tab = batch_lookups(part, controls, pos)
+    q = np.int64(0)
+    for t in range(pos.size):
+        j = pos[t]
+        pool, P = crossed_pool(part, j, controls, kind, tab)
+        k = pool.observed.size
+        vals = np.empty(k)
+        iwork = np.empty((5, k), dtype=np.int64)
+        pr = np.empty(k)
+        mean_ap(pool.observed, pool, controls, kind, tab, P, vals, iwork, ap[q:q + k], pr, True)
+        D = np.empty(k, dtype=np.int64)
+        tmp = np.empty(k, dtype=np.int64)
+        rep_str = np.arange(k)  # replicate r is the one of stratum r
+        for i in range(k):
+            g = q + i
+            if not active[g]:
+                continue
+            counts.stopped[g] = False
+            early = counts.reached[g] < h
+            drawn = counts.drawn[g]
+            reached = counts.reached[g]
+            counter = counts.counters[g]
+            while drawn < target:
+                counter = draw_query(pool, rep_str, i, keys[g], counter, D, tmp)
+                v, _ = query_ap(D, i, pool, controls, kind, tab, P, vals, iwork)
+                drawn += 1
+                reached, stop = count_draw(v, ap[g], tol, reached, early, h)
+                if stop:
+                    counts.stopped[g] = True
+                    break
+            counts.drawn[g], counts.reached[g], counts.counters[g] = drawn, reached, counter
+        q += k
