@@ -6,13 +6,14 @@ the n_s controls there, and a draw takes one member of each stratum's pool. Quer
 ranks k - 1 positives, every one on another plate, among the n_s other members of its own pool. What a
 draw needs of a pair (u, y) of members of different strata is fixed for the perturbation: the
 similarity v = sim(u, y) and the counts (gt, eq) of u's plate-mates more similar to u than v / as
-similar. :func:`look` computes them the first time a draw asks (v from the pool's replicate rows, or
+similar. :func:`fill` computes them the first time a draw asks (v from the pool's replicate rows, or
 ``sim`` of two controls, each unordered control pair once; the counts by a binary search in u's sorted
 plate-mates and a comparison with its plate's replicate) and keeps them in a table of the pool's
 member pairs (:class:`Lookups`), so a later draw of the pair is three reads. A query's AP is then
 :func:`.ranking.walk_counts` over its k - 1 look-ups: the values, counts and arithmetic of
 :func:`.pool.evaluate`, so every value (observed AP, null mAP, conditional null AP) is bit for bit the
-general path's, drawn from the same streams (:func:`.pool.draw_assignment`, :func:`.draws.draw_query`).
+general path's, drawn from the same streams with the same draws as :func:`.pool.draw_assignment` and
+:func:`.draws.draw_query` (written out here for one member a stratum).
 
 - :func:`crossed_batch`: the mAP null (each stratum's pool gives one member the label; the mean of the
   k APs), continued to ``target`` draws as :func:`.draws.continue_general` does.
@@ -33,12 +34,13 @@ import numpy as np
 
 from ...compiled import entry, inner
 from .chunks import count_draw
-from .draws import draw_query, replicates
-from .pool import draw_assignment, pool_layout
+from ...streams import draw_distinct
+from .draws import replicates
+from .pool import pool_layout
 from .ranking import count_sorted, walk_counts
 from .similarity import sim
 
-__all__ = ["MAX_TABLE", "Lookups", "lookups", "crossed_pools", "look", "query_ap", "crossed_batch",
+__all__ = ["MAX_TABLE", "Lookups", "lookups", "crossed_pools", "fill", "query_ap", "crossed_batch",
            "crossed_conditional_batch"]
 
 #: Most member pairs of one pool's look-up table (P * P for P pool members: 16 bytes each, 32 MB).
@@ -87,14 +89,10 @@ def crossed_pools(arrays, controls_of, pos) -> np.ndarray:
 
 
 @inner()
-def look(pool, controls, kind, tab, P, u, y):  # pragma: no cover - compiled
-    """(v, gt, eq) of query member u against member y of another stratum: v = sim(u, y); gt / eq the
-    members of u's pool (u excluded) more similar to u than v / as similar, as :func:`.pool.evaluate`
-    counts them. Computed once per pool and kept in ``tab``."""
+def fill(pool, controls, kind, tab, P, u, y):  # pragma: no cover - compiled
+    """Compute the look-up (u, y) into ``tab`` (read by :func:`query_ap`); an unordered pair of controls' similarity
+    is computed once, for both directions (``sim`` is exactly symmetric)."""
     i = u * P + y
-    gt = tab.gt[i]
-    if gt >= 0:
-        return tab.v[i], np.int64(gt), np.int64(tab.eq[i])
     v = tab.v[i]
     su = pool.stratum[u]
     n = pool.n[su]
@@ -106,7 +104,7 @@ def look(pool, controls, kind, tab, P, u, y):  # pragma: no cover - compiled
             v = pool.sim[pool.replicate[y], u]
         else:
             v = sim(controls.X, pool.row[u], controls.X, pool.row[y], kind)
-            tab.v[y * P + u] = v  # exactly symmetric: the pair's other direction
+            tab.v[y * P + u] = v  # the pair's other direction
         tab.v[i] = v
     if ru >= 0:
         g, e = count_sorted(pool.sorted_rc[ru, :n], v)
@@ -121,37 +119,40 @@ def look(pool, controls, kind, tab, P, u, y):  # pragma: no cover - compiled
                 e += 1
     tab.gt[i] = g
     tab.eq[i] = e
-    return v, g, e
 
 
 @numba.njit(cache=True, inline="always")
-def query_ap(D, qi, pool, controls, kind, tab, P, vals, iwork):  # pragma: no cover - compiled
-    """(AP, Precision@R) of query D[qi] of the assignment D: its k - 1 positives' look-ups walked
-    (:func:`.ranking.walk_counts`); ``vals`` (k,) and ``iwork`` (5, k) are workspaces."""
+def query_ap(D, qi, P, tv, tg, te, vals, iwork):  # pragma: no cover - compiled
+    """(AP, Precision@R) of query D[qi] of the assignment D: its k - 1 positives' look-ups (``tv``, ``tg``,
+    ``te``: a :class:`Lookups`' arrays, every pair of D known) walked by :func:`.ranking.walk_counts`;
+    ``vals`` (k,) and ``iwork`` (5, k) are workspaces.
+
+    The draw loops hand plain arrays only to what they call on every draw: a tuple of arrays (a pool)
+    handed on costs a reference count per array, more than the look-ups themselves."""
     same, base_gt, base_eq, order, kept = iwork[0], iwork[1], iwork[2], iwork[3], iwork[4]
     u = D[qi]
     cnt = np.int64(0)
     for yi in range(D.size):
         if yi == qi:
             continue
-        v, g, e = look(pool, controls, kind, tab, P, u, D[yi])
-        vals[cnt] = v
+        i = u * P + D[yi]
+        vals[cnt] = tv[i]
         same[cnt] = 0
         kept[cnt] = 1
-        base_gt[cnt] = g
-        base_eq[cnt] = e
+        base_gt[cnt] = tg[i]
+        base_eq[cnt] = te[i]
         cnt += 1
     return walk_counts(vals, same, kept, base_gt, base_eq, order, cnt)
 
 
 @numba.njit(cache=True, inline="always")
-def mean_ap(D, pool, controls, kind, tab, P, vals, iwork, ap_out, pr_out, want):  # pragma: no cover - compiled
+def mean_ap(D, P, tv, tg, te, vals, iwork, ap_out, pr_out, want):  # pragma: no cover - compiled
     """Mean AP of assignment D (each query's AP and P@R into ap_out / pr_out if ``want``), as
-    :func:`.pool.evaluate` adds them."""
+    :func:`.pool.evaluate` adds them (every pair of D known)."""
     total = 0.0
     scored = np.int64(0)
     for qi in range(D.size):
-        ap, pr = query_ap(D, qi, pool, controls, kind, tab, P, vals, iwork)
+        ap, pr = query_ap(D, qi, P, tv, tg, te, vals, iwork)
         if ap == ap:
             total += ap
             scored += 1
@@ -189,27 +190,39 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
     """The mAP null of the crossed perturbations ``pos`` of ``part`` (:func:`.draws.mean_batch`'s
     arguments, without pair rule or enumeration): the same draws and values, by look-ups."""
     tab = batch_lookups(part, controls, pos)
+    tv, tg, te = tab.v, tab.gt, tab.eq
     q = np.int64(0)
-    sg = np.int64(0)
+    one = np.int64(1)
+    none = np.int64(-1)
     for t in range(pos.size):
         j = pos[t]
         pool, P = crossed_pool(part, j, controls, kind, tab)
         k = pool.observed.size
         vals = np.empty(k)
         iwork = np.empty((5, k), dtype=np.int64)
-        m = mean_ap(pool.observed, pool, controls, kind, tab, P, vals, iwork, observed.ap[q:q + k],
-                    observed.pr[q:q + k], True)
+        D = pool.observed.copy()
+        for qi in range(k):
+            for yi in range(k):
+                if yi != qi and tg[D[qi] * P + D[yi]] < 0:
+                    fill(pool, controls, kind, tab, P, D[qi], D[yi])
+        m = mean_ap(D, P, tv, tg, te, vals, iwork, observed.ap[q:q + k], observed.pr[q:q + k], True)
         observed.maps[t] = m
-        keys = part.keys[part.soff[j]:part.soff[j] + k]
-        counters = counts.counters[sg:sg + k]
+        sg = part.soff[j]
+        keys = part.keys[sg:sg + k]
+        counters = counts.counters[q:q + k]  # one segment a replicate
         drawn = counts.drawn[t]
         reached = counts.reached[t]
         early = reached < h
         stopped = False
-        D = np.empty(k, dtype=np.int64)
+        size, first = pool.n + 1, pool.offset  # one replicate and n_s controls a stratum
         while drawn < target:
-            draw_assignment(pool, keys, counters, D)
-            v = mean_ap(D, pool, controls, kind, tab, P, vals, iwork, vals, vals, False)
+            for s in range(k):  # draw_assignment's draws, one member a stratum
+                counters[s] = draw_distinct(keys[s], counters[s], size[s], first[s], D, s, one, none)
+            for qi in range(k):
+                for yi in range(k):
+                    if yi != qi and tg[D[qi] * P + D[yi]] < 0:
+                        fill(pool, controls, kind, tab, P, D[qi], D[yi])
+            v = mean_ap(D, P, tv, tg, te, vals, iwork, vals, vals, False)
             if drawn < values.shape[1]:
                 values[t, drawn] = v
             drawn += 1
@@ -219,7 +232,6 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
                 break
         counts.drawn[t], counts.reached[t], counts.stopped[t] = drawn, reached, stopped
         q += k
-        sg += k
 
 
 @entry(nogil=True)
@@ -229,7 +241,9 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
     (:func:`.draws.conditional_batch`'s arguments): the same draws and values, by look-ups of the
     query's own row only."""
     tab = batch_lookups(part, controls, pos)
+    tv, tg, te = tab.v, tab.gt, tab.eq
     q = np.int64(0)
+    one = np.int64(1)
     for t in range(pos.size):
         j = pos[t]
         pool, P = crossed_pool(part, j, controls, kind, tab)
@@ -237,10 +251,13 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
         vals = np.empty(k)
         iwork = np.empty((5, k), dtype=np.int64)
         pr = np.empty(k)
-        mean_ap(pool.observed, pool, controls, kind, tab, P, vals, iwork, ap[q:q + k], pr, True)
-        D = np.empty(k, dtype=np.int64)
-        tmp = np.empty(k, dtype=np.int64)
-        rep_str = np.arange(k)  # replicate r is the one of stratum r
+        D = pool.observed.copy()
+        for qi in range(k):
+            for yi in range(k):
+                if yi != qi and tg[D[qi] * P + D[yi]] < 0:
+                    fill(pool, controls, kind, tab, P, D[qi], D[yi])
+        mean_ap(D, P, tv, tg, te, vals, iwork, ap[q:q + k], pr, True)
+        size, first = pool.n + 1, pool.offset  # one replicate and n_s controls a stratum
         for i in range(k):
             g = q + i
             if not active[g]:
@@ -250,9 +267,15 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
             drawn = counts.drawn[g]
             reached = counts.reached[g]
             counter = counts.counters[g]
+            u = pool.observed[i]
+            D[i] = u
             while drawn < target:
-                counter = draw_query(pool, rep_str, i, keys[g], counter, D, tmp)
-                v, _ = query_ap(D, i, pool, controls, kind, tab, P, vals, iwork)
+                for s in range(k):  # draw_query's draws: a member of each other stratum's pool
+                    if s != i:
+                        counter = draw_distinct(keys[g], counter, size[s], first[s], D, s, one, u)
+                        if tg[u * P + D[s]] < 0:
+                            fill(pool, controls, kind, tab, P, u, D[s])
+                v, _ = query_ap(D, i, P, tv, tg, te, vals, iwork)
                 drawn += 1
                 reached, stop = count_draw(v, ap[g], tol, reached, early, h)
                 if stop:
