@@ -10,7 +10,8 @@ similar. :func:`fill` computes them the first time a draw asks (v from the pool'
 ``sim`` of two controls, each unordered control pair once; the counts by a binary search in u's sorted
 plate-mates and a comparison with its plate's replicate) and keeps them in a table of the pool's
 member pairs (:class:`Lookups`), so a later draw of the pair is three reads. A query's AP is then
-:func:`.ranking.walk_counts` over its k - 1 look-ups: the values, counts and arithmetic of
+:func:`.ranking.walk_counts` over its k - 1 look-ups (:func:`walk_positives`, its steps for positives
+that are all kept and all on other plates): the values, counts and arithmetic of
 :func:`.pool.evaluate`, so every value (observed AP, null mAP, conditional null AP) is bit for bit the
 general path's, drawn from the same streams with the same draws as :func:`.pool.draw_assignment` and
 :func:`.draws.draw_query` (written out here for one member a stratum).
@@ -37,10 +38,10 @@ from .chunks import count_draw
 from ...streams import draw_distinct
 from .draws import replicates
 from .pool import pool_layout
-from .ranking import count_sorted, walk_counts
+from .ranking import close_block, count_sorted
 from .similarity import sim
 
-__all__ = ["MAX_TABLE", "Lookups", "lookups", "crossed_pools", "fill", "query_ap", "crossed_batch",
+__all__ = ["MAX_TABLE", "Lookups", "lookups", "crossed_pools", "fill", "walk_positives", "query_ap", "crossed_batch",
            "crossed_conditional_batch"]
 
 #: Most member pairs of one pool's look-up table (P * P for P pool members: 16 bytes each, 32 MB).
@@ -76,14 +77,16 @@ def crossed_pools(arrays, controls_of, pos) -> np.ndarray:
     and a look-up table within :data:`MAX_TABLE` (``controls_of(j)``: the :class:`.controls.ControlRows`
     of perturbation j's component)."""
     pos = np.asarray(pos, dtype=np.int64)
-    out = np.zeros(pos.size, dtype=bool)
-    if arrays.rep_codes.shape[1] or arrays.members.size:
-        return out
-    for t, j in enumerate(pos.tolist()):
-        a, b = int(arrays.soff[j]), int(arrays.soff[j + 1])
-        if b - a < 2 or (arrays.seg_len[a:b] != 1).any():
-            continue
-        P = int(controls_of(j).size[arrays.seg_comp[a:b]].sum()) + (b - a)
+    if arrays.rep_codes.shape[1] or arrays.members.size or not pos.size:
+        return np.zeros(pos.size, dtype=bool)
+    first, last = arrays.soff[pos], arrays.soff[pos + 1]
+    J = last - first  # every perturbation has a stratum
+    segs = np.repeat(first - np.concatenate([[0], np.cumsum(J)[:-1]]), J) + np.arange(int(J.sum()))
+    longest = np.maximum.reduceat(arrays.seg_len[segs], np.concatenate([[0], np.cumsum(J)[:-1]]))
+    out = (J >= 2) & (longest == 1)
+    for t in np.flatnonzero(out).tolist():  # only the crossed candidates: their table's size
+        a, b = int(first[t]), int(last[t])
+        P = int(controls_of(int(pos[t])).size[arrays.seg_comp[a:b]].sum()) + (b - a)
         out[t] = P * P <= MAX_TABLE
     return out
 
@@ -122,14 +125,43 @@ def fill(pool, controls, kind, tab, P, u, y):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, inline="always")
+def walk_positives(vals, base_gt, base_eq, order, m):  # pragma: no cover - compiled
+    """:func:`.ranking.walk_counts` of m positives, every one kept and none in the query's stratum (its
+    ``same`` all 0, ``kept`` all 1): the same operations in the same order, so the same bits, without
+    the two masks' loops."""
+    for i in range(m):
+        j = i
+        while j > 0 and vals[order[j - 1]] < vals[i]:
+            order[j] = order[j - 1]
+            j -= 1
+        order[j] = i
+    before = np.int64(0)
+    total = 0.0
+    hits = 0.0
+    i = np.int64(0)
+    while i < m:
+        first = order[i]
+        v = vals[first]
+        a = np.int64(1)
+        while i + a < m and vals[order[i + a]] == v:
+            a += 1
+        s, h = close_block(a, a + base_eq[first], base_gt[first] + before, before, m)
+        total += s
+        hits += h
+        before += a
+        i += a
+    return total / m, hits / m
+
+
+@numba.njit(cache=True, inline="always")
 def query_ap(D, qi, P, tv, tg, te, vals, iwork):  # pragma: no cover - compiled
     """(AP, Precision@R) of query D[qi] of the assignment D: its k - 1 positives' look-ups (``tv``, ``tg``,
-    ``te``: a :class:`Lookups`' arrays, every pair of D known) walked by :func:`.ranking.walk_counts`;
+    ``te``: a :class:`Lookups`' arrays, every pair of D known) walked (:func:`walk_positives`);
     ``vals`` (k,) and ``iwork`` (5, k) are workspaces.
 
     The draw loops hand plain arrays only to what they call on every draw: a tuple of arrays (a pool)
     handed on costs a reference count per array, more than the look-ups themselves."""
-    same, base_gt, base_eq, order, kept = iwork[0], iwork[1], iwork[2], iwork[3], iwork[4]
+    base_gt, base_eq, order = iwork[0], iwork[1], iwork[2]
     u = D[qi]
     cnt = np.int64(0)
     for yi in range(D.size):
@@ -137,12 +169,10 @@ def query_ap(D, qi, P, tv, tg, te, vals, iwork):  # pragma: no cover - compiled
             continue
         i = u * P + D[yi]
         vals[cnt] = tv[i]
-        same[cnt] = 0
-        kept[cnt] = 1
         base_gt[cnt] = tg[i]
         base_eq[cnt] = te[i]
         cnt += 1
-    return walk_counts(vals, same, kept, base_gt, base_eq, order, cnt)
+    return walk_positives(vals, base_gt, base_eq, order, cnt)
 
 
 @numba.njit(cache=True, inline="always")
