@@ -26,7 +26,7 @@ from scipy.stats import binom
 
 
 def make_screen(compounds=2000, replicates=5, plate_size=300, controls=32, features=100, active=0.1,
-                plate_effect=1.0, effect=0.5, seed=0):
+                plate_effect=0.3, effect=0.5, seed=0):
     """(table, active mask over compound names): the crossed layout described in the module."""
     rng = np.random.default_rng(seed)
     wells = compounds * replicates
@@ -89,7 +89,7 @@ def main(argv=None):
     ap.add_argument("--controls", type=int, default=32)
     ap.add_argument("--features", type=int, default=100)
     ap.add_argument("--active", type=float, default=0.1)
-    ap.add_argument("--plate-effect", type=float, default=1.0)
+    ap.add_argument("--plate-effect", type=float, default=0.3)
     ap.add_argument("--permutations", default="auto")
     ap.add_argument("--null-size", type=int, default=999)
     ap.add_argument("--threads", type=int, default=None)

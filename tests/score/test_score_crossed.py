@@ -50,7 +50,7 @@ def general_only(monkeypatch):
 
 
 @pytest.mark.parametrize("similarity, ties, B", [("cosine", False, 99), ("cosine", True, 99), ("euclidean", False, "auto"),
-                                                 ("manhattan", True, "auto"), ("correlation", False, 50)])
+                                                 ("manhattan", True, "auto"), ("correlation", False, 50), ("cosine", False, 999)])
 def test_crossed_kernels_give_the_general_paths_tables(general_only, monkeypatch, similarity, ties, B):
     """Same draws, same values: every table equal to the general path's, bit for bit (so the same
     p-value distribution), the observed APs included; the crossed kernels did run."""

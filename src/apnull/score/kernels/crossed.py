@@ -20,6 +20,8 @@ general path's, drawn from the same streams with the same draws as :func:`.pool.
   k APs), continued to ``target`` draws as :func:`.draws.continue_general` does.
 - :func:`crossed_conditional_batch`: the conditional null of each query (the query kept, each positive's
   label moved within its own plate's pool), only the query's own AP computed: k - 1 look-ups a draw.
+  A query with many draws to go reads its whole row first (:func:`query_row`); without a tie in it, a
+  draw is k - 1 uniforms, k - 1 counts read, sorted and summed (:func:`untied_ap`).
 
 A perturbation takes this path when each of its strata holds one replicate (at least two strata),
 without pair rule, with the control design, and its pool's table fits :data:`MAX_TABLE`
@@ -35,13 +37,13 @@ import numpy as np
 
 from ...compiled import entry, inner
 from .chunks import count_draw
-from ...streams import draw_distinct
+from ...streams import draw_distinct, uniform
 from .draws import replicates
 from .pool import pool_layout
 from .ranking import close_block, count_sorted
 from .similarity import sim
 
-__all__ = ["MAX_TABLE", "Lookups", "lookups", "crossed_pools", "fill", "walk_positives", "query_ap", "crossed_batch",
+__all__ = ["MAX_TABLE", "Lookups", "lookups", "crossed_pools", "fill", "walk_positives", "query_ap", "query_row", "untied_ap", "ROW_DRAWS", "crossed_batch",
            "crossed_conditional_batch"]
 
 #: Most member pairs of one pool's look-up table (P * P for P pool members: 16 bytes each, 32 MB).
@@ -215,6 +217,61 @@ def crossed_pool(part, j, controls, kind, tab):  # pragma: no cover - compiled
     return pool, P
 
 
+#: A query whose round has at least this many draws left reads its whole row first (:func:`query_row`).
+ROW_DRAWS = 256
+
+
+@numba.njit(cache=True, inline="always")
+def query_row(pool, controls, kind, tab, P, qi, u, size, first, row):  # pragma: no cover - compiled
+    """Fill ``row`` with the count gt (plate-mates of query member u more similar to it) of every member
+    of every other stratum's pool, stratum by stratum (stratum s at ``first[s]``, ``size[s]`` members,
+    as the pool lays them out); returns True when the row has no tie: every eq is 0 and no two members
+    of different strata are as similar to u. A draw's AP then depends on its positives' gt only
+    (:func:`untied_ap`)."""
+    k = size.size
+    n = np.int64(0)
+    for s in range(k):
+        if s == qi:
+            continue
+        for y in range(first[s], first[s] + size[s]):
+            if tab.gt[u * P + y] < 0:
+                fill(pool, controls, kind, tab, P, u, y)
+            row[y] = tab.gt[u * P + y]
+            if tab.eq[u * P + y] != 0:
+                return False
+            n += 1
+    vals = np.empty(n)
+    n = 0
+    for s in range(k):
+        if s != qi:
+            for y in range(first[s], first[s] + size[s]):
+                vals[n] = tab.v[u * P + y]
+                n += 1
+    vals.sort()
+    for t in range(1, n):
+        if vals[t] == vals[t - 1]:
+            return False
+    return True
+
+
+@numba.njit(cache=True, inline="always")
+def untied_ap(G, m):  # pragma: no cover - compiled
+    """AP of m positives without ties from their counts G (sorted here, ascending): the sum over the
+    sorted counts of (b + 1) / (G[b] + b + 1), over m; :func:`walk_positives`'s operations for blocks of
+    one positive, in its order (the value order is the count order), so the same bits."""
+    for i in range(1, m):
+        x = G[i]
+        j = i
+        while j > 0 and G[j - 1] > x:
+            G[j] = G[j - 1]
+            j -= 1
+        G[j] = x
+    total = 0.0
+    for b in range(m):
+        total += (b + 1.0) / (G[b] + b + 1.0)
+    return total / m
+
+
 @entry(nogil=True)
 def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, values):  # pragma: no cover - compiled
     """The mAP null of the crossed perturbations ``pos`` of ``part`` (:func:`.draws.mean_batch`'s
@@ -288,6 +345,8 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
                     fill(pool, controls, kind, tab, P, D[qi], D[yi])
         mean_ap(D, P, tv, tg, te, vals, iwork, ap[q:q + k], pr, True)
         size, first = pool.n + 1, pool.offset  # one replicate and n_s controls a stratum
+        row = np.empty(P, dtype=np.int64)
+        G = np.empty(k, dtype=np.int64)
         for i in range(k):
             g = q + i
             if not active[g]:
@@ -299,7 +358,25 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
             counter = counts.counters[g]
             u = pool.observed[i]
             D[i] = u
-            while drawn < target:
+            if target - drawn >= ROW_DRAWS and query_row(pool, controls, kind, tab, P, i, u, size, first, row):
+                m = k - 1
+                while drawn < target:  # draw_distinct's draw of one member a stratum: u is never in range
+                    c = 0
+                    for s in range(k):
+                        if s != i:
+                            idx = np.int64(uniform(keys[g], counter) * size[s])
+                            counter += np.uint64(1)
+                            if idx >= size[s]:
+                                idx = size[s] - 1
+                            G[c] = row[first[s] + idx]
+                            c += 1
+                    v = untied_ap(G, m)
+                    drawn += 1
+                    reached, stop = count_draw(v, ap[g], tol, reached, early, h)
+                    if stop:
+                        counts.stopped[g] = True
+                        break
+            while drawn < target and not counts.stopped[g]:
                 for s in range(k):  # draw_query's draws: a member of each other stratum's pool
                     if s != i:
                         counter = draw_distinct(keys[g], counter, size[s], first[s], D, s, one, u)
