@@ -178,3 +178,13 @@ def test_crossed_true_null_calibration():
     assert binom.ppf(1e-4, n, 0.05) <= hits <= binom.ppf(1 - 1e-4, n, 0.05), (hits, n)
     n, hits = len(q), int((q["p_value"] <= 0.05).sum())
     assert hits <= binom.ppf(1 - 1e-4, n, 0.05), (hits, n)
+
+
+def test_crossed_same_answer_on_any_threads():
+    """The crossed kernels' tables do not depend on the threads (each batch its own look-up tables);
+    dask workers: tests/score/test_score_dask.py (the digits screen is crossed)."""
+    table = crossed_screen(np.random.default_rng(9), perts=40, plates=5, ties=False, plate_effect=0.3)
+    one = score_profiles(table, **KW, permutations="auto", seed=2, threads=1)
+    two = score_profiles(table, **KW, permutations="auto", seed=2, threads=2)
+    pd.testing.assert_frame_equal(one.groups, two.groups)
+    pd.testing.assert_frame_equal(one.queries, two.queries)
