@@ -6,11 +6,11 @@ the n_s controls there, and a draw takes one member of each stratum's pool. Quer
 ranks k - 1 positives, every one on another plate, among the n_s other members of its own pool. What a
 draw needs of a pair (u, y) of members of different strata is fixed for the perturbation: the
 similarity v = sim(u, y) and the counts (gt, eq) of u's plate-mates more similar to u than v / as
-similar. :func:`fill` computes them the first time a draw asks (v from the pool's replicate rows, or
+similar. :func:`.lookups.pair_counts` computes them the first time a draw asks (v from the pool's replicate rows, or
 ``sim`` of two controls, each unordered control pair once; the counts by a binary search in u's sorted
 plate-mates and a comparison with its plate's replicate) and keeps them in a table of the pool's
-member pairs (:class:`Lookups`), so a later draw of the pair is three reads. A query's AP is then
-:func:`.ranking.walk_counts` over its k - 1 look-ups (:func:`walk_positives`, its steps for positives
+member pairs (:class:`.lookups.Lookups`), so a later draw of the pair is three reads. A query's AP is then
+:func:`.ranking.walk_counts` over its k - 1 look-ups (:func:`.lookups.walk_positives`, its steps for positives
 that are all kept and all on other plates): the values, counts and arithmetic of
 :func:`.pool.evaluate`, so every value (observed AP, null mAP, conditional null AP) is bit for bit the
 general path's, drawn from the same streams with the same draws as :func:`.pool.draw_assignment` and
@@ -20,8 +20,8 @@ general path's, drawn from the same streams with the same draws as :func:`.pool.
   k APs), continued to ``target`` draws as :func:`.draws.continue_general` does.
 - :func:`crossed_conditional_batch`: the conditional null of each query (the query kept, each positive's
   label moved within its own plate's pool), only the query's own AP computed: k - 1 look-ups a draw.
-  A query with many draws to go reads its whole row first (:func:`query_row`); without a tie in it, a
-  draw is k - 1 uniforms, k - 1 counts read, sorted and summed (:func:`untied_ap`).
+  A query with many draws to go reads its whole row first (:func:`.lookups.query_row`); without a tie in it, a
+  draw is k - 1 uniforms, k - 1 counts read, sorted and summed (:func:`.lookups.untied_ap`).
 
 A perturbation takes this path when each of its strata holds one replicate (at least two strata),
 without pair rule, with the control design, and its pool's table fits :data:`MAX_TABLE`
@@ -30,47 +30,18 @@ without pair rule, with the control design, and its pool's table fits :data:`MAX
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
-import numba
 import numpy as np
 
-from ...compiled import entry, inner
-from .chunks import count_draw
+from ...compiled import entry
 from ...streams import draw_distinct, uniform
-from .draws import replicates
-from .pool import pool_layout
-from .ranking import close_block, count_sorted
-from .similarity import sim
+from .chunks import count_draw
+from .lookups import (FILL_DRAWS, ROW_DRAWS, batch_lookups, crossed_pool, fill_all, mean_ap, pair_counts, query_ap,
+                      query_row, untied_ap)
 
-__all__ = ["MAX_TABLE", "Lookups", "lookups", "crossed_pools", "fill", "walk_positives", "query_ap", "query_row", "untied_ap", "ROW_DRAWS", "crossed_batch",
-           "crossed_conditional_batch"]
+__all__ = ["MAX_TABLE", "crossed_pools", "crossed_batch", "crossed_conditional_batch"]
 
 #: Most member pairs of one pool's look-up table (P * P for P pool members: 16 bytes each, 32 MB).
 MAX_TABLE = 1 << 21
-
-
-class Lookups(NamedTuple):
-    """Member-pair look-ups of one pool (P members; pair (u, y) at u * P + y): the similarity (NaN until
-    known), and u's plate-mates more similar than it / as similar (-1 until known)."""
-
-    v: np.ndarray     #: (>= P * P,) float64
-    gt: np.ndarray    #: (>= P * P,) int32
-    eq: np.ndarray    #: (>= P * P,) int32
-
-
-@numba.njit(cache=True, inline="always")
-def lookups(size):  # pragma: no cover - compiled
-    """An empty :class:`Lookups` of ``size`` pairs."""
-    return Lookups(np.empty(size), np.empty(size, dtype=np.int32), np.empty(size, dtype=np.int32))
-
-
-@numba.njit(cache=True, inline="always")
-def reset(tab, P):  # pragma: no cover - compiled
-    """Forget every pair of a pool of P members."""
-    for i in range(P * P):
-        tab.v[i] = np.nan
-        tab.gt[i] = -1
 
 
 def crossed_pools(arrays, controls_of, pos) -> np.ndarray:
@@ -93,185 +64,6 @@ def crossed_pools(arrays, controls_of, pos) -> np.ndarray:
     return out
 
 
-@inner()
-def fill(pool, controls, kind, tab, P, u, y):  # pragma: no cover - compiled
-    """Compute the look-up (u, y) into ``tab`` (read by :func:`query_ap`); an unordered pair of controls' similarity
-    is computed once, for both directions (``sim`` is exactly symmetric)."""
-    i = u * P + y
-    v = tab.v[i]
-    su = pool.stratum[u]
-    n = pool.n[su]
-    ru = pool.replicate[u]
-    if v != v:
-        if ru >= 0:
-            v = pool.sim[ru, y]
-        elif pool.replicate[y] >= 0:
-            v = pool.sim[pool.replicate[y], u]
-        else:
-            v = sim(controls.X, pool.row[u], controls.X, pool.row[y], kind)
-            tab.v[y * P + u] = v  # the pair's other direction
-        tab.v[i] = v
-    if ru >= 0:
-        g, e = count_sorted(pool.sorted_rc[ru, :n], v)
-    else:
-        rs = controls.sorted_offset[pool.component_stratum[su]] + pool.control[u] * (n - 1)
-        g, e = count_sorted(controls.sorted_sims[rs:rs + n - 1], v)
-        for r2 in range(pool.rep_lo[su], pool.rep_hi[su]):
-            w = pool.sim[r2, u]
-            if w > v:
-                g += 1
-            elif w == v:
-                e += 1
-    tab.gt[i] = g
-    tab.eq[i] = e
-
-
-@numba.njit(cache=True, inline="always")
-def walk_positives(vals, base_gt, base_eq, order, m):  # pragma: no cover - compiled
-    """:func:`.ranking.walk_counts` of m positives, every one kept and none in the query's stratum (its
-    ``same`` all 0, ``kept`` all 1): the same operations in the same order, so the same bits, without
-    the two masks' loops."""
-    for i in range(m):
-        j = i
-        while j > 0 and vals[order[j - 1]] < vals[i]:
-            order[j] = order[j - 1]
-            j -= 1
-        order[j] = i
-    before = np.int64(0)
-    total = 0.0
-    hits = 0.0
-    i = np.int64(0)
-    while i < m:
-        first = order[i]
-        v = vals[first]
-        a = np.int64(1)
-        while i + a < m and vals[order[i + a]] == v:
-            a += 1
-        s, h = close_block(a, a + base_eq[first], base_gt[first] + before, before, m)
-        total += s
-        hits += h
-        before += a
-        i += a
-    return total / m, hits / m
-
-
-@numba.njit(cache=True, inline="always")
-def query_ap(D, qi, P, tv, tg, te, vals, iwork):  # pragma: no cover - compiled
-    """(AP, Precision@R) of query D[qi] of the assignment D: its k - 1 positives' look-ups (``tv``, ``tg``,
-    ``te``: a :class:`Lookups`' arrays, every pair of D known) walked (:func:`walk_positives`);
-    ``vals`` (k,) and ``iwork`` (5, k) are workspaces.
-
-    The draw loops hand plain arrays only to what they call on every draw: a tuple of arrays (a pool)
-    handed on costs a reference count per array, more than the look-ups themselves."""
-    base_gt, base_eq, order = iwork[0], iwork[1], iwork[2]
-    u = D[qi]
-    cnt = np.int64(0)
-    for yi in range(D.size):
-        if yi == qi:
-            continue
-        i = u * P + D[yi]
-        vals[cnt] = tv[i]
-        base_gt[cnt] = tg[i]
-        base_eq[cnt] = te[i]
-        cnt += 1
-    return walk_positives(vals, base_gt, base_eq, order, cnt)
-
-
-@numba.njit(cache=True, inline="always")
-def mean_ap(D, P, tv, tg, te, vals, iwork, ap_out, pr_out, want):  # pragma: no cover - compiled
-    """Mean AP of assignment D (each query's AP and P@R into ap_out / pr_out if ``want``), as
-    :func:`.pool.evaluate` adds them (every pair of D known)."""
-    total = 0.0
-    scored = np.int64(0)
-    for qi in range(D.size):
-        ap, pr = query_ap(D, qi, P, tv, tg, te, vals, iwork)
-        if ap == ap:
-            total += ap
-            scored += 1
-        if want:
-            ap_out[qi] = ap
-            pr_out[qi] = pr
-    return total / scored if scored > 0 else 0.0
-
-
-@numba.njit(cache=True, inline="always")
-def batch_lookups(part, controls, pos):  # pragma: no cover - compiled
-    """A :class:`Lookups` for the largest pool of the perturbations ``pos``."""
-    most = np.int64(0)
-    for t in range(pos.size):
-        j = pos[t]
-        P = np.int64(0)
-        for g in range(part.soff[j], part.soff[j + 1]):
-            P += controls.size[part.seg_comp[g]] + part.seg_len[g]
-        most = max(most, P * P)
-    return lookups(most)
-
-
-@numba.njit(cache=True, inline="always")
-def crossed_pool(part, j, controls, kind, tab):  # pragma: no cover - compiled
-    """(pool, P) of perturbation j with its look-ups forgotten."""
-    reps = replicates(part, j)
-    pool = pool_layout(reps, controls, kind, np.int64(1) << 40)  # every stratum ranked: J >= 2
-    P = pool.stratum.size
-    reset(tab, P)
-    return pool, P
-
-
-#: A query whose round has at least this many draws left reads its whole row first (:func:`query_row`).
-ROW_DRAWS = 256
-
-
-@numba.njit(cache=True, inline="always")
-def query_row(pool, controls, kind, tab, P, qi, u, size, first, row):  # pragma: no cover - compiled
-    """Fill ``row`` with the count gt (plate-mates of query member u more similar to it) of every member
-    of every other stratum's pool, stratum by stratum (stratum s at ``first[s]``, ``size[s]`` members,
-    as the pool lays them out); returns True when the row has no tie: every eq is 0 and no two members
-    of different strata are as similar to u. A draw's AP then depends on its positives' gt only
-    (:func:`untied_ap`)."""
-    k = size.size
-    n = np.int64(0)
-    for s in range(k):
-        if s == qi:
-            continue
-        for y in range(first[s], first[s] + size[s]):
-            if tab.gt[u * P + y] < 0:
-                fill(pool, controls, kind, tab, P, u, y)
-            row[y] = tab.gt[u * P + y]
-            if tab.eq[u * P + y] != 0:
-                return False
-            n += 1
-    vals = np.empty(n)
-    n = 0
-    for s in range(k):
-        if s != qi:
-            for y in range(first[s], first[s] + size[s]):
-                vals[n] = tab.v[u * P + y]
-                n += 1
-    vals.sort()
-    for t in range(1, n):
-        if vals[t] == vals[t - 1]:
-            return False
-    return True
-
-
-@numba.njit(cache=True, inline="always")
-def untied_ap(G, m):  # pragma: no cover - compiled
-    """AP of m positives without ties from their counts G (sorted here, ascending): the sum over the
-    sorted counts of (b + 1) / (G[b] + b + 1), over m; :func:`walk_positives`'s operations for blocks of
-    one positive, in its order (the value order is the count order), so the same bits."""
-    for i in range(1, m):
-        x = G[i]
-        j = i
-        while j > 0 and G[j - 1] > x:
-            G[j] = G[j - 1]
-            j -= 1
-        G[j] = x
-    total = 0.0
-    for b in range(m):
-        total += (b + 1.0) / (G[b] + b + 1.0)
-    return total / m
-
-
 @entry(nogil=True)
 def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, values):  # pragma: no cover - compiled
     """The mAP null of the crossed perturbations ``pos`` of ``part`` (:func:`.draws.mean_batch`'s
@@ -285,13 +77,17 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
         j = pos[t]
         pool, P = crossed_pool(part, j, controls, kind, tab)
         k = pool.observed.size
+        g_str, s_n, g_rep, simRP, g_row = pool.stratum, pool.n, pool.replicate, pool.sim, pool.row
+        Xc, sortedRC, c_off, c_sorted = controls.X, pool.sorted_rc, controls.sorted_offset, controls.sorted_sims
+        s_comp, g_ctl, rep_lo, rep_hi = pool.component_stratum, pool.control, pool.rep_lo, pool.rep_hi
         vals = np.empty(k)
         iwork = np.empty((5, k), dtype=np.int64)
         D = pool.observed.copy()
         for qi in range(k):
             for yi in range(k):
                 if yi != qi and tg[D[qi] * P + D[yi]] < 0:
-                    fill(pool, controls, kind, tab, P, D[qi], D[yi])
+                    pair_counts(D[qi], D[yi], P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC,
+                                c_off, c_sorted, s_comp, g_ctl, rep_lo, rep_hi)
         m = mean_ap(D, P, tv, tg, te, vals, iwork, observed.ap[q:q + k], observed.pr[q:q + k], True)
         observed.maps[t] = m
         sg = part.soff[j]
@@ -302,13 +98,16 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
         early = reached < h
         stopped = False
         size, first = pool.n + 1, pool.offset  # one replicate and n_s controls a stratum
+        if target - drawn >= FILL_DRAWS:
+            fill_all(pool, controls, kind, tab, P)
         while drawn < target:
             for s in range(k):  # draw_assignment's draws, one member a stratum
                 counters[s] = draw_distinct(keys[s], counters[s], size[s], first[s], D, s, one, none)
             for qi in range(k):
                 for yi in range(k):
                     if yi != qi and tg[D[qi] * P + D[yi]] < 0:
-                        fill(pool, controls, kind, tab, P, D[qi], D[yi])
+                        pair_counts(D[qi], D[yi], P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC,
+                                    c_off, c_sorted, s_comp, g_ctl, rep_lo, rep_hi)
             v = mean_ap(D, P, tv, tg, te, vals, iwork, vals, vals, False)
             if drawn < values.shape[1]:
                 values[t, drawn] = v
@@ -335,6 +134,9 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
         j = pos[t]
         pool, P = crossed_pool(part, j, controls, kind, tab)
         k = pool.observed.size
+        g_str, s_n, g_rep, simRP, g_row = pool.stratum, pool.n, pool.replicate, pool.sim, pool.row
+        Xc, sortedRC, c_off, c_sorted = controls.X, pool.sorted_rc, controls.sorted_offset, controls.sorted_sims
+        s_comp, g_ctl, rep_lo, rep_hi = pool.component_stratum, pool.control, pool.rep_lo, pool.rep_hi
         vals = np.empty(k)
         iwork = np.empty((5, k), dtype=np.int64)
         pr = np.empty(k)
@@ -342,7 +144,8 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
         for qi in range(k):
             for yi in range(k):
                 if yi != qi and tg[D[qi] * P + D[yi]] < 0:
-                    fill(pool, controls, kind, tab, P, D[qi], D[yi])
+                    pair_counts(D[qi], D[yi], P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC,
+                                c_off, c_sorted, s_comp, g_ctl, rep_lo, rep_hi)
         mean_ap(D, P, tv, tg, te, vals, iwork, ap[q:q + k], pr, True)
         size, first = pool.n + 1, pool.offset  # one replicate and n_s controls a stratum
         row = np.empty(P, dtype=np.int64)
@@ -381,7 +184,8 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
                     if s != i:
                         counter = draw_distinct(keys[g], counter, size[s], first[s], D, s, one, u)
                         if tg[u * P + D[s]] < 0:
-                            fill(pool, controls, kind, tab, P, u, D[s])
+                            pair_counts(u, D[s], P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC,
+                                        c_off, c_sorted, s_comp, g_ctl, rep_lo, rep_hi)
                 v, _ = query_ap(D, i, P, tv, tg, te, vals, iwork)
                 drawn += 1
                 reached, stop = count_draw(v, ap[g], tol, reached, early, h)
