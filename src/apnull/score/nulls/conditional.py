@@ -30,6 +30,7 @@ from ...streams import stream_key
 from ..engine.executor import offsets, ranges
 from ..engine.clock import deadline_of, tell_stage
 from ..engine.sequential import Null, resolve, rounds_of, undecided
+from ..kernels.crossed import crossed_conditional_batch, crossed_pools
 from ..kernels.draws import Counts, conditional_batch
 
 __all__ = ["QUERY_NULLS", "QueryP", "query_null", "conditional_pvalues", "query_pvalues", "bounds_undecided",
@@ -57,18 +58,21 @@ class QueryP(NamedTuple):
 
 def query_batch(part, pos, st, target, h):
     """One round of the conditional null for the active queries of the perturbations ``pos`` of ``part``:
-    {"counters", "drawn", "reached", "stopped"}, one compiled call per component run."""
+    {"counters", "drawn", "reached", "stopped"}, one compiled call per component run (perturbations of one
+    replicate a stratum by the crossed layout's look-ups, :mod:`..kernels.crossed`)."""
     pos = np.asarray(pos, dtype=np.int64)
     arr = part.arrays
     qo = offsets(arr.qoff[pos + 1] - arr.qoff[pos])
     counts = Counts(st["counters"].copy(), st["drawn"].copy(), st["reached"].copy(), st["stopped"].copy())
     ap = np.empty(qo[-1])
     comp_of = part.comp_of[pos]
-    cuts = np.concatenate([[0], np.flatnonzero(np.diff(comp_of)) + 1, [pos.size]])
+    crossed = crossed_pools(arr, lambda j: part.comps[part.comp_of[j]], pos)
+    cuts = np.concatenate([[0], np.flatnonzero(np.diff(comp_of) | np.diff(crossed.astype(np.int64))) + 1, [pos.size]])
     for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
         q = slice(qo[a], qo[b])
-        conditional_batch(arr, part.comps[comp_of[a]], part.kind, pos[a:b], st["keys"][q],
-                          Counts(*(x[q] for x in counts)), st["active"][q], target, h, VALUE_TOL, ap[q])
+        kernel = crossed_conditional_batch if crossed[a] else conditional_batch  # the same values
+        kernel(arr, part.comps[comp_of[a]], part.kind, pos[a:b], st["keys"][q], Counts(*(x[q] for x in counts)),
+               st["active"][q], target, h, VALUE_TOL, ap[q])
     return {"counters": counts.counters, "drawn": counts.drawn, "reached": counts.reached, "stopped": counts.stopped}
 
 

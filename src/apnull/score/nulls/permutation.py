@@ -34,6 +34,8 @@ from ..engine.executor import offsets, ranges
 from ..engine.sequential import Null
 from ..kernels.chunks import FIRST_CHUNK
 from ..kernels.controls import ControlRows, control_rows
+from ..kernels.crossed import crossed_batch as _crossed_kernel
+from ..kernels.crossed import crossed_pools
 from ..kernels.draws import NO_MEMBERS, Counts, Observed, PartRows
 from ..kernels.draws import mean_batch as _mean_kernel
 from ..kernels.draws import single_batch as _single_kernel
@@ -186,7 +188,8 @@ def mean_batch(part: Part, pos, st, target, h, exhaustive=False, keep=0):
     with ``keep`` > 0 "values", the first ``keep`` null values of each.
 
     Perturbations sharing a component run in one compiled call: pools over one stratum without pair rule
-    by the chunked kernel, the others one draw at a time. ``exhaustive``: each perturbation's every
+    by the chunked kernel, pools of one replicate a stratum (the crossed layout) by look-ups
+    (:mod:`..kernels.crossed`), the others one draw at a time. ``exhaustive``: each perturbation's every
     assignment is enumerated instead (``target`` ignored).
     """
     pos = np.asarray(pos, dtype=np.int64)
@@ -200,9 +203,16 @@ def mean_batch(part: Part, pos, st, target, h, exhaustive=False, keep=0):
     single = ((np.diff(so) == 1) & (arr.rep_codes.shape[1] == 0) & (np.diff(qo) >= 2) & (not exhaustive)
               & (arr.members.size == 0))  # negatives="others": one draw at a time
     comp_of = part.comp_of[pos]
-    cuts = np.concatenate([[0], np.flatnonzero(np.diff(comp_of) | np.diff(single.astype(np.int64))) + 1, [n]])
+    crossed = (crossed_pools(arr, lambda j: part.comps[part.comp_of[j]], pos) if not exhaustive
+               else np.zeros(n, dtype=bool))
+    path = single.astype(np.int64) + 2 * crossed
+    cuts = np.concatenate([[0], np.flatnonzero(np.diff(comp_of) | np.diff(path)) + 1, [n]])
     for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
         controls = part.comps[comp_of[a]]
+        if crossed[a]:  # one replicate a stratum: look-ups (the same values as the general path)
+            _crossed_kernel(arr, controls, part.kind, pos[a:b], _counts(counts, slice(a, b), slice(so[a], so[b])),
+                            target, h, VALUE_TOL, _observed(seen, slice(a, b), slice(qo[a], qo[b])), values[a:b])
+            continue
         if single[a]:
             _single_kernel(arr, controls, part.kind, pos[a:b], _counts(counts, slice(a, b), slice(so[a], so[b])),
                            target, h, VALUE_TOL, FIRST_CHUNK if h <= target else target,

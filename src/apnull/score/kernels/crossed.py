@@ -1,0 +1,196 @@
+"""Compiled kernels (numba) of the crossed layout: one replicate a stratum, draws as table look-ups.
+
+In the crossed layout (JUMP's) each replicate of perturbation t sits on its own plate beside that
+plate's controls: t's pool (:func:`.pool.pool_layout`) is, for each stratum s, its one replicate and
+the n_s controls there, and a draw takes one member of each stratum's pool. Query u (stratum s) then
+ranks k - 1 positives, every one on another plate, among the n_s other members of its own pool. What a
+draw needs of a pair (u, y) of members of different strata is fixed for the perturbation: the
+similarity v = sim(u, y) and the counts (gt, eq) of u's plate-mates more similar to u than v / as
+similar. :func:`.lookups.pair_counts` computes them the first time a draw asks (v from the pool's replicate rows, or
+``sim`` of two controls, each unordered control pair once; the counts by a binary search in u's sorted
+plate-mates and a comparison with its plate's replicate) and keeps them in a table of the pool's
+member pairs (:class:`.lookups.Lookups`), so a later draw of the pair is three reads. A query's AP is then
+:func:`.ranking.walk_counts` over its k - 1 look-ups (:func:`.lookups.walk_positives`, its steps for positives
+that are all kept and all on other plates): the values, counts and arithmetic of
+:func:`.pool.evaluate`, so every value (observed AP, null mAP, conditional null AP) is bit for bit the
+general path's, drawn from the same streams with the same draws as :func:`.pool.draw_assignment` and
+:func:`.draws.draw_query` (written out here for one member a stratum).
+
+- :func:`crossed_batch`: the mAP null (each stratum's pool gives one member the label; the mean of the
+  k APs), continued to ``target`` draws as :func:`.draws.continue_general` does.
+- :func:`crossed_conditional_batch`: the conditional null of each query (the query kept, each positive's
+  label moved within its own plate's pool), only the query's own AP computed: k - 1 look-ups a draw.
+  A query with many draws to go reads its whole row first (:func:`.lookups.query_row`); without a tie in it, a
+  draw is k - 1 uniforms, k - 1 counts read, sorted and summed (:func:`.lookups.untied_ap`).
+
+A perturbation takes this path when each of its strata holds one replicate (at least two strata),
+without pair rule, with the control design, and its pool's table fits :data:`MAX_TABLE`
+(:func:`crossed_pools`); the others take the general kernels of :mod:`.draws`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...compiled import entry
+from ...streams import draw_distinct, uniform
+from .chunks import count_draw
+from .lookups import (FILL_DRAWS, ROW_DRAWS, batch_lookups, crossed_pool, fill_all, mean_ap, pair_counts, query_ap,
+                      query_row, untied_ap)
+
+__all__ = ["MAX_TABLE", "crossed_pools", "crossed_batch", "crossed_conditional_batch"]
+
+#: Most member pairs of one pool's look-up table (P * P for P pool members: 16 bytes each, 32 MB).
+MAX_TABLE = 1 << 21
+
+
+def crossed_pools(arrays, controls_of, pos) -> np.ndarray:
+    """(len(pos),) bool: perturbations ``pos`` of a part's :class:`.draws.PartRows` that take the crossed
+    kernels: one replicate in each of their (at least two) strata, no pair rule, the control design,
+    and a look-up table within :data:`MAX_TABLE` (``controls_of(j)``: the :class:`.controls.ControlRows`
+    of perturbation j's component)."""
+    pos = np.asarray(pos, dtype=np.int64)
+    if arrays.rep_codes.shape[1] or arrays.members.size or not pos.size:
+        return np.zeros(pos.size, dtype=bool)
+    first, last = arrays.soff[pos], arrays.soff[pos + 1]
+    J = last - first  # every perturbation has a stratum
+    segs = np.repeat(first - np.concatenate([[0], np.cumsum(J)[:-1]]), J) + np.arange(int(J.sum()))
+    longest = np.maximum.reduceat(arrays.seg_len[segs], np.concatenate([[0], np.cumsum(J)[:-1]]))
+    out = (J >= 2) & (longest == 1)
+    for t in np.flatnonzero(out).tolist():  # only the crossed candidates: their table's size
+        a, b = int(first[t]), int(last[t])
+        P = int(controls_of(int(pos[t])).size[arrays.seg_comp[a:b]].sum()) + (b - a)
+        out[t] = P * P <= MAX_TABLE
+    return out
+
+
+@entry(nogil=True)
+def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, values):  # pragma: no cover - compiled
+    """The mAP null of the crossed perturbations ``pos`` of ``part`` (:func:`.draws.mean_batch`'s
+    arguments, without pair rule or enumeration): the same draws and values, by look-ups."""
+    tab = batch_lookups(part, controls, pos)
+    tv, tg, te = tab.v, tab.gt, tab.eq
+    q = np.int64(0)
+    one = np.int64(1)
+    none = np.int64(-1)
+    for t in range(pos.size):
+        j = pos[t]
+        pool, P = crossed_pool(part, j, controls, kind, tab)
+        k = pool.observed.size
+        g_str, s_n, g_rep, simRP, g_row = pool.stratum, pool.n, pool.replicate, pool.sim, pool.row
+        Xc, sortedRC, c_off, c_sorted = controls.X, pool.sorted_rc, controls.sorted_offset, controls.sorted_sims
+        s_comp, g_ctl, rep_lo, rep_hi = pool.component_stratum, pool.control, pool.rep_lo, pool.rep_hi
+        vals = np.empty(k)
+        iwork = np.empty((5, k), dtype=np.int64)
+        D = pool.observed.copy()
+        for qi in range(k):
+            for yi in range(k):
+                if yi != qi and tg[D[qi] * P + D[yi]] < 0:
+                    pair_counts(D[qi], D[yi], P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC,
+                                c_off, c_sorted, s_comp, g_ctl, rep_lo, rep_hi)
+        m = mean_ap(D, P, tv, tg, te, vals, iwork, observed.ap[q:q + k], observed.pr[q:q + k], True)
+        observed.maps[t] = m
+        sg = part.soff[j]
+        keys = part.keys[sg:sg + k]
+        counters = counts.counters[q:q + k]  # one segment a replicate
+        drawn = counts.drawn[t]
+        reached = counts.reached[t]
+        early = reached < h
+        stopped = False
+        size, first = pool.n + 1, pool.offset  # one replicate and n_s controls a stratum
+        if target - drawn >= FILL_DRAWS:
+            fill_all(pool, controls, kind, tab, P)
+        while drawn < target:
+            for s in range(k):  # draw_assignment's draws, one member a stratum
+                counters[s] = draw_distinct(keys[s], counters[s], size[s], first[s], D, s, one, none)
+            for qi in range(k):
+                for yi in range(k):
+                    if yi != qi and tg[D[qi] * P + D[yi]] < 0:
+                        pair_counts(D[qi], D[yi], P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC,
+                                    c_off, c_sorted, s_comp, g_ctl, rep_lo, rep_hi)
+            v = mean_ap(D, P, tv, tg, te, vals, iwork, vals, vals, False)
+            if drawn < values.shape[1]:
+                values[t, drawn] = v
+            drawn += 1
+            reached, stop = count_draw(v, m, tol, reached, early, h)
+            if stop:
+                stopped = True
+                break
+        counts.drawn[t], counts.reached[t], counts.stopped[t] = drawn, reached, stopped
+        q += k
+
+
+@entry(nogil=True)
+def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, target, h, tol,
+                              ap):  # pragma: no cover - compiled
+    """The conditional null of the queries of the crossed perturbations ``pos`` of ``part``
+    (:func:`.draws.conditional_batch`'s arguments): the same draws and values, by look-ups of the
+    query's own row only."""
+    tab = batch_lookups(part, controls, pos)
+    tv, tg, te = tab.v, tab.gt, tab.eq
+    q = np.int64(0)
+    one = np.int64(1)
+    for t in range(pos.size):
+        j = pos[t]
+        pool, P = crossed_pool(part, j, controls, kind, tab)
+        k = pool.observed.size
+        g_str, s_n, g_rep, simRP, g_row = pool.stratum, pool.n, pool.replicate, pool.sim, pool.row
+        Xc, sortedRC, c_off, c_sorted = controls.X, pool.sorted_rc, controls.sorted_offset, controls.sorted_sims
+        s_comp, g_ctl, rep_lo, rep_hi = pool.component_stratum, pool.control, pool.rep_lo, pool.rep_hi
+        vals = np.empty(k)
+        iwork = np.empty((5, k), dtype=np.int64)
+        pr = np.empty(k)
+        D = pool.observed.copy()
+        for qi in range(k):
+            for yi in range(k):
+                if yi != qi and tg[D[qi] * P + D[yi]] < 0:
+                    pair_counts(D[qi], D[yi], P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC,
+                                c_off, c_sorted, s_comp, g_ctl, rep_lo, rep_hi)
+        mean_ap(D, P, tv, tg, te, vals, iwork, ap[q:q + k], pr, True)
+        size, first = pool.n + 1, pool.offset  # one replicate and n_s controls a stratum
+        row = np.empty(P, dtype=np.int64)
+        G = np.empty(k, dtype=np.int64)
+        for i in range(k):
+            g = q + i
+            if not active[g]:
+                continue
+            counts.stopped[g] = False
+            early = counts.reached[g] < h
+            drawn = counts.drawn[g]
+            reached = counts.reached[g]
+            counter = counts.counters[g]
+            u = pool.observed[i]
+            D[i] = u
+            if target - drawn >= ROW_DRAWS and query_row(pool, controls, kind, tab, P, i, u, size, first, row):
+                m = k - 1
+                while drawn < target:  # draw_distinct's draw of one member a stratum: u is never in range
+                    c = 0
+                    for s in range(k):
+                        if s != i:
+                            idx = np.int64(uniform(keys[g], counter) * size[s])
+                            counter += np.uint64(1)
+                            if idx >= size[s]:
+                                idx = size[s] - 1
+                            G[c] = row[first[s] + idx]
+                            c += 1
+                    v = untied_ap(G, m)
+                    drawn += 1
+                    reached, stop = count_draw(v, ap[g], tol, reached, early, h)
+                    if stop:
+                        counts.stopped[g] = True
+                        break
+            while drawn < target and not counts.stopped[g]:
+                for s in range(k):  # draw_query's draws: a member of each other stratum's pool
+                    if s != i:
+                        counter = draw_distinct(keys[g], counter, size[s], first[s], D, s, one, u)
+                        if tg[u * P + D[s]] < 0:
+                            pair_counts(u, D[s], P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC,
+                                        c_off, c_sorted, s_comp, g_ctl, rep_lo, rep_hi)
+                v, _ = query_ap(D, i, P, tv, tg, te, vals, iwork)
+                drawn += 1
+                reached, stop = count_draw(v, ap[g], tol, reached, early, h)
+                if stop:
+                    counts.stopped[g] = True
+                    break
+            counts.drawn[g], counts.reached[g], counts.counters[g] = drawn, reached, counter
+        q += k

@@ -1,0 +1,257 @@
+"""Compiled kernels (numba) of the crossed layout's look-ups: a pool's member pairs, filled once.
+
+The tables and steps :mod:`.crossed`'s batch kernels read (see there): :class:`Lookups` (a pool's member
+pairs: similarity, and the counts among the query's plate-mates), :func:`pair_counts` (one pair, the
+first time a draw needs it) and :func:`fill_all` (every pair, before a long run of draws),
+:func:`query_ap` / :func:`mean_ap` (an assignment's APs from its look-ups, :func:`walk_positives`), and a
+query's whole row (:func:`query_row`) with the AP of a draw without ties (:func:`untied_ap`). The values
+and arithmetic are :func:`.pool.evaluate`'s, so every value is bit for bit the general path's.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numba
+import numpy as np
+
+from ...compiled import inner
+from .draws import replicates
+from .pool import pool_layout
+from .ranking import close_block, count_sorted
+from .similarity import sim
+
+__all__ = ["Lookups", "lookups", "reset", "pair_counts", "fill_all", "FILL_DRAWS", "walk_positives", "query_ap",
+           "mean_ap", "batch_lookups", "crossed_pool", "query_row", "untied_ap", "ROW_DRAWS"]
+
+class Lookups(NamedTuple):
+    """Member-pair look-ups of one pool (P members; pair (u, y) at u * P + y): the similarity (NaN until
+    known), and u's plate-mates more similar than it / as similar (-1 until known)."""
+
+    v: np.ndarray     #: (>= P * P,) float64
+    gt: np.ndarray    #: (>= P * P,) int32
+    eq: np.ndarray    #: (>= P * P,) int32
+
+
+@numba.njit(cache=True, inline="always")
+def lookups(size):  # pragma: no cover - compiled
+    """An empty :class:`Lookups` of ``size`` pairs."""
+    return Lookups(np.empty(size), np.empty(size, dtype=np.int32), np.empty(size, dtype=np.int32))
+
+
+@numba.njit(cache=True, inline="always")
+def reset(tab, P):  # pragma: no cover - compiled
+    """Forget every pair of a pool of P members."""
+    for i in range(P * P):
+        tab.v[i] = np.nan
+        tab.gt[i] = -1
+
+
+@numba.njit(cache=True, inline="always")
+def pair_counts(u, y, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC, c_off, c_sorted, s_comp,
+                g_ctl, rep_lo, rep_hi):  # pragma: no cover - compiled
+    """Compute the look-up (u, y) into ``tv``, ``tg``, ``te`` (a :class:`Lookups`' arrays): v = sim(u, y),
+    from the pool's replicate rows or ``sim`` of two controls (an unordered pair once, for both
+    directions: ``sim`` is exactly symmetric); gt / eq the members of u's pool (u excluded) more similar
+    to u than v / as similar, as :func:`.pool.evaluate` counts them (a binary search in u's sorted
+    plate-mates and a comparison with its plate's replicate). The pool's and controls' arrays come by
+    name, not as their tuples: the draw loops call this where a draw first needs a pair, and a tuple of
+    arrays handed on costs a reference count per array."""
+    i = u * P + y
+    v = tv[i]
+    su = g_str[u]
+    n = s_n[su]
+    ru = g_rep[u]
+    if v != v:
+        if ru >= 0:
+            v = simRP[ru, y]
+        elif g_rep[y] >= 0:
+            v = simRP[g_rep[y], u]
+        else:
+            v = sim(Xc, g_row[u], Xc, g_row[y], kind)
+            tv[y * P + u] = v  # the pair's other direction
+        tv[i] = v
+    if ru >= 0:
+        g, e = count_sorted(sortedRC[ru, :n], v)
+    else:
+        rs = c_off[s_comp[su]] + g_ctl[u] * (n - 1)
+        g, e = count_sorted(c_sorted[rs:rs + n - 1], v)
+        for r2 in range(rep_lo[su], rep_hi[su]):
+            w = simRP[r2, u]
+            if w > v:
+                g += 1
+            elif w == v:
+                e += 1
+    tg[i] = g
+    te[i] = e
+
+
+#: A perturbation whose round has at least this many mAP draws left fills its whole table first
+#: (:func:`fill_all`): one call, not one a pair.
+FILL_DRAWS = 1024
+
+
+@inner()
+def fill_all(pool, controls, kind, tab, P):  # pragma: no cover - compiled
+    """Every look-up of the pool not yet known (pairs of members of different strata), as
+    :func:`pair_counts` computes one."""
+    tv, tg, te = tab.v, tab.gt, tab.eq
+    g_str, s_n, g_rep, simRP, g_row = pool.stratum, pool.n, pool.replicate, pool.sim, pool.row
+    Xc, sortedRC, c_off, c_sorted = controls.X, pool.sorted_rc, controls.sorted_offset, controls.sorted_sims
+    s_comp, g_ctl, rep_lo, rep_hi = pool.component_stratum, pool.control, pool.rep_lo, pool.rep_hi
+    for u in range(P):
+        for y in range(P):
+            if g_str[u] != g_str[y] and tg[u * P + y] < 0:
+                pair_counts(u, y, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC, c_off, c_sorted,
+                            s_comp, g_ctl, rep_lo, rep_hi)
+
+
+@numba.njit(cache=True, inline="always")
+def walk_positives(vals, base_gt, base_eq, order, m):  # pragma: no cover - compiled
+    """:func:`.ranking.walk_counts` of m positives, every one kept and none in the query's stratum (its
+    ``same`` all 0, ``kept`` all 1): the same operations in the same order, so the same bits, without
+    the two masks' loops."""
+    for i in range(m):
+        j = i
+        while j > 0 and vals[order[j - 1]] < vals[i]:
+            order[j] = order[j - 1]
+            j -= 1
+        order[j] = i
+    before = np.int64(0)
+    total = 0.0
+    hits = 0.0
+    i = np.int64(0)
+    while i < m:
+        first = order[i]
+        v = vals[first]
+        a = np.int64(1)
+        while i + a < m and vals[order[i + a]] == v:
+            a += 1
+        s, h = close_block(a, a + base_eq[first], base_gt[first] + before, before, m)
+        total += s
+        hits += h
+        before += a
+        i += a
+    return total / m, hits / m
+
+
+@numba.njit(cache=True, inline="always")
+def query_ap(D, qi, P, tv, tg, te, vals, iwork):  # pragma: no cover - compiled
+    """(AP, Precision@R) of query D[qi] of the assignment D: its k - 1 positives' look-ups (``tv``, ``tg``,
+    ``te``: a :class:`Lookups`' arrays, every pair of D known) walked (:func:`walk_positives`);
+    ``vals`` (k,) and ``iwork`` (5, k) are workspaces.
+
+    The draw loops hand plain arrays only to what they call on every draw: a tuple of arrays (a pool)
+    handed on costs a reference count per array, more than the look-ups themselves."""
+    base_gt, base_eq, order = iwork[0], iwork[1], iwork[2]
+    u = D[qi]
+    cnt = np.int64(0)
+    for yi in range(D.size):
+        if yi == qi:
+            continue
+        i = u * P + D[yi]
+        vals[cnt] = tv[i]
+        base_gt[cnt] = tg[i]
+        base_eq[cnt] = te[i]
+        cnt += 1
+    return walk_positives(vals, base_gt, base_eq, order, cnt)
+
+
+@numba.njit(cache=True, inline="always")
+def mean_ap(D, P, tv, tg, te, vals, iwork, ap_out, pr_out, want):  # pragma: no cover - compiled
+    """Mean AP of assignment D (each query's AP and P@R into ap_out / pr_out if ``want``), as
+    :func:`.pool.evaluate` adds them (every pair of D known)."""
+    total = 0.0
+    scored = np.int64(0)
+    for qi in range(D.size):
+        ap, pr = query_ap(D, qi, P, tv, tg, te, vals, iwork)
+        if ap == ap:
+            total += ap
+            scored += 1
+        if want:
+            ap_out[qi] = ap
+            pr_out[qi] = pr
+    return total / scored if scored > 0 else 0.0
+
+
+@numba.njit(cache=True, inline="always")
+def batch_lookups(part, controls, pos):  # pragma: no cover - compiled
+    """A :class:`Lookups` for the largest pool of the perturbations ``pos``."""
+    most = np.int64(0)
+    for t in range(pos.size):
+        j = pos[t]
+        P = np.int64(0)
+        for g in range(part.soff[j], part.soff[j + 1]):
+            P += controls.size[part.seg_comp[g]] + part.seg_len[g]
+        most = max(most, P * P)
+    return lookups(most)
+
+
+@numba.njit(cache=True, inline="always")
+def crossed_pool(part, j, controls, kind, tab):  # pragma: no cover - compiled
+    """(pool, P) of perturbation j with its look-ups forgotten."""
+    reps = replicates(part, j)
+    pool = pool_layout(reps, controls, kind, np.int64(1) << 40)  # every stratum ranked: J >= 2
+    P = pool.stratum.size
+    reset(tab, P)
+    return pool, P
+
+
+#: A query whose round has at least this many draws left reads its whole row first (:func:`query_row`).
+ROW_DRAWS = 256
+
+
+@numba.njit(cache=True, inline="always")
+def query_row(pool, controls, kind, tab, P, qi, u, size, first, row):  # pragma: no cover - compiled
+    """Fill ``row`` with the count gt (plate-mates of query member u more similar to it) of every member
+    of every other stratum's pool, stratum by stratum (stratum s at ``first[s]``, ``size[s]`` members,
+    as the pool lays them out); returns True when the row has no tie: every eq is 0 and no two members
+    of different strata are as similar to u. A draw's AP then depends on its positives' gt only
+    (:func:`untied_ap`)."""
+    k = size.size
+    n = np.int64(0)
+    tv, tg, te = tab.v, tab.gt, tab.eq
+    g_str, s_n, g_rep, simRP, g_row = pool.stratum, pool.n, pool.replicate, pool.sim, pool.row
+    Xc, sortedRC, c_off, c_sorted = controls.X, pool.sorted_rc, controls.sorted_offset, controls.sorted_sims
+    s_comp, g_ctl, rep_lo, rep_hi = pool.component_stratum, pool.control, pool.rep_lo, pool.rep_hi
+    for s in range(k):
+        if s == qi:
+            continue
+        for y in range(first[s], first[s] + size[s]):
+            if tab.gt[u * P + y] < 0:
+                pair_counts(u, y, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC,
+                            c_off, c_sorted, s_comp, g_ctl, rep_lo, rep_hi)
+            row[y] = tab.gt[u * P + y]
+            if tab.eq[u * P + y] != 0:
+                return False
+            n += 1
+    vals = np.empty(n)
+    n = 0
+    for s in range(k):
+        if s != qi:
+            for y in range(first[s], first[s] + size[s]):
+                vals[n] = tab.v[u * P + y]
+                n += 1
+    vals.sort()
+    for t in range(1, n):
+        if vals[t] == vals[t - 1]:
+            return False
+    return True
+
+
+@numba.njit(cache=True, inline="always")
+def untied_ap(G, m):  # pragma: no cover - compiled
+    """AP of m positives without ties from their counts G (sorted here, ascending): the sum over the
+    sorted counts of (b + 1) / (G[b] + b + 1), over m; :func:`walk_positives`'s operations for blocks of
+    one positive, in its order (the value order is the count order), so the same bits."""
+    for i in range(1, m):
+        x = G[i]
+        j = i
+        while j > 0 and G[j - 1] > x:
+            G[j] = G[j - 1]
+            j -= 1
+        G[j] = x
+    total = 0.0
+    for b in range(m):
+        total += (b + 1.0) / (G[b] + b + 1.0)
+    return total / m

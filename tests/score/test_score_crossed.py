@@ -1,0 +1,190 @@
+"""The crossed layout (one replicate a plate, JUMP's): its look-up kernels against the general path,
+against enumeration of every draw on small pools (ties included), and calibrated on a true-null screen."""
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import binom, chisquare
+from score_helpers import brute_permutation_p, reference_ap
+
+import apnull.score.nulls.conditional as conditional
+import apnull.score.nulls.permutation as permutation
+from apnull.score import score_profiles
+from apnull.score.kernels import crossed
+
+KW = dict(perturbation="Metadata_pert", control="DMSO", stratum="Metadata_plate")
+
+
+def crossed_screen(rng, perts=12, plates=4, controls=5, d=6, ties=False, plate_effect=0.0, extra=True):
+    """Each perturbation on 2 .. plates plates, one replicate each; with ``extra`` one perturbation with
+    two replicates on a plate (the general path beside the crossed one)."""
+    rows = []
+    for p in range(plates):
+        rows += [("DMSO", f"P{p}")] * controls
+    for i in range(perts):
+        k = 2 + i % (plates - 1)
+        for p in rng.choice(plates, size=k, replace=False):
+            rows.append((f"t{i:02d}", f"P{p}"))
+    if extra:
+        rows += [("two", "P0"), ("two", "P0"), ("two", "P1")]
+    X = rng.normal(size=(len(rows), d))
+    if ties:
+        X = np.round(X)
+        X[np.all(X == 0, axis=1), 0] = 1.0
+    shift = plate_effect * rng.normal(size=(plates, d))
+    X += shift[[int(s[1:]) for _, s in rows]]
+    df = pd.DataFrame(rows, columns=["Metadata_pert", "Metadata_plate"])
+    return pd.concat([df, pd.DataFrame(X, columns=[f"f{i}" for i in range(d)])], axis=1)
+
+
+@pytest.fixture
+def general_only(monkeypatch):
+    """Score with the general kernels only (the path before the crossed kernels)."""
+    def use(flag):
+        fn = (lambda arrays, controls_of, pos: np.zeros(len(pos), dtype=bool)) if flag else crossed.crossed_pools
+        monkeypatch.setattr(permutation, "crossed_pools", fn)
+        monkeypatch.setattr(conditional, "crossed_pools", fn)
+    return use
+
+
+@pytest.mark.parametrize("similarity, ties, B", [("cosine", False, 99), ("cosine", True, 99), ("euclidean", False, "auto"),
+                                                 ("manhattan", True, "auto"), ("correlation", False, 50), ("cosine", False, 999)])
+def test_crossed_kernels_give_the_general_paths_tables(general_only, monkeypatch, similarity, ties, B):
+    """Same draws, same values: every table equal to the general path's, bit for bit (so the same
+    p-value distribution), the observed APs included; the crossed kernels did run."""
+    table = crossed_screen(np.random.default_rng(3), ties=ties, plate_effect=0.5)
+    calls = []
+    real = crossed.crossed_pools
+
+    def spy(arrays, controls_of, pos):
+        out = real(arrays, controls_of, pos)
+        calls.append(int(out.sum()))
+        return out
+
+    monkeypatch.setattr(permutation, "crossed_pools", spy)
+    monkeypatch.setattr(conditional, "crossed_pools", spy)
+    new = score_profiles(table, **KW, similarity=similarity, permutations=B, seed=5)
+    assert sum(calls) > 0
+    general_only(True)
+    old = score_profiles(table, **KW, similarity=similarity, permutations=B, seed=5)
+    pd.testing.assert_frame_equal(new.groups, old.groups)
+    pd.testing.assert_frame_equal(new.queries, old.queries)
+    for name in ("t00", "t05"):
+        general_only(False)
+        a = new.null_maps(name)
+        general_only(True)
+        assert np.array_equal(a, old.null_maps(name))
+
+
+def test_crossed_pools_choose_one_replicate_a_stratum():
+    from apnull.score.nulls.permutation import ScreenWork
+    from apnull.score.table.screen import prepare_screen
+
+    table = crossed_screen(np.random.default_rng(0), perts=4)
+    screen = prepare_screen(table, "Metadata_pert", "DMSO", "Metadata_plate", None, "cosine")
+    work = ScreenWork(screen, 0)
+    part = work.part(np.arange(len(screen.perts)), False)
+    got = crossed.crossed_pools(part.arrays, lambda j: part.comps[part.comp_of[j]], np.arange(len(screen.perts)))
+    names = [screen.perts[int(i)].name for i in part.index]
+    assert dict(zip(names, got.tolist())) == {"t00": True, "t01": True, "t02": True, "t03": True, "two": False}
+    small = crossed.MAX_TABLE
+    try:
+        crossed.MAX_TABLE = 10  # a pool whose table would not fit takes the general path
+        assert not crossed.crossed_pools(part.arrays, lambda j: part.comps[part.comp_of[j]], np.arange(5)).any()
+    finally:
+        crossed.MAX_TABLE = small
+
+
+def tiny_crossed(rng, ties):
+    rows = [("DMSO", "A")] * 3 + [("DMSO", "B")] * 2 + [("DMSO", "C")] * 3 + [("t", "A"), ("t", "B"), ("t", "C")]
+    X = rng.normal(size=(len(rows), 3))
+    if ties:
+        X = np.round(X * 1.5)
+        X[np.all(X == 0, axis=1), 0] = 1.0
+    df = pd.DataFrame(rows, columns=["Metadata_pert", "Metadata_plate"])
+    return pd.concat([df, pd.DataFrame(X, columns=[f"f{i}" for i in range(3)])], axis=1)
+
+
+def query_enumeration(table, similarity="cosine"):
+    """{row: (AP, exact p)} of each query of "t" under the conditional null: the query kept, each other
+    plate's pool member (its replicate or a control) in turn the positive there; every combination."""
+    X = table.filter(regex="^f").to_numpy(float)
+    if similarity == "cosine":
+        X = X / np.linalg.norm(X, axis=1, keepdims=True)
+        S = X @ X.T
+    else:
+        S = -((X[:, None] - X[None]) ** 2).sum(-1)
+    lab, plate = table["Metadata_pert"].to_numpy(), table["Metadata_plate"].to_numpy()
+    reps = np.flatnonzero(lab == "t")
+    out = {}
+    for q in reps:
+        pools = [np.flatnonzero(plate == plate[r]) for r in reps if r != q]
+        negs = [x for x in np.flatnonzero(plate == plate[q]) if x != q]
+        obs = reference_ap(S[q], [r for r in reps if r != q], negs)
+        null = np.array([reference_ap(S[q], list(c), negs) for c in itertools.product(*pools)])
+        out[int(q)] = (obs, float(np.mean(null >= obs - 1e-12)))
+    return out
+
+
+@pytest.mark.parametrize("ties", [False, True])
+def test_crossed_nulls_against_enumeration(ties):
+    """mAP null: every drawn value is one of the enumerated assignments' values, drawn as often as the
+    enumeration says (chi-square); the observed mAP and p agree. Conditional null: each query's AP is
+    the reference, and its p within a binomial band of the enumerated exact p."""
+    rng = np.random.default_rng(11 if ties else 7)
+    table = tiny_crossed(rng, ties)
+    B = 6000
+    res = score_profiles(table, **KW, permutations=B, seed=1)
+    obs, p_exact, null = brute_permutation_p(table, "t")
+    row = res.groups.set_index("Metadata_pert").loc["t"]
+    assert row["mAP"] == pytest.approx(obs, abs=1e-12)
+    drawn = res.null_maps("t")
+    values = np.unique(np.round(null, 10))
+    idx = np.searchsorted(values, np.round(drawn, 10))
+    assert np.allclose(values[np.clip(idx, 0, values.size - 1)], drawn, atol=1e-9)  # every draw a real value
+    want = np.array([np.sum(np.isclose(null, v, atol=1e-9)) for v in values]) / null.size * B
+    got = np.bincount(idx, minlength=values.size)
+    assert chisquare(got, want).pvalue > 1e-4
+    lo, hi = binom.interval(1 - 1e-6, B, p_exact)
+    assert (lo + 1) / (B + 1) <= row["p_value"] <= (hi + 1) / (B + 1)
+    exact = query_enumeration(table)
+    q = res.queries.set_index("row")
+    for r, (ap, p) in exact.items():
+        assert q.loc[r, "ap"] == pytest.approx(ap, abs=1e-12)
+        assert q.loc[r, "null"] == "conditional permutation" and q.loc[r, "permutations"] == B
+        lo, hi = binom.interval(1 - 1e-6, B, p)
+        assert (lo + 1) / (B + 1) <= q.loc[r, "p_value"] <= (hi + 1) / (B + 1)
+
+
+def test_crossed_true_null_calibration():
+    """A true-null crossed screen with plate effects: the mAP p-values reject at 0.05 within the
+    binomial band of the level (not pushed to the floor by the plates); the per-query p-values at
+    most its upper end (a query's AP of 2 positives among 8 negatives takes few values, so its
+    p-values are discrete and reject less)."""
+    rng = np.random.default_rng(2)
+    plates, controls, perts, k = 12, 8, 240, 3
+    rows = [("DMSO", p) for p in range(plates) for _ in range(controls)]
+    for i in range(perts):
+        rows += [(f"c{i:03d}", int(p)) for p in rng.choice(plates, size=k, replace=False)]
+    X = rng.normal(size=(len(rows), 10)) + 0.8 * rng.normal(size=(plates, 10))[[p for _, p in rows]]
+    table = pd.concat([pd.DataFrame(rows, columns=["Metadata_pert", "Metadata_plate"]),
+                       pd.DataFrame(X, columns=[f"f{i}" for i in range(10)])], axis=1)
+    res = score_profiles(table, **KW, permutations=199, seed=0)
+    g, q = res.groups, res.queries
+    assert (q["null"] == "conditional permutation").all()
+    n, hits = len(g), int((g["p_value"] <= 0.05).sum())
+    assert binom.ppf(1e-4, n, 0.05) <= hits <= binom.ppf(1 - 1e-4, n, 0.05), (hits, n)
+    n, hits = len(q), int((q["p_value"] <= 0.05).sum())
+    assert hits <= binom.ppf(1 - 1e-4, n, 0.05), (hits, n)
+
+
+def test_crossed_same_answer_on_any_threads():
+    """The crossed kernels' tables do not depend on the threads (each batch its own look-up tables);
+    dask workers: tests/score/test_score_dask.py (the digits screen is crossed)."""
+    table = crossed_screen(np.random.default_rng(9), perts=40, plates=5, ties=False, plate_effect=0.3)
+    one = score_profiles(table, **KW, permutations="auto", seed=2, threads=1)
+    two = score_profiles(table, **KW, permutations="auto", seed=2, threads=2)
+    pd.testing.assert_frame_equal(one.groups, two.groups)
+    pd.testing.assert_frame_equal(one.queries, two.queries)
