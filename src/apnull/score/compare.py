@@ -360,12 +360,12 @@ def _summary(pairs: dict, opts: RunOptions) -> tuple:
     elif test == TESTS[1]:
         got = crossed_test(delta, pairs["plates"], level=LEVEL)
         p, low, high = got["p_value"], got["ci_low"], got["ci_high"]
-        rnote = ("no paired test of the retrieved counts on a crossed screen: Benjamini-Hochberg couples every "
-                 "plate, and the pipelines cannot be swapped on single plates")
-        notes.append(rnote)
+        rnote = ("on a crossed screen Benjamini-Hochberg couples every plate, and the pipelines cannot be swapped "
+                 "on single plates")
+        notes.append(f"no paired test of the retrieved counts: {rnote}")
     else:
         note = why
-        rnote = "no test: " + why
+        rnote = why
         notes.append(f"no p-value and no interval: {note}")
     both = int((sig_a & sig_b).sum())
     a_only, b_only = int((sig_a & ~sig_b).sum()), int((~sig_a & sig_b).sum())
