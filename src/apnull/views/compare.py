@@ -54,7 +54,7 @@ METHOD_TEXT = (
     "variance is clustered by plate**: any two perturbations sharing a plate count as dependent, and the "
     "degrees of freedom are the plates minus one. On JUMP-shaped pairs of real profiles (240 compounds x 4 "
     "replicates on 32 plates, plate quality varying by pipeline) it called equally good pipelines different "
-    "in about 5% of pairs at 0.05 (docs/compare.md); flipping each perturbation alone did in about half.\n\n"
+    "in 5.8% of 450 pairs at 0.05 (docs/compare.md); flipping each perturbation alone did in 35% to 48%.\n\n"
     "The **retrieved** counts are the perturbations with q-value at most the FDR level on each side; their "
     "paired test swaps the plates' p-values between the sides and counts Benjamini-Hochberg again (on a "
     "crossed screen there is no such swap, and no test of the counts).")
