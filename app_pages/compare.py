@@ -3,13 +3,13 @@
 import streamlit as st
 
 from apnull.plots.compare import compare_figure
-from apnull.score import MAX_FILE_BYTES, SIMILARITIES
-from apnull.ui import (bound_choice, bound_float, bound_int, bound_select, bound_text, download_csv, guard, intro,
-                       show_figure, show_table)
+from apnull.score import MAX_FILE_BYTES, SCORE_SIMILARITIES, MissingValuesError
+from apnull.ui import (bound_choice, bound_float, bound_int, bound_select, bound_text, bound_toggle, download_csv,
+                       guard, intro, show_figure, show_table)
 from apnull.ui import compare_cache as cache
 from apnull.views import compare as view
 from apnull.views import score_report as report
-from apnull.views.score import NO_STRATUM
+from apnull.views.score import MAX_PAGE_BUDGET, NO_STRATUM, PAGE_BUDGET
 from apnull.views.score_inputs import preferred_first
 
 EXAMPLE = "example"
@@ -73,19 +73,42 @@ control_text = bound_text("Control value(s)", "cp_control", "", container=c4,
 stratum = bound_choice("Plate (stratum)", "cp_stratum", preferred_first([NO_STRATUM] + columns, defaults["cp_stratum"]),
                        container=c5, help="The plates are what the test swaps between A and B (with (none), the whole "
                                           "table is one unit and there is no test).")
-c6, c7, c8, c9, c10, c11 = st.columns([1.2, 1.2, 1.2, 1, 1, 1])
+c6, c7, c8, c9, c10 = st.columns([1.2, 1.2, 1.2, 1, 1])
 features_a = bound_text("Features of A (regex)", "cp_features_a", "", container=c6,
                         help="Empty: every numeric column not named Metadata_* (key columns never).")
 features_b = bound_text("Features of B (regex)", "cp_features_b", "", container=c7,
                         help="Empty: every numeric column not named Metadata_* (key columns never).")
-similarity = bound_select("Similarity", "cp_similarity", SIMILARITIES, "cosine", container=c8, horizontal=False,
+similarity = bound_select("Similarity", "cp_similarity", SCORE_SIMILARITIES, "cosine", container=c8, horizontal=False,
                           help="How two profiles are compared, the same for both tables.")
-permutations = bound_int("Permutations B", "cp_perms", 999, step=1000, container=c9,
-                         help="Label permutations behind each table's mAP p-values (1/(1 + B) is the smallest p). "
-                              "The mAPs and the comparison's own test do not depend on it.")
-seed = bound_int("Seed", "cp_seed", 0, container=c10, help="Seed of the permutations and of random sign flips.")
-alpha = bound_float("FDR level q", "cp_alpha", 0.05, step=0.01, format="%.3g", container=c11,
+seed = bound_int("Seed", "cp_seed", 0, container=c9, help="Seed of the permutations and of random sign flips.")
+alpha = bound_float("FDR level q", "cp_alpha", 0.05, step=0.01, format="%.3g", container=c10,
                     help="A perturbation counts as retrieved by a side when its q-value there is at most this.")
+d1, d2 = st.columns([1.3, 1], vertical_alignment="bottom")
+adaptive = bound_toggle(
+    "More draws where needed", "cp_auto", False, container=d1,
+    help="Adaptive permutations behind each table's mAP p-values (permutations='auto', as `apnull compare` "
+         "draws by default): each perturbation gets more shuffles only while its Benjamini-Hochberg decision "
+         "needs them. Off: a fixed number B for every perturbation (smallest p 1/(1 + B)), which can retrieve "
+         "fewer perturbations than the command line. The mAPs and the comparison's own test do not depend on it.")
+budget = None
+if adaptive:
+    permutations = "auto"
+    budget = bound_float("Time limit (seconds)", "cp_budget", PAGE_BUDGET, step=5.0, format="%g", container=d2,
+                         help=f"Extra rounds of draws stop once this time would be passed (at most "
+                              f"{MAX_PAGE_BUDGET:g} s on this page; the command line has no limit). A decision "
+                              "the limit leaves open is named under the results.")
+    st.caption(view.DRAWS_LIMIT)
+else:
+    permutations = bound_int("Permutations B", "cp_perms", 999, step=1000, container=d2,
+                             help="Label permutations behind each table's mAP p-values (1/(1 + B) is the smallest "
+                                  "p). The command line draws adaptively by default (--permutations auto).")
+    st.caption(view.DRAWS_DIFFERENCE)
+with st.expander("More options", icon=":material/tune:"):
+    nan = report.NAN_CHOICES[bound_select(
+        "Missing values", "cp_nan", list(report.NAN_CHOICES), list(report.NAN_CHOICES)[0],
+        help="NaN or infinite feature cells in either table (nan= / --nan): stop and name them, leave out the "
+             "feature columns holding any (each table its own), or leave out the wells holding any in either "
+             "table (from both, so both score the same wells; the wells are listed under the results).")]
 
 normalize = report.NORMALIZE_CHOICES[bound_choice(
     "Normalise features", NORMALIZE_KEY, list(report.NORMALIZE_CHOICES), container=st.columns([1, 2])[0],
@@ -99,26 +122,36 @@ if normalize != "none":
 with st.expander("How the comparison is made", icon=":material/functions:"):
     st.markdown(view.METHOD_TEXT)
 
-with guard():
+with guard(view.page_words):
     settings = view.make_settings(a, b, key, key2, perturbation, control_text, stratum, features_a, features_b,
-                                  similarity, permutations, seed, alpha, normalize)
+                                  similarity, permutations, seed, alpha, normalize, nan=nan,
+                                  budget=budget)
+
+# --- before Compare: which test the comparison will get, and why ------------------------------------
+test, why, _ = cache.cached_view(("plan", pair, settings.perturbation, settings.control, settings.stratum),
+                                 lambda: view.which_test_of(a, settings.perturbation, list(settings.control),
+                                                            settings.stratum))
+st.info(view.plan_text(test, why), icon=":material/rule:")
 
 auto = source == EXAMPLE  # the example runs at once; uploads when the button is pressed
 result = cache.cached_result(pair, settings.cache_key())
 b1, b2 = st.columns([1, 5], vertical_alignment="center")
 pressed = not auto and b1.button("Compare", type="primary", key="cp_run", icon=":material/play_arrow:")
 if result is None and (auto or pressed):
-    with guard():
-        result = cache.compare_once(pair, settings.cache_key(), a, b, settings.kwargs(), container=b2)
+    with guard(view.page_words):
+        try:
+            result = cache.compare_once(pair, settings.cache_key(), a, b, settings.kwargs(), container=b2)
+        except MissingValuesError as exc:  # said with the page's own control, not the library's nan=
+            raise ValueError(report.missing_message(exc.where)) from None
 if result is None:
     b2.info("Check the inputs above, then press **Compare**.", icon=":material/info:")
     st.stop()
 
 # --- the answer -----------------------------------------------------------------------------------
 summary = result.summary
-headline, numbers = view.verdict(summary)
+headline, answer, size = view.verdict_words(summary, result.groups)
 st.subheader(headline)
-st.markdown(numbers)
+st.markdown(f"{answer} {size}")
 for col, (label, value, why) in zip(st.columns(4), view.cards(summary)):
     col.metric(label, value, help=why, border=True)
 raw = view.raw_sides(result)
@@ -126,6 +159,7 @@ if raw:
     st.warning(report.raw_message(raw), icon=":material/tune:")
     st.button(report.NORMALIZE_FIX, key="cp_normalize_fix", icon=":material/auto_fix_high:",
               on_click=lambda: st.session_state.update({NORMALIZE_KEY: report.NORMALIZE_WORDS["controls"]}))
+st.markdown(view.retrieved_text(summary))
 for message in view.page_warnings(result):
     st.warning(message, icon=":material/warning:")
 

@@ -1,5 +1,9 @@
 """Browser tests of the "Compare two pipelines" page (/compare): the bundled pair's scatter and answer, a
-changed input, a link that reproduces it, two uploads, and a phone-sized screen."""
+changed input, a link that reproduces it, two uploads (one with NaN cells, at 1400 and 390 px), and a
+phone-sized screen."""
+
+import numpy as np
+import pytest
 
 from apnull.score import digits_pipeline_pair
 from harness import (assert_charts_rendered, assert_no_exception, chart_data, expect_rerun, goto,
@@ -16,7 +20,9 @@ def test_compare_example_and_a_link(app_url, page):
     assert_no_exception(page)
     assert_charts_rendered(page, 1)
     assert _points(page) == 40
-    assert page.get_by_text("A retrieves better than B").count() >= 1
+    assert page.get_by_text("A retrieves replicates better than B").count() >= 1
+    assert page.get_by_text("Test: sign flips of whole units").count() == 1
+    assert page.get_by_text("Paired test of the difference").count() >= 1
     assert page.get_by_text("Download the perturbation table (CSV)").count() == 1
     screenshot(page, "compare_example")
     set_number_input(page, "Seed", 4)
@@ -55,3 +61,39 @@ def test_compare_on_a_phone(app_url, page):
     assert_charts_rendered(page, 1)
     page.locator('[data-testid="stPlotlyChart"]').first.scroll_into_view_if_needed()
     screenshot(page, "compare_phone")
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_compare_an_upload_with_nan(app_url, page, tmp_path, width):
+    """NaN cells in table B: the error names the page's Missing values choice; leaving those rows out
+    compares the rest, and the page says which test it used and which wells it left out."""
+    page.set_viewport_size({"width": width, "height": 1000})
+    a, b = digits_pipeline_pair(seed=3)
+    b.loc[b.index[[3, 17]], "half_05"] = np.nan
+    paths = [tmp_path / "pixels.csv", tmp_path / "half_nan.csv"]
+    a.to_csv(paths[0], index=False)
+    b.to_csv(paths[1], index=False)
+    goto(page, app_url, "compare", cp_data="upload")
+    inputs = page.locator('[data-testid="stFileUploaderDropzoneInput"]')
+    for i, path in enumerate(paths):
+        with expect_rerun(page):
+            inputs.nth(i).set_input_files(str(path))
+    assert_no_exception(page)
+    assert page.get_by_text("Test: sign flips of whole units").count() == 1  # said before Compare
+    with expect_rerun(page):
+        page.get_by_role("button", name="Compare").click()
+    error = page.locator('[data-testid="stAlertContentError"]')
+    assert error.count() == 1 and "Missing values" in error.inner_text() and "nan=" not in error.inner_text()
+    screenshot(page, f"compare_nan_error_{width}")
+    page.locator("summary").filter(has_text="More options").click()
+    with expect_rerun(page):
+        page.locator('[data-testid="stRadio"] label').filter(has_text="leave out those rows").click()
+    assert query_params(page).get("cp_nan") == "leave out those rows"
+    with expect_rerun(page):
+        page.get_by_role("button", name="Compare").click()
+    assert_no_exception(page)
+    assert_charts_rendered(page, 1)
+    assert _points(page) == 40
+    assert page.get_by_text("2 well(s) with NaN or infinite feature values left out of both tables").count() >= 1
+    assert page.get_by_text("4 row(s) left out").count() == 1
+    screenshot(page, f"compare_nan_dropped_{width}")

@@ -168,3 +168,19 @@ def test_usage_errors(files):
     assert status == 2 and "does not exist" in err
     status, _, err = run(["compare", files["a"], files["b"], *KEYS, *COMMON, "--unmatched", "ignore"])
     assert status == 2 and "invalid choice" in err
+
+
+def test_a_crossed_screen_gets_a_p_value_and_says_which_test(tmp_path):
+    """Every compound on several plates (one unit): the plate-clustered t test, named in the summary."""
+    from apnull.score.example import digits_crossed_screen
+
+    w = digits_crossed_screen(4, compounds=30, replicates=3, plates=12, controls=4)
+    b = w.copy()
+    cols = [c for c in w.columns if c.startswith("px_")]
+    b[cols] = b[cols].to_numpy() + np.random.default_rng(4).normal(scale=3.0, size=(len(w), len(cols)))
+    w.to_csv(tmp_path / "a.csv", index=False)
+    b.to_csv(tmp_path / "b.csv", index=False)
+    status, out, err = run(["compare", str(tmp_path / "a.csv"), str(tmp_path / "b.csv"), *KEYS, *COMMON])
+    assert status == 0, err
+    assert "plate-clustered t test, 12 plates, 11 degrees of freedom" in out and "interval" in out
+    assert "no paired test: on a crossed screen Benjamini-Hochberg couples every plate" in out

@@ -192,3 +192,31 @@ def test_a_compilation_started_before_the_watch_is_ignored():
     watch.on_start(None)
     watch.on_end(None)
     assert watch.seconds >= 0.0
+
+
+def test_the_besag_clifford_stop_is_written_once():
+    """Every kernel of the scoring wing counts a draw and decides its early stop through ``count_draw``:
+    no other ``reached >= h`` test (the flips kernel wrote its own twice)."""
+    import pathlib
+    import re
+
+    import apnull.score as pkg
+
+    root = pathlib.Path(pkg.__file__).parent
+    hits = [(p.relative_to(root).as_posix(), line.strip()) for p in sorted(root.rglob("*.py"))
+            for line in p.read_text().splitlines()
+            if re.search(r"\b\w+\s*>=\s*h\b", line) and not line.strip().startswith(("#", '"', "'")) and "``" not in line]
+    assert hits == [("kernels/chunks.py", "return reached, early and reached >= h")]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(0, 1, allow_nan=False) | st.sampled_from([0.01, 0.0125, 0.025, 0.05]), min_size=1,
+                max_size=30), st.sampled_from([0.05, 0.1]))
+def test_the_compiled_bh_count_is_the_bh_decision(p, alpha):
+    """The flips kernel's compiled BH rejects as many tests as :func:`benjamini_hochberg` at alpha."""
+    from apnull.fdr import bh_count
+
+    p = np.array(p)
+    c = first_levels(p, alpha)
+    hist = np.bincount(c, minlength=p.size + 2).astype(np.int64)
+    assert bh_count(hist, p.size) == int((benjamini_hochberg(p) <= alpha).sum())

@@ -55,7 +55,8 @@ def compare_figure(data: pd.DataFrame, alpha: float, mean_delta: float | None = 
                                   part["unit"].astype(str).to_numpy(dtype=object)])
         fig.add_trace(go.Scatter(x=part["mAP_a"], y=part["mAP_b"], mode="markers", name=f"{labels[kind]} ({len(part):,})",
                                  marker=dict(color=color, size=size, opacity=0.85, line=dict(color="white", width=0.5)),
-                                 customdata=custom, hovertemplate=_HOVER))
+                                 customdata=custom,
+                                 hovertemplate=_HOVER.replace("<extra>", f"<br>{labels[kind]} (q ≤ {alpha:g})<extra>")))
     base_layout(fig, f"mAP of B against mAP of A<br><sup>{len(data):,} perturbations; above the line B retrieves "
                      f"better; colour: q ≤ {alpha:g}</sup>", "mAP of A", "mAP of B", height=height)
     fig.update_xaxes(range=[-0.03, 1.03])

@@ -21,6 +21,7 @@ from .engine.connect import connect
 from .engine.sequential import resolve, rounds_of
 from .nulls.compare import (INTERVAL_DRAWS, FlipWork, RetrievedWork, enumerable, flip_interval, flip_null,
                             smallest_p, units_of)
+from .nulls.crossed import MIN_PLATES, crossed_test
 from .options import RunOptions
 from .profiles import ScoreResult, score_profiles
 from .results.display import Shown
@@ -29,14 +30,15 @@ from .results.summary import retrieved_line
 from .table.columns import select_features
 from .table.io import labels_as_text
 from .table.labels import EMPTY_LABELS
-from .table.missing import NAN_MODES, rows_text
+from .table.missing import NAN_MODES, MissingValuesError, rows_text
 from .table.normalize import NORMALIZE
 from .table.scale import BINARY
 from .table.screen import SCORE_SIMILARITIES
 from .table.wells import (UNMATCHED, check_relabelled_controls, has_blank_labels, left_out_columns, match_wells,
                           set_aside)
 
-__all__ = ["score_compare", "CompareResult", "summary_line", "UNMATCHED", "GROUP_COLUMNS", "RETRIEVED", "LEVEL"]
+__all__ = ["score_compare", "CompareResult", "summary_line", "which_test", "UNMATCHED", "GROUP_COLUMNS", "RETRIEVED",
+           "LEVEL", "TESTS", "MIN_UNITS", "which_test_of"]
 
 #: Columns of the per-perturbation table after the perturbation column(s).
 GROUP_COLUMNS = ("n_replicates", "mAP_a", "mAP_b", "delta", "p_value_a", "q_value_a", "p_value_b", "q_value_b",
@@ -45,6 +47,12 @@ GROUP_COLUMNS = ("n_replicates", "mAP_a", "mAP_b", "delta", "p_value_a", "q_valu
 RETRIEVED = ("both", "A only", "B only", "neither")
 #: Confidence level of the interval of the mean delta.
 LEVEL = 0.95
+#: The tests of the mean delta (``summary["test"]``): sign flips of whole units (block layouts), the
+#: plate-clustered t test (crossed layouts, :mod:`.nulls.crossed`), or none.
+TESTS = ("unit sign flips", "plate-clustered t", "none")
+#: The fewest units the sign flips are used with: with U units their smallest p-value is 2 / 2^U, and
+#: 6 is the fewest that reaches 0.05.
+MIN_UNITS = 6
 
 
 @dataclass
@@ -126,7 +134,11 @@ def score_compare(a, b, *, key, perturbation="Metadata_pert", control="DMSO", st
         retrieved_difference ((retrieved_b - retrieved_a) / n_perturbations), retrieved_p_value (the
         same flips on each unit's b_only - a_only), alpha, note. With one unit there is no test:
         p-values and interval are NaN and ``note`` says why; with fewer than 6 units the interval is
-        NaN (the test cannot reach 0.05). ``left_out``: [table, <key columns>, reason] (a key column
+        NaN (the test cannot reach 0.05). ``test`` names the test of the mean delta (:data:`TESTS`,
+        chosen by :func:`which_test`): with fewer than 6 units and at least 10 plates (a crossed screen,
+        every compound on several plates) the plate-clustered t test of :mod:`.nulls.crossed` gives
+        p_value and interval (``flips`` 0), and the retrieved counts get no test (``retrieved_note``
+        says why); ``plates`` counts the strata. ``left_out``: [table, <key columns>, reason] (a key column
         named ``table`` or ``reason`` is carried as ``table_input`` / ``reason_input``); ``warnings``;
         ``settings``.
 
@@ -192,11 +204,68 @@ def summary_line(summary: dict) -> str:
                 f"perturbations; {summary['note']}")
     ci = ("" if summary["ci_low"] != summary["ci_low"] else
           f", {LEVEL:.0%} interval {summary['ci_low']:+.4f} to {summary['ci_high']:+.4f}")
-    how = (f"all {summary['flips']:,} sign flips of {units:,} units" if summary["exact"] else
-           f"{summary['flips']:,} random sign flips of {units:,} units")
+    if summary.get("test") == TESTS[1]:
+        how = f"plate-clustered t test, {summary['plates']:,} plates, {summary['plates'] - 1:,} degrees of freedom"
+    else:
+        how = (f"all {summary['flips']:,} sign flips of {units:,} units" if summary["exact"] else
+               f"{summary['flips']:,} random sign flips of {units:,} units")
     verdict = ("B retrieves better than A" if d > 0 else "A retrieves better than B") if p <= 0.05 else \
         "no difference shown between A and B"
     return f"{verdict}: mean delta (B - A) = {d:+.4f}{ci}; p = {p:.3g} ({how})"
+
+
+def which_test(units: int, plates_of: list) -> tuple:
+    """(test, why, plates): which test of the mean delta a comparison gets, and why, in plain words.
+
+    ``units`` is the number of units (components of strata, :func:`.nulls.compare.units_of`) and
+    ``plates_of[t]`` the strata of perturbation t's replicates ("" when there is no stratum). The rule:
+
+    - at least :data:`MIN_UNITS` units: sign flips of whole units (exact, whatever each plate's quality);
+    - else at least :data:`.nulls.crossed.MIN_PLATES` plates: the plate-clustered t test (crossed layouts);
+    - else 2 to 5 units: the unit sign flips, which cannot reach 0.05 (the reason says so);
+    - else none.
+
+    Both tests answer the same question: would plates like these, handled by the two pipelines, retrieve
+    replicates equally well on average? How well each pipeline handled each plate counts as chance.
+    ``plates`` is the number of distinct strata (0 without a stratum).
+    """
+    plates = len({p for s in plates_of for p in s if p != ""})
+    if units >= MIN_UNITS:
+        return TESTS[0], (f"the {plates:,} plates form {units:,} units that hold their own perturbations, so "
+                          f"A and B can be swapped on whole units: sign flips of the {units:,} units"), plates
+    if plates >= MIN_PLATES:
+        return TESTS[1], (f"perturbations have replicates on several plates, linking the {plates:,} plates into "
+                          f"{units:,} unit{'s' if units != 1 else ''}: a t test whose variance counts every two "
+                          f"perturbations sharing a plate as dependent, with {plates - 1:,} degrees of freedom "
+                          "(the plates taken as drawn at random)"), plates
+    if units >= 2:
+        return TESTS[0], (f"with {units} units the smallest p-value the sign flips can give is "
+                          f"{smallest_p(units):.3g} (2 / 2^{units}), so they cannot reach {1 - LEVEL:.2g} and the "
+                          f"{LEVEL:.0%} interval is unbounded; at least {MIN_UNITS} units, or {MIN_PLATES} plates "
+                          "for the plate-clustered test, are needed"), plates
+    if plates == 0:
+        why = ("no stratum column: the whole table is one unit (the plates are not known, so the perturbations "
+               "cannot be resampled in the groups that share controls and nuisance); give the plate (or batch) "
+               "column as the stratum")
+    else:
+        why = (f"the screen is one unit on {plates} plate{'s' if plates != 1 else ''}: every perturbation shares "
+               f"controls with the others, so no swap of whole units can test it, and the plate-clustered test "
+               f"needs at least {MIN_PLATES} plates")
+    return TESTS[2], why, plates
+
+
+def which_test_of(table, perturbation="Metadata_pert", control="DMSO", stratum=None) -> tuple:
+    """(test, why, plates) of :func:`which_test` for a table before any scoring (what the page shows before
+    Compare): the units and plates of its perturbations (every row whose perturbation is not a control)."""
+    pcols = [perturbation] if isinstance(perturbation, str) else list(perturbation or [])
+    controls = {control} if isinstance(control, str) else set(control)
+    strata = _strata_of(table, pcols, stratum)
+    keys = sorted(k for k in strata if not (len(k) == 1 and k[0] in controls))
+    plates_of = [sorted(strata[k]) for k in keys]
+    if not plates_of:
+        return TESTS[2], "no perturbation besides the controls", 0
+    _, members = units_of(plates_of)
+    return which_test(len(members), plates_of)
 
 
 # -- the stages of score_compare -------------------------------------------------------------------
@@ -270,6 +339,8 @@ def _side(side: str, table, features: tuple, common: dict, client, quiet: bool =
                   progress=Scoped(progress, f"table {side}") if progress is not None else None)
     try:
         res = score_profiles(table, features=features[1], scheduler=client, **common)
+    except MissingValuesError as exc:  # keeps ``where``, so a page can name its own control
+        raise MissingValuesError(f"table {side}: {exc}", f"table {side}: {exc.where}") from None
     except ValueError as exc:
         raise ValueError(f"table {side}: {exc}") from None
     if quiet:
@@ -301,23 +372,30 @@ def _pairs(ra: ScoreResult, rb: ScoreResult, table, pcols, stratum) -> dict:
                      f"{', '.join(' | '.join(k) for k in alone[:5])}{' ...' if len(alone) > 5 else ''}")
     if not both:
         raise ValueError("no perturbation is scored in both tables: nothing to compare")
-    rows = labels_as_text(table[pcols + ([stratum] if stratum else [])].reset_index(drop=True),
-                          pcols + ([stratum] if stratum else []))
-    strata: dict = {}
-    for values in rows.itertuples(index=False, name=None):
-        s = values[-1] if stratum else ""
-        if s == s and s is not None:
-            strata.setdefault(values[:len(pcols)], set()).add(s)
+    strata = _strata_of(table, pcols, stratum)
     keys = [k for k, _, _ in both]
-    unit, members = units_of([sorted(strata.get(k, {""})) for k in keys])
+    plates = [sorted(strata.get(k, {""})) for k in keys]
+    unit, members = units_of(plates)
     ia = np.array([i for _, i, _ in both], dtype=np.int64)
     ib = np.array([j for _, _, j in both], dtype=np.int64)
     sig_a = ga["significant"].to_numpy(dtype=bool)[ia]
     sig_b = gb["significant"].to_numpy(dtype=bool)[ib]
     delta = gb["mAP"].to_numpy(dtype=float)[ib] - ga["mAP"].to_numpy(dtype=float)[ia]
-    return dict(keys=keys, ia=ia, ib=ib, unit=unit, members=members, delta=delta, sig_a=sig_a, sig_b=sig_b,
+    return dict(keys=keys, ia=ia, ib=ib, unit=unit, members=members, plates=plates, delta=delta, sig_a=sig_a, sig_b=sig_b,
                 p_a=ga["p_value"].to_numpy(dtype=float)[ia], p_b=gb["p_value"].to_numpy(dtype=float)[ib], gb=gb,
                 notes=notes)
+
+
+def _strata_of(table, pcols, stratum) -> dict:
+    """{perturbation key (texts): set of its strata (texts; {""} without a stratum)} over every row."""
+    cols = pcols + ([stratum] if stratum else [])
+    rows = labels_as_text(table[cols].reset_index(drop=True), cols)
+    strata: dict = {}
+    for values in rows.itertuples(index=False, name=None):
+        s = values[-1] if stratum else ""
+        if s == s and s is not None:
+            strata.setdefault(values[:len(pcols)], set()).add(s)
+    return strata
 
 
 def _flip_test(work, units: int, opts: RunOptions) -> tuple:
@@ -338,22 +416,27 @@ def _summary(pairs: dict, opts: RunOptions) -> tuple:
     nan = math.nan
     p, flips, exact, rp, low, high, note = nan, 0, False, nan, nan, nan, ""
     notes = []
-    if U < 2:
-        note = ("the screen is one unit (every perturbation shares controls with the others through its strata), "
-                "so no resampling of whole units can test it; give a stratum column whose plates each hold "
-                "their own perturbations")
-        notes.append(f"no p-value and no interval: {note}")
-    else:
+    test, why, plates = which_test(U, pairs["plates"])
+    rnote = ""
+    if test == TESTS[0]:
         work = FlipWork(sums[None, :], ["mean_delta"], opts.seed)
         p, flips, exact = _flip_test(work, U, opts)
         rp = _flip_test(RetrievedWork(pairs["p_a"], pairs["p_b"], unit, U, opts.alpha, opts.seed), U, opts)[0]
         low, high = flip_interval(sums, counts, work.keys[0], exhaustive=exact, draws=max(INTERVAL_DRAWS, flips),
                                   level=LEVEL)
-        if smallest_p(U) > 1 - LEVEL:
-            note = (f"with {U} units the smallest p-value the test can give is {smallest_p(U):.3g} (2 / 2^{U}), so "
-                    f"it cannot reach {1 - LEVEL:.2g} and the {LEVEL:.0%} interval is unbounded; at least 6 "
-                    "units are needed")
+        if U < MIN_UNITS:
+            note = why
             notes.append(note)
+    elif test == TESTS[1]:
+        got = crossed_test(delta, pairs["plates"], level=LEVEL)
+        p, low, high = got["p_value"], got["ci_low"], got["ci_high"]
+        rnote = ("on a crossed screen Benjamini-Hochberg couples every plate, and the pipelines cannot be swapped "
+                 "on single plates")
+        notes.append(f"no paired test of the retrieved counts: {rnote}")
+    else:
+        note = why
+        rnote = why
+        notes.append(f"no p-value and no interval: {note}")
     both = int((sig_a & sig_b).sum())
     a_only, b_only = int((sig_a & ~sig_b).sum()), int((~sig_a & sig_b).sum())
     summary = dict(n_perturbations=P, units=U, mean_delta=float(delta.mean()), ci_low=low, ci_high=high,
@@ -361,7 +444,7 @@ def _summary(pairs: dict, opts: RunOptions) -> tuple:
                    retrieved_a=int(sig_a.sum()), retrieved_b=int(sig_b.sum()), both=both, a_only=a_only,
                    b_only=b_only, neither=P - both - a_only - b_only,
                    retrieved_difference=(int(sig_b.sum()) - int(sig_a.sum())) / P, retrieved_p_value=rp,
-                   alpha=opts.alpha, note=note)
+                   alpha=opts.alpha, note=note, test=test, plates=plates, retrieved_note=rnote)
     return summary, notes
 
 

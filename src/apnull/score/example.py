@@ -8,6 +8,7 @@ scikit-learn.
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 from importlib.resources import files
 
@@ -15,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["digits_screen", "digits_example", "EXAMPLE_TARGETS", "digits_null_screen", "digits_mixed_screen", "load_digits_arrays", "DIGIT_SHAPES",
-           "digits_plate_screen", "digits_pipeline_pair"]
+           "digits_plate_screen", "digits_pipeline_pair", "digits_crossed_screen"]
 
 #: How each digit is drawn, as '|'-separated labels: "loop" a closed loop, "bowls" two stacked bowls
 #: (3 and 8), "bowl" one open bowl, "stem" a straight stroke. The annotation of the bundled screen,
@@ -259,3 +260,44 @@ def digits_pipeline_pair(seed=0, **layout) -> tuple:
     meta = a[[c for c in a.columns if c.startswith("Metadata_")]]
     b = pd.concat([meta, pd.DataFrame(pixels, columns=[f"half_{i:02d}" for i in range(16)])], axis=1)
     return a, b
+
+
+def digits_crossed_screen(seed=0, compounds=240, replicates=4, plates=32, controls=8, control_digit=0,
+                          mix=(0.15, 0.6)) -> pd.DataFrame:
+    """A crossed screen from real images: each compound's replicates on plates of their own (JUMP's layout).
+
+    Every plate ``plate_<p>`` holds ``controls`` images of ``control_digit`` (``DMSO``); each compound
+    ``cpd_<i>`` has ``replicates`` wells on as many distinct plates (drawn at random), each well the mix
+    ``(1 - m) * c + m * d`` of a control image c and an image d of the compound's digit (the digits
+    other than ``control_digit`` in turn), m drawn per compound uniformly in ``mix`` (weak to strong
+    compounds). Images are drawn without replacement within a compound and a plate's controls, and
+    reused across them. Every plate is linked to every other by compounds, so a comparison of two
+    pipelines has one unit of strata (:func:`apnull.score.score_compare` then tests the crossed way).
+    Columns: Metadata_perturbation, Metadata_plate, Metadata_well, Metadata_mix, then ``px_00`` ..
+    ``px_63``. Deterministic for a given ``seed``.
+
+    Raises
+    ------
+    ValueError
+        Fewer plates than replicates, or a size that is not positive.
+    """
+    if compounds < 1 or replicates < 2 or controls < 1 or plates < replicates:
+        raise ValueError("need a compound, 2 replicates on as many distinct plates, and a control per plate")
+    X, y = load_digits_arrays()
+    rng = np.random.default_rng(seed)
+    own = np.flatnonzero(y == control_digit)
+    digits = [d for d in range(10) if d != control_digit]
+    wells = {p: [("DMSO", math.nan, f) for f in X[rng.choice(own, controls, replace=False)]] for p in range(plates)}
+    for i in range(compounds):
+        d = digits[i % len(digits)]
+        m = float(rng.uniform(*mix))
+        imgs = X[rng.choice(np.flatnonzero(y == d), replicates, replace=False)]
+        base = X[rng.choice(own, replicates, replace=False)]
+        for p, f in zip(rng.choice(plates, replicates, replace=False), (1 - m) * base + m * imgs):
+            wells[int(p)].append((f"cpd_{i:03d}", m, f))
+    rows = [(name, f"plate_{p + 1:02d}", f"W{w + 1:03d}", m, f) for p in range(plates)
+            for w, (name, m, f) in enumerate(wells[p])]
+    table = pd.DataFrame({"Metadata_perturbation": [r[0] for r in rows], "Metadata_plate": [r[1] for r in rows],
+                          "Metadata_well": [r[2] for r in rows], "Metadata_mix": [r[3] for r in rows]})
+    feats = pd.DataFrame(np.array([r[4] for r in rows]), columns=[f"px_{i:02d}" for i in range(X.shape[1])])
+    return pd.concat([table, feats], axis=1)

@@ -21,7 +21,9 @@ import numba
 import numpy as np
 
 from ...compiled import entry
+from ...fdr import bh_count
 from ...streams import uniform
+from .chunks import count_draw
 
 __all__ = ["flip_batch", "flipped_parts", "retrieved_flips"]
 
@@ -50,12 +52,11 @@ def flip_batch(sums, keys, tol, drawn, reached, stopped, target, h, exhaustive):
         t_obs = 0.0
         for u in range(U):
             t_obs += x[u]
-        a = abs(t_obs) - tol[i]
         L = np.int64(0) if exhaustive else drawn[i]
         g = np.int64(0) if exhaustive else reached[i]
         end = (np.int64(1) << np.int64(U)) if exhaustive else np.int64(target)
         stop = False
-        while L < end:
+        while L < end and not stop:
             t = 0.0
             for u in range(U):
                 if _flipped(keys[i], L, u, U, exhaustive):
@@ -63,11 +64,7 @@ def flip_batch(sums, keys, tol, drawn, reached, stopped, target, h, exhaustive):
                 else:
                     t += x[u]
             L += 1
-            if abs(t) >= a:
-                g += 1
-                if not exhaustive and g >= h:
-                    stop = True
-                    break
+            g, stop = count_draw(abs(t), abs(t_obs), tol[i], g, not exhaustive, h)
         drawn[i] = L
         reached[i] = g
         stopped[i] = stop
@@ -93,19 +90,6 @@ def flipped_parts(values, counts, key, draws, exhaustive):  # pragma: no cover -
     return part, size
 
 
-@numba.njit(cache=True, inline="always")
-def _bh_count(hist, T):  # pragma: no cover - compiled
-    """Benjamini-Hochberg's number of rejections: max{k : #{c_j <= k} >= k} (0 if none), ``hist[k]``
-    the tests whose first level is k (see :func:`retrieved_flips`)."""
-    N = np.int64(0)
-    R = np.int64(0)
-    for k in range(1, T + 1):
-        N += hist[k]
-        if N >= k:
-            R = k
-    return R
-
-
 @entry(nogil=True)
 def retrieved_flips(ca, cb, unit, units, key, drawn, reached, target, h, exhaustive):  # pragma: no cover
     """Continue the sign-flip null of the retrieved counts; returns (drawn, reached, stopped).
@@ -124,13 +108,13 @@ def retrieved_flips(ca, cb, unit, units, key, drawn, reached, target, h, exhaust
     for j in range(T):
         ha[ca[j]] += 1
         hb[cb[j]] += 1
-    obs = abs(_bh_count(hb, T) - _bh_count(ha, T))
+    obs = abs(bh_count(hb, T) - bh_count(ha, T))
     flip = np.zeros(units, dtype=np.bool_)
     L = np.int64(0) if exhaustive else drawn
     g = np.int64(0) if exhaustive else reached
     end = (np.int64(1) << np.int64(units)) if exhaustive else np.int64(target)
     stop = False
-    while L < end:
+    while L < end and not stop:
         for u in range(units):
             flip[u] = _flipped(key, L, u, units, exhaustive)
         for k in range(T + 2):
@@ -144,9 +128,5 @@ def retrieved_flips(ca, cb, unit, units, key, drawn, reached, target, h, exhaust
                 ha[ca[j]] += 1
                 hb[cb[j]] += 1
         L += 1
-        if abs(_bh_count(hb, T) - _bh_count(ha, T)) >= obs:
-            g += 1
-            if not exhaustive and g >= h:
-                stop = True
-                break
+        g, stop = count_draw(abs(bh_count(hb, T) - bh_count(ha, T)), obs, 0, g, not exhaustive, h)
     return L, g, stop

@@ -104,7 +104,8 @@ def consistency_line(labels: pd.DataFrame, settings: dict) -> str:
 def retrieved_line(summary: dict) -> str:
     """The retrieved counts of :func:`apnull.score.score_compare` and their paired test, as one line."""
     p = summary["retrieved_p_value"]
-    test = "no test (one unit)" if p != p else f"paired test of the difference: p = {p:.3g}"
+    why = summary.get("retrieved_note") or summary.get("note") or "too few units"
+    test = f"no paired test: {why}" if p != p else f"paired test of the difference: p = {p:.3g}"
     return (f"retrieved at q <= {summary['alpha']:g}: A {summary['retrieved_a']:,}, B {summary['retrieved_b']:,} "
             f"of {summary['n_perturbations']:,} (both {summary['both']:,}, A only {summary['a_only']:,}, B only "
             f"{summary['b_only']:,}); {test}")
