@@ -19,9 +19,9 @@ from ..limits import check_choice
 from .engine.clock import Scoped
 from .engine.connect import connect
 from .engine.sequential import resolve, rounds_of
-from .nulls.compare import (INTERVAL_DRAWS, FlipWork, RetrievedWork, enumerable, flip_interval, flip_null,
-                            smallest_p, units_of)
-from .nulls.crossed import MIN_PLATES, crossed_test
+from .nulls.compare import (INTERVAL_DRAWS, LEVEL, MIN_UNITS, TESTS, FlipWork, RetrievedWork, enumerable,
+                            flip_interval, flip_null, smallest_p, units_of, which_test)
+from .nulls.crossed import crossed_test
 from .options import RunOptions
 from .profiles import ScoreResult, score_profiles
 from .results.display import Shown
@@ -30,11 +30,11 @@ from .results.summary import retrieved_line
 from .table.columns import select_features
 from .table.io import labels_as_text
 from .table.labels import EMPTY_LABELS
-from .table.missing import NAN_MODES, MissingValuesError, rows_text
+from .table.missing import NAN_MODES, MissingValuesError
 from .table.normalize import NORMALIZE
 from .table.scale import BINARY
 from .table.screen import SCORE_SIMILARITIES
-from .table.wells import (UNMATCHED, check_relabelled_controls, has_blank_labels, left_out_columns, match_wells,
+from .table.wells import (UNMATCHED, check_relabelled_controls, drop_missing_wells, has_blank_labels, match_wells,
                           set_aside)
 
 __all__ = ["score_compare", "CompareResult", "summary_line", "which_test", "UNMATCHED", "GROUP_COLUMNS", "RETRIEVED",
@@ -45,14 +45,6 @@ GROUP_COLUMNS = ("n_replicates", "mAP_a", "mAP_b", "delta", "p_value_a", "q_valu
                  "retrieved", "unit")
 #: Which side retrieves a perturbation (its q-value at most alpha).
 RETRIEVED = ("both", "A only", "B only", "neither")
-#: Confidence level of the interval of the mean delta.
-LEVEL = 0.95
-#: The tests of the mean delta (``summary["test"]``): sign flips of whole units (block layouts), the
-#: plate-clustered t test (crossed layouts, :mod:`.nulls.crossed`), or none.
-TESTS = ("unit sign flips", "plate-clustered t", "none")
-#: The fewest units the sign flips are used with: with U units their smallest p-value is 2 / 2^U, and
-#: 6 is the fewest that reaches 0.05.
-MIN_UNITS = 6
 
 
 @dataclass
@@ -163,7 +155,7 @@ def score_compare(a, b, *, key, perturbation="Metadata_pert", control="DMSO", st
     binary = similarity in BINARY
     fa, fb = (_features(side, t, f, labels, keys, binary) for side, t, f in (("A", matched.a, features_a),
                                                                               ("B", matched.b, features_b)))
-    ta, tb, dropped, warnings = _drop_missing(matched, fa, fb, keys, nan)
+    ta, tb, dropped, warnings = drop_missing_wells(matched, fa[0], fb[0], keys, nan)
     warnings = matched.warnings + warnings
     check_relabelled_controls(a, b, ta[0], tb[0], pcols[0], control, matched.relabelled)
     blank_a, blank_b = (has_blank_labels(t[0], pcols, stratum) for t in (ta, tb))
@@ -214,46 +206,6 @@ def summary_line(summary: dict) -> str:
     return f"{verdict}: mean delta (B - A) = {d:+.4f}{ci}; p = {p:.3g} ({how})"
 
 
-def which_test(units: int, plates_of: list) -> tuple:
-    """(test, why, plates): which test of the mean delta a comparison gets, and why, in plain words.
-
-    ``units`` is the number of units (components of strata, :func:`.nulls.compare.units_of`) and
-    ``plates_of[t]`` the strata of perturbation t's replicates ("" when there is no stratum). The rule:
-
-    - at least :data:`MIN_UNITS` units: sign flips of whole units (exact, whatever each plate's quality);
-    - else at least :data:`.nulls.crossed.MIN_PLATES` plates: the plate-clustered t test (crossed layouts);
-    - else 2 to 5 units: the unit sign flips, which cannot reach 0.05 (the reason says so);
-    - else none.
-
-    Both tests answer the same question: would plates like these, handled by the two pipelines, retrieve
-    replicates equally well on average? How well each pipeline handled each plate counts as chance.
-    ``plates`` is the number of distinct strata (0 without a stratum).
-    """
-    plates = len({p for s in plates_of for p in s if p != ""})
-    if units >= MIN_UNITS:
-        return TESTS[0], (f"the {plates:,} plates form {units:,} units that hold their own perturbations, so "
-                          f"A and B can be swapped on whole units: sign flips of the {units:,} units"), plates
-    if plates >= MIN_PLATES:
-        return TESTS[1], (f"perturbations have replicates on several plates, linking the {plates:,} plates into "
-                          f"{units:,} unit{'s' if units != 1 else ''}: a t test whose variance counts every two "
-                          f"perturbations sharing a plate as dependent, with {plates - 1:,} degrees of freedom "
-                          "(the plates taken as drawn at random)"), plates
-    if units >= 2:
-        return TESTS[0], (f"with {units} units the smallest p-value the sign flips can give is "
-                          f"{smallest_p(units):.3g} (2 / 2^{units}), so they cannot reach {1 - LEVEL:.2g} and the "
-                          f"{LEVEL:.0%} interval is unbounded; at least {MIN_UNITS} units, or {MIN_PLATES} plates "
-                          "for the plate-clustered test, are needed"), plates
-    if plates == 0:
-        why = ("no stratum column: the whole table is one unit (the plates are not known, so the perturbations "
-               "cannot be resampled in the groups that share controls and nuisance); give the plate (or batch) "
-               "column as the stratum")
-    else:
-        why = (f"the screen is one unit on {plates} plate{'s' if plates != 1 else ''}: every perturbation shares "
-               f"controls with the others, so no swap of whole units can test it, and the plate-clustered test "
-               f"needs at least {MIN_PLATES} plates")
-    return TESTS[2], why, plates
-
-
 def which_test_of(table, perturbation="Metadata_pert", control="DMSO", stratum=None) -> tuple:
     """(test, why, plates) of :func:`which_test` for a table before any scoring (what the page shows before
     Compare): the units and plates of its perturbations (every row whose perturbation is not a control)."""
@@ -292,39 +244,6 @@ def _features(side: str, table, features, labels, keys, binary: bool) -> tuple:
         raise ValueError(f"table {side}: its features are only key columns ({', '.join(map(repr, keys))}), which "
                          "are never features; choose other feature columns")
     return chosen, chosen, reasons
-
-
-def _drop_missing(matched, fa, fb, keys, nan) -> tuple:
-    """((A, its rows), (B, its rows), rows left out, warnings): each table's kept rows and their 0-based
-    positions in the input; with nan="drop-rows", the wells holding a NaN or infinite feature value on
-    either side left out of both (so both sides score the same wells); else as matched."""
-    ta, tb = matched.a, matched.b
-    empty = pd.DataFrame(columns=left_out_columns(keys))
-    if nan != "drop-rows":
-        return (ta, matched.rows_a), (tb, matched.rows_b), empty, []
-
-    def bad(table, cols):
-        values = table[cols].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
-        return ~np.isfinite(values).all(axis=1)
-
-    ka, kb = (labels_as_text(t[keys].reset_index(drop=True), keys) for t in (ta, tb))
-    ia, ib = pd.MultiIndex.from_frame(ka), pd.MultiIndex.from_frame(kb)
-    bad_a, bad_b = bad(ta, fa[0]), bad(tb, fb[0])
-    gone = ia[bad_a].union(ib[bad_b])
-    if not len(gone):
-        return (ta, matched.rows_a), (tb, matched.rows_b), empty, []
-    drop_a, drop_b = ia.isin(gone), ib.isin(gone)
-    rows = []
-    for side, frame, flags, own in (("A", ka, drop_a, bad_a), ("B", kb, drop_b, bad_b)):
-        for r in np.flatnonzero(flags):
-            why = "NaN or infinite feature value in this table" if own[r] else "NaN or infinite feature value in the other table"
-            rows.append((side, *frame.iloc[int(r)], why))
-    warning = (f"{len(gone):,} well(s) with NaN or infinite feature values left out of both tables "
-               f"(nan='drop-rows'; in A: {rows_text(matched.rows_a[drop_a])}; in B: "
-               f"{rows_text(matched.rows_b[drop_b])})")
-    return ((ta.iloc[np.flatnonzero(~drop_a)], matched.rows_a[~drop_a]),
-            (tb.iloc[np.flatnonzero(~drop_b)], matched.rows_b[~drop_b]),
-            pd.DataFrame(rows, columns=left_out_columns(keys)), [warning])
 
 
 def _side(side: str, table, features: tuple, common: dict, client, quiet: bool = False) -> ScoreResult:

@@ -51,10 +51,11 @@ from ...streams import stream_key
 from ..engine.sequential import Null
 from ..kernels.flips import flip_batch as _flip_kernel
 from ..kernels.flips import flipped_parts, retrieved_flips
+from .crossed import MIN_PLATES
 
 __all__ = ["FlipPart", "FlipWork", "RetrievedPart", "RetrievedWork", "first_levels", "flip_key", "flip_null",
            "flips_batch", "retrieved_batch", "enumerable", "smallest_p", "flip_interval", "units_of",
-           "MAX_EXACT_FLIPS", "INTERVAL_DRAWS"]
+           "MAX_EXACT_FLIPS", "INTERVAL_DRAWS", "LEVEL", "TESTS", "MIN_UNITS", "which_test"]
 
 #: The most flips enumerated (2^U at most this: U <= 17 units); more units draw random flips.
 MAX_EXACT_FLIPS = SCORE_MAX_EXACT_ASSIGNMENTS
@@ -279,3 +280,55 @@ def flip_interval(values, counts, key, *, exhaustive: bool, draws: int = INTERVA
     # the last point still covered enough: an end event with coverage >= need before it, < need after
     falls = np.flatnonzero((cover - step[order] >= need) & (cover < need))
     return low, float(where[falls[-1]])
+
+
+#: Confidence level of the interval of the mean delta.
+LEVEL = 0.95
+
+#: The tests of the mean delta (``summary["test"]``): sign flips of whole units (block layouts), the
+#: plate-clustered t test (crossed layouts, :mod:`.nulls.crossed`), or none.
+TESTS = ("unit sign flips", "plate-clustered t", "none")
+
+#: The fewest units the sign flips are used with: with U units their smallest p-value is 2 / 2^U, and
+#: 6 is the fewest that reaches 0.05.
+MIN_UNITS = 6
+
+
+def which_test(units: int, plates_of: list) -> tuple:
+    """(test, why, plates): which test of the mean delta a comparison gets, and why, in plain words.
+
+    ``units`` is the number of units (components of strata, :func:`.nulls.compare.units_of`) and
+    ``plates_of[t]`` the strata of perturbation t's replicates ("" when there is no stratum). The rule:
+
+    - at least :data:`MIN_UNITS` units: sign flips of whole units (exact, whatever each plate's quality);
+    - else at least :data:`.nulls.crossed.MIN_PLATES` plates: the plate-clustered t test (crossed layouts);
+    - else 2 to 5 units: the unit sign flips, which cannot reach 0.05 (the reason says so);
+    - else none.
+
+    Both tests answer the same question: would plates like these, handled by the two pipelines, retrieve
+    replicates equally well on average? How well each pipeline handled each plate counts as chance.
+    ``plates`` is the number of distinct strata (0 without a stratum).
+    """
+    plates = len({p for s in plates_of for p in s if p != ""})
+    if units >= MIN_UNITS:
+        return TESTS[0], (f"the {plates:,} plates form {units:,} units that hold their own perturbations, so "
+                          f"A and B can be swapped on whole units: sign flips of the {units:,} units"), plates
+    if plates >= MIN_PLATES:
+        return TESTS[1], (f"perturbations have replicates on several plates, linking the {plates:,} plates into "
+                          f"{units:,} unit{'s' if units != 1 else ''}: a t test whose variance counts every two "
+                          f"perturbations sharing a plate as dependent, with {plates - 1:,} degrees of freedom "
+                          "(the plates taken as drawn at random)"), plates
+    if units >= 2:
+        return TESTS[0], (f"with {units} units the smallest p-value the sign flips can give is "
+                          f"{smallest_p(units):.3g} (2 / 2^{units}), so they cannot reach {1 - LEVEL:.2g} and the "
+                          f"{LEVEL:.0%} interval is unbounded; at least {MIN_UNITS} units, or {MIN_PLATES} plates "
+                          "for the plate-clustered test, are needed"), plates
+    if plates == 0:
+        why = ("no stratum column: the whole table is one unit (the plates are not known, so the perturbations "
+               "cannot be resampled in the groups that share controls and nuisance); give the plate (or batch) "
+               "column as the stratum")
+    else:
+        why = (f"the screen is one unit on {plates} plate{'s' if plates != 1 else ''}: every perturbation shares "
+               f"controls with the others, so no swap of whole units can test it, and the plate-clustered test "
+               f"needs at least {MIN_PLATES} plates")
+    return TESTS[2], why, plates

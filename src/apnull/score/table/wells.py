@@ -24,9 +24,10 @@ import pandas as pd
 from ...limits import check_choice, check_column
 from ..results.outputs import output_name
 from .io import labels_as_text
+from .missing import rows_text
 
 __all__ = ["UNMATCHED", "Matched", "match_wells", "key_text", "SHOWN", "LEFT_OUT", "left_out_columns", "set_aside",
-           "check_relabelled_controls", "has_blank_labels"]
+           "check_relabelled_controls", "has_blank_labels", "drop_missing_wells"]
 
 #: What to do with wells that do not pair up: stop with an error, or leave them out and name them.
 UNMATCHED = ("error", "drop")
@@ -228,3 +229,37 @@ def has_blank_labels(table, pcols, stratum) -> bool:
     """Whether a kept row of ``table`` has an empty perturbation (or stratum) value of its own."""
     cols = list(pcols) + ([stratum] if stratum is not None else [])
     return bool(table[cols].isna().any(axis=None))
+
+
+def drop_missing_wells(matched, fa, fb, keys, nan) -> tuple:
+    """((A, its rows), (B, its rows), rows left out, warnings): each table's kept rows and their 0-based
+    positions in the input; with nan="drop-rows", the wells holding a NaN or infinite feature value on
+    either side left out of both (so both sides score the same wells); else as matched. ``fa``, ``fb``:
+    the feature columns of each table."""
+    ta, tb = matched.a, matched.b
+    empty = pd.DataFrame(columns=left_out_columns(keys))
+    if nan != "drop-rows":
+        return (ta, matched.rows_a), (tb, matched.rows_b), empty, []
+
+    def bad(table, cols):
+        values = table[cols].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
+        return ~np.isfinite(values).all(axis=1)
+
+    ka, kb = (labels_as_text(t[keys].reset_index(drop=True), keys) for t in (ta, tb))
+    ia, ib = pd.MultiIndex.from_frame(ka), pd.MultiIndex.from_frame(kb)
+    bad_a, bad_b = bad(ta, fa), bad(tb, fb)
+    gone = ia[bad_a].union(ib[bad_b])
+    if not len(gone):
+        return (ta, matched.rows_a), (tb, matched.rows_b), empty, []
+    drop_a, drop_b = ia.isin(gone), ib.isin(gone)
+    rows = []
+    for side, frame, flags, own in (("A", ka, drop_a, bad_a), ("B", kb, drop_b, bad_b)):
+        for r in np.flatnonzero(flags):
+            why = "NaN or infinite feature value in this table" if own[r] else "NaN or infinite feature value in the other table"
+            rows.append((side, *frame.iloc[int(r)], why))
+    warning = (f"{len(gone):,} well(s) with NaN or infinite feature values left out of both tables "
+               f"(nan='drop-rows'; in A: {rows_text(matched.rows_a[drop_a])}; in B: "
+               f"{rows_text(matched.rows_b[drop_b])})")
+    return ((ta.iloc[np.flatnonzero(~drop_a)], matched.rows_a[~drop_a]),
+            (tb.iloc[np.flatnonzero(~drop_b)], matched.rows_b[~drop_b]),
+            pd.DataFrame(rows, columns=left_out_columns(keys)), [warning])
