@@ -33,7 +33,8 @@ CHANGES = {
               ("cs_aggregate", "mean"), ("cs_similarity", "correlation"), ("cs_perms", 99), ("cs_seed", 3),
               ("cs_fdr", 0.1), ("cs_scope", "active only (q ≤ FDR level above)")],
     "compare": [("similarity", "correlation"), ("perms", 99), ("seed", 3), ("alpha", 0.1),
-                ("features_a", "^px_[0-5]"), ("features_b", "^half_0"), ("normalize", "per plate, against all its wells")],
+                ("features_a", "^px_[0-5]"), ("features_b", "^half_0"), ("normalize", "per plate, against all its wells"),
+                ("nan", "leave out those rows"), ("auto", True), ("budget", 5.0)],
 }
 #: the reported case: lookup with the grid method and its defaults, then every other page
 REPORTED_LOOKUP = [("method", "grid"), ("draws", 100_000), ("seed", 0)]
