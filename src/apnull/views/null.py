@@ -21,7 +21,7 @@ from ..significance import choose_method, null_distribution
 
 __all__ = ["QUANTILES", "check_grid_request", "density_curves", "exact_density_curves", "summarise_draws",
            "SizeSummary", "summarise_size", "summarise_sizes", "exact_size_summary", "exact_summary", "wide_summary",
-           "exact_mean_curve", "discrete_pr_laws", "DENSITY_GRID", "METRICS", "DEFAULT_VIEW", "format_p", "p_phrase", "pvalue_note"]
+           "exact_mean_curve", "discrete_pr_laws", "DENSITY_GRID", "METRICS", "DEFAULT_VIEW", "format_p", "p_phrase"]
 
 #: The statistics of the summary tables: quantiles of type 7 and the mean.
 QUANTILES = {"q75": 0.75, "q90": 0.90, "q95": 0.95}
@@ -212,23 +212,3 @@ def p_phrase(tail) -> str:
     """"p = 0.031", or "p ≤ 1e-05" for a bound (:func:`format_p`)."""
     shown = format_p(tail)
     return f"p {shown}" if shown.startswith("≤") else f"p = {shown}"
-
-
-def pvalue_note(tail, law) -> str:
-    """One line under a p-value saying how sure it is (``tail`` from
-    :func:`apnull.significance.resolved_pvalue`): exact, the grid's guaranteed interval, the counted
-    far tail's interval with its relative error and log10, or the Monte Carlo interval."""
-    lo, hi = f"{tail.low:.4g}", f"{tail.high:.4g}"
-    if tail.source == "exact":
-        return "exact"
-    if tail.source == "grid":
-        return f"guaranteed interval [{lo}, {hi}] (the grid law's error bound)"
-    if tail.source == "tail count":
-        if tail.high < 1e-300:
-            lo, hi = f"10^{tail.log10_low:.4f}", f"10^{tail.log10_high:.4f}"
-        return (f"guaranteed interval [{lo}, {hi}] (far tail counted: relative error {tail.rel_error:.1g}, "
-                f"log10 p = {tail.log10_p:.4f})")
-    draws = f"{law.draws.size:,} draws" if law.draws is not None else "draws"
-    if tail.source == "mc bound":
-        return f"95% interval [{lo}, {hi}] (no draw of {draws} reached it, and it is too far out to count)"
-    return f"95% interval [{lo}, {hi}] ({draws})"

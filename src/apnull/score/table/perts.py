@@ -84,10 +84,6 @@ class PertTable:
         """(S,) replicates of each segment."""
         return np.diff(self.seg_off)
 
-    def query_segment(self) -> np.ndarray:
-        """(Q,) the segment of each replicate."""
-        return np.repeat(np.arange(self.seg_stratum.size, dtype=np.int64), self.seg_len)
-
     def query_pert(self) -> np.ndarray:
         """(Q,) the perturbation of each replicate."""
         return np.repeat(np.arange(len(self), dtype=np.int64), self.k)
