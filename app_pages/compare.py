@@ -78,10 +78,10 @@ features_a = bound_text("Features of A (regex)", "cp_features_a", "", container=
                         help="Empty: every numeric column not named Metadata_* (key columns never).")
 features_b = bound_text("Features of B (regex)", "cp_features_b", "", container=c7,
                         help="Empty: every numeric column not named Metadata_* (key columns never).")
-similarity = bound_select("Similarity", "cp_similarity", SCORE_SIMILARITIES, "cosine", container=c8, horizontal=False,
+similarity = bound_select("Similarity", "cp_similarity", SCORE_SIMILARITIES, view.PAGE_DEFAULTS["similarity"], container=c8, horizontal=False,
                           help="How two profiles are compared, the same for both tables.")
-seed = bound_int("Seed", "cp_seed", 0, container=c9, help="Seed of the permutations and of random sign flips.")
-alpha = bound_float("FDR level q", "cp_alpha", 0.05, step=0.01, format="%.3g", container=c10,
+seed = bound_int("Seed", "cp_seed", view.PAGE_DEFAULTS["seed"], container=c9, help="Seed of the permutations and of random sign flips.")
+alpha = bound_float("FDR level q", "cp_alpha", view.PAGE_DEFAULTS["alpha"], step=0.01, format="%.3g", container=c10,
                     help="A perturbation counts as retrieved by a side when its q-value there is at most this.")
 d1, d2 = st.columns([1.3, 1], vertical_alignment="bottom")
 adaptive = bound_toggle(
@@ -99,7 +99,7 @@ if adaptive:
                               "the limit leaves open is named under the results.")
     st.caption(view.DRAWS_LIMIT)
 else:
-    permutations = bound_int("Permutations B", "cp_perms", 999, step=1000, container=d2,
+    permutations = bound_int("Permutations B", "cp_perms", view.PAGE_DEFAULTS["permutations"], step=1000, container=d2,
                              help="Label permutations behind each table's mAP p-values (1/(1 + B) is the smallest "
                                   "p). The command line draws adaptively by default (--permutations auto).")
     st.caption(view.DRAWS_DIFFERENCE)

@@ -217,6 +217,43 @@ class ServerError(RuntimeError):
     pass
 
 
+def app_env(app_path: str | os.PathLike = APP_PATH, env: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment an app's processes run in: ``env`` (default: this one) with the app's own tree's
+    src (``<app's folder>/src``, else this repository's) first on PYTHONPATH."""
+    full_env = dict(os.environ if env is None else env)
+    own_src = Path(app_path).resolve().parent / "src"
+    src = str(own_src if (own_src / "apnull").is_dir() else REPO_ROOT / "src")
+    full_env["PYTHONPATH"] = os.pathsep.join(p for p in (src, full_env.get("PYTHONPATH")) if p)
+    full_env.setdefault("PYTHONUNBUFFERED", "1")
+    return full_env
+
+
+def warm_compiled(app_path: str | os.PathLike = APP_PATH, timeout: float = 900.0) -> float:
+    """Fill numba's disk cache with the scoring pages' kernels before a server starts
+    (:func:`apnull.ui.warmup.warm_scoring`, in a process of the app's environment), so that no browser
+    test waits for the compiler: on an empty cache the first visit of "Compare two pipelines" took 40-60
+    s, which a page test's time limits are not meant to measure (benchmarks/cold_start.py does).
+
+    Parallel test workers take turns under a file lock: the first compiles, the others load the cache.
+    Returns the seconds this call took. A failure is left to the pages, which compile for themselves.
+    """
+    import fcntl
+
+    start = time.monotonic()
+    lock = Path(tempfile.gettempdir()) / f"apnull-e2e-warm-{os.getuid()}.lock"
+    with open(lock, "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            subprocess.run([sys.executable, "-c", "from apnull.ui import warmup; warmup.warm_scoring()"],
+                           cwd=str(REPO_ROOT), env=app_env(app_path), stdin=subprocess.DEVNULL,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=timeout, check=False)
+        except subprocess.TimeoutExpired:
+            pass
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+    return time.monotonic() - start
+
+
 @contextlib.contextmanager
 def start_streamlit(
     app_path: str | os.PathLike = APP_PATH,
@@ -249,11 +286,7 @@ def start_streamlit(
         "--server.fileWatcherType", "none",
         *extra_args,
     ]
-    full_env = dict(os.environ if env is None else env)
-    own_src = app_path.parent / "src"
-    src = str(own_src if (own_src / "apnull").is_dir() else REPO_ROOT / "src")
-    full_env["PYTHONPATH"] = os.pathsep.join(p for p in (src, full_env.get("PYTHONPATH")) if p)
-    full_env.setdefault("PYTHONUNBUFFERED", "1")
+    full_env = app_env(app_path, env)
 
     out = tempfile.TemporaryFile()
     err = tempfile.TemporaryFile()

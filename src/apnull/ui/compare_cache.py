@@ -31,7 +31,7 @@ from .state import forget_param
 
 __all__ = ["UPLOADS", "RESULTS", "VIEWS", "MAX_UPLOADS", "MAX_UPLOAD_BYTES", "MAX_RESULTS", "MAX_RESULT_BYTES",
            "EXAMPLE_PAIR", "TABLE_KEYS", "example_pair", "remember_upload", "upload_table", "pair_defaults",
-           "use_pair", "cached_result", "compare_once", "cached_view"]
+           "use_pair", "cached_result", "compare_once", "cached_view", "warm_example"]
 
 MAX_UPLOADS = 4
 MAX_UPLOAD_BYTES = 512 << 20
@@ -121,6 +121,24 @@ def use_pair(pair: str, defaults: dict) -> None:
 def cached_result(pair: str, key: tuple):
     """The cached comparison of (pair, settings), or None."""
     return RESULTS.get((pair, key))
+
+
+def warm_example():
+    """Compare the bundled pair with the inputs a new visitor of the page first sees, into :data:`RESULTS`
+    (the server's warm-up calls this after the score page's: a fresh install compiles the comparison's
+    own kernels here, not while its first visitor waits)."""
+    from ..views import score_report as report
+
+    a, b = example_pair()
+    guess = pair_defaults(EXAMPLE_PAIR, a, b)
+    fixed = view.PAGE_DEFAULTS
+    settings = view.make_settings(a, b, guess["cp_key"], guess["cp_key2"], guess["cp_pert"], guess["cp_control"],
+                                  guess["cp_stratum"], guess["cp_features_a"], guess["cp_features_b"],
+                                  fixed["similarity"], fixed["permutations"], fixed["seed"], fixed["alpha"],
+                                  next(iter(report.NORMALIZE_CHOICES.values())),
+                                  nan=next(iter(report.NAN_CHOICES.values())))
+    return RESULTS.get_or_compute((EXAMPLE_PAIR, settings.cache_key()),
+                                  lambda: score_compare(a, b, **settings.kwargs()))
 
 
 def compare_once(pair: str, key: tuple, a, b, kwargs: dict, container=None):

@@ -20,8 +20,9 @@ for :data:`QUIET` seconds (no script run started; :func:`start`, which dashboard
 notes each), or at the latest :data:`MAX_DELAY` seconds after the first phase: the scoring kernels of "Score
 your data" on the bundled example (reads the bundled digits, loads or, on a fresh checkout's first start,
 compiles the numba kernels: a first visitor of that page paid 14.6 s for it), which also leaves the
-example's default scoring and consistency results in the page's shared caches, and the default views
-of the binning and hypergeometric pages. ``wait(everything=True)`` waits for it too. Started at once,
+example's default scoring and consistency results in the page's shared caches, the same for "Compare
+two pipelines" (on an empty numba cache its first visitor waited about 40 s on this 2-core machine, 60 s
+beside other work), and the default views of the binning and hypergeometric pages. ``wait(everything=True)`` waits for it too. Started at once,
 it ran while the first visitor's browser loaded the densities page and slowed that page's first chart
 down (benchmarks/cold_start.py: see docs/serving.md); it now waits for the first visits to finish.
 
@@ -56,7 +57,7 @@ import sys
 import threading
 import time
 
-__all__ = ["start", "wait", "status", "note_run"]
+__all__ = ["start", "wait", "status", "note_run", "warm_scoring"]
 
 _LOG = logging.getLogger(__name__)
 _lock = threading.Lock()
@@ -116,20 +117,27 @@ def _warm() -> None:
 
 
 def _warm_other_pages(steps: dict, t0: float) -> None:
-    """The second phase, which the server does not wait for: the scoring kernels (about 1.5 s loaded
-    from numba's disk cache, 15-60 s compiled on the very first start of a fresh checkout) on the
-    bundled example, scored with the page's default inputs into the page's caches (scoring and its
-    consistency step: the first visitors find the results ready), and the default views of the
-    binning and hypergeometric pages."""
-    from apnull.ui import consistency_step
-
-    consistency_step.warm_score_page()  # into the page's own caches, with the page's default inputs
+    """The second phase, which the server does not wait for: :func:`warm_scoring`, then the default
+    views of the binning and hypergeometric pages."""
+    warm_scoring()
     steps["score"] = time.perf_counter() - t0
     from apnull.ui import binning_cache, hypergeom_cache
 
     binning_cache.view(4, 0.95, 300, 1.3, "lower", "ap")
     hypergeom_cache.view(4, 32, 4, 10_000, 2022)
     steps["pages"] = time.perf_counter() - t0
+
+
+def warm_scoring() -> None:
+    """The scoring kernels (about 1.5 s loaded from numba's disk cache; 40-60 s compiled on the very
+    first start of a fresh install) on the bundled examples, with each page's default inputs, into the
+    pages' caches: "Score your data" and its consistency step, then "Compare two pipelines" (its
+    sign-flip kernels). The first visitors of those pages find their results ready. The browser tests
+    call it once before their server starts, so that no test waits for numba's compiler."""
+    from apnull.ui import compare_cache, consistency_step
+
+    consistency_step.warm_score_page()  # into the page's own caches, with the page's default inputs
+    compare_cache.warm_example()
 
 
 def _wait_quiet(quiet: float, longest: float) -> None:

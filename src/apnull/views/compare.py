@@ -22,7 +22,7 @@ from .score_report import page_words as score_page_words
 from .score import (MAX_FEATURES_TEXT, MAX_PAGE_BUDGET, NO_STRATUM, guess_control, guess_perturbation, guess_stratum,
                     label_columns, p_shown, resolve_controls)
 
-__all__ = ["METHOD_TEXT", "NO_KEY", "KEY_HINTS", "CompareSettings", "shared_labels", "guess_key", "pair_defaults",
+__all__ = ["METHOD_TEXT", "NO_KEY", "PAGE_DEFAULTS", "KEY_HINTS", "CompareSettings", "shared_labels", "guess_key", "pair_defaults",
            "raw_sides", "page_words", "page_warnings", "make_settings", "scatter_data", "cards", "shown_groups", "verdict", "verdict_words", "retrieved_text",
            "plan_text", "COMMAND_DRAWS", "DRAWS_DIFFERENCE",
            "DRAWS_LIMIT", "which_test_of"]
@@ -105,6 +105,11 @@ def guess_key(a: pd.DataFrame, b: pd.DataFrame, columns: list[str]) -> list[str]
         if _unique(a, cols) and _unique(b, cols):
             return cols
     return [(hinted or columns or [NO_KEY])[0]]
+
+
+#: The page's inputs that do not depend on the tables, as a new visitor first sees them (the page's widgets
+#: and the server's warm-up read them here, so the warmed comparison is the one the page asks for).
+PAGE_DEFAULTS = {"similarity": "cosine", "seed": 0, "alpha": 0.05, "permutations": 999}
 
 
 def pair_defaults(a: pd.DataFrame, b: pd.DataFrame) -> dict:
