@@ -257,7 +257,7 @@ def test_error_messages_say_what_is_wrong():
     assert "whole number" in run("threshold", "--m", "2.5", "--n", "3")[2]
     assert "invalid choice: 'foo'" in run("threshold", "--metric", "foo", "--m", "4", "--n", "30")[2]
     assert "q must lie in [0, 1]" in run("threshold", "--q", "1.5", "--m", "4", "--n", "30")[2]
-    assert "--relevant takes 0/1 labels" in run("metrics", "--relevant", "0,2")[2]
+    assert "--relevant takes 0/1 (or true/false) labels; label 2 is '2'" in run("metrics", "--relevant", "0,2")[2]
     assert "invalid choice" in run("foo")[2]
     assert "required" in run("threshold")[2]
 

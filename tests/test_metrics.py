@@ -411,3 +411,16 @@ def test_ranking_table_matches_scalars(rel):
     # AP = mean of precision over relevant rows
     assert table.loc[table["relevant"], "precision"].mean() == pytest.approx(apnull.average_precision(rel),
                                                                              abs=1e-12)
+
+
+def test_relevance_from_text_reads_the_words_of_a_table_column():
+    """The command line's --relevant reads the same words as a file's relevant column (one table of words)."""
+    from apnull.metrics import RELEVANCE_TEXT, as_relevance, relevance_from_text
+
+    assert relevance_from_text("0,1 TRUE, false 1.0").tolist() == [False, True, True, False, True]
+    words = list(RELEVANCE_TEXT)
+    assert relevance_from_text(" ".join(words)).tolist() == as_relevance(words, column="rel").tolist()
+    with pytest.raises(ValueError, match="label 2 is 'y'"):
+        relevance_from_text("1 y 0", "--relevant")
+    with pytest.raises(ValueError, match="empty"):
+        relevance_from_text(" , ")

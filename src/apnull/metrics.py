@@ -14,6 +14,7 @@ from .limits import as_int
 
 __all__ = [
     "as_relevance",
+    "relevance_from_text",
     "average_precision",
     "precision_at_k",
     "recall_at_k",
@@ -69,6 +70,27 @@ def as_relevance(relevant, column: str | None = None) -> np.ndarray:
             raise ValueError(f"relevance labels must be 0/1 or True/False, found {bad!r}")
         return arr.astype(bool)
     raise ValueError(f"relevance labels must be 0/1 or True/False, got values of type {arr.dtype}")
+
+
+def relevance_from_text(text: str, name: str = "labels") -> np.ndarray:
+    """Relevance labels typed as one line of text (the command line's ``--relevant``), top-ranked first.
+
+    The labels are separated by commas or spaces, and each must be one of :data:`RELEVANCE_TEXT` (0/1,
+    0.0/1.0, true/false; case ignored), as in a table column (:func:`as_relevance`).
+
+    Raises
+    ------
+    ValueError
+        If the text holds no label, or a label outside :data:`RELEVANCE_TEXT` (the error names ``name``
+        and the first such label, counting labels from 1).
+    """
+    parts = [p for p in str(text).replace(",", " ").split() if p]
+    if not parts:
+        raise ValueError(f"{name} is empty: give 0/1 labels in rank order, e.g. 0,1,0,1,1,0")
+    for i, part in enumerate(parts, start=1):
+        if part.lower() not in RELEVANCE_TEXT:
+            raise ValueError(f"{name} takes 0/1 (or true/false) labels; label {i} is {part[:40]!r}")
+    return np.array([RELEVANCE_TEXT[p.lower()] for p in parts], dtype=bool)
 
 
 def _relevance_column(col: pd.Series, name: str) -> np.ndarray:

@@ -139,22 +139,11 @@ def _sample(args, out, err) -> int:
     return emit(args, out, result, text=f"wrote {len(table):,} rows (m, n, ap, pr) for {args.sizes} sizes to {args.out}")
 
 
-def _parse_relevant(text: str) -> list[int]:
-    parts = [p.strip() for p in text.replace(" ", ",").split(",") if p.strip()]
-    if not parts:
-        raise ValueError("--relevant is empty: give 0/1 labels in rank order, e.g. 0,1,0,1,1,0")
-    labels = {"1": 1, "true": 1, "t": 1, "y": 1, "0": 0, "false": 0, "f": 0, "n": 0}
-    bad = [p for p in parts if p.lower() not in labels]
-    if bad:
-        raise ValueError(f"--relevant takes 0/1 labels, got {bad[0][:40]!r}")
-    return [labels[p.lower()] for p in parts]
-
-
 def _metrics(args, out, err) -> int:
     from .. import metrics as mt
     from ..significance import null_distribution, null_position
 
-    rel = _parse_relevant(args.relevant)
+    rel = mt.relevance_from_text(args.relevant, "--relevant").astype(int).tolist()
     size = len(rel)
     k = size if args.k is None else args.k
     if not 1 <= k <= size:
