@@ -329,3 +329,40 @@ def test_the_inner_kernel_check_catches_each_form():
     assert _inner_uses("import apnull.streams as S\nS.draw_distinct(1)", inner) == ["takes S.draw_distinct"]
     assert _inner_uses("from apnull import streams\nstreams.draw_distinct(1)", inner) == ["takes streams.draw_distinct"]
     assert _inner_uses("from ..kernels import pool\npool.Pool(1); page.evaluate('x'); sys.exit(0)", inner) == []
+
+
+#: The modules that make random numbers with numpy's generator instead of apnull.streams, and why: none
+#: of them draws a null behind a printed threshold or p-value (docs/ARCHITECTURE.md, ``streams``).
+OTHER_RANDOMNESS = {
+    "streams.py": "SeedSequence only, to key the sampler's blocks",
+    "limits.py": "a fresh seed's entropy when none is given",
+    "hypergeom.py": "the hypergeometric check's sampled Precision@K, set against its exact law",
+    "rendle/algorithms.py": "the sampled-metrics explorer's toy recommenders",
+    "views/ranking.py": "the ranking editor's shuffle button",
+    "plots/hypergeom.py": "horizontal jitter of a scatter's points",
+    "score/example.py": "the bundled example screens' synthetic profiles",
+}
+
+
+def _random_uses(text: str) -> list[str]:
+    """numpy or Python randomness a module's source reaches for."""
+    found = []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Attribute) and node.attr == "random" and isinstance(node.value, ast.Name) \
+                and node.value.id in {"np", "numpy"}:
+            found.append("numpy.random")
+        elif isinstance(node, ast.Import) and any(a.name in {"random", "numpy.random"} for a in node.names):
+            found.append("import random")
+        elif isinstance(node, ast.ImportFrom) and node.module in {"random", "numpy.random"}:
+            found.append(f"from {node.module}")
+    return found
+
+
+def test_one_random_stream_and_the_named_exceptions():
+    """Every null of the package draws from apnull.streams; the few modules that use another generator are
+    named, with their reason, in OTHER_RANDOMNESS (and each of them still does)."""
+    users = {str(rel): _random_uses(path.read_text()) for rel, path in _modules()}
+    assert {rel for rel, uses in users.items() if uses} == set(OTHER_RANDOMNESS)
+    assert _random_uses("import numpy as np\nnp.random.default_rng(1)") == ["numpy.random"]
+    assert _random_uses("from numpy.random import default_rng") == ["from numpy.random"]
+    assert _random_uses("import random") == ["import random"]
