@@ -366,3 +366,40 @@ def test_one_random_stream_and_the_named_exceptions():
     assert _random_uses("import numpy as np\nnp.random.default_rng(1)") == ["numpy.random"]
     assert _random_uses("from numpy.random import default_rng") == ["from numpy.random"]
     assert _random_uses("import random") == ["import random"]
+
+
+def _private_getattr(text: str) -> list[str]:
+    """Private names read through getattr/hasattr/setattr with a literal string (``getattr(x, "_y")``)."""
+    found = []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and node.func.id in {"getattr", "hasattr", "setattr"} and len(node.args) >= 2:
+            name = node.args[1]
+            if isinstance(name, ast.Constant) and isinstance(name.value, str) and name.value.startswith("_") \
+                    and not name.value.startswith("__"):
+                found.append(f"{node.func.id}(..., {name.value!r})")
+    return found
+
+
+def test_no_private_name_is_read_through_getattr():
+    """The private-name rule holds for names spelled as strings too (``getattr(pool, "_max_workers")``)."""
+    paths = [p for _, p in _modules()] + sorted(PAGES.glob("*.py"))
+    found = {str(p): _private_getattr(p.read_text()) for p in paths}
+    assert {p: f for p, f in found.items() if f} == {}
+    assert _private_getattr('getattr(pool, "_max_workers", 1)') == ["getattr(..., '_max_workers')"]
+    assert _private_getattr('getattr(x, "__name__")') == []
+
+
+#: The modules that reach numba's compiler internals (numba.core), and why.
+NUMBA_CORE = {
+    "compiled.py": "the link-only compiler pipeline of inner kernels",
+    "_kernels.py": "an intrinsic (cgutils)",
+    "score/kernels/similarity.py": "an intrinsic (cgutils)",
+    "score/engine/clock.py": "numba.core.event: compiling is not counted against a time budget",
+}
+
+
+def test_numba_internals_are_reached_by_the_named_modules_only():
+    users = {str(rel) for rel, path in _modules()
+             if any(name == "numba.core" or name.startswith("numba.core.") for name in _imports(rel, path, True))}
+    assert users == set(NUMBA_CORE)

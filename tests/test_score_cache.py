@@ -13,7 +13,7 @@ from apnull.ui import score_cache as cache
 def test_thirty_sessions_score_once(monkeypatch):
     calls = []
 
-    result = SimpleNamespace(groups=pd.DataFrame({"p": [0.1]}), queries=pd.DataFrame({"p": [0.2]}))
+    result = SimpleNamespace(groups=pd.DataFrame({"p": [0.1]}), queries=pd.DataFrame({"p": [0.2]}), held_bytes=256)
 
     def slow_score(table, progress=None, **kwargs):
         calls.append(1)

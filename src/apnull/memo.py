@@ -64,8 +64,8 @@ def rough_nbytes(value) -> int:
     kind = type(value).__name__
     if kind in ("DataFrame", "Series"):
         return int(np.sum(value.memory_usage(deep=True)))
-    if kind == "Figure" and hasattr(value, "_data"):
-        return rough_nbytes(value._data) + rough_nbytes(value._layout)
+    if kind == "Figure" and hasattr(value, "to_plotly_json"):  # its traces and layout as plain data (a copy)
+        return rough_nbytes(value.to_plotly_json())
     return 8
 
 

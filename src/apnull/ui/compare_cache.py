@@ -18,6 +18,7 @@ uploads and which pair its inputs belong to.
 from __future__ import annotations
 
 import io
+from operator import attrgetter
 
 import pandas as pd
 import streamlit as st
@@ -47,15 +48,9 @@ def _frame_bytes(table) -> int:
     return int(table.memory_usage(deep=True).sum()) if isinstance(table, pd.DataFrame) else 0
 
 
-def _result_bytes(result) -> int:
-    held = sum(int(getattr(getattr(getattr(side, "_screen", None), "X", None), "nbytes", 0) or 0)
-               for side in (result.a, result.b))  # the rows a result still holds, if any
-    return held + sum(_frame_bytes(t) for t in (result.groups, result.left_out, result.a.groups, result.a.queries,
-                                                result.b.groups, result.b.queries))
-
 
 UPLOADS = Memo(MAX_UPLOADS, MAX_UPLOAD_BYTES, sizeof=_frame_bytes)
-RESULTS = Memo(MAX_RESULTS, MAX_RESULT_BYTES, sizeof=_result_bytes)
+RESULTS = Memo(MAX_RESULTS, MAX_RESULT_BYTES, sizeof=attrgetter("held_bytes"))
 VIEWS = Memo(64, max_bytes=32 << 20, sizeof=rough_nbytes)
 _EXAMPLE = Memo(1)
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import io
 import time
 from dataclasses import dataclass
+from operator import attrgetter
 
 import numpy as np
 import pandas as pd
@@ -59,14 +60,9 @@ def _frame_bytes(table) -> int:
     return int(table.memory_usage(deep=True).sum()) if isinstance(table, pd.DataFrame) else 0
 
 
-def _result_bytes(result) -> int:
-    screen = getattr(result, "_screen", None)
-    size = getattr(getattr(screen, "X", None), "nbytes", 0)
-    return int(size + _frame_bytes(result.groups) + _frame_bytes(result.queries))
-
 
 UPLOADS = Memo(MAX_UPLOADS, MAX_UPLOAD_BYTES, sizeof=_frame_bytes)
-SCORES = Memo(MAX_SCORES, MAX_SCORE_BYTES, sizeof=_result_bytes)
+SCORES = Memo(MAX_SCORES, MAX_SCORE_BYTES, sizeof=attrgetter("held_bytes"))
 PLANS = Memo(32)
 #: The page's figures and null summaries (the volcano plot, a perturbation's or a label's null), keyed
 #: by the table's digest, the settings and the inputs each follows from: built once for all sessions

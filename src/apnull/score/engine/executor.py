@@ -91,10 +91,18 @@ class Work(Protocol):
     prepare: object
 
 
+class ThreadPool(ThreadPoolExecutor):
+    """A ``ThreadPoolExecutor`` that says how many threads it runs (``workers``)."""
+
+    def __init__(self, workers: int):
+        super().__init__(workers, thread_name_prefix="apnull")
+        self.workers = workers
+
+
 def thread_pool(threads):
     """A thread pool of ``threads`` (default one per core), or a null context for one thread."""
     threads = default_threads() if threads is None else threads
-    return ThreadPoolExecutor(threads, thread_name_prefix="apnull") if threads > 1 else contextlib.nullcontext()
+    return ThreadPool(threads) if threads > 1 else contextlib.nullcontext()
 
 
 class InProcess:
@@ -109,7 +117,7 @@ class InProcess:
         chosen = np.zeros(work.size, dtype=bool)
         chosen[idx] = True
         total = int(chosen.sum())
-        workers = getattr(self.pool, "_max_workers", 1) if self.pool is not None else 1
+        workers = self.pool.workers if self.pool is not None else 1
         size = max(1, min(BATCH, math.ceil(total / (4 * workers))))
 
         def tasks():

@@ -71,6 +71,20 @@ class Shown:
         return result_html(self._title, self.summary_lines(), self.shown_settings(),
                            getattr(self, self._table_name), self._table_name, self.warnings)
 
+    @property
+    def held_bytes(self) -> int:
+        """Bytes this result holds in memory (what a cache of results counts against its bound): its tables
+        (pandas' deep memory use), the results it holds (a comparison's two sides), and any feature rows
+        its prepared screen still keeps."""
+        total = 0
+        for value in vars(self).values():
+            if isinstance(value, pd.DataFrame):
+                total += int(value.memory_usage(deep=True).sum())
+            elif isinstance(value, Shown):
+                total += value.held_bytes
+        rows = getattr(vars(self).get("_screen"), "X", None)
+        return total + int(getattr(rows, "nbytes", 0) or 0)
+
     def plot(self, **options):
         """The dashboard's figure of this result (a ``plotly.graph_objects.Figure``; see
         :mod:`apnull.notebook.figures` for what each result draws and the ``options``)."""
