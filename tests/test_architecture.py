@@ -403,3 +403,22 @@ def test_numba_internals_are_reached_by_the_named_modules_only():
     users = {str(rel) for rel, path in _modules()
              if any(name == "numba.core" or name.startswith("numba.core.") for name in _imports(rel, path, True))}
     assert users == set(NUMBA_CORE)
+
+
+#: The modules keeping a functools cache (small pure helpers; docs/ARCHITECTURE.md, ``memo``); every other
+#: cache is an apnull.memo.Memo.
+LRU_CACHES = {"streams.py", "exact.py", "tail.py", "hypergeom.py", "binning_cost.py", "score/example.py"}
+
+
+def test_caches_are_memos_but_the_named_small_helpers():
+    def keeps(path: Path) -> bool:
+        tree = ast.parse(path.read_text())
+        names = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module == "functools"
+                 for a in n.names}
+        return bool(names & {"lru_cache", "cache"}) or "functools.lru_cache" in path.read_text() \
+            or "functools.cache" in path.read_text()
+
+    paths = [(str(rel), p) for rel, p in _modules()] + [(f"app_pages/{p.name}", p) for p in sorted(PAGES.glob("*.py"))]
+    assert {rel for rel, p in paths if keeps(p)} == LRU_CACHES
+    assert not [rel for rel, p in paths if "st.cache_data" in p.read_text().replace("``st.cache_data``", "")
+                or "st.cache_resource" in p.read_text()]
