@@ -422,3 +422,28 @@ def test_caches_are_memos_but_the_named_small_helpers():
     assert {rel for rel, p in paths if keeps(p)} == LRU_CACHES
     assert not [rel for rel, p in paths if "st.cache_data" in p.read_text().replace("``st.cache_data``", "")
                 or "st.cache_resource" in p.read_text()]
+
+
+#: At most this many modules directly in src/apnull (the law side; docs/ARCHITECTURE.md's pipeline table).
+TOP_MODULES = 20
+ARCHITECTURE = SRC.parents[1] / "docs" / "ARCHITECTURE.md"
+
+
+def _law_stages() -> list[tuple[str, list[str]]]:
+    """(stage, modules) rows of ARCHITECTURE's "The law side" table, in order."""
+    text = ARCHITECTURE.read_text().split("## The law side", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split("|") for line in text.splitlines() if line.startswith("| ") and "`" in line]
+    return [(cells[1].strip(), [m.strip(" `") for m in cells[2].split(",")]) for cells in rows]
+
+
+def test_the_law_side_is_the_pipeline_architecture_draws():
+    top = {p.stem for p in SRC.glob("*.py") if p.stem not in ("__init__", "__main__")}
+    stages = _law_stages()
+    listed = [m for _, mods in stages for m in mods]
+    assert sorted(listed) == sorted(top) and len(top) <= TOP_MODULES
+    stage_of = {m: i for i, (_, mods) in enumerate(stages) for m in mods}
+    for module, i in stage_of.items():
+        rel = Path(f"{module}.py")
+        below = {name.split(".")[1] for name in _imports(rel, SRC / rel, True) if name.startswith("apnull.")
+                 and name.split(".")[1] in stage_of and stage_of[name.split(".")[1]] > i}
+        assert not below, f"{module} ({stages[i][0]}) imports from a later stage: {sorted(below)}"
