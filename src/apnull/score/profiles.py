@@ -17,7 +17,7 @@ import pandas as pd
 from ..limits import SCORE_MAX_PERMUTATIONS as MAX_PERMUTATIONS
 from ..limits import check_choice
 from .engine.clock import tell_stage
-from .engine.connect import connect
+from .engine.connect import connected
 from .engine.executor import Scattered
 from .engine.memory import release_memory
 from .engine.sequential import resolve, rounds_of
@@ -358,33 +358,29 @@ def _run(screen: Screen, null: str, opts: RunOptions, held):
         ``pvalues`` uses the exact laws of the kept m instead), and the seconds the mAP rounds took.
     """
     work = ScreenWork(screen, opts.seed)
-    client, close = connect(opts.scheduler, opts.workers)
     watching = opts.deadline.watching() if opts.deadline is not None else contextlib.nullcontext()
-    try:
-        with watching:
-            tell_stage(opts.progress, "perturbations")
-            where = None if client is None else Scattered(client, work)  # the screen goes to dask workers once
-            mapped = MAP_NULLS[null].engine
-            rounds = rounds_of(opts.permutations if mapped else 0)
-            means = mean_null(work, exhaustive=rounds.exhaustive)
-            res = resolve(means, rounds, client=where, threads=opts.threads, progress=opts.progress,
-                          budget=opts.deadline)
-            st = means.state
-            P = st["map"].size
-            if mapped:
-                scores = Scores(st["ap"], st["pr"], st["map"], res.p_value, res.drawn, res.bound, res.open)
-            else:
-                scores = Scores(st["ap"], st["pr"], st["map"], np.full(P, np.nan), np.zeros(P, dtype=np.int64),
-                                np.zeros(P, dtype=bool), np.zeros(P, dtype=bool))
-            del means, st
-            screen.X = held()
-            query_permutations = opts.permutations if isinstance(opts.permutations, int) else "auto"
-            laws = LawCache(opts.seed, opts.deadline)
-            query_p = query_pvalues(work, scores, laws, opts.seed, query_permutations, where, opts.threads,
-                                    opts.deadline, opts.progress)
-            return scores, query_p, res.seconds
-    finally:
-        close()
+    with connected(opts.scheduler, opts.workers) as client, watching:
+        tell_stage(opts.progress, "perturbations")
+        where = None if client is None else Scattered(client, work)  # the screen goes to dask workers once
+        mapped = MAP_NULLS[null].engine
+        rounds = rounds_of(opts.permutations if mapped else 0)
+        means = mean_null(work, exhaustive=rounds.exhaustive)
+        res = resolve(means, rounds, client=where, threads=opts.threads, progress=opts.progress,
+                      budget=opts.deadline)
+        st = means.state
+        P = st["map"].size
+        if mapped:
+            scores = Scores(st["ap"], st["pr"], st["map"], res.p_value, res.drawn, res.bound, res.open)
+        else:
+            scores = Scores(st["ap"], st["pr"], st["map"], np.full(P, np.nan), np.zeros(P, dtype=np.int64),
+                            np.zeros(P, dtype=bool), np.zeros(P, dtype=bool))
+        del means, st
+        screen.X = held()
+        query_permutations = opts.permutations if isinstance(opts.permutations, int) else "auto"
+        laws = LawCache(opts.seed, opts.deadline)
+        query_p = query_pvalues(work, scores, laws, opts.seed, query_permutations, where, opts.threads,
+                                opts.deadline, opts.progress)
+        return scores, query_p, res.seconds
 
 
 def _unused_permutations(null: str, opts: RunOptions, queries) -> list:

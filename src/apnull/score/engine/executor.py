@@ -25,13 +25,14 @@ import contextlib
 import math
 import os
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from types import MappingProxyType
 from typing import Protocol
 
 import numpy as np
 
 from .connect import connect
 
-__all__ = ["Work", "InProcess", "Scattered", "run_round", "runner", "thread_pool", "default_threads", "offsets", "ranges",
+__all__ = ["Work", "WholeWork", "whole", "InProcess", "Scattered", "run_round", "runner", "thread_pool", "default_threads", "offsets", "ranges",
            "connect", "BATCH", "TASK_BATCH", "SHARDS"]
 
 #: Items per in-process batch at most (fewer when a round has few, so threads share them).
@@ -89,6 +90,29 @@ class Work(Protocol):
     #: A module-level function (sent to the workers by reference, not with the work's data): a part made
     #: by ``part(..., worker=True)`` made ready for the batch function, on the worker.
     prepare: object
+
+
+def whole(part):
+    """The ``prepare`` of a :class:`WholeWork`: its part is ready as it comes."""
+    return part
+
+
+class WholeWork:
+    """The base of a work that is one group, its one part sent whole to every dask worker (a few
+    numbers, or data no null of it can cut): its ``groups`` and ``shards`` are all ``size`` items,
+    its part needs no preparing (:func:`whole`) and its state arrays are per item (no ``offsets``).
+    A subclass sets ``size`` and makes ``part(items, worker)``."""
+
+    size: int
+    broadcast = True
+    prepare = staticmethod(whole)
+    offsets = MappingProxyType({})
+
+    def groups(self) -> list:
+        return [np.arange(self.size)]
+
+    def shards(self, count: int) -> list:
+        return [np.arange(self.size)]
 
 
 def thread_pool(threads):
