@@ -25,7 +25,7 @@ from .nulls.crossed import crossed_test
 from .options import RunOptions
 from .profiles import ScoreResult, score_profiles
 from .results.display import Shown
-from .results.outputs import output_name
+from .table.names import output_name
 from .results.summary import retrieved_line
 from .table.columns import select_features
 from .table.io import labels_as_text

@@ -16,7 +16,7 @@ from .engine.clock import tell_stage
 from .nulls.laws import LawCache
 from .options import RunOptions
 from .results.display import ShownNull
-from .results.outputs import RESERVED, output_name
+from .table.names import RESERVED, output_name
 from .results.summary import consistency_line
 from .table.normalize import raw_warning
 from .table.profiles import AGGREGATES, MAX_PROFILES, Profiles, prepare_profiles

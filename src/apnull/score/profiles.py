@@ -19,7 +19,7 @@ from ..limits import check_choice
 from .engine.clock import tell_stage
 from .engine.connect import connected
 from .engine.executor import Scattered
-from .engine.memory import release_memory
+from .table.memory import release_memory
 from .engine.sequential import resolve, rounds_of
 from .nulls.conditional import query_pvalues
 from .nulls.laws import LawCache

@@ -30,7 +30,7 @@ import numpy as np
 from ...law import VALUE_TOL
 from ...limits import SCORE_MAX_EXACT_ASSIGNMENTS as MAX_EXACT_ASSIGNMENTS
 from ...streams import stream_key
-from ..engine.executor import offsets, ranges
+from ..table.segments import offsets, ranges
 from ..engine.sequential import Null
 from ..kernels.chunks import FIRST_CHUNK
 from ..kernels.controls import ControlRows, control_rows

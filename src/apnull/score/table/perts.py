@@ -28,7 +28,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..engine.executor import offsets, ranges
+from .segments import offsets, ranges
 from .segments import linked_roots
 
 __all__ = ["Pert", "PertTable", "Scores", "group_rows", "ranges", "components_of", "sorted_order"]

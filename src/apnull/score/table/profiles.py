@@ -18,7 +18,7 @@ import pandas as pd
 
 from ...limits import check_column
 from ..kernels.labelsets import LabelLists
-from ..results.outputs import output_name
+from .names import output_name
 from .columns import select_features
 from .labels import close_values, control_values, label_rows, match_controls, text_codes
 from .matrix import euclidean_exponent, feature_matrix, scale_in_place

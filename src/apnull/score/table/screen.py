@@ -13,10 +13,10 @@ from .columns import select_features
 from .labels import control_values, label_rows, match_controls, text_codes
 from .matrix import duplicate_rows, euclidean_exponent, feature_matrix, scale_in_place
 from .perts import Pert, PertTable, group_rows, sorted_order
-from ..engine.executor import offsets
-from ..engine.memory import release_arrow
+from .segments import offsets
+from .memory import release_arrow
 from .scale import BINARY, DISTANCES, check_binary, degenerate_rows
-from ..results.outputs import TEXT
+from .names import TEXT
 from .missing import apply_nan_mode, check_nan_mode, rows_text
 from .normalize import Normalization, check_normalize, normalize_step
 from .positives import check_differ_by, differ_codes, drop_without_positives

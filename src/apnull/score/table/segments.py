@@ -1,11 +1,30 @@
-"""Arrays of runs and links, the lowest of the scoring wing's helpers (the table, the engine and the
-nulls read them): components of nodes linked by groups (a union-find)."""
+"""Arrays of runs and links, at the bottom of the scoring wing (the table, the engine and the nulls read
+them): runs of consecutive entries as offsets (:func:`offsets`, :func:`ranges`) and the components of
+nodes linked by groups (:func:`linked_roots`, a union-find)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["linked_roots"]
+__all__ = ["offsets", "ranges", "linked_roots"]
+
+
+def offsets(lengths) -> np.ndarray:
+    """(len + 1,) int64 offsets of consecutive runs of ``lengths``: run i is ``offsets[i]`` ..
+    ``offsets[i + 1] - 1``."""
+    return np.concatenate([[0], np.cumsum(np.asarray(lengths, dtype=np.int64))]).astype(np.int64)
+
+
+def ranges(off: np.ndarray, idx) -> np.ndarray:
+    """The positions ``off[i] .. off[i + 1] - 1`` of every i in ``idx``, concatenated (int64)."""
+    idx = np.asarray(idx, dtype=np.int64)
+    lo, hi = off[idx], off[idx + 1]
+    lens = hi - lo
+    total = int(lens.sum())
+    if total == 0:
+        return np.empty(0, dtype=np.int64)
+    starts = np.repeat(lo - np.concatenate([[0], np.cumsum(lens)[:-1]]), lens)
+    return starts + np.arange(total, dtype=np.int64)
 
 
 def linked_roots(count: int, groups) -> np.ndarray:
