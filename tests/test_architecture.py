@@ -373,3 +373,33 @@ def test_the_inner_kernel_check_catches_each_form():
     assert _inner_uses("import apnull.streams as S\nS.draw_distinct(1)", inner) == ["takes S.draw_distinct"]
     assert _inner_uses("from apnull import streams\nstreams.draw_distinct(1)", inner) == ["takes streams.draw_distinct"]
     assert _inner_uses("from ..kernels import pool\npool.Pool(1); page.evaluate('x'); sys.exit(0)", inner) == []
+
+
+#: Functions several modules define by design: every ``apnull`` subcommand module defines ``add_parser``
+#: and ``run`` (the command's protocol, docs/ARCHITECTURE.md "A subcommand").
+SHARED_PROTOCOL = {"add_parser", "run"}
+#: ui/ and views/ still define some names twice (``view_ready`` / ``view``, ``remember_upload``,
+#: ``upload_table``, ``cached_view``, ``cached_result``, ``pair_defaults``, ``make_settings``,
+#: ``thresholds_table``, ``simulation_wide``, ``page_words``, ``page_warnings``, ``null_view``): another
+#: branch gives those one home each, so this check covers every other module of the package for now.
+NAMES_LEFT_TO_UI = ("ui", "views")
+
+
+def _public_definitions() -> dict:
+    """{name: [modules]} of the public functions and classes each module of apnull defines at its top
+    (a name imported, e.g. re-exported, is not a definition)."""
+    out: dict = {}
+    for rel, path in _modules():
+        if rel.parts[0] in NAMES_LEFT_TO_UI:
+            continue
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and not node.name.startswith("_"):
+                out.setdefault(node.name, []).append(str(rel))
+    return out
+
+
+def test_no_two_modules_define_the_same_public_name():
+    """A public function or class has one home; a module that offers it too re-exports it (imports it)."""
+    twice = {name: where for name, where in _public_definitions().items()
+             if len(where) > 1 and name not in SHARED_PROTOCOL}
+    assert not twice, twice
