@@ -4,7 +4,8 @@ Runs the configurations of the benchmarks and the calibration at small sizes wit
 synthetic screen of ``benchmarks/score.py`` with every null; the digit screens of
 ``benchmarks/calibration.py`` under equal and unequal control counts and the mixed screen; the bundled
 example with ``positives_differ_by``, ``negatives="others"``, normalisation and ``permutations="all"``;
-the consistency step; a pipeline comparison; a ranking table; one run on a local dask cluster) and
+the consistency step; a pipeline comparison; a ranking table; score, consistency and compare on a
+local dask cluster) and
 hashes every table a result holds, column by column: its name, dtype and the bytes of its values (text
 as text), so two runs print the same hashes only when every table is the same bit for bit. The
 settings, summaries and warnings are hashed too (as sorted JSON; the seconds a warning quotes left out).
@@ -129,12 +130,19 @@ def configurations(dask: bool):
     if dask:
         out.append(("benchmark permutation B=99 on dask", lambda: score_profiles(
             syn, perturbation="Metadata_pert", permutations=99, seed=3, workers=1)))
+        out.append(("consistency on dask", lambda: score_consistency(
+            ex[ex["Metadata_perturbation"] != "DMSO"], "Metadata_perturbation", "Metadata_target", label_sep="|",
+            permutations=199, seed=2, workers=1)))
+        out.append(("compare on dask", lambda: score_compare(a, b, key=["Metadata_plate", "Metadata_well"],
+                                                             perturbation="Metadata_perturbation",
+                                                             stratum="Metadata_plate", permutations=199, seed=1,
+                                                             workers=1)))
     return out
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--no-dask", action="store_true", help="leave out the run on a local dask cluster")
+    ap.add_argument("--no-dask", action="store_true", help="leave out the runs on a local dask cluster")
     args = ap.parse_args(argv)
     total = hashlib.sha256()
     for name, run in configurations(not args.no_dask):
