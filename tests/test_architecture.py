@@ -5,12 +5,14 @@ pages -> ui -> (views, plots) -> core; cli -> core; score and rendle are core-le
 cli; views import neither plots nor streamlit nor plotly; plots import no streamlit, no views; nothing
 but ui imports streamlit. Every module stays under 400 lines; ``apnull.score`` keeps at most 16
 modules at its top (the rest in its stage packages), and its stages import downward only
-(``SCORE_STAGES``: kernels, table, engine, nulls, results, then the public modules). No module (library or page) takes another
-module's private name: no ``from x import _y`` (a package's own private modules excepted: ``from .
-import _kernels`` inside a package holding ``_kernels.py``), no name from a private module outside the
-importing module's own package (``from .._kernels import uniform``, ``from _plotly_utils.utils import
-...``), no ``import x._y`` from outside x's package, no ``module._y`` on an imported module. No two
-modules import each other, directly or through others (an import circle). Only the kernels' own
+(``SCORE_STAGES``: kernels, table, engine, nulls, results, then the public modules). No module
+(library or page) takes another module's private name: no ``from x import _y`` (a package's own
+private modules excepted: ``from . import _kernels`` inside a package holding ``_kernels.py``), no
+name from a private module outside the importing module's own package (``from .._kernels import
+uniform``, ``from _plotly_utils.utils import ...``), no ``import x._y`` from outside x's package, no
+``module._y`` on an imported module. No two modules import each other, directly or through others
+(an import circle). No two modules (outside ui/ and views/, for now) define the same public
+function or class. Only the kernels' own
 modules take a kernel compiled by ``apnull.compiled.inner`` (Python cannot call one).
 """
 
@@ -393,7 +395,8 @@ def _public_definitions() -> dict:
         if rel.parts[0] in NAMES_LEFT_TO_UI:
             continue
         for node in ast.parse(path.read_text()).body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and not node.name.startswith("_"):
+            defines = isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            if defines and not node.name.startswith("_"):
                 out.setdefault(node.name, []).append(str(rel))
     return out
 

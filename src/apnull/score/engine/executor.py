@@ -33,8 +33,8 @@ import numpy as np
 from ..table.segments import ranges
 from .connect import connect
 
-__all__ = ["Work", "WholeWork", "whole", "InProcess", "Scattered", "run_round", "runner", "thread_pool", "default_threads",
-           "connect", "BATCH", "TASK_BATCH", "SHARDS"]
+__all__ = ["Work", "WholeWork", "whole", "InProcess", "Scattered", "run_round", "runner", "thread_pool",
+           "default_threads", "connect", "BATCH", "TASK_BATCH", "SHARDS"]
 
 #: Items per in-process batch at most (fewer when a round has few, so threads share them).
 BATCH = 64
