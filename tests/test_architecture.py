@@ -4,12 +4,15 @@ pages -> ui -> (views, plots) -> core; cli -> core; score and rendle are core-le
 ``apnull/__main__.py`` is the command's entry (a cli module). Core imports none of views, plots, ui,
 cli; views import neither plots nor streamlit nor plotly; plots import no streamlit, no views; nothing
 but ui imports streamlit. Every module stays under 400 lines; ``apnull.score`` keeps at most 16
-modules at its top (the rest in its stage packages). No module (library or page) takes another
-module's private name: no ``from x import _y`` (a package's own private modules excepted: ``from .
-import _kernels`` inside a package holding ``_kernels.py``), no name from a private module outside the
-importing module's own package (``from .._kernels import uniform``, ``from _plotly_utils.utils import
-...``), no ``import x._y`` from outside x's package, no ``module._y`` on an imported module. No two
-modules import each other, directly or through others (an import circle). Only the kernels' own
+modules at its top (the rest in its stage packages), and its stages import downward only
+(``SCORE_STAGES``: kernels, table, engine, nulls, results, then the public modules). No module
+(library or page) takes another module's private name: no ``from x import _y`` (a package's own
+private modules excepted: ``from . import _kernels`` inside a package holding ``_kernels.py``), no
+name from a private module outside the importing module's own package (``from .._kernels import
+uniform``, ``from _plotly_utils.utils import ...``), no ``import x._y`` from outside x's package, no
+``module._y`` on an imported module. No two modules import each other, directly or through others
+(an import circle). No two modules (outside ui/ and views/, for now) define the same public
+function or class. Only the kernels' own
 modules take a kernel compiled by ``apnull.compiled.inner`` (Python cannot call one).
 """
 
@@ -202,6 +205,49 @@ def test_the_score_package_shows_its_stages():
     assert len(top) <= SCORE_TOP_MODULES, top
     for stage in ("table", "kernels", "nulls", "engine", "results"):
         assert (SRC / "score" / stage / "__init__.py").exists(), stage
+
+
+#: The stages of ``apnull.score`` in import order, lowest first: a module of a stage imports from its own
+#: stage and those below it only; the public modules at the top of the package (``profiles``,
+#: ``consistency``, ...) come after every stage. ``kernels`` (compiled code) imports no stage;
+#: ``table`` holds the helpers the stages above share (``segments``, ``names``, ``memory``).
+SCORE_STAGES = ("kernels", "table", "engine", "nulls", "results")
+
+
+def _score_stage(module: list) -> int | None:
+    """The rank of the score stage of a module given as its dotted parts (``["apnull", "score",
+    "table", "perts"]``): its index in :data:`SCORE_STAGES`, ``len(SCORE_STAGES)`` for the package's top
+    (its own modules and ``__init__``), None outside ``apnull.score``."""
+    if module[:2] != ["apnull", "score"]:
+        return None
+    if len(module) > 2 and module[2] in SCORE_STAGES:
+        return SCORE_STAGES.index(module[2])
+    return len(SCORE_STAGES)
+
+
+def _back_arrows(rel: Path, names: set[str]) -> list:
+    """The imports of module ``rel`` (under apnull) that reach a score stage above its own."""
+    own = _score_stage(["apnull", *rel.with_suffix("").parts])
+    if own is None:
+        return []
+    return sorted(n for n in names if (_score_stage(n.split(".")) or 0) > own)
+
+
+@pytest.mark.parametrize("rel, path", [m for m in _modules() if m[0].parts[0] == "score"],
+                         ids=lambda x: str(x) if isinstance(x, Path) else "")
+def test_score_stages_import_downward(rel, path):
+    """No module of ``apnull.score`` imports from a stage above its own (:data:`SCORE_STAGES`)."""
+    assert not _back_arrows(rel, _imports(rel, path)), f"{rel} imports {_back_arrows(rel, _imports(rel, path))}"
+
+
+def test_the_stage_check_finds_a_back_arrow():
+    table = Path("score/table/keys.py")
+    assert _back_arrows(table, {"apnull.score.results.outputs"}) == ["apnull.score.results.outputs"]
+    assert _back_arrows(table, {"apnull.score.engine.executor", "apnull.score.profiles"}) == [
+        "apnull.score.engine.executor", "apnull.score.profiles"]
+    assert _back_arrows(table, {"apnull.score.kernels.sort", "apnull.score.table.names", "apnull.law"}) == []
+    assert _back_arrows(Path("score/results/tables.py"), {"apnull.score.nulls.laws"}) == []
+    assert _back_arrows(Path("score/profiles.py"), {"apnull.score.results.tables", "apnull.score"}) == []
 
 
 def _module_of(name: str):
@@ -447,3 +493,34 @@ def test_the_law_side_is_the_pipeline_architecture_draws():
         below = {name.split(".")[1] for name in _imports(rel, SRC / rel, True) if name.startswith("apnull.")
                  and name.split(".")[1] in stage_of and stage_of[name.split(".")[1]] > i}
         assert not below, f"{module} ({stages[i][0]}) imports from a later stage: {sorted(below)}"
+
+
+#: Functions several modules define by design: every ``apnull`` subcommand module defines ``add_parser``
+#: and ``run`` (the command's protocol, docs/ARCHITECTURE.md "A subcommand").
+SHARED_PROTOCOL = {"add_parser", "run"}
+#: ui/ and views/ still define some names twice (``view_ready`` / ``view``, ``remember_upload``,
+#: ``upload_table``, ``cached_view``, ``cached_result``, ``pair_defaults``, ``make_settings``,
+#: ``thresholds_table``, ``simulation_wide``, ``page_words``, ``page_warnings``, ``null_view``): another
+#: branch gives those one home each, so this check covers every other module of the package for now.
+NAMES_LEFT_TO_UI = ("ui", "views")
+
+
+def _public_definitions() -> dict:
+    """{name: [modules]} of the public functions and classes each module of apnull defines at its top
+    (a name imported, e.g. re-exported, is not a definition)."""
+    out: dict = {}
+    for rel, path in _modules():
+        if rel.parts[0] in NAMES_LEFT_TO_UI:
+            continue
+        for node in ast.parse(path.read_text()).body:
+            defines = isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            if defines and not node.name.startswith("_"):
+                out.setdefault(node.name, []).append(str(rel))
+    return out
+
+
+def test_no_two_modules_define_the_same_public_name():
+    """A public function or class has one home; a module that offers it too re-exports it (imports it)."""
+    twice = {name: where for name, where in _public_definitions().items()
+             if len(where) > 1 and name not in SHARED_PROTOCOL}
+    assert not twice, twice

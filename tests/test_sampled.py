@@ -1,4 +1,5 @@
-"""Tests for apnull.sampled (sampled metrics, Rendle seed paper 003) and the `sampled` subcommand."""
+"""Tests for apnull.rendle (sampled metrics: Rendle's "Evaluation Metrics for Item Recommendation under
+Sampling") and the `sampled` subcommand."""
 
 from __future__ import annotations
 

@@ -8,12 +8,12 @@ from score_helpers import tiny_screen
 
 from apnull.score import digits_screen, score_profiles
 from apnull.score.engine import executor
-from apnull.score.engine.executor import ranges
+from apnull.score.table.segments import ranges
 from apnull.score.engine.sequential import resolve, rounds_of
 from apnull.score.nulls.permutation import ScreenWork, mean_null
 from apnull.score.table.perts import PertTable, components_of
 from apnull.score.table.screen import prepare_screen, text_codes
-from apnull.score.engine.memory import release_arrow, release_memory
+from apnull.score.table.memory import release_arrow, release_memory
 
 KW = dict(perturbation="Metadata_perturbation", stratum="Metadata_plate")
 

@@ -147,11 +147,11 @@ def test_approximate_nulls(null, label):
 
 def test_copairs_null_shares_rows_across_equal_sizes():
     # every query has the same (m, n): the copairs null mAP is exactly one AP row
-    from apnull.score.nulls.laws import LawCache
+    from apnull.score.nulls.copairs import CopairsRows
 
-    laws = LawCache(0)
-    row = laws.copairs_row(3, 20, 500)
-    np.testing.assert_array_equal(laws.copairs_null([3] * 4, [20] * 4, 500), row)
+    rows = CopairsRows(0)
+    row = rows.row(3, 20, 500)
+    np.testing.assert_array_equal(rows.null([3] * 4, [20] * 4, 500), row)
     law = apnull.null_distribution(3, 20)
     assert abs(row.mean() - law.mean) < 4 * law.std / np.sqrt(500)
 

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from apnull.score import digits_screen, read_table, score_compare, score_consistency, score_profiles
-from apnull.score.engine.sequential import count_text
+from apnull.score.table.names import count_text
 from apnull.score.example import digits_pipeline_pair
 from apnull.score.table.columns import bookkeeping, select_features
 from apnull.score.table.missing import rows_text

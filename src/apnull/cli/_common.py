@@ -17,7 +17,7 @@ import time
 
 from ..score import NORMALIZE
 from ..score.engine.progress import COMPILING, count_line, round_line
-from ..score.engine.sequential import count_text
+from ..score.table.names import count_text
 
 
 class UsageError(Exception):

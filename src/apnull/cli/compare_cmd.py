@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ..score import (NAN_MODES, SCORE_SIMILARITIES, UNMATCHED, check_outputs, p_text, read_table, retrieved_line,
                      score_compare, summary_line, write_tables)
-from ..score.engine.sequential import count_text
+from ..score.table.names import count_text
 from ._common import (Progress, add_json, add_normalize, add_read_options, add_run_options, cli_words, features_text, json_line,
                       left_out_line, read_kwargs, raw_hint, read_settings, run_kwargs,
                       writable_path)

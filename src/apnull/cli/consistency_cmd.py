@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from ..score import (AGGREGATES, NAN_MODES, SCORE_SIMILARITIES, check_outputs, consistency_line, read_table,
                      score_consistency, write_tables)
-from ..score.results.outputs import output_name
-from ..score.engine.sequential import count_text
+from ..score.table.names import output_name
+from ..score.table.names import count_text
 from ._common import (Progress, add_json, add_normalize, add_read_options, add_run_options, cli_words, features_text, json_line,
                       left_out_line, read_kwargs, raw_hint, read_settings, run_kwargs,
                       writable_path)

@@ -1,4 +1,5 @@
-"""The ``apnull sampled`` subcommand: exact vs expected sampled metrics (Rendle, seed paper 003).
+"""The ``apnull sampled`` subcommand: exact vs expected sampled metrics (Rendle's "Evaluation Metrics
+for Item Recommendation under Sampling").
 
 Usage::
 

@@ -31,7 +31,7 @@ import re
 from ..score import (MAX_FILE_BYTES, NULLS, RANKING_COLUMNS, SCORE_SIMILARITIES, check_outputs, read_table,
                      score_profiles, score_rankings, write_tables)
 from . import _score_activity as activity
-from ..score.engine.sequential import count_text
+from ..score.table.names import count_text
 from ._common import (Progress, add_json, add_normalize, add_read_options, add_run_options, cli_words, features_text, json_line,
                       left_out_line, read_kwargs, raw_hint, read_settings, run_kwargs,
                       writable_path)

@@ -1,4 +1,5 @@
-"""Sampled ranking metrics (Rendle, seed paper 003): what a metric on s sampled items measures.
+"""Sampled ranking metrics (Rendle's "Evaluation Metrics for Item Recommendation under Sampling"): what
+a metric on s sampled items measures.
 
 Setting
 -------

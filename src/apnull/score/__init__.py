@@ -16,6 +16,8 @@ The package reads as the stages of a run: ``table`` (reading and preparing a tab
 (compiled code), ``nulls`` (each null one unit: what is observed and how one null value is drawn),
 ``engine`` (rounds of draws to each decision, threads or dask) and ``results`` (tables and files),
 with the public modules (``profiles``, ``consistency``, ``rankings``, ``plan``) on top.
+Imports run down these stages in the order ``kernels`` (imports none), ``table`` (with the helpers
+the stages above share), ``engine``, ``nulls``, ``results``, then the public modules.
 
 The permutation p-value is exact under exchangeability of a perturbation's replicates and the
 controls within each stratum; "independent" and "copairs" nulls are kept for comparison only.

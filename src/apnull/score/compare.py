@@ -17,7 +17,7 @@ import pandas as pd
 
 from ..limits import check_choice
 from .engine.clock import Scoped
-from .engine.connect import connect
+from .engine.connect import connected
 from .engine.sequential import resolve, rounds_of
 from .nulls.compare import (INTERVAL_DRAWS, LEVEL, MIN_UNITS, TESTS, FlipWork, RetrievedWork, enumerable,
                             flip_interval, flip_null, smallest_p, units_of, which_test)
@@ -25,7 +25,7 @@ from .nulls.crossed import crossed_test
 from .options import RunOptions
 from .profiles import ScoreResult, score_profiles
 from .results.display import Shown
-from .results.outputs import output_name
+from .table.names import output_name
 from .results.summary import retrieved_line
 from .table.columns import select_features
 from .table.io import labels_as_text
@@ -166,12 +166,9 @@ def score_compare(a, b, *, key, perturbation="Metadata_pert", control="DMSO", st
                   normalize=normalize,
                   permutations=opts.permutations, seed=opts.seed, alpha=opts.alpha, threads=opts.threads,
                   progress=opts.progress, budget=opts.deadline)  # one clock for both tables and the tests
-    client, close = connect(opts.scheduler, opts.workers)  # one dask client for both tables
-    try:
+    with connected(opts.scheduler, opts.workers) as client:  # one dask client for both tables
         ra = _side("A", ta, fa, common, client, quiet=ta is not a and not blank_a)
         rb = _side("B", tb, fb, common, client, quiet=tb is not b and not blank_b)
-    finally:
-        close()
     pairs = _pairs(ra, rb, ta, pcols, stratum)
     summary, notes = _summary(pairs, opts)
     groups = _group_table(pairs, ra)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .engine.connect import connect
+from .engine.connect import connected
 from .engine.sequential import resolve, rounds_of
 from ..fdr import benjamini_hochberg
 from .kernels import labelsets as K
@@ -16,7 +16,7 @@ from .engine.clock import tell_stage
 from .nulls.laws import LawCache
 from .options import RunOptions
 from .results.display import ShownNull
-from .results.outputs import RESERVED, output_name
+from .table.names import RESERVED, output_name
 from .results.summary import consistency_line
 from .table.normalize import raw_warning
 from .table.profiles import AGGREGATES, MAX_PROFILES, Profiles, prepare_profiles
@@ -251,13 +251,10 @@ def _run(prof, rows, observed, opts: RunOptions) -> tuple:
     ts = sorted(observed)
     work = LabelWork(prof, rows, ts)
     null = label_null(work, [observed[t][0] for t in ts], opts.seed)
-    client, close = connect(opts.scheduler, opts.workers)
-    try:
+    with connected(opts.scheduler, opts.workers) as client:
         tell_stage(opts.progress, "labels")
         res = resolve(null, rounds_of(opts.permutations), client=client, threads=opts.threads,
                       progress=opts.progress, budget=opts.deadline)
-    finally:
-        close()
     return ({t: (float(res.p_value[i]), int(res.drawn[i]), bool(res.bound[i]), bool(res.open[i]))
              for i, t in enumerate(ts)}, res.stopped_by_budget)
 

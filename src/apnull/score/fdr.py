@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..fdr import Exact, benjamini_hochberg, scaled_min
 from ..limits import check_alpha, check_column
-from .results.outputs import output_name
+from .table.names import output_name
 
 __all__ = ["benjamini_hochberg", "hierarchical_bh", "HIERARCHICAL_COLUMNS"]
 

@@ -17,18 +17,19 @@ import pandas as pd
 from ..limits import SCORE_MAX_PERMUTATIONS as MAX_PERMUTATIONS
 from ..limits import check_choice
 from .engine.clock import tell_stage
-from .engine.connect import connect
+from .engine.connect import connected
 from .engine.executor import Scattered
-from .engine.memory import release_memory
+from .table.memory import release_memory
 from .engine.sequential import resolve, rounds_of
 from .nulls.conditional import query_pvalues
 from .nulls.laws import LawCache
 from .nulls.permutation import MAX_EXACT_ASSIGNMENTS, ScreenWork, assignment_count, mean_null, null_values
+from .nulls.registry import MAP_NULLS, NULL_LABELS, NULLS, null_label
 from .options import RunOptions
 from .results import outputs as _outputs
 from .results.display import ShownNull
 from .results.summary import activity_line, activity_summary
-from .results.tables import NULL_LABELS, add_activity, group_table, pvalues, query_table
+from .results.tables import add_activity, group_table, pvalues, query_table
 from .table.keys import combine_columns, key_of
 from .table.normalize import raw_warning
 from .table.perts import Scores
@@ -36,8 +37,6 @@ from .table.rows import hold_rows
 from .table.screen import Screen, prepare_screen
 
 __all__ = ["score_profiles", "ScoreResult", "NULLS", "MAX_PERMUTATIONS", "NULL_LABELS"]
-
-NULLS = ("permutation", "independent", "copairs")
 
 @dataclass
 class ScoreResult(ShownNull):
@@ -157,7 +156,8 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
         other pool members act as controls, and all k APs and their mean are recomputed; p =
         (1 + #{null >= mAP - tol}) / (1 + B), tol = :data:`apnull.law.VALUE_TOL` (1e-12; see
         :func:`apnull.law.permutation_pvalue`). "independent" and "copairs" are approximate
-        (see :mod:`apnull.score.nulls.laws`).
+        (:mod:`apnull.score.nulls.independent`, :mod:`apnull.score.nulls.copairs`; every null is
+        registered in :mod:`apnull.score.nulls.registry`).
     permutations : "auto", int or "all"
         "auto" (default): adaptive permutations (:mod:`apnull.score.engine.sequential`): each p-value's
         stream is continued in rounds of 100, 400, 1,600, ... draws up to 1,000,000 until its
@@ -276,7 +276,7 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
     >>> res.queries["null"].iat[0]  # one replicate per plate: the positives sit on other plates
     'conditional permutation'
     """
-    check_choice(null, NULLS, "null")
+    check_choice(null, tuple(MAP_NULLS), "null")
     opts = RunOptions.checked(seed=seed, permutations=permutations, alpha=alpha, threads=threads, workers=workers,
                               scheduler=scheduler, progress=progress, budget=budget, null=null)
     keyed = combine_columns(table, perturbation, control, stratum)
@@ -303,7 +303,7 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
     if opts.budget is not None:
         settings["budget"] = opts.budget
     release_memory()  # the rounds' and laws' freed temporaries
-    label = NULL_LABELS["all" if opts.permutations == "all" else null]
+    label = null_label(null, opts.permutations)
     budgeted = opts.budget is not None
     groups = add_activity(group_table(scored, label, pname, budgeted), scored, opts.alpha)
     release_memory()
@@ -318,7 +318,7 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
     groups = keyed.expand(groups)
     queries = _outputs.carry_metadata(keyed.expand(queries), table,
                                       _outputs.carried_columns(table, screen.features, keyed.columns, stratum))
-    fixed = opts.permutations if null == "permutation" and isinstance(opts.permutations, int) else None
+    fixed = opts.permutations if MAP_NULLS[null].engine and isinstance(opts.permutations, int) else None
     floor = _outputs.floor_warning(groups["p_value"], fixed, seconds)
     if floor:
         warnings.append(floor)
@@ -358,40 +358,36 @@ def _run(screen: Screen, null: str, opts: RunOptions, held):
         ``pvalues`` uses the exact laws of the kept m instead), and the seconds the mAP rounds took.
     """
     work = ScreenWork(screen, opts.seed)
-    client, close = connect(opts.scheduler, opts.workers)
     watching = opts.deadline.watching() if opts.deadline is not None else contextlib.nullcontext()
-    try:
-        with watching:
-            tell_stage(opts.progress, "perturbations")
-            where = None if client is None else Scattered(client, work)  # the screen goes to dask workers once
-            mapped = null == "permutation"
-            rounds = rounds_of(opts.permutations if mapped else 0)
-            means = mean_null(work, exhaustive=rounds.exhaustive)
-            res = resolve(means, rounds, client=where, threads=opts.threads, progress=opts.progress,
-                          budget=opts.deadline)
-            st = means.state
-            P = st["map"].size
-            if mapped:
-                scores = Scores(st["ap"], st["pr"], st["map"], res.p_value, res.drawn, res.bound, res.open)
-            else:
-                scores = Scores(st["ap"], st["pr"], st["map"], np.full(P, np.nan), np.zeros(P, dtype=np.int64),
-                                np.zeros(P, dtype=bool), np.zeros(P, dtype=bool))
-            del means, st
-            screen.X = held()
-            query_permutations = opts.permutations if isinstance(opts.permutations, int) else "auto"
-            laws = LawCache(opts.seed, opts.deadline)
-            query_p = query_pvalues(work, scores, laws, opts.seed, query_permutations, where, opts.threads,
-                                    opts.deadline, opts.progress)
-            return scores, query_p, res.seconds
-    finally:
-        close()
+    with connected(opts.scheduler, opts.workers) as client, watching:
+        tell_stage(opts.progress, "perturbations")
+        where = None if client is None else Scattered(client, work)  # the screen goes to dask workers once
+        mapped = MAP_NULLS[null].engine
+        rounds = rounds_of(opts.permutations if mapped else 0)
+        means = mean_null(work, exhaustive=rounds.exhaustive)
+        res = resolve(means, rounds, client=where, threads=opts.threads, progress=opts.progress,
+                      budget=opts.deadline)
+        st = means.state
+        P = st["map"].size
+        if mapped:
+            scores = Scores(st["ap"], st["pr"], st["map"], res.p_value, res.drawn, res.bound, res.open)
+        else:
+            scores = Scores(st["ap"], st["pr"], st["map"], np.full(P, np.nan), np.zeros(P, dtype=np.int64),
+                            np.zeros(P, dtype=bool), np.zeros(P, dtype=bool))
+        del means, st
+        screen.X = held()
+        query_permutations = opts.permutations if isinstance(opts.permutations, int) else "auto"
+        laws = LawCache(opts.seed, opts.deadline)
+        query_p = query_pvalues(work, scores, laws, opts.seed, query_permutations, where, opts.threads,
+                                opts.deadline, opts.progress)
+        return scores, query_p, res.seconds
 
 
 def _unused_permutations(null: str, opts: RunOptions, queries) -> list:
-    """A sentence naming a fixed number of permutations the run never drew, or none: the "independent"
-    null draws none for the mAP, and a query draws only under the conditional null (positives on
-    other plates)."""
-    if null != "independent" or not isinstance(opts.permutations, int) or (queries["permutations"] > 0).any():
+    """A sentence naming a fixed number of permutations the run never drew, or none: a null that draws
+    none for the mAP (``MapNull.draws`` False: "independent"), when no query drew either (a query draws
+    only under the conditional null: positives on other plates)."""
+    if MAP_NULLS[null].draws or not isinstance(opts.permutations, int) or (queries["permutations"] > 0).any():
         return []
-    return [f"permutations={opts.permutations:,} was not used: the 'independent' null draws no permutations and "
+    return [f"permutations={opts.permutations:,} was not used: the {null!r} null draws no permutations and "
             "every query's p-value comes from its exact law; leave permutations out, or use null='permutation'"]

@@ -10,7 +10,7 @@ import pandas as pd
 from ..limits import check_column, check_seed
 from ..metrics import as_relevance
 from .kernels.ranking import tie_aware_from_sorted
-from .engine.sequential import count_text
+from .table.names import count_text
 from ..fdr import benjamini_hochberg
 from .nulls.laws import LawCache
 from .table.missing import rows_text

@@ -10,9 +10,10 @@ at once by that thread.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 
-__all__ = ["connect", "CONNECT_SECONDS"]
+__all__ = ["connect", "connected", "CONNECT_SECONDS"]
 
 #: Longest wait, in seconds, for a dask scheduler to accept and answer.
 CONNECT_SECONDS = 10.0
@@ -89,3 +90,15 @@ def connect(scheduler, workers, seconds: float = CONNECT_SECONDS):
     client = _within(lambda: Client(scheduler, timeout=f"{seconds:g}s"), seconds,
                      f"the dask scheduler at {scheduler!r}")
     return client, client.close
+
+
+@contextlib.contextmanager
+def connected(scheduler, workers, seconds: float = CONNECT_SECONDS):
+    """:func:`connect` as a ``with`` block: the dask client (or None, in process) inside it, and what
+    was opened for it (a local cluster, a connection to an address) closed on leaving, also on an
+    error; a client the caller passed in stays open."""
+    client, close = connect(scheduler, workers, seconds)
+    try:
+        yield client
+    finally:
+        close()

@@ -25,14 +25,16 @@ import contextlib
 import math
 import os
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from types import MappingProxyType
 from typing import Protocol
 
 import numpy as np
 
+from ..table.segments import ranges
 from .connect import connect
 
-__all__ = ["Work", "InProcess", "Scattered", "run_round", "runner", "thread_pool", "default_threads", "offsets", "ranges",
-           "connect", "BATCH", "TASK_BATCH", "SHARDS"]
+__all__ = ["Work", "WholeWork", "whole", "InProcess", "Scattered", "run_round", "runner", "thread_pool",
+           "default_threads", "connect", "BATCH", "TASK_BATCH", "SHARDS"]
 
 #: Items per in-process batch at most (fewer when a round has few, so threads share them).
 BATCH = 64
@@ -49,24 +51,6 @@ def default_threads() -> int:
     except AttributeError:  # not on Linux
         cores = os.cpu_count() or 1
     return max(1, min(32, cores))
-
-
-def offsets(lengths) -> np.ndarray:
-    """(len + 1,) int64 offsets of consecutive runs of ``lengths``: run i is ``offsets[i]`` ..
-    ``offsets[i + 1] - 1``."""
-    return np.concatenate([[0], np.cumsum(np.asarray(lengths, dtype=np.int64))]).astype(np.int64)
-
-
-def ranges(off: np.ndarray, idx) -> np.ndarray:
-    """The positions ``off[i] .. off[i + 1] - 1`` of every i in ``idx``, concatenated (int64)."""
-    idx = np.asarray(idx, dtype=np.int64)
-    lo, hi = off[idx], off[idx + 1]
-    lens = hi - lo
-    total = int(lens.sum())
-    if total == 0:
-        return np.empty(0, dtype=np.int64)
-    starts = np.repeat(lo - np.concatenate([[0], np.cumsum(lens)[:-1]]), lens)
-    return starts + np.arange(total, dtype=np.int64)
 
 
 class Work(Protocol):
@@ -97,6 +81,29 @@ class ThreadPool(ThreadPoolExecutor):
     def __init__(self, workers: int):
         super().__init__(workers, thread_name_prefix="apnull")
         self.workers = workers
+
+
+def whole(part):
+    """The ``prepare`` of a :class:`WholeWork`: its part is ready as it comes."""
+    return part
+
+
+class WholeWork:
+    """The base of a work that is one group, its one part sent whole to every dask worker (a few
+    numbers, or data no null of it can cut): its ``groups`` and ``shards`` are all ``size`` items,
+    its part needs no preparing (:func:`whole`) and its state arrays are per item (no ``offsets``).
+    A subclass sets ``size`` and makes ``part(items, worker)``."""
+
+    size: int
+    broadcast = True
+    prepare = staticmethod(whole)
+    offsets = MappingProxyType({})
+
+    def groups(self) -> list:
+        return [np.arange(self.size)]
+
+    def shards(self, count: int) -> list:
+        return [np.arange(self.size)]
 
 
 def thread_pool(threads):

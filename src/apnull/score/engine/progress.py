@@ -17,7 +17,8 @@ import html
 import sys
 import time
 
-from .sequential import count_text, estimate_text
+from ..table.names import count_text
+from .sequential import estimate_text
 
 __all__ = ["round_line", "count_line", "in_notebook", "default_progress", "NotebookProgress", "LineProgress",
            "COMPILING"]

@@ -38,12 +38,13 @@ from scipy.stats import beta
 
 from ...fdr import bh_reject
 from ...law import counted_pvalue
+from ..table.names import count_text
 from .clock import CompileWatch, deadline_of
 from .executor import run_round, runner, thread_pool
 
 __all__ = ["CAP", "FIRST", "GROWTH", "H", "DELTA", "LEVELS", "schedule", "clopper_pearson", "undecided",
            "still_open", "sequential_pvalue", "Rounds", "rounds_of", "Null", "Resolved", "RoundInfo", "resolve",
-           "duration_text", "estimate_text", "count_text", "CompileWatch"]
+           "duration_text", "estimate_text", "CompileWatch"]
 
 CAP = 1_000_000     #: most draws of one unit
 FIRST = 100         #: draws of the first round
@@ -304,13 +305,3 @@ def duration_text(seconds: float) -> str:
     if seconds < 5400:
         return f"{seconds / 60:.0f} min"
     return f"{seconds / 3600:.1f} h"
-
-
-def count_text(n: int, label: str) -> str:
-    """"1 label", "3 labels", "1 query", "2 queries": a count with its noun (``label``, the plural, in
-    -s or -ies)."""
-    if n == 1 and label.endswith("ies"):
-        label = label[:-3] + "y"
-    elif n == 1 and label.endswith("s"):
-        label = label[:-1]
-    return f"{n:,} {label}"

@@ -25,17 +25,17 @@ import numpy as np
 from ... import exact
 from ...compiled import entry, inner
 
-__all__ = ["HARMONIC_TABLE", "harmonic", "block_sum", "close_block", "walk_sorted", "walk_counts",
+__all__ = ["HARMONIC_TABLE", "compiled_harmonic", "block_sum", "close_block", "walk_sorted", "walk_counts",
            "tie_aware_from_sorted", "count_sorted"]
 
 _EULER = 0.5772156649015329
 #: H_0 .. H_63 from the one harmonic, :func:`apnull.exact.harmonic` (correctly rounded), frozen into
-#: the compiled code: what ``harmonic`` returns below 64.
+#: the compiled code: what :func:`compiled_harmonic` returns below 64.
 HARMONIC_TABLE = np.array([exact.harmonic(n) for n in range(64)])
 
 
 @entry()
-def harmonic(n):  # pragma: no cover - compiled
+def compiled_harmonic(n):  # pragma: no cover - compiled
     """H_n = sum_{i<=n} 1/i for nopython code: :func:`apnull.exact.harmonic` below 64 (``HARMONIC_TABLE``),
     the asymptotic series ln n + gamma + 1/(2n) - 1/(12n^2) + 1/(120n^4) - 1/(252n^6) above (error < 1e-17).
 
@@ -70,7 +70,7 @@ def block_sum(a, L, start, before):  # pragma: no cover - compiled
             s += (before + 1.0 + (p - 1) * beta) / (start + p)
         return s * a / L
     alpha = before + 1.0
-    dh = harmonic(start + L) - harmonic(start)
+    dh = compiled_harmonic(start + L) - compiled_harmonic(start)
     return (a / L) * ((alpha - beta * (start + 1.0)) * dh + beta * L)
 
 

@@ -5,9 +5,12 @@
 - :mod:`.conditional`: a query's AP under the conditional null (the query kept, each positive's
   label given to a member of its own stratum's pool), beside the exact law of the other queries;
 - :mod:`.labelsets`: a label's mAP under permutation of the perturbations' label sets (consistency);
-- :mod:`.laws`: the exact null law of each query's AP, and the two approximate mAP nulls kept for
-  comparison ("independent", "copairs").
+- :mod:`.laws`: the exact null law of each query's AP;
+- :mod:`.registry`: the mAP nulls of ``score_profiles`` in one table: "permutation" (the engine's) and
+  the two approximate ones kept for comparison, :mod:`.independent` and :mod:`.copairs`, each a
+  calculator over the per-query laws;
+- :mod:`.compare`, :mod:`.crossed`: the pipeline comparison's nulls.
 
-Each supplies a :class:`..engine.sequential.Null` (its work, state and batch function); the engine
+Each drawn null supplies a :class:`..engine.sequential.Null` (its work, state and batch function); the engine
 (:func:`..engine.sequential.resolve`) does the rest.
 """

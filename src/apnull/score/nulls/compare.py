@@ -48,9 +48,11 @@ from ...fdr import first_levels
 from ...law import VALUE_TOL
 from ...limits import SCORE_MAX_EXACT_ASSIGNMENTS
 from ...streams import stream_key
+from ..engine.executor import WholeWork
 from ..engine.sequential import Null
 from ..kernels.flips import flip_batch as _flip_kernel
 from ..kernels.flips import flipped_parts, retrieved_flips
+from ..table.segments import linked_roots
 from .crossed import MIN_PLATES
 
 __all__ = ["FlipPart", "FlipWork", "RetrievedPart", "RetrievedWork", "first_levels", "flip_key", "flip_null",
@@ -86,29 +88,13 @@ def units_of(strata_of: list) -> tuple:
     perturbation t's replicates (as text, on either side); units are the components of strata linked
     by a perturbation, numbered in order of their smallest stratum, each unit's strata sorted, so row
     order never matters. One unit when no stratum is given (every list holds the same single key)."""
-    parent: dict = {}
-
-    def find(x):
-        while parent.setdefault(x, x) != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for strata in strata_of:
-        first = find(strata[0])
-        for s in strata[1:]:
-            other = find(s)
-            if other != first:
-                lo, hi = sorted((first, other))
-                parent[hi] = lo
-                first = lo
-    members: dict = {}
-    for s in list(parent):
-        members.setdefault(find(s), []).append(s)
-    order = sorted(members, key=lambda r: min(members[r]))
-    number = {r: i for i, r in enumerate(order)}
-    unit = np.array([number[find(strata[0])] for strata in strata_of], dtype=np.int64)
-    return unit, [sorted(members[r]) for r in order]
+    names = sorted({s for strata in strata_of for s in strata})
+    index = {s: i for i, s in enumerate(names)}
+    root = linked_roots(len(names), ([index[s] for s in strata] for strata in strata_of))
+    roots = np.unique(root)  # ascending: in order of each unit's smallest stratum
+    number = np.searchsorted(roots, root)
+    unit = np.array([number[index[strata[0]]] for strata in strata_of], dtype=np.int64)
+    return unit, [[names[i] for i in np.flatnonzero(root == r)] for r in roots.tolist()]
 
 
 class FlipPart(NamedTuple):
@@ -120,22 +106,14 @@ class FlipPart(NamedTuple):
     tol: np.ndarray     #: (p,) tolerance of "reaches the observed value"
 
 
-def _ready(part):
-    return part
-
-
-class FlipWork:
+class FlipWork(WholeWork):
     """The statistics of a comparison (rows of ``sums``, each over the same U units) as the engine's
     work: one group, sent whole to every dask worker (it is a few numbers)."""
-
-    broadcast = True
-    prepare = staticmethod(_ready)
 
     def __init__(self, sums, names, seed: int):
         self.sums = np.ascontiguousarray(np.atleast_2d(np.asarray(sums, dtype=np.float64)))
         self.names = list(names)
         self.size = self.sums.shape[0]
-        self.offsets = {}
         self.keys = np.array([flip_key(seed, n) for n in self.names], dtype=np.uint64)
         scale = np.maximum(1.0, np.abs(self.sums).sum(axis=1))
         self.tol = VALUE_TOL * scale
@@ -143,12 +121,6 @@ class FlipWork:
     @property
     def units(self) -> int:
         return int(self.sums.shape[1])
-
-    def groups(self) -> list:
-        return [np.arange(self.size)]
-
-    def shards(self, count: int) -> list:
-        return [np.arange(self.size)]
 
     def part(self, items, worker: bool) -> FlipPart:
         items = np.asarray(items, dtype=np.int64)
@@ -177,29 +149,19 @@ class RetrievedPart(NamedTuple):
     key: np.uint64      #: the flips' stream
 
 
-class RetrievedWork:
+class RetrievedWork(WholeWork):
     """The retrieved counts of a comparison as the engine's work: R_B - R_A, the numbers of
     perturbations Benjamini-Hochberg retrieves at ``alpha`` on each side, with every flip counting BH
     again on both sides (the p-values of a flipped unit's perturbations swap sides; BH couples all
     units, so the flags themselves are not flipped). Exact under the swap null when each p-value
     depends on its own unit only (a fixed number of permutations)."""
 
-    broadcast = True
-    prepare = staticmethod(_ready)
-
     def __init__(self, p_a, p_b, unit, units: int, alpha: float, seed: int):
         self.ca, self.cb = first_levels(p_a, alpha), first_levels(p_b, alpha)
         self.unit = np.asarray(unit, dtype=np.int64)
         self.units = int(units)
         self.size = 1
-        self.offsets = {}
         self.keys = np.array([flip_key(seed, "retrieved")], dtype=np.uint64)
-
-    def groups(self) -> list:
-        return [np.arange(1)]
-
-    def shards(self, count: int) -> list:
-        return [np.arange(1)]
 
     def part(self, items, worker: bool) -> RetrievedPart:
         return RetrievedPart(np.asarray(items, dtype=np.int64), self.ca, self.cb, self.unit, self.units, self.keys[0])

@@ -27,7 +27,7 @@ import numpy as np
 
 from ...law import VALUE_TOL
 from ...streams import stream_key
-from ..engine.executor import offsets, ranges
+from ..table.segments import offsets, ranges
 from ..engine.clock import deadline_of, tell_stage
 from ..engine.sequential import Null, resolve, rounds_of, undecided
 from ..kernels.crossed import crossed_conditional_batch, crossed_pools

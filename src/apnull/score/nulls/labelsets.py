@@ -23,6 +23,7 @@ import numpy as np
 
 from ...law import VALUE_TOL
 from ...streams import stream_key
+from ..engine.executor import WholeWork
 from ..engine.sequential import Null
 from ..kernels.labelsets import continue_label, label_batch
 
@@ -41,32 +42,18 @@ class LabelPart(NamedTuple):
     lists: object            #: the profiles' :class:`..kernels.labelsets.LabelLists`
 
 
-def _ready(part):
-    return part
-
-
 def label_key(seed: int, label: str) -> np.uint64:
     """The stream key of ``label``'s null: (seed, "consistency", label)."""
     return np.uint64(stream_key(seed, "consistency", label))
 
 
-class LabelWork:
+class LabelWork(WholeWork):
     """The scored labels ``ts`` (label indices) of a consistency run as the engine's work."""
-
-    broadcast = True
-    prepare = staticmethod(_ready)
 
     def __init__(self, prof, rows, ts):
         self.prof, self.rows = prof, rows
         self.ts = np.asarray(ts, dtype=np.int64)
         self.size = int(self.ts.size)
-        self.offsets = {}
-
-    def groups(self) -> list:
-        return [np.arange(self.size)]
-
-    def shards(self, count: int) -> list:
-        return [np.arange(self.size)]
 
     def part(self, items, worker: bool) -> LabelPart:
         items = np.asarray(items, dtype=np.int64)

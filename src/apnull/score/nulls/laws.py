@@ -1,19 +1,14 @@
-"""Null laws for per-query APs and the two approximate mAP nulls kept for comparison.
+"""Null laws for per-query APs.
 
 - Per-query p-value: P(AP >= ap) under the null law of the query's (m, n) (exact, grid or Monte Carlo
   by the library's auto rule), one law per (m, n), cached; where that law does not resolve the p-value
   (a far tail the grid trims or no Monte Carlo draw reaches) it is counted
   (:func:`apnull.tail.combine`), so a strong replicate gets its real p (1 / C(m+n, m) for AP = 1), not
   0 or a floor. A Monte Carlo law gets a seed derived from (seed, m, n), so p-values reproduce.
-- ``"independent"`` (approximate): the k query APs of a perturbation treated as independent draws of
-  their own (m_i, n_i) laws. Each law is put on the grid ``round(G * value)`` (G = ``INDEPENDENT_GRID``),
-  the k grids are convolved, and p = P(sum of grid indices >= the observed sum of grid indices).
-  It ignores that the k queries share positives, and over-rejects (about 2x at 0.05).
-- ``"copairs"`` (approximate): copairs's construction. One null row of B random-placement APs per
-  (m, n), shared by every query with that (m, n); a perturbation's null mAP b is the mean of its
-  queries' rows at b; p = (1 + #{null >= mAP - tol}) / (1 + B) (copairs uses a strict ``>``).
-  Rows are the same for every query with the same (m, n), so the mean is as wide as one AP: too
-  conservative with equal control counts, too liberal when counts differ.
+
+The approximate mAP nulls kept for comparison, "independent" (which convolves these laws) and
+"copairs", are modules of their own (:mod:`.independent`, :mod:`.copairs`), registered in
+:mod:`.registry`.
 """
 
 from __future__ import annotations
@@ -21,34 +16,28 @@ from __future__ import annotations
 import numpy as np
 
 import apnull
-from apnull.law import VALUE_TOL, permutation_pvalue
+from apnull.law import VALUE_TOL
 from apnull.tail import closed_pvalue, combine, needs_counting
 from apnull.tail import uncounted as uncounted_tail
 
 from ...streams import stream_key
 from ..engine.clock import tell_stage
-from ..kernels.draws import random_ap_rows
 
-__all__ = ["LawCache", "INDEPENDENT_GRID", "LAW_GRACE"]
+__all__ = ["LawCache", "LAW_GRACE"]
 
 #: Seconds past a run's deadline during which the per-query laws are still computed (their far tails
 #: are not counted once the deadline has passed): a law is a grid scan of well under a second, and
 #: without it a query's p-value could only be 1.
 LAW_GRACE = 1.0
-#: Grid points per unit of AP for the "independent" convolution.
-INDEPENDENT_GRID = 2048
 
 
 class LawCache:
-    """Null laws, grids and copairs rows for one run, keyed by (m, n)."""
+    """Null laws for one run, keyed by (m, n)."""
 
     def __init__(self, seed: int, deadline=None):
         self.seed = int(seed)
         self.deadline = deadline  #: the run's clock (:class:`..engine.clock.Deadline`) or None
         self._laws: dict = {}
-        self._grids: dict = {}
-        self._convs: dict = {}
-        self._rows: dict = {}
 
     def law(self, m: int, n: int):
         key = (int(m), int(n))
@@ -137,44 +126,3 @@ class LawCache:
     def query_pvalue(self, m: int, n: int, ap: float) -> float:
         """:meth:`query_pvalues` of one query."""
         return float(self.query_pvalues([m], [n], [ap])[0])
-
-    # -- "independent" -------------------------------------------------------------------------
-    def _grid(self, m, n):
-        key = (int(m), int(n))
-        if key not in self._grids:
-            law = self.law(*key)
-            idx = np.rint(np.asarray(law.values) * INDEPENDENT_GRID).astype(np.int64)
-            self._grids[key] = np.bincount(idx, weights=law.probs, minlength=INDEPENDENT_GRID + 1)
-        return self._grids[key]
-
-    def independent_pvalue(self, ms, ns, aps) -> float:
-        """P(sum_i X_i >= sum_i ap_i) for independent X_i ~ law(m_i, n_i), on the grid."""
-        key = tuple(sorted(zip((int(m) for m in ms), (int(n) for n in ns))))
-        if key not in self._convs:
-            from scipy.signal import fftconvolve
-
-            conv = np.ones(1)
-            for m, n in key:
-                g = self._grid(m, n)
-                conv = np.convolve(conv, g) if conv.size * g.size <= 4_000_000 else fftconvolve(conv, g)
-            conv = np.clip(conv, 0.0, None)
-            self._convs[key] = np.cumsum(conv[::-1])[::-1] / conv.sum()
-        tail = self._convs[key]
-        obs = int(np.sum(np.rint(np.asarray(aps) * INDEPENDENT_GRID)))
-        return float(min(1.0, tail[obs])) if obs < tail.size else 0.0
-
-    # -- "copairs" ---------------------------------------------------------------------------------
-    def copairs_row(self, m: int, n: int, B: int) -> np.ndarray:
-        key = (int(m), int(n), int(B))
-        if key not in self._rows:
-            self._rows[key] = random_ap_rows(key[0], key[1], key[2],
-                                                      np.uint64(stream_key(self.seed, "copairs", m, n)))
-        return self._rows[key]
-
-    def copairs_null(self, ms, ns, B: int) -> np.ndarray:
-        """Null mAP draws: the mean over queries of their (m, n) rows, column by column."""
-        return np.mean([self.copairs_row(m, n, B) for m, n in zip(ms, ns)], axis=0)
-
-    def copairs_pvalue(self, ms, ns, map_obs: float, B: int) -> float:
-        """(1 + #{null >= mAP - tol}) / (1 + B) over the copairs null (:func:`apnull.law.permutation_pvalue`)."""
-        return permutation_pvalue(self.copairs_null(ms, ns, B), map_obs)

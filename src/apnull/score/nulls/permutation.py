@@ -12,8 +12,8 @@ evaluate`). With ``permutations="all"`` every assignment is enumerated.
 The work (:class:`ScreenWork`) is the screen cut into *components*: strata linked by perturbations
 with replicates in both, whose controls' tables (:func:`..kernels.controls.control_rows`) are built
 once for all their perturbations. A :class:`Part` holds some perturbations' rows, offsets and stream
-keys with their components; :func:`mean_batch` (the batch function the engine runs) scores a batch
-of them in one compiled call per component: single-stratum pools without pair rule by the chunked
+keys with their components; :func:`perturbations_batch` (the batch function the engine runs) scores a
+batch of them in one compiled call per component: single-stratum pools without pair rule by the chunked
 kernel, the others one draw at a time. The conditional per-query null (:mod:`.conditional`) runs on
 the same work and parts.
 """
@@ -30,7 +30,7 @@ import numpy as np
 from ...law import VALUE_TOL
 from ...limits import SCORE_MAX_EXACT_ASSIGNMENTS as MAX_EXACT_ASSIGNMENTS
 from ...streams import stream_key
-from ..engine.executor import offsets, ranges
+from ..table.segments import offsets, ranges
 from ..engine.sequential import Null
 from ..kernels.chunks import FIRST_CHUNK
 from ..kernels.controls import ControlRows, control_rows
@@ -41,8 +41,8 @@ from ..kernels.draws import mean_batch as _mean_kernel
 from ..kernels.draws import single_batch as _single_kernel
 from ..table.perts import components_of
 
-__all__ = ["Part", "ScreenWork", "mean_null", "mean_batch", "null_values", "segment_keys", "assignment_count",
-           "all_assignments", "MAX_EXACT_ASSIGNMENTS", "NO_CODES_2D"]
+__all__ = ["Part", "ScreenWork", "mean_null", "perturbations_batch", "null_values", "segment_keys",
+           "assignment_count", "all_assignments", "MAX_EXACT_ASSIGNMENTS", "NO_CODES_2D"]
 
 #: Segments whose stream keys are made together (:func:`segment_keys`).
 KEY_CHUNK = 8192
@@ -182,7 +182,7 @@ MEAN_LEVELS = {"counters": "seg", "drawn": "item", "reached": "item", "stopped":
                "pr": "query", "map": "item"}
 
 
-def mean_batch(part: Part, pos, st, target, h, exhaustive=False, keep=0):
+def perturbations_batch(part: Part, pos, st, target, h, exhaustive=False, keep=0):
     """One round of the mAP null for the perturbations at positions ``pos`` of ``part`` (the batch
     function of :func:`mean_null`): {"counters", "drawn", "reached", "stopped", "ap", "pr", "map"}, and
     with ``keep`` > 0 "values", the first ``keep`` null values of each.
@@ -268,7 +268,8 @@ def mean_null(work: ScreenWork, *, exhaustive=False, keep=0) -> Null:
     if keep:
         state["values"] = np.empty((P, keep))
         levels["values"] = "item"
-    fn = functools.partial(mean_batch, exhaustive=exhaustive, keep=keep) if exhaustive or keep else mean_batch
+    fn = (functools.partial(perturbations_batch, exhaustive=exhaustive, keep=keep) if exhaustive or keep
+          else perturbations_batch)
     return Null(work, fn, state, levels, ("counters", "drawn", "reached"), "item", np.arange(P), np.arange(P),
                 "perturbations")
 
@@ -283,7 +284,7 @@ def null_values(work: ScreenWork, i: int, draws: int, exhaustive=False) -> np.nd
         sizes = _sizes(part, part.comps[0], 0)
         out = _enumerated_values(part, sizes)
         return out
-    out = mean_batch(part, np.array([0]), st, int(draws), int(draws) + 1, keep=int(draws))
+    out = perturbations_batch(part, np.array([0]), st, int(draws), int(draws) + 1, keep=int(draws))
     return out["values"][0, :int(draws)]
 
 

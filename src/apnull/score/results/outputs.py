@@ -21,25 +21,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..table.names import RESERVED, TEXT, output_name
+
 __all__ = ["RESERVED", "ROW_NOTE", "TEXT", "output_name", "carried_columns", "carry_metadata", "p_text",
            "floor_warning", "budget_report"]
 
-#: Column names the output tables use for their own values (both tables, and those other scoring
-#: options may add); an input column of one of these names is carried as ``<name>_input``.
-RESERVED = frozenset({"row", "m", "n", "ap", "precision_at_r", "p_value", "q_value", "n_replicates", "mAP",
-                      "null", "significant", "mAP_normalized", "reason", "stratum", "permutations",
-                      "p_value_bound"})
 #: What ``row`` means, for the JSON settings, the text output and the page.
 ROW_NOTE = ("row: 0-based position among the input's data rows (first row under the header = 0; "
             "spreadsheet line = row + 2)")
-
-
-def output_name(name, taken=RESERVED) -> str:
-    """``name`` as text, with ``_input`` appended until it is not in ``taken``."""
-    out = str(name)
-    while out in taken:
-        out += "_input"
-    return out
 
 
 def carried_columns(table: pd.DataFrame, features, perturbation, stratum) -> list:
@@ -77,10 +66,6 @@ def carry_metadata(queries: pd.DataFrame, table: pd.DataFrame, columns) -> pd.Da
         # inferred to), without a Python string per query
         extra[name] = col.array.take(rows) if col.dtype == TEXT else col.iloc[rows].to_numpy()
     return pd.concat([queries, pd.DataFrame(extra, index=queries.index)], axis=1)
-
-
-#: The dtype pandas infers for a column of Python strings.
-TEXT = pd.Series(["text"]).dtype
 
 
 def p_text(p: float) -> str:

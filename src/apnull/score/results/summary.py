@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ...exact import expected_ap
-from ..engine.sequential import count_text
+from ..table.names import count_text
 
 __all__ = ["expected_ap_of", "normalized_ap", "add_activity_columns", "activity_summary", "activity_line", "to_copairs_names",
            "consistency_line", "retrieved_line",

@@ -11,13 +11,11 @@ import pandas as pd
 from ...fdr import benjamini_hochberg
 from ..nulls.conditional import QUERY_NULLS, QueryP, bounds_undecided
 from ..nulls.laws import LawCache
+from ..nulls.registry import MAP_NULLS
 from ..table.perts import Scores
 from ..table.positives import query_positives
 from ..table.screen import Screen
 from .summary import add_activity_columns, normalized_ap
-
-NULL_LABELS = {"permutation": "permutation", "all": "permutation (all assignments, exact)",
-               "independent": "independent (approximate)", "copairs": "copairs (approximate)"}
 
 
 class Scored(NamedTuple):
@@ -41,9 +39,9 @@ class Scored(NamedTuple):
 
 def pvalues(screen: Screen, scores: Scores, null: str, permutations, query: QueryP, seed: int = 0,
             deadline=None) -> Scored:
-    """The mAP p-value of each perturbation under the run's ``null`` ("permutation": ``scores``'s own;
-    "independent", "copairs": computed here, the latter from ``permutations`` rows, 999 for "auto"),
-    and every query's AP p-value.
+    """The mAP p-value of each perturbation under the run's ``null`` (the engine's, ``scores``'s own, for
+    "permutation"; else the registered null's calculator over each perturbation's kept queries,
+    :data:`..nulls.registry.MAP_NULLS`), and every query's AP p-value.
 
     ``scores`` and ``query`` hold every query; where ``positives_differ_by`` leaves a query no
     positive it is left out (no AP), and a perturbation with positives left out gets the exact laws
@@ -55,7 +53,6 @@ def pvalues(screen: Screen, scores: Scores, null: str, permutations, query: Quer
     ns = screen.query_negatives()
     qpert = pt.query_pert()
     laws = LawCache(seed, deadline)
-    copairs_B = permutations if isinstance(permutations, int) else 999
     qp = query
     if screen.codes is None:
         ms = np.repeat(k - 1, k)
@@ -73,19 +70,13 @@ def pvalues(screen: Screen, scores: Scores, null: str, permutations, query: Quer
         if uncounted.any():
             qp.open[uncounted] = bounds_undecided(qp.p, qp.bound)[uncounted]
     kept = ms > 0
-    if null == "permutation":
-        pval = scores.p_value
+    calculate = MAP_NULLS[null].pvalues
+    if calculate is None:  # the engine's draws
+        pval, perms, bound = scores.p_value, scores.permutations, scores.bound
     else:
-        pval = np.empty(len(pt))
-        for i in range(len(pt)):
-            q = np.arange(pt.qoff[i], pt.qoff[i + 1])[kept[pt.qoff[i]:pt.qoff[i + 1]]]
-            pval[i] = (laws.independent_pvalue(ms[q], ns[q], scores.ap[q]) if null == "independent" else
-                       laws.copairs_pvalue(ms[q], ns[q], scores.map[i], copairs_B))
-    if null == "copairs":
-        perms = np.full(len(pt), copairs_B, dtype=np.int64)
-        bound = pval <= 1.0 / (1 + copairs_B) * (1 + 1e-9)
-    else:
-        perms, bound = scores.permutations, scores.bound
+        own = [np.arange(pt.qoff[i], pt.qoff[i + 1])[kept[pt.qoff[i]:pt.qoff[i + 1]]] for i in range(len(pt))]
+        pval, perms, bound = calculate(laws, [(ms[q], ns[q], scores.ap[q]) for q in own], scores.map, permutations)
+        del own
     queries = {"pert": qpert, "rows": screen.rows[pt.rows], "m": ms, "n": ns, "ap": scores.ap,
                "precision_at_r": scores.precision_at_r, "p_value": qp.p, "conditional": qp.conditional,
                "permutations": qp.permutations, "bound": qp.bound, "open": qp.open}
@@ -104,7 +95,7 @@ def pvalues(screen: Screen, scores: Scores, null: str, permutations, query: Quer
 
 
 def group_table(scored: Scored, label: str, pcol: str, budget: bool = False) -> pd.DataFrame:
-    """The perturbation table; ``label`` the null's (:data:`NULL_LABELS`).
+    """The perturbation table; ``label`` the null's (:func:`..nulls.registry.null_label`).
 
     Returns
     -------

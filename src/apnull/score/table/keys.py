@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ...limits import check_column
-from ..results.outputs import RESERVED, output_name
+from .names import RESERVED, output_name
 
 __all__ = ["KEY_SEP", "Combined", "combine_columns", "key_of"]
 

@@ -23,7 +23,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from ..engine.memory import release_arrow
+from .memory import release_arrow
 from .missing import rows_text
 
 __all__ = ["LabelRows", "control_values", "text_codes", "label_rows", "match_controls", "close_values"]

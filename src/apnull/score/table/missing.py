@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ...limits import check_choice
-from ..engine.sequential import count_text
+from .names import count_text
 
 __all__ = ["NAN_MODES", "MissingValuesError", "Dropped", "apply_nan_mode", "check_nan_mode", "rows_text", "ROW_WORDS"]
 

@@ -28,7 +28,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..engine.executor import offsets, ranges
+from .segments import offsets, ranges
+from .segments import linked_roots
 
 __all__ = ["Pert", "PertTable", "Scores", "group_rows", "ranges", "components_of", "sorted_order"]
 
@@ -118,30 +119,14 @@ class PertTable:
 def components_of(table: PertTable) -> list:
     """[(perturbation indices, stratum indices)] of each component of ``table``'s strata.
 
-    Two strata are in one component when a perturbation has replicates in both (union-find on the
-    segments' stratum indices, the smaller index the root). Each component lists its perturbations in
+    Two strata are in one component when a perturbation has replicates in both (:func:`.segments.linked_roots`
+    on the segments' stratum indices, the smaller index the root). Each component lists its perturbations in
     increasing index and its strata in increasing index (= key order: ``strata`` is sorted); the
     components come in order of their first stratum. Strata no perturbation has are in none.
     """
-    T = len(table.strata)
-    parent = np.arange(T)
-
-    def find(x):
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
     nseg = np.diff(table.soff)
-    for i in np.flatnonzero(nseg > 1).tolist():
-        segs = table.seg_stratum[table.soff[i]:table.soff[i + 1]]
-        a = find(segs[0])
-        for s in segs[1:].tolist():
-            b = find(s)
-            if a != b:
-                parent[max(a, b)] = min(a, b)
-                a = min(a, b)
-    root = np.array([find(s) for s in range(T)], dtype=np.int64)
+    root = linked_roots(len(table.strata), (table.seg_stratum[table.soff[i]:table.soff[i + 1]].tolist()
+                                            for i in np.flatnonzero(nseg > 1).tolist()))
     first = table.seg_stratum[table.soff[:-1]]
     of_pert = root[first] if first.size else np.empty(0, np.int64)
     order = np.argsort(of_pert, kind="stable")

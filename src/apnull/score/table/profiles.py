@@ -18,15 +18,15 @@ import pandas as pd
 
 from ...limits import check_column
 from ..kernels.labelsets import LabelLists
-from ..results.outputs import output_name
+from .names import output_name
 from .columns import select_features
 from .labels import close_values, control_values, label_rows, match_controls, text_codes
 from .matrix import euclidean_exponent, feature_matrix, scale_in_place
-from .missing import apply_nan_mode, check_nan_mode, rows_text
+from .missing import rows_text
 from .normalize import check_normalize, normalize_step
-from .positives import check_differ_by, differ_codes
+from .positives import check_differ_by
 from .scale import BINARY, DISTANCES, check_binary, degenerate_rows
-from .screen import KINDS, ONE_STRATUM, SCORE_SIMILARITIES, check_table
+from .screen import KINDS, ONE_STRATUM, SCORE_SIMILARITIES, check_table, clean_features
 
 __all__ = ["Profiles", "prepare_profiles", "split_labels", "only_names", "AGGREGATES", "MAX_PROFILES"]
 
@@ -180,8 +180,7 @@ def prepare_profiles(table, perturbation, annotation, label_sep, aggregate, cont
 
     ``normalize`` (:mod:`.normalize`) runs on every row with a perturbation (and ``stratum``) value,
     the controls included, per stratum, before controls and ``only`` leave rows out and before ``nan``."""
-    check_table(table, similarity, features, SCORE_SIMILARITIES)
-    check_nan_mode(nan)
+    check_table(table, similarity, features, SCORE_SIMILARITIES, nan)
     if aggregate not in AGGREGATES:
         raise ValueError(f"aggregate must be one of {', '.join(AGGREGATES)}, got {aggregate!r}")
     pcol = check_column(table, perturbation, "perturbation")
@@ -238,14 +237,8 @@ def prepare_profiles(table, perturbation, annotation, label_sep, aggregate, cont
         raise ValueError("no perturbation rows are left once controls and rows without a perturbation are dropped")
     values, feats, norm, looks_raw = _normalized(table, feats, idx, labelled, is_ctl, scol, normalize,
                                                  similarity in BINARY)
-    if norm is not None:
-        left_out = left_out + norm.left_out
-        warnings.extend(norm.warnings)
-    dropped = apply_nan_mode(values, idx, feats, nan)
+    dropped, left_out, codes = clean_features(table, values, idx, feats, norm, nan, differ, left_out, warnings)
     values, idx, feats = dropped.values, dropped.used, dropped.features
-    warnings.extend(dropped.warnings)
-    left_out = left_out + [(str(c), "missing values (nan='drop-features')") for c in dropped.dropped_features]
-    codes = differ_codes(table, differ, idx)
     order = np.lexsort(tuple(values.T[::-1]) + (text[idx],))  # canonical: by name, then features
     idx, values = idx[order], values[order]
     codes = np.zeros((idx.size, 0), dtype=np.int64) if codes is None else codes[order]

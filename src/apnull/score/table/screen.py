@@ -13,10 +13,10 @@ from .columns import select_features
 from .labels import control_values, label_rows, match_controls, text_codes
 from .matrix import duplicate_rows, euclidean_exponent, feature_matrix, scale_in_place
 from .perts import Pert, PertTable, group_rows, sorted_order
-from ..engine.executor import offsets
-from ..engine.memory import release_arrow
+from .segments import offsets
+from .memory import release_arrow
 from .scale import BINARY, DISTANCES, check_binary, degenerate_rows
-from ..results.outputs import TEXT
+from .names import TEXT
 from .missing import apply_nan_mode, check_nan_mode, rows_text
 from .normalize import Normalization, check_normalize, normalize_step
 from .positives import check_differ_by, differ_codes, drop_without_positives
@@ -84,10 +84,11 @@ def canonical_order(X: np.ndarray, idx: np.ndarray) -> np.ndarray:
     return idx[sorted_order(X, np.zeros(idx.size, dtype=np.int64), idx)]  # = np.lexsort(X[idx].T[::-1])
 
 
-def check_table(table, similarity, features=None, allowed=SIMILARITIES) -> None:
+def check_table(table, similarity, features=None, allowed=SIMILARITIES, nan=None) -> None:
     """The first checks of every scorer of a profile table: TypeError unless ``table`` is a DataFrame
     and ``features`` None, a text (a regex) or a list of column names; ValueError for a table without
-    rows or a ``similarity`` not among ``allowed`` (default :data:`SIMILARITIES`)."""
+    rows, a ``similarity`` not among ``allowed`` (default :data:`SIMILARITIES`) or, given, a ``nan``
+    mode not among :data:`.missing.NAN_MODES`."""
     if not isinstance(table, pd.DataFrame):
         raise TypeError(f"table must be a pandas DataFrame (use read_table to load a CSV or Parquet file), "
                         f"got {type(table).__name__}")
@@ -98,6 +99,30 @@ def check_table(table, similarity, features=None, allowed=SIMILARITIES) -> None:
         raise ValueError("the table has no rows")
     if similarity not in allowed:
         raise ValueError(f"similarity must be one of {', '.join(allowed)}, got {similarity!r}")
+    if nan is not None:
+        check_nan_mode(nan)
+
+
+def clean_features(table, values, used, feats, norm, nan, differ, left_out, warnings) -> tuple:
+    """The steps after per-plate normalisation, the same for a screen and for consistency's profiles:
+    what the normalisation ``norm`` (or None) left out and said, the ``nan=`` mode
+    (:func:`.missing.apply_nan_mode`: feature columns or rows left out, named) and the pair rule's
+    codes of the rows kept (:func:`.positives.differ_codes` for the ``differ`` columns).
+
+    Returns
+    -------
+    dropped, left_out, codes
+        What the ``nan=`` mode kept and dropped (:class:`.missing.Dropped`: the kept values, their
+        rows of ``table``, the kept feature columns), ``left_out`` with the columns left out here
+        added, and the kept rows' codes (None without ``differ``); ``warnings`` is extended in place.
+    """
+    if norm is not None:
+        left_out = left_out + norm.left_out
+        warnings.extend(norm.warnings)
+    dropped = apply_nan_mode(values, used, feats, nan)
+    warnings.extend(dropped.warnings)
+    left_out = left_out + [(str(c), "missing values (nan='drop-features')") for c in dropped.dropped_features]
+    return dropped, left_out, differ_codes(table, differ, dropped.used)
 
 
 def prepare_screen(table, perturbation, control, stratum, features, similarity, nan="error",
@@ -107,8 +132,7 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
     The steps, in order: labels and controls; the feature columns; per-plate normalisation
     (``normalize``, :mod:`.normalize`: NaN cells skipped by its statistics, features it cannot scale
     left out); the ``nan=`` mode; the pair rule's codes; degenerate rows; scaling for the similarity."""
-    check_table(table, similarity, features, SCORE_SIMILARITIES)
-    check_nan_mode(nan)
+    check_table(table, similarity, features, SCORE_SIMILARITIES, nan)
     if negatives not in NEGATIVES:
         raise ValueError(f"negatives must be one of {', '.join(NEGATIVES)}, got {negatives!r}")
     others = negatives == "others"
@@ -134,14 +158,8 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
         scode_all, stext = np.zeros(len(table), dtype=np.int64), np.array([ONE_STRATUM], dtype=object)
     values, feats, norm, looks_raw = normalize_step(values, scode_all[used], stext, is_ctl[used], feats, normalize,
                                                     binary)
-    if norm is not None:
-        left_out = left_out + norm.left_out
-        warnings.extend(norm.warnings)
-    dropped = apply_nan_mode(values, used, feats, nan)
+    dropped, left_out, codes = clean_features(table, values, used, feats, norm, nan, differ, left_out, warnings)
     values, used, feats = dropped.values, dropped.used, dropped.features
-    warnings.extend(dropped.warnings)
-    left_out = left_out + [(str(c), "missing values (nan='drop-features')") for c in dropped.dropped_features]
-    codes = differ_codes(table, differ, used)
     kind = KINDS[similarity]
     if binary:
         check_binary(values, feats, used, similarity)

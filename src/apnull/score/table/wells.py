@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ...limits import check_choice, check_column
-from ..results.outputs import output_name
+from .names import output_name
 from .io import labels_as_text
 from .missing import rows_text
 
