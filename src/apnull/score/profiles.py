@@ -285,8 +285,9 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
     keyed = keyed._replace(table=None)  # a copy made for several perturbation columns is not needed again
     _check_exact_sizes(screen, opts)
     release_memory()  # the preparation's freed temporaries go back to the system before the rounds
-    scores, query_p, seconds = _run(screen, null, opts, lambda: hold_rows(screen, table, similarity))
-    scored = pvalues(screen, scores, null, opts.permutations, query_p, opts.seed, opts.deadline)
+    laws = LawCache(opts.seed, opts.deadline)  # the run's one cache of per-query laws
+    scores, query_p, seconds = _run(screen, null, opts, lambda: hold_rows(screen, table, similarity), laws)
+    scored = pvalues(screen, scores, null, opts.permutations, query_p, laws)
     del scores, query_p
     pname = _outputs.output_name(keyed.column)
     settings = dict(perturbation=perturbation,
@@ -342,7 +343,7 @@ def _check_exact_sizes(screen: Screen, opts: RunOptions) -> None:
                              f"(limit {MAX_EXACT_ASSIGNMENTS:,}); give a number such as 9999")
 
 
-def _run(screen: Screen, null: str, opts: RunOptions, held):
+def _run(screen: Screen, null: str, opts: RunOptions, held, laws: LawCache):
     """Score every perturbation and every query's p-value, in process or on dask.
 
     The mAP null runs only for ``null="permutation"`` (the other nulls need the observed scores only:
@@ -377,7 +378,6 @@ def _run(screen: Screen, null: str, opts: RunOptions, held):
         del means, st
         screen.X = held()
         query_permutations = opts.permutations if isinstance(opts.permutations, int) else "auto"
-        laws = LawCache(opts.seed, opts.deadline)
         query_p = query_pvalues(work, scores, laws, opts.seed, query_permutations, where, opts.threads,
                                 opts.deadline, opts.progress)
         return scores, query_p, res.seconds

@@ -37,22 +37,20 @@ class Scored(NamedTuple):
     # perturbation of each row of the groups table) for :func:`add_activity`
 
 
-def pvalues(screen: Screen, scores: Scores, null: str, permutations, query: QueryP, seed: int = 0,
-            deadline=None) -> Scored:
+def pvalues(screen: Screen, scores: Scores, null: str, permutations, query: QueryP, laws: LawCache) -> Scored:
     """The mAP p-value of each perturbation under the run's ``null`` (the engine's, ``scores``'s own, for
     "permutation"; else the registered null's calculator over each perturbation's kept queries,
     :data:`..nulls.registry.MAP_NULLS`), and every query's AP p-value.
 
     ``scores`` and ``query`` hold every query; where ``positives_differ_by`` leaves a query no
     positive it is left out (no AP), and a perturbation with positives left out gets the exact laws
-    of the kept m for its queries, counted within the run's ``deadline`` (past it, bounds flagged
-    as :func:`.conditional.query_pvalues` flags them).
+    of the kept m for its queries from the run's ``laws`` (one :class:`LawCache` a run, its clock
+    included: past its deadline, bounds flagged as :func:`.conditional.query_pvalues` flags them).
     """
     pt = screen.perts
     k = pt.k
     ns = screen.query_negatives()
     qpert = pt.query_pert()
-    laws = LawCache(seed, deadline)
     qp = query
     if screen.codes is None:
         ms = np.repeat(k - 1, k)
