@@ -43,12 +43,9 @@ metric = bound_select("metric", "bn_metric", ["ap", "pr"], "ap", container=c6,
 
 with guard():
     started = time.perf_counter()
-    cached = bc.view_ready(m, q, max_value, power, representative, metric)
-    if cached:  # no spinner (it costs a thread)
-        view = bc.view(m, q, max_value, power, representative, metric)
-    else:
-        with st.spinner("Computing the null threshold at every n..."):
-            view = bc.view(m, q, max_value, power, representative, metric)
+    cached = bc.binning_view.ready(m, q, max_value, power, representative, metric)
+    view = bc.binning_view.shown(m, q, max_value, power, representative, metric,
+                         spinner="Computing the null threshold at every n...")
     seconds = time.perf_counter() - started
     bins, cost, summary = view.bins, view.cost, view.summary
 

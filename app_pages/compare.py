@@ -7,6 +7,7 @@ from apnull.score import MAX_FILE_BYTES, SCORE_SIMILARITIES, MissingValuesError
 from apnull.ui import (bound_choice, bound_float, bound_int, bound_select, bound_text, bound_toggle, download_csv,
                        guard, intro, show_figure, show_table)
 from apnull.ui import compare_cache as cache
+from apnull.ui import uploads
 from apnull.views import compare as view
 from apnull.views import score_report as report
 from apnull.views.score import MAX_PAGE_BUDGET, NO_STRATUM, PAGE_BUDGET
@@ -43,8 +44,8 @@ else:
                                         "columns are features. Both tables must hold the same wells.")
         if upload is not None:
             with guard():
-                cache.remember_upload(upload, side)
-        tables[side] = cache.upload_table(side)
+                uploads.remember_upload(upload, cache.upload_slot(side))
+        tables[side] = uploads.saved_upload(cache.upload_slot(side))
     (a, name_a, digest_a), (b, name_b, digest_b) = tables["a"], tables["b"]
     if a is None or b is None:
         st.info("Upload both tables, or choose **example** above.", icon=":material/upload_file:")
@@ -54,7 +55,7 @@ else:
                f"{b.shape[1]:,} columns.")
 
 # --- settings (bound to the URL; a new pair of tables starts with its guesses) --------------------
-defaults = cache.pair_defaults(pair, a, b)
+defaults = cache.pair_choices(pair, a, b)
 cache.use_pair(pair, defaults)
 columns = view.shared_labels(a, b)
 if not columns:
@@ -122,23 +123,23 @@ if normalize != "none":
 with st.expander("How the comparison is made", icon=":material/functions:"):
     st.markdown(view.METHOD_TEXT)
 
-with guard(view.page_words):
-    settings = view.make_settings(a, b, key, key2, perturbation, control_text, stratum, features_a, features_b,
+with guard(view.compare_words):
+    settings = view.make_compare_settings(a, b, key, key2, perturbation, control_text, stratum, features_a, features_b,
                                   similarity, permutations, seed, alpha, normalize, nan=nan,
                                   budget=budget)
 
 # --- before Compare: which test the comparison will get, and why ------------------------------------
-test, why, _ = cache.cached_view(("plan", pair, settings.perturbation, settings.control, settings.stratum),
+test, why, _ = cache.compare_view(("plan", pair, settings.perturbation, settings.control, settings.stratum),
                                  lambda: view.which_test_of(a, settings.perturbation, list(settings.control),
                                                             settings.stratum))
 st.info(view.plan_text(test, why), icon=":material/rule:")
 
 auto = source == EXAMPLE  # the example runs at once; uploads when the button is pressed
-result = cache.cached_result(pair, settings.cache_key())
+result = cache.cached_comparison(pair, settings.cache_key())
 b1, b2 = st.columns([1, 5], vertical_alignment="center")
 pressed = not auto and b1.button("Compare", type="primary", key="cp_run", icon=":material/play_arrow:")
 if result is None and (auto or pressed):
-    with guard(view.page_words):
+    with guard(view.compare_words):
         try:
             result = cache.compare_once(pair, settings.cache_key(), a, b, settings.kwargs(), container=b2)
         except MissingValuesError as exc:  # said with the page's own control, not the library's nan=
@@ -160,19 +161,19 @@ if raw:
     st.button(report.NORMALIZE_FIX, key="cp_normalize_fix", icon=":material/auto_fix_high:",
               on_click=lambda: st.session_state.update({NORMALIZE_KEY: report.NORMALIZE_WORDS["controls"]}))
 st.markdown(view.retrieved_text(summary))
-for message in view.page_warnings(result):
+for message in view.compare_warnings(result):
     st.warning(message, icon=":material/warning:")
 
 pcol = result.settings["perturbation_column"]
 pcol = pcol if isinstance(pcol, str) else pcol[0]
-fig = cache.cached_view(("figure", pair, settings.cache_key()), lambda: compare_figure(
+fig = cache.compare_view(("figure", pair, settings.cache_key()), lambda: compare_figure(
     view.scatter_data(result.groups, pcol), settings.alpha, summary["mean_delta"]))
 show_figure(fig, key="cp_figure")
 
 st.subheader("Perturbations")
 st.caption("delta = mAP of B − mAP of A, most negative first; retrieved: the side(s) where the q-value is at most "
            f"{settings.alpha:g}; unit: the plate(s) swapped together in the test.")
-shown = cache.cached_view(("shown", pair, settings.cache_key()), lambda: view.shown_groups(result.groups))
+shown = cache.compare_view(("shown", pair, settings.cache_key()), lambda: view.shown_groups(result.groups))
 number = st.column_config.NumberColumn(format="%.4f")
 show_table(shown, key="cp_groups", height=320,
            column_config={"mAP_a": number, "mAP_b": number, "delta": st.column_config.NumberColumn(format="%+.4f")})

@@ -7,7 +7,7 @@ from apnull.views import null as summaries
 from apnull.plots import pending_figure
 from apnull.plots.null import METRIC_NAMES
 from apnull.ui import bound_int, bound_toggle, chart_slots, download_csv, guard, intro, show_figure
-from apnull.ui.cache import density_figures, density_ready
+from apnull.ui.cache import DENSITY_VIEWS, density_figures
 
 D = summaries.DEFAULT_VIEW  # the first experiment: the view a visitor sees first (warmed at server start)
 
@@ -48,7 +48,7 @@ Y_TITLES = {"ap": "density", "pr": "probability × m"}
 slots = chart_slots(2, lambda i: pending_figure(
     f"{METRIC_NAMES[summaries.METRICS[i]]} under the null", METRIC_NAMES[summaries.METRICS[i]],
     Y_TITLES[summaries.METRICS[i]],
-    note=f"sampling {K * draws:,} random rankings..."), ready=density_ready(M, N, K, draws, seed, show_exact))
+    note=f"sampling {K * draws:,} random rankings..."), ready=DENSITY_VIEWS.ready(M, N, K, draws, seed, show_exact))
 
 for slot, (metric, fig, exact_sizes) in zip(slots, density_figures(M, N, K, draws, seed, show_exact, container=bar)):
     with slot.container():

@@ -40,17 +40,13 @@ with guard():
 
 
 layout = hv.block_layout(m, draws)
-if len(layout) > 1 and not hc.view_ready(m, n, k, draws, seed):  # fill the block cache with a progress bar
+if len(layout) > 1 and not hc.hypergeom_view.ready(m, n, k, draws, seed):  # fill the block cache with a progress bar
     progress = st.progress(0.0, text="Shuffling labels...")
     for i, (b, rows) in enumerate(layout, start=1):
         hc.cached_shuffled_block(m, n, k, seed, b, rows)
         progress.progress(i / len(layout), text=f"Shuffling labels: block {i} of {len(layout)}")
     progress.empty()
-if hc.view_ready(m, n, k, draws, seed):  # a rerun with cached inputs: no spinner (it costs a thread)
-    view = hc.view(m, n, k, draws, seed)
-else:
-    with st.spinner("Exact laws..."):
-        view = hc.view(m, n, k, draws, seed)
+view = hc.hypergeom_view.shown(m, n, k, draws, seed, spinner="Exact laws...")
 sample, hyper, thresholds, summary, fit = view.sample, view.hyper, view.thresholds, view.summary, view.fit
 
 show_figure(view.histograms, key="hist_precision")

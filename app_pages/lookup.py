@@ -5,7 +5,7 @@ import streamlit as st
 from apnull.limits import as_probability, check_sizes
 from apnull.significance import METHODS
 from apnull.ui import bound_float, bound_int, bound_select, download_csv, guard, intro, show_figure, show_table
-from apnull.ui.lookup_cache import lookup_ready, lookup_view
+from apnull.ui.lookup_cache import lookup_view
 from apnull.views.null import DEFAULT_VIEW, format_p, p_phrase
 
 SHORT = {"ap": "AP", "pr": "Precision@R"}
@@ -67,11 +67,7 @@ with guard():
         alpha = as_probability(level, "alpha", open_low=True, open_high=True)
         q = 1.0 - alpha
     observed = {"ap": as_probability(value_ap, "your AP"), "pr": as_probability(value_pr, "your Precision@R")}
-    if lookup_ready(m, n, q, method, observed, draws, seed, alpha):  # cached: no spinner (it costs a thread)
-        view = lookup_view(m, n, q, method, observed, draws, seed, alpha)
-    else:
-        with st.spinner("Computing the null laws..."):
-            view = lookup_view(m, n, q, method, observed, draws, seed, alpha)
+    view = lookup_view.shown(m, n, q, method, observed, draws, seed, alpha, spinner="Computing the null laws...")
     thresholds, mean_ap, sd_ap = view.thresholds, view.mean_ap, view.sd_ap
 
 ratio = m / (m + n)

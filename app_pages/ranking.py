@@ -7,7 +7,7 @@ import streamlit as st
 from apnull.views import ranking as rk
 from apnull.significance import choose_method
 from apnull.ui import bound_int, download_csv, guard, intro, show_figure, show_table
-from apnull.ui.ranking_cache import DRAWS, null_ready, null_view, ranking_view
+from apnull.ui.ranking_cache import DRAWS, position_view, ranking_view
 from apnull.ui.ranking_editor import load_ranking, preset_controls, ranking_editor
 from apnull.ui.relevance_pills import relevance_pills
 
@@ -105,11 +105,8 @@ if m == 0:
 n = N - m
 st.subheader("Better than chance?")
 with guard():
-    if null_ready(m, n, curve.ap) or choose_method(m, n) == "exact":  # cached, or milliseconds: no spinner
-        null = null_view(m, n, curve.ap)
-    else:
-        with st.spinner(f"Computing the null law of AP for m = {m}, n = {n}..."):
-            null = null_view(m, n, curve.ap)
+    null = position_view.shown(m, n, curve.ap, spinner=f"Computing the null law of AP for m = {m}, n = {n}...",
+                           quick=choose_method(m, n) == "exact")  # milliseconds: no spinner
 pos, mean, sd = null.position, null.mean, null.sd
 if pos.at_floor:
     p_phrase = f"p ≤ {pos.p:.2g} (none of the {DRAWS:,} random orderings reached it)"

@@ -8,7 +8,7 @@ from apnull.views import sampled as sv
 from apnull.ui import (bound_int, bound_select, bound_text, bound_toggle, download_csv, guard, intro, show_figure,
                        show_table)
 from apnull.ui.sampled_cache import (example_tables, paper_view, rank_figure, sampled_rank_figure, samples_view,
-                                     simulation_wide)
+                                     simulation_view)
 from apnull.ui.widgets import BIND
 
 
@@ -148,7 +148,7 @@ with tab_example:
                    "from one evaluation run to the next (each instance draws its own sample).")
     if simulate:
         with st.spinner("Simulating..."):
-            sim, sim_wide = simulation_wide(items, n, s, reps, sim_seed, k, replace, long)
+            sim, sim_wide = simulation_view(items, n, s, reps, sim_seed, k, replace, long)
         with right:
             show_table(sim_wide, key="simulation_table")
             dev = sim["deviation_se"].abs()

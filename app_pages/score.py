@@ -9,6 +9,7 @@ from apnull.score import (MAX_FILE_BYTES, NULLS, SCORE_SIMILARITIES, MissingValu
 from apnull.ui import (bound_choice, bound_float, bound_int, bound_select, bound_text, bound_toggle, download_csv,
                        guard, intro, p_formats, show_figure, show_table)
 from apnull.ui import score_cache as cache
+from apnull.ui import uploads
 from apnull.ui.consistency_step import consistency_step
 from apnull.ui.widgets import BIND
 from apnull.views import score as view
@@ -27,7 +28,7 @@ intro(
     "How the p-values are made is explained below the inputs.",
 )
 
-# --- data (tables, uploads and results live in apnull.ui.score_cache, shared by all sessions) -----
+# --- data (uploads in apnull.ui.uploads, results in apnull.ui.score_cache, shared by all sessions) -
 
 source = bound_select("Data", "sc_data", [EXAMPLE, UPLOAD], EXAMPLE,
                       help="example: handwritten digits (UCI, bundled with apnull) made into a small screen (each digit a "
@@ -43,16 +44,12 @@ else:
                               max_upload_size=max(1, MAX_FILE_BYTES // 2**20),
                               help=f"Up to {MAX_FILE_BYTES / 2**20:,.0f} MB. Label columns Metadata_* (read as "
                                    "text, exactly as written); numeric columns are features.")
-    table = None
     if upload is not None:
         with guard():
-            digest, name = cache.remember_upload(upload)
-        table = cache.upload_table(digest)
-    elif st.session_state.get(cache.UPLOAD_STATE):
-        digest, name = st.session_state[cache.UPLOAD_STATE]
-        table = cache.upload_table(digest)
-        if table is not None:
-            st.caption(f"Using **{name}**, uploaded earlier in this session; drop another file above to replace it.")
+            uploads.remember_upload(upload, cache.UPLOAD_SLOT)
+    table, name, digest = uploads.saved_upload(cache.UPLOAD_SLOT)
+    if upload is None and table is not None:
+        st.caption(f"Using **{name}**, uploaded earlier in this session; drop another file above to replace it.")
     if table is None:
         waiting = inputs.link_settings(st.query_params.to_dict())
         if waiting:
@@ -185,7 +182,7 @@ with st.expander(f"Plan: {len(plan.strata):,} plate(s) or batch(es), {len(plan.l
 
 auto = source == EXAMPLE  # the example is scored at once; an upload when the button is pressed
 key = settings.key()
-result = cache.cached_result(digest, key)
+result = cache.cached_score(digest, key)
 b1, b2 = st.columns([1, 5], vertical_alignment="center")
 pressed = not auto and b1.button("Score", type="primary", key="score", icon=":material/play_arrow:")
 if result is None and (auto or pressed):

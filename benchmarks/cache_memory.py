@@ -54,8 +54,8 @@ def main() -> None:
         ("draws", lambda i: cache.size_draws(10 + i, 200 + i, 1_000_000, 0), 24),
         ("laws", lambda i: cache.null_law(20 + i, 300, "ap", "mc", draws=2_000_000, seed=0), 24),
         ("moments", lambda i: cache.moments(1 + i, 1000), 1200),
-        ("hypergeom", lambda i: hypergeom_cache.view(4 + i % 20, 200 + i, 4, 100_000, 0), 80),
-        ("binning", lambda i: binning_cache.view(4, 0.95, 2000, 1.05 + i / 100, "lower", "ap"), 80),
+        ("hypergeom", lambda i: hypergeom_cache.hypergeom_view(4 + i % 20, 200 + i, 4, 100_000, 0), 80),
+        ("binning", lambda i: binning_cache.binning_view(4, 0.95, 2000, 1.05 + i / 100, "lower", "ap"), 80),
     ]
     for name, request, requests in steps:
         t0 = time.perf_counter()

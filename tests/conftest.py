@@ -8,9 +8,14 @@ tests/e2e/conftest.py. Keep this file light: it is also loaded for the browser t
 
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
 
-from reference import (  # noqa: F401  (re-exported for test files)
+import pytest
+from collection import cache_bytecode_outside_the_tree, excludes_e2e
+
+cache_bytecode_outside_the_tree()  # before the test modules are imported and rewritten
+
+from reference import (  # noqa: E402,F401  (re-exported for test files)
     SMALL_SIZES,
     Enumeration,
     ap_fraction,
@@ -30,3 +35,15 @@ def enumerate_ap_fixture():
 @pytest.fixture(scope="session")
 def small_sizes():
     return list(SMALL_SIZES)
+
+
+E2E = Path(__file__).resolve().parent / "e2e"
+
+
+def pytest_ignore_collect(collection_path, config):
+    """The quick tests (``-m "not slow and not e2e"``) do not import the browser tests at all: every test
+    in tests/e2e is marked e2e (tests/e2e/conftest.py), so none could be selected, and importing and
+    assertion-rewriting their 16 modules cost every xdist worker seconds."""
+    if Path(collection_path) == E2E and excludes_e2e(config.getoption("markexpr", "")):
+        return True
+    return None

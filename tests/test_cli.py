@@ -281,10 +281,12 @@ def test_unwritable_out_path(tmp_path):
 # ------------------------------------------------------------------------------------------------
 # The installed console script
 # ------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("form", ["script", "apnull", "apnull.cli"])
+@pytest.mark.parametrize("form", ["script", pytest.param("apnull", marks=pytest.mark.slow),
+                                  pytest.param("apnull.cli", marks=pytest.mark.slow)])
 def test_console_script_subprocess(form):
     """One real process: the console script (when on PATH), ``python -m apnull`` and ``python -m
-    apnull.cli`` run, print JSON and exit 0 (startup is import-bound)."""
+    apnull.cli`` run, print JSON and exit 0 (startup is import-bound; the two ``-m`` forms' modules are
+    also run in this process by the quick test below)."""
     if form == "script":
         exe = shutil.which("apnull")
         if exe is None:
@@ -298,6 +300,20 @@ def test_console_script_subprocess(form):
     res = json.loads(proc.stdout)
     assert res["method"] == "exact"
     assert res["threshold"] == apnull.threshold(4, 30)
+
+
+@pytest.mark.parametrize("module", ["apnull", "apnull.cli"])
+def test_python_m_runs_the_command(module, monkeypatch, capsys):
+    """``python -m apnull`` and ``python -m apnull.cli``: their ``__main__`` modules, run as Python runs
+    them (``runpy``, with the command's arguments), print the command's JSON and exit 0."""
+    import runpy
+
+    monkeypatch.setattr(sys, "argv", [module, "threshold", "--m", "4", "--n", "30", "--json"])
+    with pytest.raises(SystemExit) as done:
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
+    assert done.value.code in (0, None)
+    res = json.loads(capsys.readouterr().out)
+    assert res["method"] == "exact" and res["threshold"] == apnull.threshold(4, 30)
 
 
 def test_metrics_and_ranking_page_report_the_same_null_percentile():

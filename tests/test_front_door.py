@@ -156,3 +156,27 @@ def test_serving_says_the_first_start_compiles():
     before a class."""
     serving = (ROOT / "docs" / "serving.md").read_text(encoding="utf-8")
     assert "first start after an install" in serving and "19 s" in serving and "start the server once" in serving
+
+
+@pytest.mark.parametrize("markexpr, skipped", [
+    ("not slow and not e2e", True), ("not e2e", True), ("slow and not e2e", True), ("not (e2e or slow)", True),
+    ("", False), ("e2e", False), ("slow", False), ("not slow", False), ("e2e and not slow", False),
+    ("not slow or not e2e", False), ("e2e or not e2e", False), ("not e2e-like", False)])
+def test_the_browser_tests_are_not_collected_only_when_no_e2e_test_could_run(markexpr, skipped):
+    from collection import excludes_e2e
+
+    assert excludes_e2e(markexpr) is skipped
+
+
+def test_bytecode_is_cached_outside_the_tree_only_when_the_shell_forbids_it_in_the_tree(monkeypatch):
+    from collection import PYCACHE, cache_bytecode_outside_the_tree
+
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    monkeypatch.setattr(sys, "pycache_prefix", None)
+    assert not cache_bytecode_outside_the_tree() and sys.pycache_prefix is None  # the tree's __pycache__
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    assert cache_bytecode_outside_the_tree()
+    assert sys.pycache_prefix == str(PYCACHE) and not sys.dont_write_bytecode and not PYCACHE.is_relative_to(ROOT)
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    monkeypatch.setattr(sys, "pycache_prefix", "/elsewhere")  # a prefix the shell chose is kept
+    assert not cache_bytecode_outside_the_tree() and sys.dont_write_bytecode

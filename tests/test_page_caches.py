@@ -51,17 +51,17 @@ def test_page_views_are_shared_and_keyed_by_what_they_depend_on():
     view = ranking_cache.ranking_view(rows, 2)
     assert ranking_cache.ranking_view(rows, 2) is view and view.k_ok and list(view.shown["in top k"]) == [
         True, True, False]
-    assert ranking_cache.null_view(2, 1, view.curve.ap) is ranking_cache.null_view(2, 1, view.curve.ap)
+    assert ranking_cache.position_view(2, 1, view.curve.ap) is ranking_cache.position_view(2, 1, view.curve.ap)
     observed = {"ap": 0.5, "pr": 0.5}
     first = lookup_cache.lookup_view(3, 10, 0.95, "auto", observed, 1000, 0)
-    assert lookup_cache.lookup_ready(3, 10, 0.95, "auto", observed, 1000, 0)
+    assert lookup_cache.lookup_view.ready(3, 10, 0.95, "auto", observed, 1000, 0)
     assert lookup_cache.lookup_view(3, 10, 0.95, "auto", observed, 1000, 0) is first
 
 
 def test_hypergeometric_view_is_shared_and_read_only():
-    first = hypergeom_cache.view(3, 10, 3, 200, 7)
-    assert hypergeom_cache.view_ready(3, 10, 3, 200, 7)
-    assert hypergeom_cache.view(3, 10, 3, 200, 7) is first
+    first = hypergeom_cache.hypergeom_view(3, 10, 3, 200, 7)
+    assert hypergeom_cache.hypergeom_view.ready(3, 10, 3, 200, 7)
+    assert hypergeom_cache.hypergeom_view(3, 10, 3, 200, 7) is first
     assert len(first.sample.precision) == 200 and len(first.hyper) == 200
     with pytest.raises(ValueError):
         first.sample.ap[0] = 1.0
@@ -70,11 +70,11 @@ def test_hypergeometric_view_is_shared_and_read_only():
 
 
 def test_binning_view_is_shared_and_errors_are_not_cached():
-    first = binning_cache.view(3, 0.95, 60, 1.3, "lower", "ap")
-    assert binning_cache.view(3, 0.95, 60, 1.3, "lower", "ap") is first
+    first = binning_cache.binning_view(3, 0.95, 60, 1.3, "lower", "ap")
+    assert binning_cache.binning_view(3, 0.95, 60, 1.3, "lower", "ap") is first
     before = len(binning_cache.VIEWS)
     with pytest.raises(ValueError):
-        binning_cache.view(3, 0.95, 60, 0.5, "lower", "ap")
+        binning_cache.binning_view(3, 0.95, 60, 0.5, "lower", "ap")
     assert len(binning_cache.VIEWS) == before
 
 
@@ -86,3 +86,27 @@ def test_sampled_caches_share_results():
     assert sampled_cache.table_long(items, 50, 10, 5, True) is table
     chunk = sampled_cache.curve_chunk(items, 50, (5, 10), "AP", 5, True)
     assert sampled_cache.curve_chunk(items, 50, (5, 10), "AP", 5, True) is chunk
+
+
+def test_a_page_view_is_built_once_ready_after_and_errors_are_not_stored():
+    from apnull.ui.pageview import PageView
+
+    built = []
+
+    def build(a, b):
+        built.append((a, b))
+        if b < 0:
+            raise ValueError("b must be at least 0")
+        return {"sum": a + b}
+
+    view = PageView(Memo(4), build, key=lambda a, b: ("sum", a, b))
+    assert not view.ready(1, 2) and view.key(1, 2) == ("sum", 1, 2)
+    first = view.shown(1, 2, spinner="adding...")
+    assert first == {"sum": 3} and view.ready(1, 2) and view.shown(1, 2, spinner="adding...") is first
+    assert view(1, 2) is first and built == [(1, 2)]
+    assert view.shown(5, 5, spinner="adding...", quick=True) == {"sum": 10} and view.ready(5, 5)
+    for _ in range(2):
+        with pytest.raises(ValueError):
+            view(1, -1)
+    assert not view.ready(1, -1) and built.count((1, -1)) == 2
+    assert PageView(Memo(2), build).key(1, 2) == (1, 2)

@@ -1,10 +1,9 @@
-"""The scoring page's shared caches: one scoring for a class pressing Score together; bounded uploads."""
+"""The scoring page's shared caches: one scoring for a class pressing Score together (uploads: test_uploads.py)."""
 
 import threading
 import time
 from types import SimpleNamespace
 
-import numpy as np
 import pandas as pd
 
 from apnull.ui import score_cache as cache
@@ -39,16 +38,6 @@ def test_thirty_sessions_score_once(monkeypatch):
         t.join()
     assert len(out) == 30 and all(r is result for r in out) and len(calls) == 1
     cache.SCORES.clear()
-
-
-def test_uploads_are_bounded_in_count_and_bytes():
-    cache.UPLOADS.clear()
-    big = 50 << 20
-    for i in range(30):  # 30 different 50 MB tables
-        cache.UPLOADS.put(f"digest{i}", pd.DataFrame({"x": np.full(big // 8, float(i))}))
-        assert len(cache.UPLOADS) <= cache.MAX_UPLOADS and cache.UPLOADS.nbytes <= cache.MAX_UPLOAD_BYTES
-    assert cache.upload_table("digest29") is not None and cache.upload_table("digest0") is None
-    cache.UPLOADS.clear()
 
 
 def test_the_warm_up_fills_the_page_caches_the_page_reads(monkeypatch):

@@ -37,9 +37,9 @@ def test_settings_are_checked(pair):
     args = dict(key="Metadata_plate", key2="Metadata_well", perturbation="Metadata_perturbation", control_text="DMSO",
                 stratum="Metadata_plate", features_a="", features_b="^half_", similarity="cosine", permutations=999,
                 seed=0, alpha=0.05)
-    s = view.make_settings(a, b, **args)
+    s = view.make_compare_settings(a, b, **args)
     assert s.kwargs()["key"] == ["Metadata_plate", "Metadata_well"] and s.features_a is None
-    assert s.kwargs()["features_b"] == "^half_" and view.make_settings(a, b, **dict(args, stratum="(none)")).stratum is None
+    assert s.kwargs()["features_b"] == "^half_" and view.make_compare_settings(a, b, **dict(args, stratum="(none)")).stratum is None
     bad = {"key2": "Metadata_plate", "key": "Metadata_x" * 10_000, "control_text": "water", "features_a": "(",
            "permutations": 10**9, "alpha": 1.5, "stratum": "nope"}
     words = {"key2": "the two key columns are the same", "key": "choose the key column(s)",
@@ -47,7 +47,7 @@ def test_settings_are_checked(pair):
              "alpha": "alpha", "stratum": "is not a label column of both tables"}
     for name, value in bad.items():
         with pytest.raises(ValueError, match=re.escape(words[name])) as err:
-            view.make_settings(a, b, **dict(args, **{name: value}))
+            view.make_compare_settings(a, b, **dict(args, **{name: value}))
         assert len(str(err.value)) < 1000
 
 

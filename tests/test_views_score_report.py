@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from apnull.score import MissingValuesError, digits_example, score_profiles, screen_plan
-from apnull.ui.score_cache import ScoreProgress
+from apnull.ui.progress import ScoreProgress
 from apnull.views import score as view
 from apnull.views import score_report as report
 

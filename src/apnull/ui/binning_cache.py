@@ -19,6 +19,7 @@ from ..binning_cost import binning_cost, binning_summary
 from ..memo import Memo, freeze, rough_nbytes
 from ..plots import packed
 from ..plots.binning import breakpoint_figure, threshold_binning_figure, threshold_error_figure
+from .pageview import PageView
 
 VIEWS = Memo(64, max_bytes=64 * 2**20, sizeof=rough_nbytes)
 
@@ -37,22 +38,18 @@ class BinningView(NamedTuple):
     methods: tuple
 
 
-def view_ready(m, q, max_value, power, representative, metric) -> bool:
-    """True when :func:`view` would return at once (the page then shows no spinner)."""
-    return (m, q, max_value, power, representative, metric) in VIEWS
-
-
-def view(m, q, max_value, power, representative, metric) -> BinningView:
+def _view(m, q, max_value, power, representative, metric) -> BinningView:
     """The page's tables and figures; ValueError (not cached) for inputs out of range."""
-    def compute():
-        bps = freeze(breakpoints(max_value, power))
-        bins = bin_table(max_value, power)
-        cost = binning_cost(m, q, max_value, power, representative, metric)
-        first_n = bins["first_n"].to_numpy()
-        return BinningView(bps, bins, cost, binning_summary(cost), packed(breakpoint_figure(bps, max_value, power)),
-                           packed(threshold_binning_figure(cost, first_n, m, q, metric, representative)),
-                           packed(threshold_error_figure(cost, first_n, m, q, metric, representative)),
-                           tuple((meth, int(row["min"]), int(row["max"]))
-                                 for meth, row in cost.groupby("method")["n"].agg(["min", "max"]).iterrows()))
+    bps = freeze(breakpoints(max_value, power))
+    bins = bin_table(max_value, power)
+    cost = binning_cost(m, q, max_value, power, representative, metric)
+    first_n = bins["first_n"].to_numpy()
+    return BinningView(bps, bins, cost, binning_summary(cost), packed(breakpoint_figure(bps, max_value, power)),
+                       packed(threshold_binning_figure(cost, first_n, m, q, metric, representative)),
+                       packed(threshold_error_figure(cost, first_n, m, q, metric, representative)),
+                       tuple((meth, int(row["min"]), int(row["max"]))
+                             for meth, row in cost.groupby("method")["n"].agg(["min", "max"]).iterrows()))
 
-    return VIEWS.get_or_compute((m, q, max_value, power, representative, metric), compute)
+
+#: the page's view of (m, q, max_value, power, representative, metric) (``binning_view.ready(...)``: stored)
+binning_view = PageView(VIEWS, _view)

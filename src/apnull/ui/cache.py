@@ -37,6 +37,7 @@ from ..memo import Memo, rough_nbytes
 from ..sampling import draw_many
 from ..views import null as summaries
 from . import figures
+from .pageview import PageView
 from .progress import ProgressBar
 
 
@@ -144,9 +145,9 @@ def _density_key(M, N, K, draws, seed, show_exact) -> tuple:
     return ("density", M, N, K, draws, seed, show_exact)
 
 
-def density_ready(M: int, N: int, K: int, draws: int, seed: int, show_exact: bool) -> bool:
-    """True when :func:`density_figures` has this view cached (it will answer at once)."""
-    return _density_key(M, N, K, draws, seed, show_exact) in VIEWS
+#: the "Null densities" views' keys in ``VIEWS``: ``DENSITY_VIEWS.ready(M, N, K, draws, seed, show_exact)`` is
+#: True when :func:`density_figures` has that view (it will answer at once)
+DENSITY_VIEWS = PageView(VIEWS, key=_density_key)
 
 
 def density_figures(M: int, N: int, K: int, draws: int, seed: int, show_exact: bool, container=None,
@@ -154,7 +155,7 @@ def density_figures(M: int, N: int, K: int, draws: int, seed: int, show_exact: b
     """The cached "Null densities" view (:func:`apnull.ui.figures.density_view`): per metric (metric,
     figure, sizes with the exact overlay or None)."""
     sizes = summaries.check_grid_request(M, N, K, draws)
-    return _view(_density_key(M, N, K, draws, seed, show_exact), sizes,
+    return _view(DENSITY_VIEWS.key(M, N, K, draws, seed, show_exact), sizes,
                  lambda sizes, bar: size_summaries(sizes, draws, seed, bar),
                  lambda parts: figures.density_view(parts, M, N, draws, show_exact), "Sampling null rankings",
                  container, progress)

@@ -19,7 +19,8 @@ from ..views.score_report import NORMALIZE_WORDS, page_words, shown_order
 from ..views.score import check_fdr, p_label, p_shown, queries_of, selected_name
 from ..memo import Memo, rough_nbytes
 from .common import download_csv, guard, p_formats, show_figure, show_table
-from .score_cache import ScoreProgress, cached_view
+from .progress import ScoreProgress
+from .score_cache import cached_view
 from .state import forget_param
 from .widgets import bound_choice, bound_float, bound_int, bound_select
 

@@ -25,6 +25,7 @@ from ..memo import Memo, freeze, rough_nbytes
 from ..plots import packed
 from ..plots.hypergeom import ap_precision_scatter, precision_histograms
 from ..views import hypergeometric as hv
+from .pageview import PageView
 
 _MB = 2**20
 BLOCKS = Memo(512, max_bytes=64 * _MB, sizeof=rough_nbytes)
@@ -57,26 +58,22 @@ def hyper_draws(m, n, k, draws, seed) -> np.ndarray:
                                 lambda: freeze(hypergeom.hypergeom_precision_at_k(m, n, k, draws, seed)))
 
 
-def view_ready(m, n, k, draws, seed) -> bool:
-    """True when :func:`view` would return at once (no progress bar needed)."""
-    return (m, n, k, draws, seed) in VIEWS
-
-
-def view(m, n, k, draws, seed) -> HypergeomView:
+def _view(m, n, k, draws, seed) -> HypergeomView:
     """The page's tables and figures for checked inputs (shuffled blocks from :func:`cached_shuffled_block`)."""
-    def compute():
-        parts = [cached_shuffled_block(m, n, k, seed, b, rows) for b, rows in hv.block_layout(m, draws)]
-        sample = freeze(hv.ShuffledSample(np.concatenate([p.precision for p in parts]),
-                                          np.concatenate([p.ap for p in parts])))
-        hyper = hyper_draws(m, n, k, draws, seed)
-        thresholds = hv.thresholds_table(m, n, k, sample.precision)
-        summary = hv.summary_table(m, n, k, sample, hyper, seed=seed)
-        fit = hv.fit_table(m, n, k, {"shuffled labels": sample.precision, "hypergeometric draws": hyper})
-        pmf = freeze(hypergeom.hypergeom_pmf(m, n, k))
-        ap_row = summary.set_index("statistic").loc["AP (shuffled)"]
-        hist = packed(precision_histograms(sample.precision, hyper, k, thresholds, pmf=pmf, m=m, n=n))
-        scatter = packed(ap_precision_scatter(sample.precision, sample.ap, k, expected_ap=float(ap_row["exact mean"]),
-                                       ap_threshold=float(ap_row["exact 95pct"])))
-        return HypergeomView(sample, hyper, thresholds, summary, fit, pmf, hist, scatter)
+    parts = [cached_shuffled_block(m, n, k, seed, b, rows) for b, rows in hv.block_layout(m, draws)]
+    sample = freeze(hv.ShuffledSample(np.concatenate([p.precision for p in parts]),
+                                      np.concatenate([p.ap for p in parts])))
+    hyper = hyper_draws(m, n, k, draws, seed)
+    thresholds = hv.thresholds_table(m, n, k, sample.precision)
+    summary = hv.summary_table(m, n, k, sample, hyper, seed=seed)
+    fit = hv.fit_table(m, n, k, {"shuffled labels": sample.precision, "hypergeometric draws": hyper})
+    pmf = freeze(hypergeom.hypergeom_pmf(m, n, k))
+    ap_row = summary.set_index("statistic").loc["AP (shuffled)"]
+    hist = packed(precision_histograms(sample.precision, hyper, k, thresholds, pmf=pmf, m=m, n=n))
+    scatter = packed(ap_precision_scatter(sample.precision, sample.ap, k, expected_ap=float(ap_row["exact mean"]),
+                                   ap_threshold=float(ap_row["exact 95pct"])))
+    return HypergeomView(sample, hyper, thresholds, summary, fit, pmf, hist, scatter)
 
-    return VIEWS.get_or_compute((m, n, k, draws, seed), compute)
+
+#: the page's view of (m, n, k, draws, seed) (``hypergeom_view.ready(...)``: stored, no progress bar needed)
+hypergeom_view = PageView(VIEWS, _view)

@@ -16,8 +16,9 @@ import pandas as pd
 from ..memo import Memo, rough_nbytes
 from ..significance import choose_method, resolved_pvalue, resolved_threshold
 from .cache import cached_law_figure, moments, null_law
+from .pageview import PageView
 
-__all__ = ["LookupView", "TABLE_LEVELS", "VIEWS", "lookup_view", "lookup_ready", "law_words", "pvalue_words",
+__all__ = ["LookupView", "TABLE_LEVELS", "VIEWS", "lookup_view", "law_words", "pvalue_words",
            "threshold_words"]
 
 #: Levels q of the thresholds table (the chosen q is added).
@@ -46,11 +47,6 @@ class LookupView(NamedTuple):
 
 def _key(m, n, q, method, observed, draws, seed, alpha=None) -> tuple:
     return (m, n, q, method, observed["ap"], observed["pr"], draws, seed, alpha)
-
-
-def lookup_ready(m, n, q, method, observed, draws, seed, alpha=None) -> bool:
-    """True when :func:`lookup_view` has this input set (it answers at once)."""
-    return _key(m, n, q, method, observed, draws, seed, alpha) in VIEWS
 
 
 def law_words(law) -> tuple[str, str]:
@@ -109,7 +105,7 @@ def threshold_words(thr, law) -> tuple[str, str] | None:
     return None
 
 
-def thresholds_table(m: int, n: int, q: float, laws: dict, levels=TABLE_LEVELS, chosen: dict | None = None,
+def lookup_thresholds(m: int, n: int, q: float, laws: dict, levels=TABLE_LEVELS, chosen: dict | None = None,
                      alpha: float | None = None) -> pd.DataFrame:
     """Thresholds of AP and Precision@R at the levels ``levels`` and ``q``: columns m, n, q, alpha
     (1 - q), ap_threshold, pr_threshold (each law's q-quantile), ap_method, pr_method. ``chosen``
@@ -131,8 +127,8 @@ def thresholds_table(m: int, n: int, q: float, laws: dict, levels=TABLE_LEVELS, 
     })
 
 
-def lookup_view(m: int, n: int, q: float, method: str, observed: dict, draws: int, seed: int,
-                alpha: float | None = None) -> LookupView:
+def _view(m: int, n: int, q: float, method: str, observed: dict, draws: int, seed: int,
+          alpha: float | None = None) -> LookupView:
     """The page's view for checked inputs: sizes (m, n), level q (or ``alpha`` = 1 - q, kept exactly
     when given), the method asked for, the observed scores ``{"ap": .., "pr": ..}`` and the Monte
     Carlo draws and seed (used only by a law that is Monte Carlo, and kept out of the other laws'
@@ -154,8 +150,12 @@ def lookup_view(m: int, n: int, q: float, method: str, observed: dict, draws: in
             mean = mean_ap if metric == "ap" else m / (m + n)
             shown_q = q if alpha is None or alpha >= 1e-6 else None  # "100%" would name no level
             figures[metric] = cached_law_figure(m, n, metric, method, *mc_args, t, observed[metric], mean, shown_q)
-        table = thresholds_table(m, n, q, laws, chosen=thresholds, alpha=alpha)
+        table = lookup_thresholds(m, n, q, laws, chosen=thresholds, alpha=alpha)
         return LookupView({metric: law_words(law) for metric, law in laws.items()}, thresholds, tails, notes,
                           figures, mean_ap, sd_ap, table, table[["q", "alpha", "ap_threshold", "pr_threshold"]], tnotes)
 
-    return VIEWS.get_or_compute(_key(m, n, q, method, observed, draws, seed, alpha), build)
+    return build()
+
+
+#: the page's view of (m, n, q, method, observed, draws, seed, alpha) (``lookup_view.ready(...)``: stored)
+lookup_view = PageView(VIEWS, _view, key=_key)

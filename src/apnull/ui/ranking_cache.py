@@ -28,8 +28,9 @@ from ..plots import packed
 from ..plots.ranking import null_position_figure, pr_curve_figure
 from ..views import ranking as rk
 from .cache import moments, null_law
+from .pageview import PageView
 
-__all__ = ["RANKINGS", "NULLS", "FRAMES", "editor_frame", "DRAWS", "RankingView", "NullView", "ranking_view", "null_view", "null_ready"]
+__all__ = ["RANKINGS", "NULLS", "FRAMES", "editor_frame", "DRAWS", "RankingView", "NullView", "ranking_view", "position_view"]
 
 _MB = 2**20
 RANKINGS = Memo(256, max_bytes=16 * _MB, sizeof=rough_nbytes)
@@ -94,12 +95,7 @@ def ranking_view(rows: tuple, k: int) -> RankingView:
     return RANKINGS.get_or_compute((rows, k), build)
 
 
-def null_ready(m: int, n: int, ap: float) -> bool:
-    """True when :func:`null_view` has (m, n, ap) (it answers at once)."""
-    return (m, n, ap) in NULLS
-
-
-def null_view(m: int, n: int, ap: float) -> NullView:
+def _position_view(m: int, n: int, ap: float) -> NullView:
     """Where ``ap`` falls in the null law of AP for (m, n) (exact, grid or Monte Carlo with ``DRAWS``
     draws and seed 0, as :func:`apnull.null_distribution` chooses)."""
     def build():
@@ -111,4 +107,8 @@ def null_view(m: int, n: int, ap: float) -> NullView:
         fig = packed(null_position_figure(law.values, law.probs, ap, pos.p, m, n, law.method))
         return NullView(pos, law.method, getattr(law, "error_bound", None), mean, sd, fig, law.describe())
 
-    return NULLS.get_or_compute((m, n, ap), build)
+    return build()
+
+
+#: where an AP falls in the null law of (m, n) (``position_view.ready(m, n, ap)``: stored, answers at once)
+position_view = PageView(NULLS, _position_view)

@@ -172,7 +172,7 @@ def example_tables(rankings_items, n, s, k, replace) -> ExampleTables:
     return VIEWS.get_or_compute(("example", rankings_items, n, s, k, replace), build)
 
 
-def simulation_wide(rankings_items, n, s, reps, seed, k, replace, expected):
+def simulation_view(rankings_items, n, s, reps, seed, k, replace, expected):
     """(long, wide) simulated evaluations: :func:`simulation` and its 'mean ± SD' table."""
     def build():
         sim = simulation(rankings_items, n, s, reps, seed, k, replace, expected)

@@ -1,13 +1,10 @@
-"""The scoring page's shared caches, upload handling and progress bar (the page stays thin).
+"""The scoring page's shared caches and its table switch (the page stays thin; its uploads are
+:mod:`apnull.ui.uploads`', shared with the comparison page, and its progress bar
+:class:`apnull.ui.progress.ScoreProgress`).
 
 Every cache is an :class:`apnull.memo.Memo` shared by all sessions of the server process, bounded
 by entries and by bytes (least recently used dropped first):
 
-- ``UPLOADS``: parsed uploaded tables keyed by the SHA-256 of the file's bytes; at most
-  :data:`MAX_UPLOADS` = 6 tables and :data:`MAX_UPLOAD_BYTES` = 1 GiB of table memory (pandas'
-  ``memory_usage(deep=True)``). 30 students uploading 30 different 50 MB files therefore hold at
-  most 6 parsed tables (about 6 x 50-150 MB), never 30; an upload dropped from the cache is read
-  again from the browser's copy while the file input holds it, or asked for again.
 - ``SCORES``: scoring results keyed by (file hash, settings); at most :data:`MAX_SCORES` = 8 results
   and :data:`MAX_SCORE_BYTES` = 512 MiB (feature matrix plus tables).
 - ``PLANS``: the plan of a (file hash, columns) choice (:func:`apnull.score.screen_plan`); 32 plans.
@@ -17,51 +14,37 @@ on the same example with the same settings together, one session scores (with th
 and the 29 others wait for its result (``Memo`` in-flight de-duplication). An error is not cached.
 Cached values are shared and only read.
 
-Each session keeps in ``st.session_state`` only small things: the hash and name of its last upload
-(:data:`UPLOAD_STATE`), so the upload survives page visits and the example/upload switch while the
-table stays in ``UPLOADS``.
+Each session keeps in ``st.session_state`` only small things: which table its inputs belong to, and
+the inputs it set for the tables it left.
 """
 
 from __future__ import annotations
 
-import io
-import time
 from dataclasses import dataclass
 from operator import attrgetter
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
 from ..memo import Memo, rough_nbytes
-from ..score import digits_example, hierarchical_bh, read_table, score_profiles, screen_plan
+from ..score import digits_example, hierarchical_bh, score_profiles, screen_plan
 from ..views import score as view
 from ..views import score_inputs as inputs
+from .progress import ScoreProgress
 from .state import forget_param
+from .uploads import frame_bytes
 
-__all__ = ["UPLOADS", "SCORES", "PLANS", "MAX_UPLOADS", "MAX_UPLOAD_BYTES", "MAX_SCORES", "MAX_SCORE_BYTES",
-           "UPLOAD_STATE", "EXAMPLE_DIGEST", "example_table", "table_choices", "label_choices", "stratum_choices",
-           "ResultsView", "results_view", "inspected", "remember_upload", "use_table", "upload_table",
-           "cached_result", "score_once", "warm_example", "cached_plan", "ScoreProgress", "label_columns_of"]
+__all__ = ["SCORES", "PLANS", "VIEWS", "MAX_SCORES", "MAX_SCORE_BYTES", "EXAMPLE_DIGEST", "UPLOAD_SLOT",
+           "example_table", "table_choices", "label_choices", "stratum_choices", "ResultsView", "results_view",
+           "inspected", "use_table", "cached_score", "score_once", "warm_example", "cached_plan", "cached_view"]
 
-MAX_UPLOADS = 6
-MAX_UPLOAD_BYTES = 1 << 30
 MAX_SCORES = 8
 MAX_SCORE_BYTES = 512 << 20
-#: session_state key of this session's last upload: (digest, file name)
-UPLOAD_STATE = "_sc_upload"
+#: the page's upload slot (:func:`apnull.ui.uploads.remember_upload`)
+UPLOAD_SLOT = "score"
 #: the cache key of the bundled example
 EXAMPLE_DIGEST = "example"
-#: seconds between two updates of the progress bar
-PROGRESS_EVERY = 0.2
 
-
-def _frame_bytes(table) -> int:
-    return int(table.memory_usage(deep=True).sum()) if isinstance(table, pd.DataFrame) else 0
-
-
-
-UPLOADS = Memo(MAX_UPLOADS, MAX_UPLOAD_BYTES, sizeof=_frame_bytes)
 SCORES = Memo(MAX_SCORES, MAX_SCORE_BYTES, sizeof=attrgetter("held_bytes"))
 PLANS = Memo(32)
 #: The page's figures and null summaries (the volcano plot, a perturbation's or a label's null), keyed
@@ -76,6 +59,8 @@ def cached_view(key: tuple, build):
     computed once when many sessions ask at once. Shared and read-only: callers only read it
     (``st.plotly_chart`` serialises a copy). Errors are not stored."""
     return VIEWS.get_or_compute(key, build)
+
+
 def table_choices(digest: str, table: pd.DataFrame) -> tuple[dict, list]:
     """(the inputs a new table starts with, the perturbation column's choices) of the table ``digest``,
     worked out once per table instead of scanning its columns on every rerun."""
@@ -142,13 +127,6 @@ def example_table() -> pd.DataFrame:
     return _EXAMPLE.get_or_compute(EXAMPLE_DIGEST, digits_example)
 
 
-def label_columns_of(columns) -> list:
-    """The columns of an upload read as text, exactly as written: ``Metadata_*`` and any column whose
-    name suggests a perturbation or a stratum (so ``1``, ``1.0`` and ``01`` stay three labels)."""
-    hints = view.PERTURBATION_HINTS + view.STRATUM_HINTS
-    return [c for c in columns if str(c).startswith("Metadata_") or any(h in str(c).lower() for h in hints)]
-
-
 def warm_example():
     """Score the bundled example with the page's default inputs into :data:`SCORES`: the server's
     warm-up calls this (then the consistency step's :func:`apnull.ui.consistency_step.warm_default` on
@@ -164,20 +142,6 @@ def warm_example():
     result = SCORES.get_or_compute((EXAMPLE_DIGEST, settings.key()),
                                    lambda: score_profiles(table, **settings.kwargs()))
     return table, settings, result
-
-
-def remember_upload(upload) -> tuple[str, str]:
-    """(digest, name) of a Streamlit upload, hashing each new file once per session; the table is parsed
-    into ``UPLOADS`` (once per process, whatever the sessions) and the pair kept in ``st.session_state``."""
-    seen = st.session_state.get("_sc_upload_id")
-    if seen is None or seen[0] != upload.file_id:
-        seen = (upload.file_id, view.file_digest(upload.getvalue()))
-        st.session_state["_sc_upload_id"] = seen
-    digest, name = seen[1], upload.name
-    UPLOADS.get_or_compute(digest, lambda: read_table(io.BytesIO(upload.getvalue()), name=name,
-                                                      labels=label_columns_of))
-    st.session_state[UPLOAD_STATE] = (digest, name)
-    return digest, name
 
 
 def use_table(digest: str, defaults: dict) -> None:
@@ -210,12 +174,7 @@ def use_table(digest: str, defaults: dict) -> None:
     state["_sc_table"] = digest
 
 
-def upload_table(digest: str) -> pd.DataFrame | None:
-    """The cached table of an earlier upload, or None when it was dropped from ``UPLOADS``."""
-    return UPLOADS.get(digest)
-
-
-def cached_result(digest: str, key: tuple):
+def cached_score(digest: str, key: tuple):
     """The cached scoring result of (file, settings), or None."""
     return SCORES.get((digest, key))
 
@@ -235,56 +194,3 @@ def score_once(digest: str, key: tuple, table, kwargs: dict, container=None):
 def cached_plan(digest: str, key: tuple, table, kwargs: dict):
     """The :class:`apnull.score.ScreenPlan` of (file, columns), computed once."""
     return PLANS.get_or_compute((digest, key), lambda: screen_plan(table, **kwargs))
-
-
-class ScoreProgress:
-    """Progress of a run on a ``st.progress`` bar, updated at most every ``PROGRESS_EVERY`` s; says
-    "preparing compiled code (first run only)" while numba compiles (the engine's ``compiling`` and
-    ``compiled`` hooks, as the command line's progress) and the round of an adaptive run.
-
-    ``what`` names the run and its units ("Scoring", "perturbations"; consistency: "Consistency",
-    "labels"); ``finishing`` is said once every unit is done (None: the count itself).
-    """
-
-    def __init__(self, bar, what: tuple = ("Scoring", "perturbations"),
-                 finishing: str | None = "Per-query p-values and the tables..."):
-        self.bar, self.last, self.round_text = bar, 0.0, ""
-        self.what, self.finishing = what, finishing
-        self._first = (what, finishing)
-
-    def stage(self, units: str, scope: str = "") -> None:
-        """A new stage of the run (the engine's hook, :mod:`apnull.score.engine.clock`): later counts
-        are of ``units`` (e.g. "queries, exact laws and far tails") of ``scope`` (e.g. "table A")."""
-        (name, first_units), finishing = self._first
-        self.what = (f"{name} {scope}" if scope else name, units)
-        self.finishing = finishing if units == first_units else None
-        self.round_text, self.last = "", 0.0
-
-    def compiling(self) -> None:
-        """Numba started compiling: a fresh server's first run."""
-        self._show(0.0, "Preparing compiled code, first run only (about a minute; later runs skip this)...")
-
-    def compiled(self, seconds: float) -> None:
-        """Compiling is over (``seconds`` of it so far): back to the scoring."""
-        self._show(0.0, f"Compiled code ready ({seconds:.0f} s, first run only); scoring...")
-
-    def round(self, info) -> None:
-        """Before a round of an adaptive run: which round, and how many perturbations it still draws for."""
-        self.round_text = (f" (round {info.number + 1}: {info.units:,} still drawing, up to {info.target:,} "
-                           "draws each)" if info.number else "")
-
-    def _show(self, share: float, text: str) -> None:
-        try:
-            self.bar.progress(float(np.clip(share, 0.0, 1.0)), text=text)
-        except Exception:  # noqa: BLE001 (a hook called from a thread without the page's context)
-            pass
-
-    def __call__(self, done: int, total: int) -> None:
-        now = time.monotonic()
-        if not total or (now - self.last < PROGRESS_EVERY and done < total):
-            return
-        self.last = now
-        name, units = self.what
-        text = (f"{name}: {done:,} of {total:,} {units}{self.round_text}"
-                if done < total or self.finishing is None else self.finishing)
-        self._show(done / total, text)

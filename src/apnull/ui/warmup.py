@@ -123,8 +123,8 @@ def _warm_other_pages(steps: dict, t0: float) -> None:
     steps["score"] = time.perf_counter() - t0
     from apnull.ui import binning_cache, hypergeom_cache
 
-    binning_cache.view(4, 0.95, 300, 1.3, "lower", "ap")
-    hypergeom_cache.view(4, 32, 4, 10_000, 2022)
+    binning_cache.binning_view(4, 0.95, 300, 1.3, "lower", "ap")
+    hypergeom_cache.hypergeom_view(4, 32, 4, 10_000, 2022)
     steps["pages"] = time.perf_counter() - t0
 
 

@@ -23,7 +23,7 @@ from .score import (MAX_FEATURES_TEXT, MAX_PAGE_BUDGET, NO_STRATUM, guess_contro
                     label_columns, p_shown, resolve_controls)
 
 __all__ = ["METHOD_TEXT", "NO_KEY", "PAGE_DEFAULTS", "KEY_HINTS", "CompareSettings", "shared_labels", "guess_key", "pair_defaults",
-           "raw_sides", "page_words", "page_warnings", "make_settings", "scatter_data", "cards", "shown_groups", "verdict", "verdict_words", "retrieved_text",
+           "raw_sides", "compare_words", "compare_warnings", "make_compare_settings", "scatter_data", "cards", "shown_groups", "verdict", "verdict_words", "retrieved_text",
            "plan_text", "COMMAND_DRAWS", "DRAWS_DIFFERENCE",
            "DRAWS_LIMIT", "which_test_of"]
 
@@ -153,7 +153,7 @@ class CompareSettings:
         return tuple(str(x) for x in astuple(self))
 
 
-def make_settings(a: pd.DataFrame, b: pd.DataFrame, key: str, key2: str, perturbation: str, control_text: str,
+def make_compare_settings(a: pd.DataFrame, b: pd.DataFrame, key: str, key2: str, perturbation: str, control_text: str,
                   stratum: str, features_a: str, features_b: str, similarity: str, permutations, seed,
                   alpha, normalize: str = "none", nan: str = "error", budget: float | None = None) -> CompareSettings:
     """Check the page's inputs against the two tables and bundle them. ValueError says what to change.
@@ -198,18 +198,18 @@ def raw_sides(result) -> str:
     return "; ".join(f"table {side}: {why}" for side, why in result.looks_raw.items())
 
 
-def page_words(message: str) -> str:
+def compare_words(message: str) -> str:
     """A library message in the comparison page's words (:func:`.score_report.page_words`, with the
     features box of the table the message is about)."""
     side = "B" if message.lstrip().startswith("table B") else "A"
     return score_page_words(message, features=f"Features of {side} (regex)")
 
 
-def page_warnings(result) -> list:
+def compare_warnings(result) -> list:
     """The result's warnings in the page's words, without the raw-feature ones (the page says those with
     its fix)."""
     raw = {f"{side}: {w}" for side, why in result.looks_raw.items() for w in raw_warning(why)}
-    return [page_words(w) for w in result.warnings if w not in raw]
+    return [compare_words(w) for w in result.warnings if w not in raw]
 
 
 def scatter_data(groups: pd.DataFrame, perturbation: str) -> pd.DataFrame:
