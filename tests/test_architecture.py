@@ -11,7 +11,7 @@ private modules excepted: ``from . import _kernels`` inside a package holding ``
 name from a private module outside the importing module's own package (``from .._kernels import
 uniform``, ``from _plotly_utils.utils import ...``), no ``import x._y`` from outside x's package, no
 ``module._y`` on an imported module. No two modules import each other, directly or through others
-(an import circle). No two modules (outside ui/ and views/, for now) define the same public
+(an import circle). No two modules define the same public
 function or class. Only the kernels' own
 modules take a kernel compiled by ``apnull.compiled.inner`` (Python cannot call one).
 """
@@ -498,11 +498,7 @@ def test_the_law_side_is_the_pipeline_architecture_draws():
 #: Functions several modules define by design: every ``apnull`` subcommand module defines ``add_parser``
 #: and ``run`` (the command's protocol, docs/ARCHITECTURE.md "A subcommand").
 SHARED_PROTOCOL = {"add_parser", "run"}
-#: ui/ and views/ still define some names twice (``view_ready`` / ``view``, ``remember_upload``,
-#: ``upload_table``, ``cached_view``, ``cached_result``, ``pair_defaults``, ``make_settings``,
-#: ``thresholds_table``, ``simulation_wide``, ``page_words``, ``page_warnings``, ``null_view``): another
-#: branch gives those one home each, so this check covers every other module of the package for now.
-NAMES_LEFT_TO_UI = ("ui", "views")
+
 
 
 def _public_definitions() -> dict:
@@ -510,8 +506,6 @@ def _public_definitions() -> dict:
     (a name imported, e.g. re-exported, is not a definition)."""
     out: dict = {}
     for rel, path in _modules():
-        if rel.parts[0] in NAMES_LEFT_TO_UI:
-            continue
         for node in ast.parse(path.read_text()).body:
             defines = isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
             if defines and not node.name.startswith("_"):

@@ -160,12 +160,12 @@ def test_a_crossed_upload_says_its_test_before_compare():
 
 
 def test_the_warm_up_leaves_the_page_s_first_answer_ready(monkeypatch):
-    """The server's warm-up (compare_cache.warm_example) compares the bundled pair with exactly the inputs a
+    """The server's warm-up (compare_cache.warm_comparison) compares the bundled pair with exactly the inputs a
     new visitor's page asks for: the page then finds the answer in the cache and compares nothing."""
     from apnull.ui import compare_cache
 
     compare_cache.RESULTS.clear()
-    warmed = compare_cache.warm_example()
+    warmed = compare_cache.warm_comparison()
     calls = []
     monkeypatch.setattr(compare_cache, "score_compare", lambda *a, **k: calls.append(1))
     at = _run()

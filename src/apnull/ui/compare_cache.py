@@ -30,7 +30,7 @@ from .state import forget_param
 from .uploads import frame_bytes
 
 __all__ = ["RESULTS", "VIEWS", "MAX_RESULTS", "MAX_RESULT_BYTES", "EXAMPLE_PAIR", "TABLE_KEYS", "example_pair",
-           "upload_slot", "pair_choices", "use_pair", "cached_comparison", "compare_once", "compare_view", "warm_example"]
+           "upload_slot", "pair_choices", "use_pair", "cached_comparison", "compare_once", "compare_view", "warm_comparison"]
 
 MAX_RESULTS = 6
 MAX_RESULT_BYTES = 256 << 20
@@ -90,7 +90,7 @@ def cached_comparison(pair: str, key: tuple):
     return RESULTS.get((pair, key))
 
 
-def warm_example():
+def warm_comparison():
     """Compare the bundled pair with the inputs a new visitor of the page first sees, into :data:`RESULTS`
     (the server's warm-up calls this after the score page's: a fresh install compiles the comparison's
     own kernels here, not while its first visitor waits)."""

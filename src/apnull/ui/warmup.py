@@ -137,7 +137,7 @@ def warm_scoring() -> None:
     from apnull.ui import compare_cache, consistency_step
 
     consistency_step.warm_score_page()  # into the page's own caches, with the page's default inputs
-    compare_cache.warm_example()
+    compare_cache.warm_comparison()
 
 
 def _wait_quiet(quiet: float, longest: float) -> None:
