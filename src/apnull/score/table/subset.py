@@ -196,8 +196,9 @@ def part_bytes(path, columns, filters) -> int:
 
 
 def check_part(path, columns, filters, label: str) -> None:
-    """FilterError when the part :func:`part_bytes` counts is larger than :data:`MAX_PART_BYTES` (1 GiB)."""
+    """FilterError when the part :func:`part_bytes` counts is larger than :data:`MAX_PART_BYTES` (4 GiB)."""
     size = part_bytes(path, columns, filters)
     if size > MAX_PART_BYTES:
-        raise FilterError(f"the part of {label} asked for is {size / 1024**2:,.0f} MB uncompressed; the limit is "
+        what = "the file" if columns is None and filters is None else f"the part of {label} asked for"
+        raise FilterError(f"{what} is {size / 1024**2:,.0f} MB uncompressed; the limit is "
                           f"{MAX_PART_BYTES / 1024**2:,.0f} MB: read fewer columns or fewer plates at a time")
