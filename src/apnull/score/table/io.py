@@ -12,6 +12,7 @@ import pandas as pd
 from ...limits import SCORE_MAX_FILE_BYTES as MAX_FILE_BYTES
 from . import subset
 from ..engine.clock import tell_stage
+from ..engine.memory import release_arrow
 from ..engine.progress import default_progress
 
 __all__ = ["read_table", "labels_as_text", "table_format", "MAX_FILE_BYTES", "PARQUET_SUFFIXES", "TSV_SUFFIXES"]
@@ -198,10 +199,6 @@ def _text(value):
     return str(value)
 
 
-#: Rows decoded at a time when a Parquet file is read with progress lines (a few MB at 737 features).
-READ_BATCH = 65536
-
-
 def _read_parquet(source, labels, columns=None, filters=None, progress=None) -> pd.DataFrame:
     """A Parquet table; label columns cast to text by Arrow before pandas sees them (a nullable
     integer column keeps its digits instead of turning into floats). With ``columns`` or ``filters``
@@ -223,13 +220,16 @@ def _read_parquet(source, labels, columns=None, filters=None, progress=None) -> 
             arrow = arrow.set_column(i, c, col.cast(pa.string()))
     table = arrow.to_pandas(split_blocks=True, self_destruct=True)
     del arrow  # self_destruct: not to be used again
+    release_arrow()
     return labels_as_text(table, names)
 
 
 def _read_parquet_part(source, columns, filters, progress=None):
     """The Arrow table of ``columns`` (checked against the file's schema; None: all) and of the rows
-    ``filters`` keeps (None: all). ``progress`` (a reporter, :mod:`..engine.progress`) is told the rows
-    read, :data:`READ_BATCH` at a time, when no filter is given."""
+    ``filters`` keeps (None: all). Without a filter the file is read a row group at a time, without
+    buffering the whole file first (``pre_buffer=False``): the read holds the table and one row group's
+    buffers (a 325 MB table of float32 peaked at 1.8 times its size, against 3.3 times for one
+    ``pq.read_table``); ``progress`` (a reporter, :mod:`..engine.progress`) is told the rows read after each."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -241,18 +241,20 @@ def _read_parquet_part(source, columns, filters, progress=None):
     filters = None if filters is None else subset.resolve_filters(filters, schema)
     if pos is None:  # a file by its path: limited by the part read, not by the file's size
         subset.check_part(source, columns, filters, repr(Path(source).name))
-    if not progress or filters is not None:
+    if filters is not None:
         return pq.read_table(source, columns=columns, filters=filters)
-    handle = pq.ParquetFile(source)
-    total, done, batches = handle.metadata.num_rows, 0, []
+    handle = pq.ParquetFile(source, pre_buffer=False)
+    total, done, parts = handle.metadata.num_rows, 0, []
     tell_stage(progress, "rows read")
-    for batch in handle.iter_batches(batch_size=READ_BATCH, columns=columns):
-        batches.append(batch)
-        done += batch.num_rows
-        progress(done, total)
-    wanted = handle.schema_arrow if columns is None else pa.schema([handle.schema_arrow.field(c) for c in columns],
-                                                                    metadata=handle.schema_arrow.metadata)
-    return pa.Table.from_batches(batches, schema=wanted)
+    for i in range(handle.num_row_groups):  # a row group at a time: its decoding buffers freed before the next
+        parts.append(handle.read_row_group(i, columns=columns))
+        release_arrow()
+        done += parts[-1].num_rows
+        if progress:
+            progress(done, total)
+    if parts:
+        return pa.concat_tables(parts)
+    return pq.read_table(source, columns=columns)
 
 
 def _filter_csv(table: pd.DataFrame, filters) -> pd.DataFrame:
@@ -307,7 +309,7 @@ def read_table(path_or_buffer, name: str | None = None, labels=None, *, columns=
         than by a full read. A CSV has no index: its rows are filtered after the whole file is read,
         with the same meaning (the memory of the full read is spent). No row kept is a ValueError.
     progress : True, a reporter or None
-        A Parquet file read without ``filters`` tells the rows read, 65,536 at a time, to the reporter
+        A Parquet file read without ``filters`` tells the rows read, a row group at a time, to the reporter
         (:mod:`apnull.score.engine.progress`: True gives lines on stderr or a bar in Jupyter; the command
         line's lines say ``rows read: 300,000 of 641,888 (4 s)``). The table read is the same.
 

@@ -20,6 +20,10 @@ import numpy as np
 import pandas as pd
 
 from .matrix import CHUNK, feature_matrix, row_hash, scale_in_place
+
+#: Values prepared at a time by :class:`BlockRows` when many rows are asked one column of, or hashed (2 MB of
+#: float64, and a few temporaries of that size while a block is scaled: 355 rows at 737 features).
+BLOCK_CELLS = 1 << 18
 from .normalize import apply_normalization
 
 __all__ = ["PreparedRows", "BlockRows", "hold_rows", "prepared_hashes"]
@@ -38,13 +42,19 @@ def _rows_of(key, size: int) -> np.ndarray:
     return np.arange(size)[key] if isinstance(key, slice) else np.asarray(key, dtype=np.int64)
 
 
-def _column_in_chunks(get, idx: np.ndarray, col) -> np.ndarray:
-    """``get(rows)[:, col]`` for ``idx``, :data:`.matrix.CHUNK` rows at a time (one column of many rows
-    without holding their whole prepared rows)."""
+def _block_rows(width: int) -> int:
+    """Rows of a block of :data:`BLOCK_CELLS` values at ``width`` features."""
+    return max(1, BLOCK_CELLS // max(int(width), 1))
+
+
+def _column_in_chunks(get, idx: np.ndarray, col, width: int) -> np.ndarray:
+    """``get(rows)[:, col]`` for ``idx``, a block of rows at a time (:func:`_block_rows`: one column of many
+    rows without holding their whole prepared rows)."""
     flat = np.atleast_1d(idx)
     out = np.empty(flat.size, dtype=np.float64)
-    for a in range(0, flat.size, CHUNK):
-        out[a:a + CHUNK] = get(flat[a:a + CHUNK])[:, col]
+    step = _block_rows(width)
+    for a in range(0, flat.size, step):
+        out[a:a + step] = get(flat[a:a + step])[:, col]
     return out[0] if np.ndim(idx) == 0 else out
 
 
@@ -78,7 +88,7 @@ class BlockRows:
         key, col = _split_key(key)
         idx = _rows_of(key, self.shape[0])
         if col is not None:
-            return _column_in_chunks(self.rows, idx, col)
+            return _column_in_chunks(self.rows, idx, col, self.shape[1])
         out = self.rows(np.atleast_1d(idx))
         return out[0] if np.ndim(idx) == 0 else out
 
@@ -129,7 +139,7 @@ class PreparedRows:
         key, col = _split_key(key)
         idx = _rows_of(key, self.shape[0])
         if col is not None:
-            return _column_in_chunks(self.__getitem__, idx, col)
+            return _column_in_chunks(self.__getitem__, idx, col, self.shape[1])
         flat = np.atleast_1d(idx)
         missing = [c for c in self.features if c not in self.table.columns]
         if missing:
@@ -157,8 +167,9 @@ def prepared_hashes(X, progress=None) -> np.ndarray:
     """(N,) uint64 :func:`.matrix.row_hash` of every prepared row of ``X`` (an array or a :class:`BlockRows`),
     a chunk at a time; ``progress(done, total)`` after each chunk when given."""
     hashes = np.empty(X.shape[0], dtype=np.uint64)
-    for a in range(0, X.shape[0], CHUNK):  # a chunk at a time: the run's arrays are all still alive here
-        b = min(a + CHUNK, X.shape[0])
+    step = _block_rows(X.shape[1]) if isinstance(X, BlockRows) else CHUNK
+    for a in range(0, X.shape[0], step):  # a block at a time: the run's arrays are all still alive here
+        b = min(a + step, X.shape[0])
         hashes[a:b] = row_hash([], X[np.arange(a, b)] if isinstance(X, BlockRows) else X[a:b])
         if progress:
             progress(b, X.shape[0])
