@@ -121,11 +121,11 @@ def test_normalize_and_binary_keep_the_float64_matrix():
 
 def test_crossed_parts_are_cut_into_groups_with_the_same_results(monkeypatch):
     """A crossed screen is one component; with rows made when asked its parts are cut into groups of about
-    PART_ROWS replicate rows, the control tables built once: the same tables whatever the cut."""
+    PART_CELLS values of replicate rows, the control tables built once: the same tables whatever the cut."""
     t32 = crossed(compounds=50)
     kw = dict(perturbation="cmp", control="DMSO", stratum="plate", permutations="auto", seed=2)
     want = score_profiles(as64(t32), **kw)
-    monkeypatch.setattr(permutation, "PART_ROWS", 7)
+    monkeypatch.setattr(permutation, "PART_CELLS", 7 * 12)  # 7 rows of 12 features
     screen = prepare_screen(t32, "cmp", ["DMSO"], "plate", None, "cosine")
     work = permutation.ScreenWork(screen, 2)
     groups = work.groups()

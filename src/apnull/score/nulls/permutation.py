@@ -46,11 +46,11 @@ __all__ = ["Part", "ScreenWork", "mean_null", "mean_batch", "null_values", "segm
 
 #: Segments whose stream keys are made together (:func:`segment_keys`).
 KEY_CHUNK = 8192
-#: Replicate rows of an in-process part at most when the screen's rows are made when asked (``X`` not an
-#: array: a table of float32 features, or the rows read again after the mAP null): a part holds its rows
-#: in float64, so a component of the whole screen (the crossed layout) is cut into groups of about this
-#: many rows (97 MB at 737 features) instead of copying every row at once.
-PART_ROWS = 16384
+#: Feature values of an in-process part's replicate rows at most when the screen's rows are made when asked
+#: (``X`` not an array: a table of float32 features, or the rows read again after the mAP null): a part
+#: holds its rows in float64, so a component of the whole screen (the crossed layout) is cut into groups
+#: of about this many values (64 MB: 11,382 rows at 737 features) instead of copying every row at once.
+PART_CELLS = 1 << 23
 #: An empty int64 table: no pair-rule codes, no explicit draws, no kept null values.
 NO_CODES_2D = np.zeros((0, 0), dtype=np.int64)
 
@@ -126,15 +126,16 @@ class ScreenWork:
 
     def groups(self) -> list:
         """Each component's perturbations; when the rows are made when asked (``X`` not an array), a
-        component's cut into groups of about :data:`PART_ROWS` replicate rows (its control tables are
-        built once for all of them)."""
+        component's cut into groups of about :data:`PART_CELLS` values of replicate rows (its control
+        tables are built once for all of them)."""
         if isinstance(self.screen.X, np.ndarray):
             return [members for members, _ in self.components]
         qoff = self.screen.perts.qoff
+        rows = max(1, PART_CELLS // max(self.screen.X.shape[1], 1))
         out = []
         for members, _ in self.components:
             size = np.cumsum(qoff[members + 1] - qoff[members])
-            cut = np.searchsorted(size, np.arange(PART_ROWS, int(size[-1]), PART_ROWS), side="right")
+            cut = np.searchsorted(size, np.arange(rows, int(size[-1]), rows), side="right")
             out.extend(np.split(members, np.unique(cut)))
         return [g for g in out if g.size]
 

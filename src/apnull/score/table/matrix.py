@@ -9,7 +9,7 @@ makes five or six such copies at once; this module keeps one (plus chunks of :da
   a table whose features are all float32 (a JUMP screen) is held as float32 (:func:`compact_dtype`):
   half the memory, and its float64 values are exactly those float32 values, made per block of rows
   (:class:`.rows.BlockRows`) where the kernels need them;
-- :func:`scale_in_place` overwrites it, :data:`CHUNK` rows at a time, with what
+- :func:`scale_in_place` overwrites it, :data:`CHUNK` rows (or :data:`SCALE_CELLS` values) at a time, with what
   :func:`._scale.unit_rows` / :func:`._scale.euclidean_rows` give for the whole array. Every row's
   result depends on that row only (and for Euclidean on one common power of two), and every chunk
   is C-contiguous like the whole array, so the values are the same bit for bit;
@@ -28,8 +28,11 @@ from .scale import BINARY, DISTANCES, unit_rows
 
 __all__ = ["CHUNK", "CELLS", "compact_dtype", "feature_matrix", "euclidean_exponent", "scale_in_place", "row_hash", "duplicate_rows"]
 
-#: Rows scaled at a time (a chunk's temporaries are a few MB).
+#: Rows scaled at a time at most (a chunk's temporaries are a few MB).
 CHUNK = 16384
+#: Values scaled at a time at most (2 MB of float64: 355 rows at 737 features, so a wide table's chunk
+#: and its temporaries stay a few MB too).
+SCALE_CELLS = 1 << 18
 #: Values read from the table at a time when every feature column is float64 (8 MB).
 CELLS = 1 << 20
 _MULT = np.uint64(0x9E3779B97F4A7C15)
@@ -100,8 +103,9 @@ def scale_in_place(values: np.ndarray, similarity: str, exponent=None) -> np.nda
             np.ldexp(values[a:a + CHUNK], -e, out=values[a:a + CHUNK])
         return values
     centre = similarity == "correlation"
-    for a in range(0, values.shape[0], CHUNK):
-        values[a:a + CHUNK] = unit_rows(values[a:a + CHUNK], centre)
+    step = max(1, min(CHUNK, SCALE_CELLS // max(values.shape[1], 1)))
+    for a in range(0, values.shape[0], step):
+        values[a:a + step] = unit_rows(values[a:a + step], centre)
     return values
 
 
