@@ -11,7 +11,6 @@ import pandas as pd
 
 from ...limits import SCORE_MAX_FILE_BYTES as MAX_FILE_BYTES
 from . import subset
-from ..engine.clock import tell_stage
 from ..engine.memory import release_arrow
 from ..engine.progress import default_progress
 
@@ -211,7 +210,7 @@ def _read_parquet(source, labels, columns=None, filters=None, progress=None) -> 
         return pd.read_parquet(source)
     import pyarrow as pa
 
-    arrow = _read_parquet_part(source, columns, filters, progress)
+    arrow = subset.read_arrow(source, columns, filters, progress)
     names = _label_names(labels, arrow.column_names)
     for c in names:
         i = arrow.column_names.index(c)
@@ -222,39 +221,6 @@ def _read_parquet(source, labels, columns=None, filters=None, progress=None) -> 
     del arrow  # self_destruct: not to be used again
     release_arrow()
     return labels_as_text(table, names)
-
-
-def _read_parquet_part(source, columns, filters, progress=None):
-    """The Arrow table of ``columns`` (checked against the file's schema; None: all) and of the rows
-    ``filters`` keeps (None: all). Without a filter the file is read a row group at a time, without
-    buffering the whole file first (``pre_buffer=False``): the read holds the table and one row group's
-    buffers (a 325 MB table of float32 peaked at 1.8 times its size, against 3.3 times for one
-    ``pq.read_table``); ``progress`` (a reporter, :mod:`..engine.progress`) is told the rows read after each."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    pos = None if isinstance(source, (str, os.PathLike)) else source.tell()
-    schema = pq.read_schema(source)
-    if pos is not None:
-        source.seek(pos)
-    columns = None if columns is None else subset.check_columns(columns, schema.names)
-    filters = None if filters is None else subset.resolve_filters(filters, schema)
-    if pos is None:  # a file by its path: limited by the part read, not by the file's size
-        subset.check_part(source, columns, filters, repr(Path(source).name))
-    if filters is not None:
-        return pq.read_table(source, columns=columns, filters=filters)
-    handle = pq.ParquetFile(source, pre_buffer=False)
-    total, done, parts = handle.metadata.num_rows, 0, []
-    tell_stage(progress, "rows read")
-    for i in range(handle.num_row_groups):  # a row group at a time: its decoding buffers freed before the next
-        parts.append(handle.read_row_group(i, columns=columns))
-        release_arrow()
-        done += parts[-1].num_rows
-        if progress:
-            progress(done, total)
-    if parts:
-        return pa.concat_tables(parts)
-    return pq.read_table(source, columns=columns)
 
 
 def _filter_csv(table: pd.DataFrame, filters) -> pd.DataFrame:
