@@ -23,6 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+LABELS = ["Metadata_compound", "Metadata_plate"]
 READ_ONLY = """
 import sys, resource
 from apnull.score import read_table
@@ -59,13 +60,16 @@ def write_screen(path: Path, compounds: int, replicates: int, features: int, see
 
 
 def table_bytes(path: Path) -> tuple:
-    """(rows, features, bytes in memory): float32 features x 4 bytes plus the label columns as object text."""
+    """(rows, features, bytes in memory): the float32 features (4 bytes a value, as pandas holds them) and
+    the two label columns as ``read_table`` gives them (text objects: ``memory_usage(deep=True)``)."""
     import pyarrow.parquet as pq
 
+    from apnull.score import read_table
+
     meta = pq.ParquetFile(path).metadata
-    rows, cols = meta.num_rows, meta.num_columns
-    feats = cols - 2
-    return rows, feats, rows * feats * 4 + rows * 2 * 60  # a Python str of ~10 characters: about 60 bytes
+    rows, feats = meta.num_rows, meta.num_columns - 2
+    labels = read_table(path, labels=LABELS, columns=LABELS)
+    return rows, feats, rows * feats * 4 + int(labels.memory_usage(deep=True, index=False).sum())
 
 
 def main(argv=None):
@@ -82,7 +86,6 @@ def main(argv=None):
         t = time.perf_counter()
         write_screen(path, a.compounds, a.replicates, a.features)
         print(f"wrote {path} ({path.stat().st_size / 2**20:,.0f} MB) in {time.perf_counter() - t:.0f} s")
-    rows, feats, nbytes = table_bytes(path)
     if a.read_only:
         cmd = [sys.executable, "-c", READ_ONLY, str(path)]
     else:
@@ -95,6 +98,7 @@ def main(argv=None):
     if proc.returncode:
         print(proc.stderr[-2000:])
         raise SystemExit(proc.returncode)
+    rows, feats, nbytes = table_bytes(path)  # after the child: its peak is its own
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
     print("\n".join(lines[-12:]))
     if a.read_only:
