@@ -61,11 +61,12 @@ SAMPLED_MAX_REPETITIONS, SAMPLED_MAX_SIMULATED = 100_000, 2_500_000
 # -- scoring a screen (apnull.score, `apnull score`, the "Score your data" page) ---------------------------
 #: Largest input file (checked before reading): a table that size needs a few GB once parsed.
 SCORE_MAX_FILE_BYTES = 200 * 1024 * 1024
-#: Largest part of a Parquet file read with ``columns=`` or ``filters=`` (by path, ``.parquet``/``.pq``/
-#: ``.parq``): the uncompressed bytes of the columns asked (and the filter's) in the row groups whose
-#: statistics may hold a kept row, from the file's metadata before anything is decoded. It replaces the
-#: file limit for such reads, so one plate of a JUMP-size file can be read.
-SCORE_MAX_PART_BYTES = 1024 * 1024 * 1024
+#: Largest part of a Parquet file read by its path (``.parquet``/``.pq``/``.parq``; the library and the
+#: command line, not uploads): the uncompressed bytes of the columns asked (and the filter's) in the row
+#: groups whose statistics may hold a kept row (the whole file without ``columns=``/``filters=``), from the
+#: file's metadata before anything is decoded. It replaces the file limit for such reads, so a whole
+#: JUMP screen (641,888 rows x 737 float32 features: 1.9 GB) or one plate of a larger file can be read.
+SCORE_MAX_PART_BYTES = 4 * 1024 * 1024 * 1024
 #: Most control rows in one stratum: its sorted similarity rows and their ranks take 12 n^2 bytes
 #: (1.2 GB at the limit).
 SCORE_MAX_STRATUM_CONTROLS = 10_000

@@ -28,6 +28,7 @@ import argparse
 import os
 import re
 
+from ..score.table.io import table_format
 from ..score import (MAX_FILE_BYTES, NULLS, RANKING_COLUMNS, SCORE_SIMILARITIES, check_outputs, read_table,
                      score_profiles, score_rankings, write_tables)
 from . import _score_activity as activity
@@ -51,7 +52,7 @@ def _input_file(text):
     if not os.path.isfile(text):
         raise argparse.ArgumentTypeError(f"FILE {text!r} does not exist or is not a file")
     size = os.path.getsize(text)
-    if size > MAX_FILE_BYTES:
+    if size > MAX_FILE_BYTES and table_format(text)[0] != "parquet":  # a Parquet file: limited by what it decodes
         raise argparse.ArgumentTypeError(f"FILE {text!r} is {size / 2**20:.0f} MB; the limit is "
                                          f"{MAX_FILE_BYTES / 2**20:.0f} MB")
     return text
@@ -95,7 +96,8 @@ def run(args, out, err) -> int:
     labels = ["query", "item"] if ranking_form else [*args.perturbation, args.stratum]
     needed = [*RANKING_COLUMNS] if ranking_form else \
         [*labels, *(args.positives_differ_by or []), *(args.hierarchical_by or [])]
-    table = read_table(args.file, labels=labels, **read_kwargs(args, needed))
+    progress = Progress(err, "apnull score: rows read", after=3.0)
+    table = read_table(args.file, labels=labels, progress=progress, **read_kwargs(args, needed))
     if ranking_form:
         missing = [c for c in RANKING_COLUMNS if c not in table.columns]
         if missing:
@@ -113,7 +115,7 @@ def run(args, out, err) -> int:
         res = score_profiles(table, perturbation=activity.perturbation_of(args), control=activity.control_of(args),
                              stratum=args.stratum, features=args.features, similarity=args.similarity,
                              null=args.null, normalize=args.normalize,
-                             progress=Progress(err, "apnull score: perturbations", after=3.0),
+                             progress=progress,
                              **run_kwargs(args), **activity.library_kwargs(args))
         raw_hint(err, "score", res.looks_raw)
         groups, queries, warnings = res.groups, res.queries, [cli_words(w) for w in res.warnings]

@@ -281,7 +281,7 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
                               scheduler=scheduler, progress=progress, budget=budget, null=null)
     keyed = combine_columns(table, perturbation, control, stratum)
     screen = prepare_screen(keyed.table, keyed.column, control, stratum, features, similarity, nan,
-                            positives_differ_by, negatives, normalize)
+                            positives_differ_by, negatives, normalize, opts.progress)
     keyed = keyed._replace(table=None)  # a copy made for several perturbation columns is not needed again
     _check_exact_sizes(screen, opts)
     release_memory()  # the preparation's freed temporaries go back to the system before the rounds

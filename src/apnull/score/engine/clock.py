@@ -24,6 +24,8 @@ import contextlib
 import threading
 import time
 
+from ..table.names import tell_stage  # the stage hook, with the progress words (re-exported)
+
 __all__ = ["Deadline", "deadline_of", "CompileWatch", "Scoped", "tell_stage"]
 
 
@@ -158,12 +160,6 @@ def deadline_of(budget) -> Deadline | None:
     if budget is None or isinstance(budget, Deadline):
         return budget
     return Deadline(float(budget))
-
-
-def tell_stage(progress, units: str, scope: str = "") -> None:
-    """Tell ``progress`` (when it has the ``stage`` hook) that the run starts counting ``units``."""
-    if hasattr(progress, "stage"):
-        progress.stage(units, scope)
 
 
 class Scoped:

@@ -46,6 +46,11 @@ __all__ = ["Part", "ScreenWork", "mean_null", "perturbations_batch", "null_value
 
 #: Segments whose stream keys are made together (:func:`segment_keys`).
 KEY_CHUNK = 8192
+#: Feature values of an in-process part's replicate rows at most when the screen's rows are made when asked
+#: (``X`` not an array: a table of float32 features, or the rows read again after the mAP null): a part
+#: holds its rows in float64, so a component of the whole screen (the crossed layout) is cut into groups
+#: of about this many values (64 MB: 11,382 rows at 737 features) instead of copying every row at once.
+PART_CELLS = 1 << 23
 #: An empty int64 table: no pair-rule codes, no explicit draws, no kept null values.
 NO_CODES_2D = np.zeros((0, 0), dtype=np.int64)
 
@@ -101,6 +106,7 @@ class ScreenWork:
         self.size = len(pt)
         self.offsets = {"seg": pt.soff, "query": pt.qoff}
         self._comps = self._keys = self._comp_of = None
+        self._built = (None, None)  # (component, its ControlRows): the last one built in process
 
     @property
     def components(self) -> list:
@@ -119,7 +125,19 @@ class ScreenWork:
         return self._keys
 
     def groups(self) -> list:
-        return [members for members, _ in self.components]
+        """Each component's perturbations; when the rows are made when asked (``X`` not an array), a
+        component's cut into groups of about :data:`PART_CELLS` values of replicate rows (its control
+        tables are built once for all of them)."""
+        if isinstance(self.screen.X, np.ndarray):
+            return [members for members, _ in self.components]
+        qoff = self.screen.perts.qoff
+        rows = max(1, PART_CELLS // max(self.screen.X.shape[1], 1))
+        out = []
+        for members, _ in self.components:
+            size = np.cumsum(qoff[members + 1] - qoff[members])
+            cut = np.searchsorted(size, np.arange(rows, int(size[-1]), rows), side="right")
+            out.extend(np.split(members, np.unique(cut)))
+        return [g for g in out if g.size]
 
     def shards(self, count: int) -> list:
         """Whole components, gathered into about ``count`` shards of similar numbers of replicates."""
@@ -157,8 +175,17 @@ class ScreenWork:
             c = len(built)
             where[strata] = np.arange(strata.size)
             names = [pt.strata[s] for s in strata.tolist()]
-            rows = [np.ascontiguousarray(sc.X[sc.controls[s]]) for s in names]
-            built.append(rows if worker else control_rows(rows, sc.kind))
+            if not worker and self._built[0] == comp:  # the same component's next group: its tables again
+                built.append(self._built[1])
+            else:
+                pools = [sc.controls[s] for s in names]
+                every = sc.X[np.concatenate(pools)] if pools else np.empty((0, sc.X.shape[1]))
+                rows = np.split(every, np.cumsum([p.size for p in pools])[:-1])  # one read of the rows
+                rows = [np.ascontiguousarray(r) for r in rows]
+                del every
+                built.append(rows if worker else control_rows(rows, sc.kind))
+                if not worker:
+                    self._built = (comp, built[-1])
             comp_of[todo] = c
             width = 0 if codes is None else codes.shape[1]
             ctl_codes.append(np.ascontiguousarray(np.concatenate([codes[sc.controls[s]] for s in names]))

@@ -5,8 +5,11 @@ selection of the table, fancy-indexing the rows and scaling with whole-array num
 makes five or six such copies at once; this module keeps one (plus chunks of :data:`CHUNK` rows):
 
 - :func:`feature_matrix` fills a C-contiguous (rows, features) array one input column at a time, or
-  when every feature column is float64 as many columns at a time as make :data:`CELLS` values;
-- :func:`scale_in_place` overwrites it, :data:`CHUNK` rows at a time, with what
+  when every feature column is float64 or float32 as many columns at a time as make :data:`CELLS` values;
+  a table whose features are all float32 (a JUMP screen) is held as float32 (:func:`compact_dtype`):
+  half the memory, and its float64 values are exactly those float32 values, made per block of rows
+  (:class:`.rows.BlockRows`) where the kernels need them;
+- :func:`scale_in_place` overwrites it, :data:`CHUNK` rows (or :data:`SCALE_CELLS` values) at a time, with what
   :func:`._scale.unit_rows` / :func:`._scale.euclidean_rows` give for the whole array. Every row's
   result depends on that row only (and for Euclidean on one common power of two), and every chunk
   is C-contiguous like the whole array, so the values are the same bit for bit;
@@ -23,27 +26,48 @@ import pandas as pd
 
 from .scale import BINARY, DISTANCES, unit_rows
 
-__all__ = ["CHUNK", "CELLS", "feature_matrix", "euclidean_exponent", "scale_in_place", "row_hash", "duplicate_rows"]
+__all__ = ["CHUNK", "CELLS", "compact_dtype", "feature_matrix", "euclidean_exponent", "scale_in_place", "row_hash", "duplicate_rows"]
 
-#: Rows scaled at a time (a chunk's temporaries are a few MB).
+#: Rows scaled at a time at most (a chunk's temporaries are a few MB).
 CHUNK = 16384
+#: Values scaled at a time at most (2 MB of float64: 355 rows at 737 features, so a wide table's chunk
+#: and its temporaries stay a few MB too).
+SCALE_CELLS = 1 << 18
 #: Values read from the table at a time when every feature column is float64 (8 MB).
 CELLS = 1 << 20
 _MULT = np.uint64(0x9E3779B97F4A7C15)
 
 
-def feature_matrix(table: pd.DataFrame, features, used: np.ndarray) -> np.ndarray:
-    """(len(used), len(features)) float64, C-contiguous: ``table[features]`` at rows ``used`` as numbers
-    (missing values as NaN), without a copy of the whole column selection."""
-    out = np.empty((used.size, len(features)), dtype=np.float64)
+def compact_dtype(table: pd.DataFrame, features) -> np.dtype:
+    """float32 when every feature column of ``table`` is numpy float32 (the float64 values of such a table are its
+    float32 values exactly, so holding them as float32 loses nothing), else float64."""
+    if not len(features) or not table.columns.is_unique:
+        return np.dtype(np.float64)
+    pos = table.columns.get_indexer(features)
+    if (pos < 0).any():
+        return np.dtype(np.float64)
+    f32 = all(isinstance(t, np.dtype) and t == np.float32 for t in table.dtypes.iloc[pos])
+    return np.dtype(np.float32 if f32 else np.float64)
+
+
+def feature_matrix(table: pd.DataFrame, features, used: np.ndarray, dtype=np.float64) -> np.ndarray:
+    """(len(used), len(features)) ``dtype`` (float64, or float32 for a table whose features are all float32:
+    :func:`compact_dtype`), C-contiguous: ``table[features]`` at rows ``used`` as numbers (missing values
+    as NaN), without a copy of the whole column selection. float32 cells become float64 exactly."""
+    dtype = np.dtype(dtype)
+    if dtype != np.float64 and compact_dtype(table, features) != dtype:
+        raise ValueError(f"feature_matrix: {dtype} only for a table whose features are all {dtype}")
+    out = np.empty((used.size, len(features)), dtype=dtype)
     whole = used.size == len(table) and bool(np.all(used == np.arange(used.size)))
     if table.columns.is_unique and len(features):
         pos = table.columns.get_indexer(features)
-        if (pos >= 0).all() and all(isinstance(t, np.dtype) and t == np.float64 for t in table.dtypes.iloc[pos]):
-            step = max(1, CELLS // max(used.size, 1))  # float64 columns: ``step`` columns at a time
+        floats = (pos >= 0).all() and all(isinstance(t, np.dtype) and t in (np.float64, np.float32)
+                                          for t in table.dtypes.iloc[pos])
+        if floats and (dtype == np.float64 or compact_dtype(table, features) == dtype):
+            step = max(1, CELLS // max(used.size, 1))  # float columns: ``step`` columns at a time
             rows = slice(None) if whole else used
             for a in range(0, pos.size, step):
-                out[:, a:a + step] = table.iloc[rows, pos[a:a + step]].to_numpy(dtype=np.float64)
+                out[:, a:a + step] = table.iloc[rows, pos[a:a + step]].to_numpy(dtype=dtype)
             return out
     for j, c in enumerate(features):
         col = table[c].to_numpy(dtype=np.float64, na_value=np.nan)
@@ -79,8 +103,9 @@ def scale_in_place(values: np.ndarray, similarity: str, exponent=None) -> np.nda
             np.ldexp(values[a:a + CHUNK], -e, out=values[a:a + CHUNK])
         return values
     centre = similarity == "correlation"
-    for a in range(0, values.shape[0], CHUNK):
-        values[a:a + CHUNK] = unit_rows(values[a:a + CHUNK], centre)
+    step = max(1, min(CHUNK, SCALE_CELLS // max(values.shape[1], 1)))
+    for a in range(0, values.shape[0], step):
+        values[a:a + step] = unit_rows(values[a:a + step], centre)
     return values
 
 
@@ -92,7 +117,7 @@ def row_hash(codes: list, values: np.ndarray) -> np.ndarray:
         for c in codes:
             h = (h ^ c.astype(np.uint64)) * _MULT
         for j in range(values.shape[1]):
-            col = values[:, j] + 0.0  # -0.0 + 0.0 == +0.0
+            col = values[:, j].astype(np.float64) + 0.0  # -0.0 + 0.0 == +0.0 (float32 as its float64 value)
             h = (h ^ col.view(np.uint64)) * _MULT
             h ^= h >> np.uint64(29)
     return h

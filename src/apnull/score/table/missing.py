@@ -21,7 +21,7 @@ import numpy as np
 from ...limits import check_choice
 from .names import count_text
 
-__all__ = ["NAN_MODES", "MissingValuesError", "Dropped", "apply_nan_mode", "check_nan_mode", "rows_text", "ROW_WORDS"]
+__all__ = ["NAN_MODES", "MissingValuesError", "Dropped", "apply_nan_mode", "bad_cells", "check_nan_mode", "rows_text", "ROW_WORDS"]
 
 NAN_MODES = ("error", "drop-features", "drop-rows")
 
@@ -66,6 +66,23 @@ def rows_text(rows, limit=5) -> str:
     return f"data row{'s' if len(rows) > 1 else ''} {text}{more} ({ROW_WORDS})"
 
 
+#: Cells checked at a time by :func:`bad_cells` (a 1 MB mask, not one of the whole table).
+CHECK_CELLS = 1 << 20
+
+
+def bad_cells(values: np.ndarray) -> tuple:
+    """((rows,) bool: the row holds a NaN or infinite value, (features,) int64: how many rows do in each
+    column), a block of rows at a time."""
+    n, d = values.shape
+    rows, count = np.zeros(n, dtype=bool), np.zeros(d, dtype=np.int64)
+    step = max(1, CHECK_CELLS // max(d, 1))
+    for a in range(0, n, step):
+        bad = ~np.isfinite(values[a:a + step])
+        rows[a:a + step] = bad.any(axis=1)
+        count += bad.sum(axis=0)
+    return rows, count
+
+
 def apply_nan_mode(values: np.ndarray, used: np.ndarray, features: list, nan: str) -> Dropped:
     """Apply the missing-value mode ``nan`` to ``values`` (rows ``used`` of the table, columns ``features``).
 
@@ -75,13 +92,13 @@ def apply_nan_mode(values: np.ndarray, used: np.ndarray, features: list, nan: st
         ``nan="error"`` and a value is NaN or infinite (columns, counts and first rows named);
         ``"drop-features"`` leaves no feature column; ``"drop-rows"`` leaves no row.
     """
-    bad = ~np.isfinite(values)
-    if not bad.any():
+    bad_rows, bad_count = bad_cells(values)
+    if not bad_rows.any():
         return Dropped(values, used, list(features), [], [], [])
-    cols = np.flatnonzero(bad.any(axis=0))
-    rows = np.flatnonzero(bad.any(axis=1))
+    cols = np.flatnonzero(bad_count)
+    rows = np.flatnonzero(bad_rows)
     if nan == "error":
-        parts = [f"{str(features[c])!r} ({count_text(int(bad[:, c].sum()), 'rows')})" for c in cols[:3]]
+        parts = [f"{str(features[c])!r} ({count_text(int(bad_count[c]), 'rows')})" for c in cols[:3]]
         more = f" and {cols.size - 3} more columns" if cols.size > 3 else ""
         where = (f"feature columns with NaN or infinite values: {', '.join(parts)}{more} "
                  f"(first: {rows_text(used[rows])})")

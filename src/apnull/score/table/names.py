@@ -4,14 +4,16 @@ table's preparation, the engine's progress and the results read them).
 - :data:`RESERVED` and :func:`output_name`: the output tables' own column names, and an input column's
   name made free of them (``<name>_input``; :mod:`..results.outputs` says why);
 - :data:`TEXT`: the dtype pandas infers for a column of Python strings;
-- :func:`count_text`: a count with its noun ("1 query", "3 queries").
+- :func:`count_text`: a count with its noun ("1 query", "3 queries");
+- :func:`tell_stage`: a progress reporter told which units the next counts are of (the reading, the
+  preparation and the engine's stages tell it; :mod:`..engine.clock` re-exports it).
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-__all__ = ["RESERVED", "TEXT", "output_name", "count_text"]
+__all__ = ["RESERVED", "TEXT", "output_name", "count_text", "tell_stage"]
 
 #: Column names the output tables use for their own values (both tables, and those other scoring
 #: options may add); an input column of one of these names is carried as ``<name>_input``.
@@ -39,3 +41,9 @@ def count_text(n: int, label: str) -> str:
     elif n == 1 and label.endswith("s"):
         label = label[:-1]
     return f"{n:,} {label}"
+
+
+def tell_stage(progress, units: str, scope: str = "") -> None:
+    """Tell ``progress`` (when it has the ``stage`` hook) that the run starts counting ``units``."""
+    if hasattr(progress, "stage"):
+        progress.stage(units, scope)

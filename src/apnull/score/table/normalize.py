@@ -277,7 +277,7 @@ def raw_look(values: np.ndarray, stratum: np.ndarray, reference: np.ndarray, lim
     ref = np.flatnonzero(reference) if reference.any() else np.arange(values.shape[0])
     signs = []
     step = max(1, ref.size // max(limit, 1))
-    med, mad = _median_mad(values[ref[::step]])
+    med, mad = _median_mad(values[ref[::step]].astype(np.float64))  # float32 features: the float64 path's numbers
     spread = MAD_SCALE * mad[np.isfinite(mad) & (mad > 0)]
     if spread.size >= 2:
         lo, hi = np.percentile(spread, [5, 95])
@@ -292,7 +292,7 @@ def raw_look(values: np.ndarray, stratum: np.ndarray, reference: np.ndarray, lim
         meds, spreads = [], []
         for s in big.tolist():
             rows = ref[codes == s]
-            m, a = _median_mad(values[rows[::max(1, rows.size // STRATUM_ROWS)]])
+            m, a = _median_mad(values[rows[::max(1, rows.size // STRATUM_ROWS)]].astype(np.float64))
             meds.append(m)
             spreads.append(MAD_SCALE * a)
         meds, spreads = np.array(meds), np.array(spreads)

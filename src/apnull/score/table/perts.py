@@ -154,7 +154,11 @@ def sorted_order(X, primary, rows):
     at = np.flatnonzero(in_run)  # positions of the tied runs, each run in row order (stable sort)
     run = np.cumsum(np.concatenate([[1], ~tie[at[1:] - 1]]))  # run id of each position (new run unless tied)
     sub = rows[order[at]]
-    keys = [X[sub, j] for j in range(X.shape[1] - 1, 0, -1)] + [run]
+    if isinstance(X, np.ndarray):
+        keys = [X[sub, j] for j in range(X.shape[1] - 1, 0, -1)] + [run]
+    else:  # rows made when asked (:class:`.rows.BlockRows`): the tied rows made once, not once a column
+        tied = X[sub]
+        keys = [tied[:, j] for j in range(X.shape[1] - 1, 0, -1)] + [run]
     order[at] = order[at][np.lexsort(keys)]
     return order
 

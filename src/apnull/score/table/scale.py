@@ -47,11 +47,14 @@ def _pow2_exponent(values: np.ndarray, axis=None) -> np.ndarray:
 
 def degenerate_rows(X: np.ndarray, similarity: str) -> np.ndarray:
     """Boolean mask of rows for which ``similarity`` is undefined (see the module text)."""
+    out = np.zeros(X.shape[0], dtype=bool)
     if similarity in DISTANCES or similarity in BINARY:
-        return np.zeros(X.shape[0], dtype=bool)
-    if similarity == "correlation":
-        return np.all(X == X[:, :1], axis=1)
-    return ~np.any(X != 0, axis=1)  # cosine, abs_cosine
+        return out
+    step = max(1, (1 << 20) // max(X.shape[1], 1))  # a block of rows at a time: no mask of the whole table
+    for a in range(0, X.shape[0], step):
+        B = X[a:a + step]
+        out[a:a + step] = np.all(B == B[:, :1], axis=1) if similarity == "correlation" else ~np.any(B != 0, axis=1)
+    return out
 
 
 def unit_rows(X: np.ndarray, centre: bool) -> np.ndarray:

@@ -11,7 +11,7 @@ from ...limits import SCORE_MAX_STRATUM_CONTROLS as MAX_STRATUM_CONTROLS
 from ...limits import check_column, check_stratum
 from .columns import select_features
 from .labels import control_values, label_rows, match_controls, text_codes
-from .matrix import duplicate_rows, euclidean_exponent, feature_matrix, scale_in_place
+from .matrix import compact_dtype, duplicate_rows, euclidean_exponent, feature_matrix, scale_in_place
 from .perts import Pert, PertTable, group_rows, sorted_order
 from .segments import offsets
 from .memory import release_arrow
@@ -20,6 +20,8 @@ from .names import TEXT
 from .missing import apply_nan_mode, check_nan_mode, rows_text
 from .normalize import Normalization, check_normalize, normalize_step
 from .positives import check_differ_by, differ_codes, drop_without_positives
+from .rows import BlockRows, PreparedRows, prepared_hashes
+from .names import tell_stage
 
 __all__ = ["Screen", "Pert", "prepare_screen", "SIMILARITIES", "SCORE_SIMILARITIES", "NEGATIVES",
            "MAX_STRATUM_CONTROLS", "ONE_STRATUM"]
@@ -44,7 +46,8 @@ ONE_STRATUM = ""
 class Screen:
     """A checked profile table as the engine reads it (``prepare_screen``); fields as commented."""
 
-    X: np.ndarray                 # prepared feature rows (float64, C-contiguous)
+    X: np.ndarray                 # prepared feature rows (float64, C-contiguous), or for a table of float32
+    # features a :class:`.rows.PreparedRows` making them from the table a block of rows at a time
     rows: np.ndarray              # original 0-based row position of each X row
     kind: int                     # the similarity kind of ``kernels.similarity.sim`` (:data:`KINDS`)
     controls: dict                # stratum key -> X row indices of its pool (canonical order): its controls,
@@ -126,12 +129,18 @@ def clean_features(table, values, used, feats, norm, nan, differ, left_out, warn
 
 
 def prepare_screen(table, perturbation, control, stratum, features, similarity, nan="error",
-                   positives_differ_by=None, negatives="controls", normalize="none") -> Screen:
+                   positives_differ_by=None, negatives="controls", normalize="none", progress=None) -> Screen:
     """Validate the table and build the :class:`Screen` (see ``score_profiles`` for the rules).
 
     The steps, in order: labels and controls; the feature columns; per-plate normalisation
     (``normalize``, :mod:`.normalize`: NaN cells skipped by its statistics, features it cannot scale
-    left out); the ``nan=`` mode; the pair rule's codes; degenerate rows; scaling for the similarity."""
+    left out); the ``nan=`` mode; the pair rule's codes; degenerate rows; scaling for the similarity.
+
+    Memory: when every feature column is float32 (and ``normalize="none"``, continuous features) the
+    features are read as float32 (:func:`.matrix.compact_dtype`) and never held whole in float64: the
+    prepared rows are made in float64 a block at a time (:class:`.rows.BlockRows`) and the screen's ``X``
+    reads them from ``table`` when asked (:class:`.rows.PreparedRows`), with the same bits as the float64
+    path. ``progress`` (a reporter, :mod:`..engine.progress`) counts the rows prepared."""
     check_table(table, similarity, features, SCORE_SIMILARITIES, nan)
     if negatives not in NEGATIVES:
         raise ValueError(f"negatives must be one of {', '.join(NEGATIVES)}, got {negatives!r}")
@@ -150,7 +159,8 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
     check_normalize(normalize, similarity, controls, binary)
     feats, left_out = select_features(table, features, {pcol, *differ} | ({scol} if scol else set()), binary)
     used = np.flatnonzero(keep)
-    values = feature_matrix(table, feats, used)
+    compact = normalize == "none" and not binary and compact_dtype(table, feats) == np.float32
+    values = feature_matrix(table, feats, used, np.float32 if compact else np.float64)
     if scol is not None:
         scode_all, stext = text_codes(table[scol])
         release_arrow()
@@ -173,9 +183,12 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
     del scode_all
     scode_norm = scode.copy() if norm is not None else None  # each X row's stratum code, for PreparedRows
     dup = duplicate_rows(lcode, scode, values)
-    values = np.ascontiguousarray(values, dtype=np.float64)  # ours: no copy
     exponent = euclidean_exponent(values) if similarity in DISTANCES else 0
-    X = scale_in_place(values, similarity, exponent)
+    if values.dtype == np.float32:  # float32 features: prepared in float64 a block at a time, when asked
+        X = BlockRows(values, similarity, exponent)
+    else:
+        values = np.ascontiguousarray(values, dtype=np.float64)  # ours: no copy
+        X = scale_in_place(values, similarity, exponent)
     del values
     if dup.any():
         warnings.append(f"{int(dup.sum())} duplicate rows (same perturbation, stratum and features: "
@@ -209,6 +222,9 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
         reasons = "; ".join(sorted({r for _, r in skipped})) or "no perturbation rows"
         raise ValueError(f"nothing to score: no perturbation has 2 or more replicates with "
                          f"{'other profiles' if others else 'controls'} in their strata ({reasons})")
+    if isinstance(X, BlockRows):  # from here on the rows are read from the table: the float32 copy is let go
+        tell_stage(progress, "rows prepared")
+        X = PreparedRows(table, list(feats), used, similarity, exponent, prepared_hashes(X, progress))
     member = None
     if others:
         member = np.full(used.size, -1, dtype=np.int64)

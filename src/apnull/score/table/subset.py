@@ -15,19 +15,26 @@ the file (a label column stored as integers takes integers; a CSV's label column
 takes text). A dict ``{column: value or [values]}`` is the simple form: every column named holds one
 of its values, each given as text and read as the column's type (:func:`where_filters`; the command
 line's ``--where COLUMN=VALUE``).
+
+:func:`read_arrow` is the one Parquet reader of :func:`.io.read_table`: with a filter through the dataset
+reader, else a row group at a time (the rows read told to a progress reporter).
 """
 
 from __future__ import annotations
 
 import difflib
+import os
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from ...limits import SCORE_MAX_PART_BYTES as MAX_PART_BYTES
+from .names import tell_stage
+from .memory import release_arrow
 
 __all__ = ["FilterError", "check_columns", "check_filters", "filter_column_names", "filter_expression", "filter_frame", "where_filters",
-           "resolve_filters", "part_bytes", "check_part", "MAX_PART_BYTES"]
+           "resolve_filters", "part_bytes", "check_part", "read_arrow", "MAX_PART_BYTES"]
 
 
 class FilterError(ValueError):
@@ -196,8 +203,42 @@ def part_bytes(path, columns, filters) -> int:
 
 
 def check_part(path, columns, filters, label: str) -> None:
-    """FilterError when the part :func:`part_bytes` counts is larger than :data:`MAX_PART_BYTES` (1 GiB)."""
+    """FilterError when the part :func:`part_bytes` counts is larger than :data:`MAX_PART_BYTES` (4 GiB)."""
     size = part_bytes(path, columns, filters)
     if size > MAX_PART_BYTES:
-        raise FilterError(f"the part of {label} asked for is {size / 1024**2:,.0f} MB uncompressed; the limit is "
+        what = "the file" if columns is None and filters is None else f"the part of {label} asked for"
+        raise FilterError(f"{what} is {size / 1024**2:,.0f} MB uncompressed; the limit is "
                           f"{MAX_PART_BYTES / 1024**2:,.0f} MB: read fewer columns or fewer plates at a time")
+
+
+def read_arrow(source, columns, filters, progress=None):
+    """The Arrow table of ``columns`` (checked against the file's schema; None: all) and of the rows
+    ``filters`` keeps (None: all). Without a filter the file is read a row group at a time, without
+    buffering the whole file first (``pre_buffer=False``): the read holds the table and one row group's
+    buffers (a 325 MB table of float32 peaked at 1.8 times its size, against 3.3 times for one
+    ``pq.read_table``); ``progress`` (a reporter, :mod:`..engine.progress`) is told the rows read after each."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pos = None if isinstance(source, (str, os.PathLike)) else source.tell()
+    schema = pq.read_schema(source)
+    if pos is not None:
+        source.seek(pos)
+    columns = None if columns is None else check_columns(columns, schema.names)
+    filters = None if filters is None else resolve_filters(filters, schema)
+    if pos is None:  # a file by its path: limited by the part read, not by the file's size
+        check_part(source, columns, filters, repr(Path(source).name))
+    if filters is not None:
+        return pq.read_table(source, columns=columns, filters=filters)
+    handle = pq.ParquetFile(source, pre_buffer=False)
+    total, done, parts = handle.metadata.num_rows, 0, []
+    tell_stage(progress, "rows read")
+    for i in range(handle.num_row_groups):  # a row group at a time: its decoding buffers freed before the next
+        parts.append(handle.read_row_group(i, columns=columns))
+        release_arrow()
+        done += parts[-1].num_rows
+        if progress:
+            progress(done, total)
+    if parts:
+        return pa.concat_tables(parts)
+    return pq.read_table(source, columns=columns)
