@@ -35,13 +35,21 @@ import numpy as np
 from ...compiled import entry
 from ...streams import draw_distinct, uniform
 from .chunks import count_draw
+from .querylaw import law_count
 from .lookups import (FILL_DRAWS, ROW_DRAWS, batch_lookups, crossed_pool, fill_all, mean_ap, pair_counts, query_ap,
                       query_row, untied_ap)
 
-__all__ = ["MAX_TABLE", "crossed_pools", "crossed_batch", "crossed_conditional_batch"]
+__all__ = ["MAX_TABLE", "EXACT_STEPS", "EXACT_MOST", "crossed_pools", "crossed_batch", "crossed_conditional_batch"]
 
 #: Most member pairs of one pool's look-up table (P * P for P pool members: 16 bytes each, 32 MB).
 MAX_TABLE = 1 << 21
+
+#: Steps of :func:`.querylaw.law_count` allowed for each draw the exact law replaces (a step costs
+#: about a third of a draw): a count that would cost more than the draws gives up, and the draws run.
+EXACT_STEPS = 2
+
+#: Most choices T of a query's exact law (counts stay exact in float64).
+EXACT_MOST = float(1 << 52)
 
 
 def crossed_pools(arrays, controls_of, pos) -> np.ndarray:
@@ -121,11 +129,16 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
 
 
 @entry(nogil=True)
-def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, target, h, tol,
-                              ap):  # pragma: no cover - compiled
+def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, target, h, tol, ap, exact,
+                              exact_draws):  # pragma: no cover - compiled
     """The conditional null of the queries of the crossed perturbations ``pos`` of ``part``
     (:func:`.draws.conditional_batch`'s arguments): the same draws and values, by look-ups of the
-    query's own row only."""
+    query's own row only.
+
+    Under adaptive stopping (``h <= target``) a query without ties whose round would still take at
+    least ``exact_draws`` draws (0: never) first counts its exact law (:func:`.querylaw.law_count`,
+    within :data:`EXACT_STEPS` steps a draw it replaces): it then has ``reached`` = the choices
+    reaching its AP, ``drawn`` = all T choices, ``stopped`` and ``exact`` True (p = reached / T)."""
     tab = batch_lookups(part, controls, pos)
     tv, tg, te = tab.v, tab.gt, tab.eq
     q = np.int64(0)
@@ -161,9 +174,24 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
             counter = counts.counters[g]
             u = pool.observed[i]
             D[i] = u
-            if target - drawn >= ROW_DRAWS and query_row(pool, controls, kind, tab, P, i, u, size, first, row):
+            expect = target - drawn  # the draws this round would take: to its end, or to the h-th hit
+            if reached > 0:
+                expect = min(expect, (h - reached) * drawn // reached + 1)
+            lawful = exact_draws > 0 and h <= target and expect >= exact_draws
+            if (target - drawn >= ROW_DRAWS or lawful) and query_row(pool, controls, kind, tab, P, i, u, size, first,
+                                                                     row):
                 m = k - 1
-                while drawn < target:  # draw_distinct's draw of one member a stratum: u is never in range
+                T = 1.0
+                for s in range(k):
+                    if s != i:
+                        T *= size[s]
+                if lawful and T < EXACT_MOST:  # the exact law, if it costs less than the draws
+                    hits, _ = law_count(row, first, size, i, ap[g], tol, EXACT_STEPS * expect)
+                    if hits >= 0:
+                        drawn, reached = np.int64(T), hits
+                        counts.stopped[g] = True
+                        exact[g] = True
+                while drawn < target and not exact[g]:  # draw_distinct's draw of one member a stratum: u is never in range
                     c = 0
                     for s in range(k):
                         if s != i:

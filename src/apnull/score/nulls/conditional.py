@@ -43,7 +43,11 @@ QUERY_NULLS = {"exact": "exact law", "conditional": "conditional permutation"}
 QUERY_CHUNK = 65536
 
 #: Levels of the conditional null's state arrays: one entry per query.
-QUERY_LEVELS = dict.fromkeys(("keys", "counters", "drawn", "reached", "stopped", "active"), "query")
+QUERY_LEVELS = dict.fromkeys(("keys", "counters", "drawn", "reached", "stopped", "active", "exact"), "query")
+
+#: Under adaptive stopping, a crossed query without ties whose round would still take at least this
+#: many draws counts its exact conditional law instead (:func:`..kernels.querylaw.law_count`); 0: never.
+EXACT_DRAWS = 1024
 
 
 class QueryP(NamedTuple):
@@ -64,16 +68,21 @@ def query_batch(part, pos, st, target, h):
     arr = part.arrays
     qo = offsets(arr.qoff[pos + 1] - arr.qoff[pos])
     counts = Counts(st["counters"].copy(), st["drawn"].copy(), st["reached"].copy(), st["stopped"].copy())
+    exact = st["exact"].copy()
     ap = np.empty(qo[-1])
     comp_of = part.comp_of[pos]
     crossed = crossed_pools(arr, lambda j: part.comps[part.comp_of[j]], pos)
     cuts = np.concatenate([[0], np.flatnonzero(np.diff(comp_of) | np.diff(crossed.astype(np.int64))) + 1, [pos.size]])
     for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
         q = slice(qo[a], qo[b])
-        kernel = crossed_conditional_batch if crossed[a] else conditional_batch  # the same values
-        kernel(arr, part.comps[comp_of[a]], part.kind, pos[a:b], st["keys"][q], Counts(*(x[q] for x in counts)),
-               st["active"][q], target, h, VALUE_TOL, ap[q])
-    return {"counters": counts.counters, "drawn": counts.drawn, "reached": counts.reached, "stopped": counts.stopped}
+        args = (arr, part.comps[comp_of[a]], part.kind, pos[a:b], st["keys"][q], Counts(*(x[q] for x in counts)),
+                st["active"][q], target, h, VALUE_TOL, ap[q])
+        if crossed[a]:  # the same values as the general kernel, and the exact law where it is cheaper
+            crossed_conditional_batch(*args, exact[q], EXACT_DRAWS)
+        else:
+            conditional_batch(*args)
+    return {"counters": counts.counters, "drawn": counts.drawn, "reached": counts.reached, "stopped": counts.stopped,
+            "exact": exact}
 
 
 def query_null(work, seed) -> Null:
@@ -85,7 +94,7 @@ def query_null(work, seed) -> Null:
     qidx = ranges(pt.qoff, idx)
     state = {"keys": np.zeros(Q, dtype=np.uint64), "counters": np.zeros(Q, dtype=np.uint64),
              "drawn": np.zeros(Q, dtype=np.int64), "reached": np.zeros(Q, dtype=np.int64),
-             "stopped": np.zeros(Q, dtype=bool), "active": np.zeros(Q, dtype=bool)}
+             "stopped": np.zeros(Q, dtype=bool), "active": np.zeros(Q, dtype=bool), "exact": np.zeros(Q, dtype=bool)}
     names = pt.keys.tolist()
     state["keys"][qidx] = [stream_key(seed, "query", names[i], j) for i in idx.tolist()
                            for j in range(int(pt.qoff[i + 1] - pt.qoff[i]))]
