@@ -21,7 +21,11 @@ general path's, drawn from the same streams with the same draws as :func:`.pool.
 - :func:`crossed_conditional_batch`: the conditional null of each query (the query kept, each positive's
   label moved within its own plate's pool), only the query's own AP computed: k - 1 look-ups a draw.
   A query with many draws to go reads its whole row first (:func:`.lookups.query_row`); without a tie in it, a
-  draw is k - 1 uniforms, k - 1 counts read, sorted and summed (:func:`.lookups.untied_ap`).
+  draw is k - 1 uniforms, k - 1 counts read, sorted and summed (:func:`.lookups.untied_ap`), and under
+  adaptive stopping a query whose round would still take at least ``exact_draws`` draws counts its
+  exact conditional law instead (:func:`.querylaw.law_count`; given up after :data:`EXACT_STEPS` steps
+  a draw replaced, a step costing about a third of a draw, so a count never costs much more than the
+  draws would have): its counts are then the law's (``reached`` choices of ``drawn`` = T), exact.
 
 A perturbation takes this path when each of its strata holds one replicate (at least two strata),
 without pair rule, with the control design, and its pool's table fits :data:`MAX_TABLE`
@@ -175,7 +179,7 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
             u = pool.observed[i]
             D[i] = u
             expect = target - drawn  # the draws this round would take: to its end, or to the h-th hit
-            if reached > 0:
+            if early and reached > 0:  # (at the rate so far; a unit refined past h draws to the end)
                 expect = min(expect, (h - reached) * drawn // reached + 1)
             lawful = exact_draws > 0 and h <= target and expect >= exact_draws
             if (target - drawn >= ROW_DRAWS or lawful) and query_row(pool, controls, kind, tab, P, i, u, size, first,

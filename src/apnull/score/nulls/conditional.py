@@ -14,6 +14,16 @@ stratum (negatives). Which null each query gets:
   (1 + L), or adaptive (:mod:`..engine.sequential`) for ``"auto"``, the BH family being every query
   of the screen (the exact-law ones as known p-values).
 
+  On the crossed layout (one replicate a plate) the conditional law itself is counted where that is
+  cheaper than drawing it: under ``"auto"``, a query without ties in its row whose round would still
+  take at least :data:`EXACT_DRAWS` draws (to the round's end, or to its H-th exceedance at the rate
+  seen so far) counts the choices T = prod_s (n_s + 1) of one member of each other plate's pool
+  reaching its AP (:func:`..kernels.querylaw.law_count`, its cost bounded by the draws it replaces;
+  past that bound the draws run as before). Its p-value is then exact, p = #{choices with AP >= AP_obs
+  - tol} / T (never 0: the observed choice is one), reported with T permutations and no bound, and the
+  engine takes it as a point, never refined (:func:`..engine.sequential.still_open`'s ``exact``). A
+  row with ties, a fixed number of permutations, or the general path's queries are drawn.
+
 Query i of t (position in t's replicate order: strata sorted, canonical rows within) draws from the
 stream keyed by (seed, "query", t, i) only. The null runs on the mAP null's work (:class:`.permutation.
 ScreenWork`): the same parts, sent to dask workers once.
