@@ -161,12 +161,8 @@ def test_crossed_nulls_against_enumeration(ties):
         assert (lo + 1) / (B + 1) <= q.loc[r, "p_value"] <= (hi + 1) / (B + 1)
 
 
-def test_crossed_true_null_calibration():
-    """A true-null crossed screen with plate effects: the mAP p-values reject at 0.05 within the
-    binomial band of the level (not pushed to the floor by the plates); the per-query p-values at
-    most its upper end (a query's AP of 2 positives among 8 negatives takes few values, so its
-    p-values are discrete and reject less)."""
-    rng = np.random.default_rng(2)
+def true_null_crossed(rng):
+    """240 perturbations x 3 replicates on 12 plates of 8 controls, plate effects, no effect of their own."""
     plates, controls, perts, k = 12, 8, 240, 3
     rows = [("DMSO", p) for p in range(plates) for _ in range(controls)]
     for i in range(perts):
@@ -174,6 +170,15 @@ def test_crossed_true_null_calibration():
     X = rng.normal(size=(len(rows), 10)) + 0.8 * rng.normal(size=(plates, 10))[[p for _, p in rows]]
     table = pd.concat([pd.DataFrame(rows, columns=["Metadata_pert", "Metadata_plate"]),
                        pd.DataFrame(X, columns=[f"f{i}" for i in range(10)])], axis=1)
+    return table
+
+
+def test_crossed_true_null_calibration():
+    """A true-null crossed screen with plate effects: the mAP p-values reject at 0.05 within the
+    binomial band of the level (not pushed to the floor by the plates); the per-query p-values at
+    most its upper end (a query's AP of 2 positives among 8 negatives takes few values, so its
+    p-values are discrete and reject less)."""
+    table = true_null_crossed(np.random.default_rng(2))
     res = score_profiles(table, **KW, permutations=199, seed=0)
     g, q = res.groups, res.queries
     assert (q["null"] == "conditional permutation").all()
@@ -181,6 +186,24 @@ def test_crossed_true_null_calibration():
     assert binom.ppf(1e-4, n, 0.05) <= hits <= binom.ppf(1 - 1e-4, n, 0.05), (hits, n)
     n, hits = len(q), int((q["p_value"] <= 0.05).sum())
     assert hits <= binom.ppf(1 - 1e-4, n, 0.05), (hits, n)
+
+
+def test_exact_query_law_true_null_calibration(monkeypatch):
+    """The same true-null screen under "auto" with every untied query's exact conditional law counted
+    (from its first round): the per-query p-values reject at 0.05 at most the level's upper band, and
+    no more often than under the draws; the mAP p-values are the mAP null's, unchanged."""
+    table = true_null_crossed(np.random.default_rng(2))
+    monkeypatch.setattr(conditional, "EXACT_DRAWS", 1)
+    law = score_profiles(table, **KW, permutations="auto", seed=0)
+    monkeypatch.setattr(conditional, "EXACT_DRAWS", 0)
+    drawn = score_profiles(table, **KW, permutations="auto", seed=0)
+    q = law.queries
+    enumerated = (q["permutations"] == 81) & ~q["p_value_bound"]  # 9 x 9 choices: two other plates' pools
+    assert enumerated.mean() > 0.9
+    n, hits = len(q), int((q["p_value"] <= 0.05).sum())
+    assert hits <= binom.ppf(1 - 1e-4, n, 0.05), (hits, n)
+    assert hits <= int((drawn.queries["p_value"] <= 0.05).sum()) + 3 * np.sqrt(n * 0.05)
+    pd.testing.assert_frame_equal(law.groups, drawn.groups)
 
 
 def test_crossed_same_answer_on_any_threads():
