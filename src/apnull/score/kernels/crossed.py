@@ -21,11 +21,13 @@ general path's, drawn from the same streams with the same draws as :func:`.pool.
 - :func:`crossed_conditional_batch`: the conditional null of each query (the query kept, each positive's
   label moved within its own plate's pool), only the query's own AP computed: k - 1 look-ups a draw.
   A query with many draws to go reads its whole row first (:func:`.lookups.query_row`); without a tie in it, a
-  draw is k - 1 uniforms, k - 1 counts read, sorted and summed (:func:`.lookups.untied_ap`), and under
-  adaptive stopping a query whose round would still take at least ``exact_draws`` draws counts its
-  exact conditional law instead (:func:`.querylaw.law_count`; given up after :data:`EXACT_STEPS` steps
-  a draw replaced, a step costing about a third of a draw, so a count never costs much more than the
-  draws would have): its counts are then the law's (``reached`` choices of ``drawn`` = T), exact.
+  draw is k - 1 uniforms, k - 1 counts read, sorted and summed (:func:`.lookups.untied_ap`).
+- :func:`crossed_law_batch`: the exact conditional law of the queries about to take many draws, counted
+  instead (:func:`.querylaw.law_count`) where the query's row has no tie and the count stays within
+  ``limit`` steps (the caller allows :data:`EXACT_STEPS` a draw replaced; a step costs about a third of
+  a draw, so a count never costs much more than the draws would have): the query's counts become the
+  law's (``reached`` choices of ``drawn`` = T, stopped), exact. An entry of its own, so a run that never
+  refines a query that far never compiles it.
 
 A perturbation takes this path when each of its strata holds one replicate (at least two strata),
 without pair rule, with the control design, and its pool's table fits :data:`MAX_TABLE`
@@ -43,7 +45,7 @@ from .querylaw import law_count
 from .lookups import (FILL_DRAWS, ROW_DRAWS, batch_lookups, crossed_pool, fill_all, mean_ap, pair_counts, query_ap,
                       query_row, untied_ap)
 
-__all__ = ["MAX_TABLE", "EXACT_STEPS", "EXACT_MOST", "crossed_pools", "crossed_batch", "crossed_conditional_batch"]
+__all__ = ["MAX_TABLE", "EXACT_STEPS", "EXACT_MOST", "crossed_law_batch", "crossed_pools", "crossed_batch", "crossed_conditional_batch"]
 
 #: Most member pairs of one pool's look-up table (P * P for P pool members: 16 bytes each, 32 MB).
 MAX_TABLE = 1 << 21
@@ -133,16 +135,11 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
 
 
 @entry(nogil=True)
-def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, target, h, tol, ap, exact,
-                              exact_draws):  # pragma: no cover - compiled
+def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, target, h, tol,
+                              ap):  # pragma: no cover - compiled
     """The conditional null of the queries of the crossed perturbations ``pos`` of ``part``
     (:func:`.draws.conditional_batch`'s arguments): the same draws and values, by look-ups of the
-    query's own row only.
-
-    Under adaptive stopping (``h <= target``) a query without ties whose round would still take at
-    least ``exact_draws`` draws (0: never) first counts its exact law (:func:`.querylaw.law_count`,
-    within :data:`EXACT_STEPS` steps a draw it replaces): it then has ``reached`` = the choices
-    reaching its AP, ``drawn`` = all T choices, ``stopped`` and ``exact`` True (p = reached / T)."""
+    query's own row only."""
     tab = batch_lookups(part, controls, pos)
     tv, tg, te = tab.v, tab.gt, tab.eq
     q = np.int64(0)
@@ -178,24 +175,9 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
             counter = counts.counters[g]
             u = pool.observed[i]
             D[i] = u
-            expect = target - drawn  # the draws this round would take: to its end, or to the h-th hit
-            if early and reached > 0:  # (at the rate so far; a unit refined past h draws to the end)
-                expect = min(expect, (h - reached) * drawn // reached + 1)
-            lawful = exact_draws > 0 and h <= target and expect >= exact_draws
-            if (target - drawn >= ROW_DRAWS or lawful) and query_row(pool, controls, kind, tab, P, i, u, size, first,
-                                                                     row):
+            if target - drawn >= ROW_DRAWS and query_row(pool, controls, kind, tab, P, i, u, size, first, row):
                 m = k - 1
-                T = 1.0
-                for s in range(k):
-                    if s != i:
-                        T *= size[s]
-                if lawful and T < EXACT_MOST:  # the exact law, if it costs less than the draws
-                    hits, _ = law_count(row, first, size, i, ap[g], tol, EXACT_STEPS * expect)
-                    if hits >= 0:
-                        drawn, reached = np.int64(T), hits
-                        counts.stopped[g] = True
-                        exact[g] = True
-                while drawn < target and not exact[g]:  # draw_distinct's draw of one member a stratum: u is never in range
+                while drawn < target:  # draw_distinct's draw of one member a stratum: u is never in range
                     c = 0
                     for s in range(k):
                         if s != i:
@@ -225,4 +207,57 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
                     counts.stopped[g] = True
                     break
             counts.drawn[g], counts.reached[g], counts.counters[g] = drawn, reached, counter
+        q += k
+
+
+@entry(nogil=True)
+def crossed_law_batch(part, controls, kind, pos, counts, lawful, limit, tol, exact):  # pragma: no cover - compiled
+    """The exact conditional law of the queries ``lawful`` of the crossed perturbations ``pos`` of
+    ``part`` (queries in batch order, as :func:`crossed_conditional_batch` takes them): for each whose
+    row has no tie (:func:`.lookups.query_row`), the choices reaching its observed AP counted
+    (:func:`.querylaw.law_count`) within ``limit`` steps; where that succeeds its counts become the
+    law's (``drawn`` = T, ``reached`` the count, ``stopped``) and ``exact`` True. The observed AP is
+    :func:`crossed_conditional_batch`'s, the same bits."""
+    tab = batch_lookups(part, controls, pos)
+    tv, tg, te = tab.v, tab.gt, tab.eq
+    q = np.int64(0)
+    for t in range(pos.size):
+        j = pos[t]
+        k = part.soff[j + 1] - part.soff[j]
+        wanted = False
+        for i in range(k):
+            wanted = wanted or lawful[q + i]
+        if not wanted:
+            q += k
+            continue
+        pool, P = crossed_pool(part, j, controls, kind, tab)
+        g_str, s_n, g_rep, simRP, g_row = pool.stratum, pool.n, pool.replicate, pool.sim, pool.row
+        Xc, sortedRC, c_off, c_sorted = controls.X, pool.sorted_rc, controls.sorted_offset, controls.sorted_sims
+        s_comp, g_ctl, rep_lo, rep_hi = pool.component_stratum, pool.control, pool.rep_lo, pool.rep_hi
+        vals = np.empty(k)
+        iwork = np.empty((5, k), dtype=np.int64)
+        ap = np.empty(k)
+        pr = np.empty(k)
+        D = pool.observed.copy()
+        for qi in range(k):
+            for yi in range(k):
+                if yi != qi and tg[D[qi] * P + D[yi]] < 0:
+                    pair_counts(D[qi], D[yi], P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC,
+                                c_off, c_sorted, s_comp, g_ctl, rep_lo, rep_hi)
+        mean_ap(D, P, tv, tg, te, vals, iwork, ap, pr, True)
+        size, first = pool.n + 1, pool.offset
+        row = np.empty(P, dtype=np.int64)
+        for i in range(k):
+            g = q + i
+            if not lawful[g]:
+                continue
+            T = 1.0
+            for s in range(k):
+                if s != i:
+                    T *= size[s]
+            if T < EXACT_MOST and query_row(pool, controls, kind, tab, P, i, pool.observed[i], size, first, row):
+                hits, _ = law_count(row, first, size, i, ap[i], tol, limit[g])
+                if hits >= 0:
+                    counts.drawn[g], counts.reached[g], counts.stopped[g] = np.int64(T), hits, True
+                    exact[g] = True
         q += k

@@ -87,9 +87,21 @@ def law_count(row, first, size, qi, observed, tol, limit):  # pragma: no cover -
             c0[n] = c
             n += 1
         c += 1
-    order = np.argsort(G0, kind="mergesort")
-    G = G0[order]
-    cs = c0[order]
+    top = np.int64(0)
+    for p in range(N):
+        top = max(top, G0[p])
+    at = np.zeros(top + 2, dtype=np.int64)  # a counting sort by G (counts are small: 0 .. n_u)
+    for p in range(N):
+        at[G0[p] + 1] += 1
+    for v in range(top + 1):
+        at[v + 1] += at[v]
+    G = np.empty(N, dtype=np.int64)
+    cs = np.empty(N, dtype=np.int64)
+    for p in range(N):
+        j = at[G0[p]]
+        at[G0[p]] += 1
+        G[j] = G0[p]
+        cs[j] = c0[p]
     nxt = np.empty((N + 1, m), dtype=np.int64)  # first position >= p of plate c (N: none)
     cnt = np.empty((N + 1, m), dtype=np.int64)  # members of plate c at positions >= p
     gmax = np.zeros(m, dtype=np.int64)

@@ -40,7 +40,7 @@ from ...streams import stream_key
 from ..engine.executor import offsets, ranges
 from ..engine.clock import deadline_of, tell_stage
 from ..engine.sequential import Null, resolve, rounds_of, undecided
-from ..kernels.crossed import crossed_conditional_batch, crossed_pools
+from ..kernels.crossed import EXACT_STEPS, crossed_conditional_batch, crossed_law_batch, crossed_pools
 from ..kernels.draws import Counts, conditional_batch
 
 __all__ = ["QUERY_NULLS", "QueryP", "query_null", "conditional_pvalues", "query_pvalues", "bounds_undecided",
@@ -70,6 +70,20 @@ class QueryP(NamedTuple):
     open: np.ndarray          #: (Q,) bool: the BH decision stayed open when a budget stopped the rounds
 
 
+def law_wanted(counts, active, target, h):
+    """(lawful, expect): the active queries whose round would still take at least :data:`EXACT_DRAWS`
+    draws under adaptive stopping (``h <= target``), and those draws: to the round's target, or to
+    the h-th exceedance at the rate seen so far (a query already past h exceedances, refined, draws to
+    the target). None under a fixed number of draws, or with :data:`EXACT_DRAWS` 0."""
+    drawn, reached = counts.drawn, counts.reached
+    expect = np.maximum(target - drawn, 0)
+    early = (reached > 0) & (reached < h)
+    expect[early] = np.minimum(expect[early], (h - reached[early]) * drawn[early] // reached[early] + 1)
+    if not EXACT_DRAWS or h > target:
+        return np.zeros(drawn.size, dtype=bool), expect
+    return active & (expect >= EXACT_DRAWS), expect
+
+
 def query_batch(part, pos, st, target, h):
     """One round of the conditional null for the active queries of the perturbations ``pos`` of ``part``:
     {"counters", "drawn", "reached", "stopped"}, one compiled call per component run (perturbations of one
@@ -85,12 +99,17 @@ def query_batch(part, pos, st, target, h):
     cuts = np.concatenate([[0], np.flatnonzero(np.diff(comp_of) | np.diff(crossed.astype(np.int64))) + 1, [pos.size]])
     for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
         q = slice(qo[a], qo[b])
-        args = (arr, part.comps[comp_of[a]], part.kind, pos[a:b], st["keys"][q], Counts(*(x[q] for x in counts)),
-                st["active"][q], target, h, VALUE_TOL, ap[q])
-        if crossed[a]:  # the same values as the general kernel, and the exact law where it is cheaper
-            crossed_conditional_batch(*args, exact[q], EXACT_DRAWS)
-        else:
-            conditional_batch(*args)
+        batch = Counts(*(x[q] for x in counts))
+        active = st["active"][q]
+        if crossed[a]:  # the exact law where it costs less than the draws; those queries draw no more
+            lawful, expect = law_wanted(batch, active, target, h)
+            if lawful.any():
+                crossed_law_batch(arr, part.comps[comp_of[a]], part.kind, pos[a:b], batch, lawful,
+                                  EXACT_STEPS * expect, VALUE_TOL, exact[q])
+                active = active & ~exact[q]
+        kernel = crossed_conditional_batch if crossed[a] else conditional_batch  # the same values
+        kernel(arr, part.comps[comp_of[a]], part.kind, pos[a:b], st["keys"][q], batch, active, target, h, VALUE_TOL,
+               ap[q])
     return {"counters": counts.counters, "drawn": counts.drawn, "reached": counts.reached, "stopped": counts.stopped,
             "exact": exact}
 
