@@ -40,7 +40,7 @@ from ...streams import stream_key
 from ..engine.executor import offsets, ranges
 from ..engine.clock import deadline_of, tell_stage
 from ..engine.sequential import Null, resolve, rounds_of, undecided
-from ..kernels.crossed import EXACT_STEPS, crossed_conditional_batch, crossed_law_batch, crossed_pools
+from ..kernels.crossed import EXACT_STEPS, crossed_conditional_batch, crossed_pools, law_batch, pool_sizes
 from ..kernels.draws import Counts, conditional_batch
 
 __all__ = ["QUERY_NULLS", "QueryP", "query_null", "conditional_pvalues", "query_pvalues", "bounds_undecided",
@@ -100,16 +100,24 @@ def query_batch(part, pos, st, target, h):
     for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
         q = slice(qo[a], qo[b])
         batch = Counts(*(x[q] for x in counts))
+        args = (arr, part.comps[comp_of[a]], part.kind, pos[a:b], st["keys"][q], batch)
+        if not crossed[a]:
+            conditional_batch(*args, st["active"][q], target, h, VALUE_TOL, ap[q])
+            continue
         active = st["active"][q]
-        if crossed[a]:  # the exact law where it costs less than the draws; those queries draw no more
-            lawful, expect = law_wanted(batch, active, target, h)
-            if lawful.any():
-                crossed_law_batch(arr, part.comps[comp_of[a]], part.kind, pos[a:b], batch, lawful,
-                                  EXACT_STEPS * expect, VALUE_TOL, exact[q])
-                active = active & ~exact[q]
-        kernel = crossed_conditional_batch if crossed[a] else conditional_batch  # the same values
-        kernel(arr, part.comps[comp_of[a]], part.kind, pos[a:b], st["keys"][q], batch, active, target, h, VALUE_TOL,
-               ap[q])
+        lawful, expect = law_wanted(batch, active, target, h)
+        width = pool_sizes(arr, lambda j: part.comps[part.comp_of[j]], pos[a:b]).max() if lawful.any() else 0
+        rows = np.zeros((lawful.size if width else 0, width), dtype=np.int64)
+        kmax = int((arr.soff[pos[a:b] + 1] - arr.soff[pos[a:b]]).max())
+        shape = np.zeros((rows.shape[0], 2 + 2 * kmax), dtype=np.int64)
+        untied = np.zeros(lawful.size, dtype=bool)
+        crossed_conditional_batch(*args, active, target, h, VALUE_TOL, ap[q], lawful, rows, shape, untied)
+        if (lawful & untied).any():  # the exact law where it costs less than the draws (a small entry)
+            law_batch(rows, shape, lawful & untied, ap[q], VALUE_TOL, EXACT_STEPS * expect, batch, exact[q])
+        rest = lawful & ~exact[q]  # a tied row, or a count past its limit: drawn after all
+        if rest.any():
+            crossed_conditional_batch(*args, rest, target, h, VALUE_TOL, ap[q], np.zeros_like(rest), rows, shape,
+                                      untied)
     return {"counters": counts.counters, "drawn": counts.drawn, "reached": counts.reached, "stopped": counts.stopped,
             "exact": exact}
 
