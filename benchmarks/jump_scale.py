@@ -113,8 +113,12 @@ def main(argv=None):
     print(f"crossed layout: {a.compounds:,} compounds x {a.replicates} replicates, {len(table):,} rows, "
           f"{table['Metadata_plate'].nunique()} plates, {a.features} features, float32; load average "
           f"{os.getloadavg()[0]:.1f}")
+    T = (a.controls + 1) ** (a.replicates - 1)  # a query's choices (one member of each other plate's pool)
+    law = (q["permutations"] == T) & ~q["p_value_bound"]  # its exact law counted, not drawn
     print(f"apnull permutations={B}: {wall:.2f} s wall, {cpu:.2f} s CPU; mAP draws "
-          f"{int(g['permutations'].sum()):,}, per-query draws {int(q['permutations'].sum()):,}; open decisions "
+          f"{int(g['permutations'].sum()):,}, per-query draws {int(q['permutations'][~law].sum()):,} "
+          f"(exact law of {int(law.sum()):,} queries, max draws a query {int(q['permutations'][~law].max()):,}); "
+          f"open decisions "
           f"{int(g.get('decision_open', pd.Series(False)).sum())}; null compounds' FPR@0.05 {fp / max(nn, 1):.3f} "
           f"({fp} of {nn}; upper band {band:.3f}); planted actives found (q <= 0.05) "
           f"{int((g['q_value'][~null] <= 0.05).sum())} of {int((~null).sum())}, false {int((g['q_value'][null] <= 0.05).sum())}")

@@ -146,3 +146,19 @@ def test_still_open_is_undecided_below_the_cap():
     expect = _adaptive.undecided(lo, hi) & (L < 1000)
     assert _adaptive.still_open(g, L, 3, cap=1000, delta=1e-3).tolist() == expect.tolist()
     assert not _adaptive.still_open(g, L, 3, cap=100, delta=1e-3).any()
+
+
+def test_still_open_takes_an_enumerated_unit_as_a_point():
+    """A unit whose counts are its enumerated law (``exact``) is never refined, and its BH decision
+    counts p = g / L itself, not an interval: here 100 units at p = 0.01 (BH rejects them all at 0.05,
+    each undecided on its interval from 1 hit in 100 draws) and one unit with g = 1 of 100."""
+    g, L = np.ones(101, dtype=np.int64), np.full(101, 100)
+    assert _adaptive.still_open(g, L, 3).all()  # on intervals every one is undecided
+    exact = np.ones(101, dtype=bool)
+    exact[0] = False
+    out = _adaptive.still_open(g, L, 3, exact=exact)
+    assert not out[1:].any()
+    lo, hi = _adaptive.clopper_pearson(g, L, 1e-3 / (101 * 3))
+    p = g / L
+    want = _adaptive.undecided(np.r_[lo[:1], p[1:]], np.r_[hi[:1], p[1:]])[0]
+    assert out[0] == want

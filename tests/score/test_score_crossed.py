@@ -13,6 +13,7 @@ import apnull.score.nulls.conditional as conditional
 import apnull.score.nulls.permutation as permutation
 from apnull.score import score_profiles
 from apnull.score.kernels import crossed
+from apnull.score.kernels.querylaw import law_count
 
 KW = dict(perturbation="Metadata_pert", control="DMSO", stratum="Metadata_plate")
 
@@ -53,7 +54,9 @@ def general_only(monkeypatch):
                                                  ("manhattan", True, "auto"), ("correlation", False, 50), ("cosine", False, 999)])
 def test_crossed_kernels_give_the_general_paths_tables(general_only, monkeypatch, similarity, ties, B):
     """Same draws, same values: every table equal to the general path's, bit for bit (so the same
-    p-value distribution), the observed APs included; the crossed kernels did run."""
+    p-value distribution), the observed APs included; the crossed kernels did run (their exact
+    conditional law off: :func:`test_exact_query_law_in_the_engine` checks it)."""
+    monkeypatch.setattr(conditional, "EXACT_DRAWS", 0)
     table = crossed_screen(np.random.default_rng(3), ties=ties, plate_effect=0.5)
     calls = []
     real = crossed.crossed_pools
@@ -158,12 +161,8 @@ def test_crossed_nulls_against_enumeration(ties):
         assert (lo + 1) / (B + 1) <= q.loc[r, "p_value"] <= (hi + 1) / (B + 1)
 
 
-def test_crossed_true_null_calibration():
-    """A true-null crossed screen with plate effects: the mAP p-values reject at 0.05 within the
-    binomial band of the level (not pushed to the floor by the plates); the per-query p-values at
-    most its upper end (a query's AP of 2 positives among 8 negatives takes few values, so its
-    p-values are discrete and reject less)."""
-    rng = np.random.default_rng(2)
+def true_null_crossed(rng):
+    """240 perturbations x 3 replicates on 12 plates of 8 controls, plate effects, no effect of their own."""
     plates, controls, perts, k = 12, 8, 240, 3
     rows = [("DMSO", p) for p in range(plates) for _ in range(controls)]
     for i in range(perts):
@@ -171,6 +170,15 @@ def test_crossed_true_null_calibration():
     X = rng.normal(size=(len(rows), 10)) + 0.8 * rng.normal(size=(plates, 10))[[p for _, p in rows]]
     table = pd.concat([pd.DataFrame(rows, columns=["Metadata_pert", "Metadata_plate"]),
                        pd.DataFrame(X, columns=[f"f{i}" for i in range(10)])], axis=1)
+    return table
+
+
+def test_crossed_true_null_calibration():
+    """A true-null crossed screen with plate effects: the mAP p-values reject at 0.05 within the
+    binomial band of the level (not pushed to the floor by the plates); the per-query p-values at
+    most its upper end (a query's AP of 2 positives among 8 negatives takes few values, so its
+    p-values are discrete and reject less)."""
+    table = true_null_crossed(np.random.default_rng(2))
     res = score_profiles(table, **KW, permutations=199, seed=0)
     g, q = res.groups, res.queries
     assert (q["null"] == "conditional permutation").all()
@@ -178,6 +186,24 @@ def test_crossed_true_null_calibration():
     assert binom.ppf(1e-4, n, 0.05) <= hits <= binom.ppf(1 - 1e-4, n, 0.05), (hits, n)
     n, hits = len(q), int((q["p_value"] <= 0.05).sum())
     assert hits <= binom.ppf(1 - 1e-4, n, 0.05), (hits, n)
+
+
+def test_exact_query_law_true_null_calibration(monkeypatch):
+    """The same true-null screen under "auto" with every untied query's exact conditional law counted
+    (from its first round): the per-query p-values reject at 0.05 at most the level's upper band, and
+    no more often than under the draws; the mAP p-values are the mAP null's, unchanged."""
+    table = true_null_crossed(np.random.default_rng(2))
+    monkeypatch.setattr(conditional, "EXACT_DRAWS", 1)
+    law = score_profiles(table, **KW, permutations="auto", seed=0)
+    monkeypatch.setattr(conditional, "EXACT_DRAWS", 0)
+    drawn = score_profiles(table, **KW, permutations="auto", seed=0)
+    q = law.queries
+    enumerated = (q["permutations"] == 81) & ~q["p_value_bound"]  # 9 x 9 choices: two other plates' pools
+    assert enumerated.mean() > 0.9
+    n, hits = len(q), int((q["p_value"] <= 0.05).sum())
+    assert hits <= binom.ppf(1 - 1e-4, n, 0.05), (hits, n)
+    assert hits <= int((drawn.queries["p_value"] <= 0.05).sum()) + 3 * np.sqrt(n * 0.05)
+    pd.testing.assert_frame_equal(law.groups, drawn.groups)
 
 
 def test_crossed_same_answer_on_any_threads():
@@ -188,3 +214,86 @@ def test_crossed_same_answer_on_any_threads():
     two = score_profiles(table, **KW, permutations="auto", seed=2, threads=2)
     pd.testing.assert_frame_equal(one.groups, two.groups)
     pd.testing.assert_frame_equal(one.queries, two.queries)
+
+
+def brute_law_count(row, first, size, qi, observed, tol=1e-12):
+    """Choices (one member of each other plate's pool) whose untied AP reaches ``observed - tol``,
+    every one enumerated; and all of them."""
+    pools = [row[first[s]:first[s] + size[s]] for s in range(size.size) if s != qi]
+    m = len(pools)
+    aps = np.array([sum((b + 1.0) / (g + b + 1.0) for b, g in enumerate(sorted(c))) / m
+                    for c in itertools.product(*pools)])
+    return int(np.sum(aps >= observed - tol)), aps
+
+
+def test_query_law_count_against_enumeration():
+    """The exact count of choices reaching the observed AP equals the enumeration's on random small
+    pools (counts repeated across and within plates, one to four other plates, every observed value
+    of the law and values between), and gives up (-1) past its step limit."""
+    rng = np.random.default_rng(4)
+    for _ in range(150):
+        k = int(rng.integers(2, 6))
+        size = rng.integers(1, 6, size=k).astype(np.int64)
+        first = np.concatenate([[0], np.cumsum(size)[:-1]]).astype(np.int64)
+        row = rng.integers(0, 7, size=int(size.sum())).astype(np.int64)
+        qi = int(rng.integers(k))
+        _, aps = brute_law_count(row, first, size, qi, 0.0)
+        for obs in np.concatenate([rng.choice(aps, 3), [aps.max(), aps.min(), aps.max() + 0.01, 0.5]]):
+            want, _ = brute_law_count(row, first, size, qi, obs)
+            got, steps = law_count(row, first, size, qi, obs, 1e-12, 10 ** 9)
+            assert got == want
+    size = np.full(4, 12, dtype=np.int64)
+    first = np.arange(4, dtype=np.int64) * 12
+    row = rng.integers(0, 20, size=48).astype(np.int64)
+    got, steps = law_count(row, first, size, 0, 0.5, 1e-12, 5)
+    assert got == -1 and steps == 6
+
+
+def test_query_law_count_against_monte_carlo():
+    """Pools of 33 members on 4 other plates (1,185,921 choices, too many to enumerate in a test):
+    the exact share within a binomial band of 200,000 uniform draws, at several tail levels."""
+    rng = np.random.default_rng(8)
+    size = np.full(5, 33, dtype=np.int64)
+    first = np.arange(5, dtype=np.int64) * 33
+    row = rng.integers(0, 33, size=165).astype(np.int64)
+    B = 200_000
+    picks = np.stack([row[first[s] + rng.integers(0, 33, size=B)] for s in range(1, 5)], axis=1)
+    picks.sort(axis=1)
+    aps = ((np.arange(4) + 1.0) / (picks + np.arange(4) + 1.0)).sum(axis=1) / 4
+    for q in (0.5, 0.9, 0.99, 0.999):
+        obs = float(np.quantile(aps, q))
+        got, _ = law_count(row, first, size, 2, obs, 1e-12, 10 ** 9)  # plate 2 the query's: the others'
+        picks2 = np.stack([row[first[s] + rng.integers(0, 33, size=B)] for s in (0, 1, 3, 4)], axis=1)
+        picks2.sort(axis=1)
+        hits = int(np.sum(((np.arange(4) + 1.0) / (picks2 + np.arange(4) + 1.0)).sum(axis=1) / 4 >= obs - 1e-12))
+        p = got / 33 ** 4
+        lo, hi = binom.interval(1 - 1e-6, B, p)
+        assert lo <= hits <= hi, (q, p, hits / B)
+
+
+@pytest.mark.parametrize("ties", [False, True])
+def test_exact_query_law_in_the_engine(monkeypatch, ties):
+    """With the exact law on from the first draw, each untied query of a tiny crossed screen gets the
+    enumerated p-value exactly (its permutations: all T choices); a query whose row has ties keeps the
+    conditional draws, its p within their binomial band; every observed AP the reference."""
+    monkeypatch.setattr(conditional, "EXACT_DRAWS", 1)
+    rng = np.random.default_rng(11 if ties else 7)
+    table = tiny_crossed(rng, ties)
+    res = score_profiles(table, **KW, permutations="auto", seed=1)
+    q = res.queries.set_index("row")
+    plate = table["Metadata_plate"].to_numpy()
+    enumerated = 0
+    for r, (ap, p) in query_enumeration(table).items():
+        assert q.loc[r, "ap"] == pytest.approx(ap, abs=1e-12)
+        T = np.prod([np.sum(plate == s) for s in set(plate) if s != plate[r]])
+        if q.loc[r, "permutations"] == T and not q.loc[r, "p_value_bound"]:
+            enumerated += 1
+            assert q.loc[r, "p_value"] == pytest.approx(p, rel=1e-12)
+        else:
+            B = int(q.loc[r, "permutations"])
+            lo, hi = binom.interval(1 - 1e-6, B, p)
+            assert lo / B - 1e-9 <= q.loc[r, "p_value"] <= (hi + 1) / (B + 1) + 1e-9
+    if ties:
+        assert enumerated < 3
+    else:
+        assert enumerated == 3

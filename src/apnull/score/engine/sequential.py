@@ -99,17 +99,24 @@ def undecided(lo, hi, levels=LEVELS) -> np.ndarray:
     return out
 
 
-def still_open(reached, drawn, rounds, cap=CAP, delta=DELTA, levels=LEVELS, known=None) -> np.ndarray:
+def still_open(reached, drawn, rounds, cap=CAP, delta=DELTA, levels=LEVELS, known=None, exact=None) -> np.ndarray:
     """Units to refine after a round: MMCTest-undecided (:func:`undecided` on Clopper-Pearson intervals
     at level ``delta / (tests * rounds)``) and below ``cap`` draws. ``reached``/``drawn`` hold every
     unit of the run (their BH decisions are joint); ``known`` the p-values of the other tests of the
     same BH family, exact ones (e.g. the per-query p-values of the exact law beside the conditional
-    ones); ``rounds`` is ``len(schedule(cap))``."""
+    ones); ``exact`` (bool per unit, optional) marks units whose counts are an enumeration (p =
+    reached / drawn exactly: its interval is that point, and it is never refined); ``rounds`` is
+    ``len(schedule(cap))``."""
     g = np.asarray(reached)
     L = np.asarray(drawn)
     known = np.empty(0) if known is None else np.asarray(known, dtype=float)
     lo, hi = clopper_pearson(g, L, delta / (max(g.size + known.size, 1) * rounds))
+    if exact is not None and np.any(exact):
+        p = counted_pvalue(g, L, exact=True)
+        lo, hi = np.where(exact, p, lo), np.where(exact, p, hi)
     und = undecided(np.concatenate([lo, known]), np.concatenate([hi, known]), levels)[:g.size]
+    if exact is not None:
+        und &= ~np.asarray(exact, dtype=bool)
     return und & (L < cap)
 
 
@@ -168,6 +175,11 @@ class Null:
         s = self.state
         return s["reached"][self.units], s["drawn"][self.units], s["stopped"][self.units]
 
+    def exact(self):
+        """(units,) bool: units whose counts are an enumeration of their exact law (p = reached /
+        drawn), or None when the null has no such units (no "exact" array in its state)."""
+        return self.state["exact"][self.units] if "exact" in self.state else None
+
 
 @dataclass
 class Resolved:
@@ -180,6 +192,7 @@ class Resolved:
     seconds: float = 0.0      #: time spent in the rounds, compiling code excluded
     stopped_by_budget: str = ""  #: why the refinement stopped early ("" if it did not)
     rounds: list = field(default_factory=list)  #: a RoundInfo per round run
+    exact: np.ndarray | None = None  #: units whose p-value is their exact law, counted (drawn: its choices)
 
 
 class RoundInfo(NamedTuple):
@@ -239,7 +252,8 @@ def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None
                 flags = state["active"]
                 flags[null.units] = active
             g, L, _ = null.counts()
-            so_far = int(L.sum())
+            exact = null.exact()
+            so_far = int(L.sum() if exact is None else L[~exact].sum())  # an enumerated law was not drawn
             at_most = int(np.maximum(target - L[active], 0).sum())
             estimate = None if rate is None else at_most * rate
             round_info = RoundInfo(number, int(active.sum()), null.label, int(target), so_far, at_most, estimate)
@@ -256,7 +270,9 @@ def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None
             t0, c0 = time.monotonic(), watch.seconds
             run_round(run, items, state, null.levels, null.inputs, target, rounds.h, null.fn, progress)
             seconds = time.monotonic() - t0 - (watch.seconds - c0)  # compiling is not drawing
-            drawn = int(null.counts()[1].sum()) - so_far
+            exact = null.exact()
+            drawn = (int(null.counts()[1].sum()) - so_far if exact is None
+                     else int(null.counts()[1][~exact].sum()) - int(L[~exact].sum()))
             rate = seconds / drawn if drawn else rate  # the last round's: the first's holds one-off set-up
             if not rounds.adaptive:
                 active[:] = False
@@ -265,7 +281,7 @@ def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None
                 active &= ~null.counts()[2]  # a unit stopped at its h-th exceedance draws no more this round
                 continue
             g, L, _ = null.counts()
-            active = still_open(g, L, len(rounds.targets), cap, delta, levels, known)
+            active = still_open(g, L, len(rounds.targets), cap, delta, levels, known, null.exact())
             if not active.any():
                 break
     g, L, stopped = null.counts()
@@ -273,9 +289,11 @@ def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None
         p, bound = counted_pvalue(g, L, exact=True), np.zeros(U, dtype=bool)
     else:
         p, bound = sequential_pvalue(g, L, stopped)
-    open_ = (still_open(g, L, len(rounds.targets), cap, delta, levels, known) if why
+    exact = null.exact()
+    open_ = (still_open(g, L, len(rounds.targets), cap, delta, levels, known, exact) if why
              else np.zeros(U, dtype=bool))
-    return Resolved(p, L.astype(np.int64), bound, open_, time.monotonic() - start - watch.seconds, why, info)
+    return Resolved(p, L.astype(np.int64), bound, open_, time.monotonic() - start - watch.seconds, why, info,
+                    np.zeros(U, dtype=bool) if exact is None else exact.copy())
 
 
 #: Under a deadline, the first adaptive round is drawn in steps to these totals (then ``FIRST``), so a

@@ -22,6 +22,12 @@ general path's, drawn from the same streams with the same draws as :func:`.pool.
   label moved within its own plate's pool), only the query's own AP computed: k - 1 look-ups a draw.
   A query with many draws to go reads its whole row first (:func:`.lookups.query_row`); without a tie in it, a
   draw is k - 1 uniforms, k - 1 counts read, sorted and summed (:func:`.lookups.untied_ap`).
+- :func:`law_batch`: the exact conditional law of the queries about to take many draws, counted instead
+  (:func:`.querylaw.law_count`) from the rows :func:`crossed_conditional_batch` gives them, where the
+  row has no tie and the count stays within ``limit`` steps (the caller allows :data:`EXACT_STEPS` a
+  draw replaced; a step costs about a third of a draw, so a count never costs much more than the draws
+  would have): the query's counts become the law's (``reached`` choices of ``drawn`` = T, stopped),
+  exact. A small entry of its own, so a run that never refines a query that far never compiles it.
 
 A perturbation takes this path when each of its strata holds one replicate (at least two strata),
 without pair rule, with the control design, and its pool's table fits :data:`MAX_TABLE`
@@ -35,13 +41,21 @@ import numpy as np
 from ...compiled import entry
 from ...streams import draw_distinct, uniform
 from .chunks import count_draw
+from .querylaw import law_count
 from .lookups import (FILL_DRAWS, ROW_DRAWS, batch_lookups, crossed_pool, fill_all, mean_ap, pair_counts, query_ap,
                       query_row, untied_ap)
 
-__all__ = ["MAX_TABLE", "crossed_pools", "crossed_batch", "crossed_conditional_batch"]
+__all__ = ["MAX_TABLE", "pool_sizes", "EXACT_STEPS", "EXACT_MOST", "law_batch", "crossed_pools", "crossed_batch", "crossed_conditional_batch"]
 
 #: Most member pairs of one pool's look-up table (P * P for P pool members: 16 bytes each, 32 MB).
 MAX_TABLE = 1 << 21
+
+#: Steps of :func:`.querylaw.law_count` allowed for each draw the exact law replaces (a step costs
+#: about a third of a draw): a count that would cost more than the draws gives up, and the draws run.
+EXACT_STEPS = 2
+
+#: Most choices T of a query's exact law (counts stay exact in float64).
+EXACT_MOST = float(1 << 52)
 
 
 def crossed_pools(arrays, controls_of, pos) -> np.ndarray:
@@ -57,10 +71,19 @@ def crossed_pools(arrays, controls_of, pos) -> np.ndarray:
     segs = np.repeat(first - np.concatenate([[0], np.cumsum(J)[:-1]]), J) + np.arange(int(J.sum()))
     longest = np.maximum.reduceat(arrays.seg_len[segs], np.concatenate([[0], np.cumsum(J)[:-1]]))
     out = (J >= 2) & (longest == 1)
-    for t in np.flatnonzero(out).tolist():  # only the crossed candidates: their table's size
-        a, b = int(first[t]), int(last[t])
-        P = int(controls_of(int(pos[t])).size[arrays.seg_comp[a:b]].sum()) + (b - a)
-        out[t] = P * P <= MAX_TABLE
+    at = np.flatnonzero(out)  # only the crossed candidates: their table's size
+    P = pool_sizes(arrays, controls_of, pos[at])
+    out[at] = P * P <= MAX_TABLE
+    return out
+
+
+def pool_sizes(arrays, controls_of, pos) -> np.ndarray:
+    """(len(pos),) int64: the pool members P of perturbations ``pos`` (:func:`crossed_pools`'s
+    arguments): in each of its strata its replicates and the controls there."""
+    out = np.zeros(len(pos), dtype=np.int64)
+    for t, j in enumerate(np.asarray(pos, dtype=np.int64).tolist()):
+        a, b = int(arrays.soff[j]), int(arrays.soff[j + 1])
+        out[t] = int(controls_of(j).size[arrays.seg_comp[a:b]].sum()) + int(arrays.seg_len[a:b].sum())
     return out
 
 
@@ -121,11 +144,16 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
 
 
 @entry(nogil=True)
-def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, target, h, tol,
-                              ap):  # pragma: no cover - compiled
+def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, target, h, tol, ap, lawful, rows,
+                              shape, untied):  # pragma: no cover - compiled
     """The conditional null of the queries of the crossed perturbations ``pos`` of ``part``
     (:func:`.draws.conditional_batch`'s arguments): the same draws and values, by look-ups of the
-    query's own row only."""
+    query's own row only.
+
+    An active query marked ``lawful`` draws nothing: its row goes to ``rows[g]`` (:func:`.lookups.query_row`,
+    ``untied[g]`` whether it has no tie), its pool's layout to ``shape[g]`` (its position i among the
+    perturbation's queries, the strata k, then each stratum's first member and size), for
+    :func:`law_batch` to count its exact law."""
     tab = batch_lookups(part, controls, pos)
     tv, tg, te = tab.v, tab.gt, tab.eq
     q = np.int64(0)
@@ -153,6 +181,12 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
         for i in range(k):
             g = q + i
             if not active[g]:
+                continue
+            if lawful[g]:  # its exact law is counted instead (law_batch)
+                untied[g] = query_row(pool, controls, kind, tab, P, i, pool.observed[i], size, first, rows[g])
+                shape[g, 0], shape[g, 1] = i, k
+                for s in range(k):
+                    shape[g, 2 + s], shape[g, 2 + k + s] = first[s], size[s]
                 continue
             counts.stopped[g] = False
             early = counts.reached[g] < h
@@ -194,3 +228,28 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
                     break
             counts.drawn[g], counts.reached[g], counts.counters[g] = drawn, reached, counter
         q += k
+
+
+
+@entry(nogil=True)
+def law_batch(rows, shape, which, ap, tol, limit, counts, exact):  # pragma: no cover - compiled
+    """The exact conditional law of the queries ``which`` (their rows and pool layouts as
+    :func:`crossed_conditional_batch` gives them in ``rows`` and ``shape``; ``ap`` their observed APs):
+    the choices reaching the observed AP counted (:func:`.querylaw.law_count`) within ``limit`` steps;
+    where that succeeds the query's counts become the law's (``drawn`` = T, ``reached`` the count,
+    ``stopped``) and ``exact`` True."""
+    for g in range(which.size):
+        if not which[g]:
+            continue
+        i, k = shape[g, 0], shape[g, 1]
+        first = shape[g, 2:2 + k].copy()
+        size = shape[g, 2 + k:2 + 2 * k].copy()
+        T = 1.0
+        for s in range(k):
+            if s != i:
+                T *= size[s]
+        if T < EXACT_MOST:
+            hits, _ = law_count(rows[g], first, size, i, ap[g], tol, limit[g])
+            if hits >= 0:
+                counts.drawn[g], counts.reached[g], counts.stopped[g] = np.int64(T), hits, True
+                exact[g] = True

@@ -14,6 +14,16 @@ stratum (negatives). Which null each query gets:
   (1 + L), or adaptive (:mod:`..engine.sequential`) for ``"auto"``, the BH family being every query
   of the screen (the exact-law ones as known p-values).
 
+  On the crossed layout (one replicate a plate) the conditional law itself is counted where that is
+  cheaper than drawing it: under ``"auto"``, a query without ties in its row whose round would still
+  take at least :data:`EXACT_DRAWS` draws (to the round's end, or to its H-th exceedance at the rate
+  seen so far) counts the choices T = prod_s (n_s + 1) of one member of each other plate's pool
+  reaching its AP (:func:`..kernels.querylaw.law_count`, its cost bounded by the draws it replaces;
+  past that bound the draws run as before). Its p-value is then exact, p = #{choices with AP >= AP_obs
+  - tol} / T (never 0: the observed choice is one), reported with T permutations and no bound, and the
+  engine takes it as a point, never refined (:func:`..engine.sequential.still_open`'s ``exact``). A
+  row with ties, a fixed number of permutations, or the general path's queries are drawn.
+
 Query i of t (position in t's replicate order: strata sorted, canonical rows within) draws from the
 stream keyed by (seed, "query", t, i) only. The null runs on the mAP null's work (:class:`.permutation.
 ScreenWork`): the same parts, sent to dask workers once.
@@ -30,7 +40,7 @@ from ...streams import stream_key
 from ..table.segments import offsets, ranges
 from ..engine.clock import deadline_of, tell_stage
 from ..engine.sequential import Null, resolve, rounds_of, undecided
-from ..kernels.crossed import crossed_conditional_batch, crossed_pools
+from ..kernels.crossed import EXACT_STEPS, crossed_conditional_batch, crossed_pools, law_batch, pool_sizes
 from ..kernels.draws import Counts, conditional_batch
 
 __all__ = ["QUERY_NULLS", "QueryP", "query_null", "conditional_pvalues", "query_pvalues", "bounds_undecided",
@@ -43,7 +53,11 @@ QUERY_NULLS = {"exact": "exact law", "conditional": "conditional permutation"}
 QUERY_CHUNK = 65536
 
 #: Levels of the conditional null's state arrays: one entry per query.
-QUERY_LEVELS = dict.fromkeys(("keys", "counters", "drawn", "reached", "stopped", "active"), "query")
+QUERY_LEVELS = dict.fromkeys(("keys", "counters", "drawn", "reached", "stopped", "active", "exact"), "query")
+
+#: Under adaptive stopping, a crossed query without ties whose round would still take at least this
+#: many draws counts its exact conditional law instead (:func:`..kernels.querylaw.law_count`); 0: never.
+EXACT_DRAWS = 1024
 
 
 class QueryP(NamedTuple):
@@ -56,6 +70,20 @@ class QueryP(NamedTuple):
     open: np.ndarray          #: (Q,) bool: the BH decision stayed open when a budget stopped the rounds
 
 
+def law_wanted(counts, active, target, h):
+    """(lawful, expect): the active queries whose round would still take at least :data:`EXACT_DRAWS`
+    draws under adaptive stopping (``h <= target``), and those draws: to the round's target, or to
+    the h-th exceedance at the rate seen so far (a query already past h exceedances, refined, draws to
+    the target). None under a fixed number of draws, or with :data:`EXACT_DRAWS` 0."""
+    drawn, reached = counts.drawn, counts.reached
+    expect = np.maximum(target - drawn, 0)
+    early = (reached > 0) & (reached < h)
+    expect[early] = np.minimum(expect[early], (h - reached[early]) * drawn[early] // reached[early] + 1)
+    if not EXACT_DRAWS or h > target:
+        return np.zeros(drawn.size, dtype=bool), expect
+    return active & (expect >= EXACT_DRAWS), expect
+
+
 def query_batch(part, pos, st, target, h):
     """One round of the conditional null for the active queries of the perturbations ``pos`` of ``part``:
     {"counters", "drawn", "reached", "stopped"}, one compiled call per component run (perturbations of one
@@ -64,16 +92,34 @@ def query_batch(part, pos, st, target, h):
     arr = part.arrays
     qo = offsets(arr.qoff[pos + 1] - arr.qoff[pos])
     counts = Counts(st["counters"].copy(), st["drawn"].copy(), st["reached"].copy(), st["stopped"].copy())
+    exact = st["exact"].copy()
     ap = np.empty(qo[-1])
     comp_of = part.comp_of[pos]
     crossed = crossed_pools(arr, lambda j: part.comps[part.comp_of[j]], pos)
     cuts = np.concatenate([[0], np.flatnonzero(np.diff(comp_of) | np.diff(crossed.astype(np.int64))) + 1, [pos.size]])
     for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
         q = slice(qo[a], qo[b])
-        kernel = crossed_conditional_batch if crossed[a] else conditional_batch  # the same values
-        kernel(arr, part.comps[comp_of[a]], part.kind, pos[a:b], st["keys"][q], Counts(*(x[q] for x in counts)),
-               st["active"][q], target, h, VALUE_TOL, ap[q])
-    return {"counters": counts.counters, "drawn": counts.drawn, "reached": counts.reached, "stopped": counts.stopped}
+        batch = Counts(*(x[q] for x in counts))
+        args = (arr, part.comps[comp_of[a]], part.kind, pos[a:b], st["keys"][q], batch)
+        if not crossed[a]:
+            conditional_batch(*args, st["active"][q], target, h, VALUE_TOL, ap[q])
+            continue
+        active = st["active"][q]
+        lawful, expect = law_wanted(batch, active, target, h)
+        width = pool_sizes(arr, lambda j: part.comps[part.comp_of[j]], pos[a:b]).max() if lawful.any() else 0
+        rows = np.zeros((lawful.size if width else 0, width), dtype=np.int64)
+        kmax = int((arr.soff[pos[a:b] + 1] - arr.soff[pos[a:b]]).max())
+        shape = np.zeros((rows.shape[0], 2 + 2 * kmax), dtype=np.int64)
+        untied = np.zeros(lawful.size, dtype=bool)
+        crossed_conditional_batch(*args, active, target, h, VALUE_TOL, ap[q], lawful, rows, shape, untied)
+        if (lawful & untied).any():  # the exact law where it costs less than the draws (a small entry)
+            law_batch(rows, shape, lawful & untied, ap[q], VALUE_TOL, EXACT_STEPS * expect, batch, exact[q])
+        rest = lawful & ~exact[q]  # a tied row, or a count past its limit: drawn after all
+        if rest.any():
+            crossed_conditional_batch(*args, rest, target, h, VALUE_TOL, ap[q], np.zeros_like(rest), rows, shape,
+                                      untied)
+    return {"counters": counts.counters, "drawn": counts.drawn, "reached": counts.reached, "stopped": counts.stopped,
+            "exact": exact}
 
 
 def query_null(work, seed) -> Null:
@@ -85,7 +131,7 @@ def query_null(work, seed) -> Null:
     qidx = ranges(pt.qoff, idx)
     state = {"keys": np.zeros(Q, dtype=np.uint64), "counters": np.zeros(Q, dtype=np.uint64),
              "drawn": np.zeros(Q, dtype=np.int64), "reached": np.zeros(Q, dtype=np.int64),
-             "stopped": np.zeros(Q, dtype=bool), "active": np.zeros(Q, dtype=bool)}
+             "stopped": np.zeros(Q, dtype=bool), "active": np.zeros(Q, dtype=bool), "exact": np.zeros(Q, dtype=bool)}
     names = pt.keys.tolist()
     state["keys"][qidx] = [stream_key(seed, "query", names[i], j) for i in idx.tolist()
                            for j in range(int(pt.qoff[i + 1] - pt.qoff[i]))]
