@@ -194,6 +194,7 @@ def test_exact_query_law_true_null_calibration(monkeypatch):
     no more often than under the draws; the mAP p-values are the mAP null's, unchanged."""
     table = true_null_crossed(np.random.default_rng(2))
     monkeypatch.setattr(conditional, "EXACT_DRAWS", 1)
+    monkeypatch.setattr(conditional, "EXACT_MIN_QUERIES", 1)
     law = score_profiles(table, **KW, permutations="auto", seed=0)
     monkeypatch.setattr(conditional, "EXACT_DRAWS", 0)
     drawn = score_profiles(table, **KW, permutations="auto", seed=0)
@@ -277,6 +278,7 @@ def test_exact_query_law_in_the_engine(monkeypatch, ties):
     enumerated p-value exactly (its permutations: all T choices); a query whose row has ties keeps the
     conditional draws, its p within their binomial band; every observed AP the reference."""
     monkeypatch.setattr(conditional, "EXACT_DRAWS", 1)
+    monkeypatch.setattr(conditional, "EXACT_MIN_QUERIES", 1)
     rng = np.random.default_rng(11 if ties else 7)
     table = tiny_crossed(rng, ties)
     res = score_profiles(table, **KW, permutations="auto", seed=1)
@@ -297,3 +299,16 @@ def test_exact_query_law_in_the_engine(monkeypatch, ties):
         assert enumerated < 3
     else:
         assert enumerated == 3
+
+
+def test_a_small_screen_draws_every_query(monkeypatch):
+    """Under EXACT_MIN_QUERIES crossed queries no query counts its law (its compiled code would cost a
+    fresh install more than the draws it saves): the same table with the minimum lowered counts some."""
+    table = true_null_crossed(np.random.default_rng(2))
+    monkeypatch.setattr(conditional, "EXACT_DRAWS", 1)
+    small = score_profiles(table, **KW, permutations="auto", seed=0).queries
+    assert len(small) < conditional.EXACT_MIN_QUERIES
+    assert not (small["permutations"] == 81).any()
+    monkeypatch.setattr(conditional, "EXACT_MIN_QUERIES", len(small))
+    counted = score_profiles(table, **KW, permutations="auto", seed=0).queries
+    assert (counted["permutations"] == 81).any()

@@ -15,8 +15,8 @@ stratum (negatives). Which null each query gets:
   of the screen (the exact-law ones as known p-values).
 
   On the crossed layout (one replicate a plate) the conditional law itself is counted where that is
-  cheaper than drawing it: under ``"auto"``, a query without ties in its row whose round would still
-  take at least :data:`EXACT_DRAWS` draws (to the round's end, or to its H-th exceedance at the rate
+  cheaper than drawing it: under ``"auto"``, on a screen of at least :data:`EXACT_MIN_QUERIES` such
+  queries, a query without ties in its row whose round would still take at least :data:`EXACT_DRAWS` draws (to the round's end, or to its H-th exceedance at the rate
   seen so far) counts the choices T = prod_s (n_s + 1) of one member of each other plate's pool
   reaching its AP (:func:`..kernels.querylaw.law_count`, its cost bounded by the draws it replaces;
   past that bound the draws run as before). Its p-value is then exact, p = #{choices with AP >= AP_obs
@@ -53,11 +53,16 @@ QUERY_NULLS = {"exact": "exact law", "conditional": "conditional permutation"}
 QUERY_CHUNK = 65536
 
 #: Levels of the conditional null's state arrays: one entry per query.
-QUERY_LEVELS = dict.fromkeys(("keys", "counters", "drawn", "reached", "stopped", "active", "exact"), "query")
+QUERY_LEVELS = dict.fromkeys(("keys", "counters", "drawn", "reached", "stopped", "active", "exact", "countable"),
+                             "query")
 
 #: Under adaptive stopping, a crossed query without ties whose round would still take at least this
 #: many draws counts its exact conditional law instead (:func:`..kernels.querylaw.law_count`); 0: never.
 EXACT_DRAWS = 1024
+#: ... and only on a screen of at least this many such queries: the count's compiled code costs a fresh
+#: install about 5 s of compiling (once), more than a smaller screen's near-line queries take to draw.
+#: A property of the screen, so the same seed gives the same answer on any threads or workers.
+EXACT_MIN_QUERIES = 1000
 
 
 class QueryP(NamedTuple):
@@ -105,7 +110,7 @@ def query_batch(part, pos, st, target, h):
             conditional_batch(*args, st["active"][q], target, h, VALUE_TOL, ap[q])
             continue
         active = st["active"][q]
-        lawful, expect = law_wanted(batch, active, target, h)
+        lawful, expect = law_wanted(batch, active & st["countable"][q], target, h)
         width = pool_sizes(arr, lambda j: part.comps[part.comp_of[j]], pos[a:b]).max() if lawful.any() else 0
         rows = np.zeros((lawful.size if width else 0, width), dtype=np.int64)
         kmax = int((arr.soff[pos[a:b] + 1] - arr.soff[pos[a:b]]).max())
@@ -131,10 +136,12 @@ def query_null(work, seed) -> Null:
     qidx = ranges(pt.qoff, idx)
     state = {"keys": np.zeros(Q, dtype=np.uint64), "counters": np.zeros(Q, dtype=np.uint64),
              "drawn": np.zeros(Q, dtype=np.int64), "reached": np.zeros(Q, dtype=np.int64),
-             "stopped": np.zeros(Q, dtype=bool), "active": np.zeros(Q, dtype=bool), "exact": np.zeros(Q, dtype=bool)}
+             "stopped": np.zeros(Q, dtype=bool), "active": np.zeros(Q, dtype=bool), "exact": np.zeros(Q, dtype=bool),
+             "countable": np.zeros(Q, dtype=bool)}
     names = pt.keys.tolist()
     state["keys"][qidx] = [stream_key(seed, "query", names[i], j) for i in idx.tolist()
                            for j in range(int(pt.qoff[i + 1] - pt.qoff[i]))]
+    state["countable"][qidx] = qidx.size >= EXACT_MIN_QUERIES  # the exact law: see EXACT_MIN_QUERIES
     unit_item = np.repeat(idx, pt.qoff[idx + 1] - pt.qoff[idx])
     return Null(work, query_batch, state, QUERY_LEVELS, tuple(QUERY_LEVELS), "query", qidx, unit_item, "queries")
 
