@@ -40,6 +40,13 @@ def crossed_screen(rng, perts=12, plates=4, controls=5, d=6, ties=False, plate_e
     return pd.concat([df, pd.DataFrame(X, columns=[f"f{i}" for i in range(d)])], axis=1)
 
 
+@pytest.fixture(autouse=True)
+def crossed_on_small_screens(monkeypatch):
+    """These screens are small: let them take the crossed kernels (a run takes them from
+    permutation.CROSSED_MIN_PERTURBATIONS perturbations on)."""
+    monkeypatch.setattr(permutation, "CROSSED_MIN_PERTURBATIONS", 0)
+
+
 @pytest.fixture
 def general_only(monkeypatch):
     """Score with the general kernels only (the path before the crossed kernels)."""
@@ -312,3 +319,18 @@ def test_a_small_screen_draws_every_query(monkeypatch):
     monkeypatch.setattr(conditional, "EXACT_MIN_QUERIES", len(small))
     counted = score_profiles(table, **KW, permutations="auto", seed=0).queries
     assert (counted["permutations"] == 81).any()
+
+
+def test_a_small_screen_takes_the_general_kernels(monkeypatch):
+    """Under CROSSED_MIN_PERTURBATIONS perturbations no batch takes the crossed kernels (they would cost a
+    fresh install their compiling for nothing: the general kernels give the same values), the same tables."""
+    table = crossed_screen(np.random.default_rng(3), ties=False, plate_effect=0.5)
+    crossed_run = score_profiles(table, **KW, permutations=99, seed=5)
+    monkeypatch.setattr(permutation, "CROSSED_MIN_PERTURBATIONS", 10**6)
+    calls = []
+    monkeypatch.setattr(permutation, "crossed_pools", lambda *a: calls.append(1))
+    monkeypatch.setattr(conditional, "crossed_pools", lambda *a: calls.append(1))
+    general = score_profiles(table, **KW, permutations=99, seed=5)
+    assert not calls
+    pd.testing.assert_frame_equal(crossed_run.groups, general.groups)
+    pd.testing.assert_frame_equal(crossed_run.queries, general.queries)

@@ -100,7 +100,8 @@ def query_batch(part, pos, st, target, h):
     exact = st["exact"].copy()
     ap = np.empty(qo[-1])
     comp_of = part.comp_of[pos]
-    crossed = crossed_pools(arr, lambda j: part.comps[part.comp_of[j]], pos)
+    crossed = (crossed_pools(arr, lambda j: part.comps[part.comp_of[j]], pos) if part.crossed
+               else np.zeros(pos.size, dtype=bool))  # a small screen: the general kernels (same values)
     cuts = np.concatenate([[0], np.flatnonzero(np.diff(comp_of) | np.diff(crossed.astype(np.int64))) + 1, [pos.size]])
     for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
         q = slice(qo[a], qo[b])

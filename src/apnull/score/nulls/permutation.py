@@ -55,6 +55,14 @@ PART_CELLS = 1 << 23
 NO_CODES_2D = np.zeros((0, 0), dtype=np.int64)
 
 
+#: A screen of fewer perturbations takes the general kernels for every perturbation, crossed ones
+#: included (:mod:`..kernels.crossed`'s look-ups give the same draws and values, bit for bit): compiling
+#: the crossed kernels costs a fresh install's first run about 12 s of CPU more than the general ones,
+#: which a small screen's draws never win back (the digits example, 14 perturbations on 4 plates: 36 s
+#: of CPU for its first run with the general kernels, 48 s with the crossed ones).
+CROSSED_MIN_PERTURBATIONS = 200
+
+
 class Part(NamedTuple):
     """Some perturbations of a screen with what their kernels read."""
 
@@ -65,6 +73,7 @@ class Part(NamedTuple):
     arrays: PartRows         #: the perturbations' rows, offsets, strata and stream keys (:func:`segment_keys`)
     kind: int                #: similarity kind (:mod:`..kernels.similarity`)
     ctl_codes: list          #: per component: (controls, C) codes aligned with its ``ControlRows.X``
+    crossed: bool = True     #: its crossed perturbations may take the crossed kernels (a large screen)
 
     def replicates(self, j) -> tuple:
         """(rows (k, d), stratum position of each) of perturbation j, as the kernels group them."""
@@ -201,7 +210,7 @@ class ScreenWork:
         arrays = PartRows(X, np.arange(rows.size) if copy else rows, offsets(pt.qoff[index + 1] - pt.qoff[index]),
                           offsets(pt.soff[index + 1] - pt.soff[index]), pt.seg_len[segs], where[pt.seg_stratum[segs]],
                           self.keys[segs], rep_codes, members)
-        return Part(built, comp_of[index], index, arrays, sc.kind, ctl_codes)
+        return Part(built, comp_of[index], index, arrays, sc.kind, ctl_codes, self.size >= CROSSED_MIN_PERTURBATIONS)
 
 
 #: Levels of the mAP null's state arrays (see :mod:`..engine.executor`).
@@ -230,7 +239,7 @@ def perturbations_batch(part: Part, pos, st, target, h, exhaustive=False, keep=0
     single = ((np.diff(so) == 1) & (arr.rep_codes.shape[1] == 0) & (np.diff(qo) >= 2) & (not exhaustive)
               & (arr.members.size == 0))  # negatives="others": one draw at a time
     comp_of = part.comp_of[pos]
-    crossed = (crossed_pools(arr, lambda j: part.comps[part.comp_of[j]], pos) if not exhaustive
+    crossed = (crossed_pools(arr, lambda j: part.comps[part.comp_of[j]], pos) if part.crossed and not exhaustive
                else np.zeros(n, dtype=bool))
     path = single.astype(np.int64) + 2 * crossed
     cuts = np.concatenate([[0], np.flatnonzero(np.diff(comp_of) | np.diff(path)) + 1, [n]])
