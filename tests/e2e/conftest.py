@@ -11,7 +11,7 @@ Fixtures:  app_url (session: base URL of app.py), browser (session), page (funct
 Helpers are in harness.py (import them from there: ``from harness import goto, ...``; this
 directory is on sys.path):  goto, wait_idle, expect_rerun, assert_no_exception, page_problems,
 navigate, plotly_charts, wait_charts, assert_charts_rendered, chart_data, screenshot,
-set_number_input, number_input, query_params, start_streamlit.
+set_number_input, number_input, choose_radio, query_params, start_streamlit, warm_compiled.
 """
 
 from __future__ import annotations

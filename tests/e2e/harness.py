@@ -634,6 +634,24 @@ def set_number_input(page, label: str, value: Any, *, timeout: float = DEFAULT_T
         wait_idle(page, timeout=timeout, since=mark, grace=3000)
 
 
+def choose_radio(page, option: str, *, group: str | None = None, timeout: float = DEFAULT_TIMEOUT_MS) -> None:
+    """Click the radio option labelled ``option`` (in the st.radio whose text holds ``group``, if given),
+    wait for the rerun, and check that the option is now the checked one. A click that lands while the
+    page still replaces its elements after a rerun is lost (seen on a loaded machine), so the option is
+    clicked a second time then; if it is still not checked, AssertionError."""
+    radios = page.locator('[data-testid="stRadio"]')
+    if group is not None:
+        radios = radios.filter(has_text=group)
+    label = radios.locator("label").filter(has_text=option).first
+    for _ in range(2):
+        wait_idle(page, timeout=timeout)
+        with expect_rerun(page, timeout=timeout):
+            label.click()
+        if label.locator('input[type="radio"]').is_checked():
+            return
+    raise AssertionError(f"the radio option {option!r} did not become the checked one")
+
+
 def query_params(page) -> dict[str, str | list[str]]:
     """Query of the current URL: value as str, or a list when the key repeats."""
     href = page.evaluate("() => window.location.href")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from apnull.score import digits_pipeline_pair
-from harness import (assert_charts_rendered, assert_no_exception, chart_data, expect_rerun, goto,
+from harness import (assert_charts_rendered, assert_no_exception, chart_data, choose_radio, expect_rerun, goto,
                      query_params, screenshot, set_number_input)
 
 
@@ -86,8 +86,7 @@ def test_compare_an_upload_with_nan(app_url, page, tmp_path, width):
     assert error.count() == 1 and "Missing values" in error.inner_text() and "nan=" not in error.inner_text()
     screenshot(page, f"compare_nan_error_{width}")
     page.locator("summary").filter(has_text="More options").click()
-    with expect_rerun(page):
-        page.locator('[data-testid="stRadio"] label').filter(has_text="leave out those rows").click()
+    choose_radio(page, "leave out those rows", group="Missing values")
     assert query_params(page).get("cp_nan") == "leave out those rows"
     with expect_rerun(page):
         page.get_by_role("button", name="Compare").click()
