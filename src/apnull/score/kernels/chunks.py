@@ -25,6 +25,7 @@ from .controls import pair_index
 from .pool import draw_assignment, replicate_counts
 from .ranking import count_sorted, walk_counts
 from .similarity import prefetch
+from .sort import insertion_sort
 
 __all__ = ["CHUNK", "FIRST_CHUNK", "ChunkWork", "chunk_work", "record_positions", "single_stratum_means",
            "continue_single", "count_draw"]
@@ -300,13 +301,7 @@ def _untied_ap(gt, m):  # pragma: no cover - compiled
         gt[1] = min(mid, hi)
         gt[2] = max(mid, hi)
     else:
-        for i in range(1, m):  # insertion sort, ascending (m is small); counts are distinct
-            x = gt[i]
-            j = i
-            while j > 0 and gt[j - 1] > x:
-                gt[j] = gt[j - 1]
-                j -= 1
-            gt[j] = x
+        insertion_sort(gt, m)  # ascending (m is small); counts are distinct
     total = 0.0
     for i in range(m):
         total += (i + 1.0) / (gt[i] + 1.0)

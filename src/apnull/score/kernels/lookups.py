@@ -20,6 +20,7 @@ from .draws import replicates
 from .pool import pool_layout
 from .ranking import close_block, count_sorted
 from .similarity import sim
+from .sort import insertion_sort
 
 __all__ = ["Lookups", "lookups", "reset", "pair_counts", "fill_all", "FILL_DRAWS", "walk_positives", "query_ap",
            "mean_ap", "batch_lookups", "crossed_pool", "query_row", "untied_ap", "ROW_DRAWS"]
@@ -244,13 +245,7 @@ def untied_ap(G, m):  # pragma: no cover - compiled
     """AP of m positives without ties from their counts G (sorted here, ascending): the sum over the
     sorted counts of (b + 1) / (G[b] + b + 1), over m; :func:`walk_positives`'s operations for blocks of
     one positive, in its order (the value order is the count order), so the same bits."""
-    for i in range(1, m):
-        x = G[i]
-        j = i
-        while j > 0 and G[j - 1] > x:
-            G[j] = G[j - 1]
-            j -= 1
-        G[j] = x
+    insertion_sort(G, m)
     total = 0.0
     for b in range(m):
         total += (b + 1.0) / (G[b] + b + 1.0)

@@ -38,6 +38,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .sort import insertion_sort
+
 __all__ = ["MARGIN", "law_count"]
 
 #: Margin (in AP) by which a bound must clear the threshold to settle a partial choice as a whole.
@@ -48,13 +50,7 @@ MARGIN = 1e-10
 def _sorted_terms(vals, r, b0):  # pragma: no cover - compiled
     """sum_{j<r} (b0 + j + 1) / (vals_(j) + b0 + j + 1) over the first r entries of ``vals`` sorted
     ascending (sorted in place)."""
-    for i in range(1, r):
-        x = vals[i]
-        j = i
-        while j > 0 and vals[j - 1] > x:
-            vals[j] = vals[j - 1]
-            j -= 1
-        vals[j] = x
+    insertion_sort(vals, r)
     s = 0.0
     for j in range(r):
         s += (b0 + j + 1.0) / (vals[j] + b0 + j + 1.0)

@@ -179,3 +179,16 @@ def stable_argsort(vals, order, work):  # pragma: no cover - compiled
 def sort_work(n):  # pragma: no cover - compiled
     """A scratch array for :func:`stable_argsort` (and :func:`radix_argsort`) of up to n values."""
     return np.empty((6 + BUCKETS) * n + 257)
+
+
+@numba.njit(cache=True, inline="always")
+def insertion_sort(a, n):  # pragma: no cover - compiled
+    """Sort ``a[:n]`` ascending in place, by insertion: the few values of one draw or one count (a
+    draw's positives' counts, a partial choice's bounds), where a call to a general sort costs more."""
+    for i in range(1, n):
+        x = a[i]
+        j = i
+        while j > 0 and a[j - 1] > x:
+            a[j] = a[j - 1]
+            j -= 1
+        a[j] = x
