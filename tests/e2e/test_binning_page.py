@@ -5,7 +5,7 @@ import numpy as np
 import apnull
 from apnull.binning_cost import binning_cost, binning_summary
 from plotly_json import decode
-from harness import (assert_charts_rendered, assert_no_exception, chart_data, expect_rerun, goto, metric_value,
+from harness import (assert_charts_rendered, assert_no_exception, chart_data, choose_radio, goto, metric_value,
                      number_input, query_params, screenshot, set_number_input)
 
 
@@ -37,8 +37,7 @@ def test_binning_default_view(app_url, page):
 
 def test_binning_interaction_changes_the_output(app_url, page):
     goto(page, app_url, "binning")
-    with expect_rerun(page):
-        page.locator('[data-testid="stRadio"] label').filter(has_text="middle").click()
+    choose_radio(page, "middle")
     assert_no_exception(page)
     assert_charts_rendered(page, 3)
     s = binning_summary(binning_cost(4, 0.95, 300, 1.3, "middle", "ap"))

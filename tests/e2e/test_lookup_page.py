@@ -1,7 +1,7 @@
 """Browser tests of the "Threshold lookup" page (/lookup)."""
 
 import apnull
-from harness import (assert_charts_rendered, assert_no_exception, chart_data, expect_rerun, goto, metric_value,
+from harness import (assert_charts_rendered, assert_no_exception, chart_data, choose_radio, goto, metric_value,
                      number_input, query_params, screenshot, set_number_input)
 
 
@@ -40,8 +40,7 @@ def test_lookup_interaction_changes_the_output(app_url, page):
     assert query_params(page).get("lk_n") == "300"
     screenshot(page, "lookup_grid_n300")
     # switch the method to Monte Carlo with its radio
-    with expect_rerun(page):
-        page.locator('[data-testid="stRadio"] label').filter(has_text="mc").click()
+    choose_radio(page, "mc")
     assert_no_exception(page)
     assert_charts_rendered(page, 2)
     assert page.get_by_text("method: Monte Carlo, 100,000 draws, seed 0").count() == 2
