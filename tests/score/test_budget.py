@@ -10,11 +10,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from apnull.cli._common import Progress
 from apnull.score import compare as compare_module
 from apnull.score import digits_screen, score_compare, score_profiles
 from apnull.score.engine import sequential as seq
 from apnull.score.engine.clock import Deadline, Scoped, tell_stage
+from apnull.score.engine.progress import LineProgress
 from apnull.score.example import digits_pipeline_pair
 from apnull.score.nulls.laws import LAW_GRACE, LawCache
 from apnull.score.nulls.permutation import ScreenWork, mean_null
@@ -219,11 +219,12 @@ def test_compare_runs_both_tables_and_its_tests_on_one_deadline(monkeypatch):
 def test_progress_never_says_about_under_1_s():
     assert seq.estimate_text(0.2) == "under 1 s" and seq.estimate_text(45) == "about 45 s"
     err = io.StringIO()
-    progress = Progress(err, "apnull compare: perturbations")
+    progress = LineProgress(err, after=0.0, every=0.0, command="apnull compare", label="perturbations")
     scoped = Scoped(progress, "table B")
     tell_stage(scoped, "queries, conditional null")
     scoped.round(seq.RoundInfo(1, 3, "queries", 400, 1000, 900, 0.2))
     line = err.getvalue()
     assert line.startswith("apnull compare: table B: round 2: 3 queries near the decision line, refined to 400")
     assert line.rstrip().endswith("at most 900 more, under 1 s)") and "about under" not in line
-    assert progress.label == "apnull compare: table B: queries, conditional null"
+    progress(1, 3)  # the count line names the stage with the command's words
+    assert err.getvalue().splitlines()[-1].startswith("apnull compare: table B: queries, conditional null: 1 of 3 (")

@@ -229,10 +229,11 @@ def test_scoring_says_the_rows_prepared(parquet):
 
 
 def test_the_command_line_prints_rows_read_and_prepared(parquet, monkeypatch):
-    from apnull.cli import _common, score_cmd
+    from apnull.cli import score_cmd
+    from apnull.score.engine.progress import LineProgress
 
     t, path = parquet
-    monkeypatch.setattr(score_cmd, "Progress", lambda err, label, after=0, every=0: _common.Progress(err, label, 0.0, 0.0))
+    monkeypatch.setattr(score_cmd, "LineProgress", lambda err, after=0, every=0, **names: LineProgress(err, 0.0, 0.0, **names))
     err = io.StringIO()
     assert main(["score", str(path), "--perturbation", "cmp", "--stratum", "plate", "--permutations", "9"],
                 out=io.StringIO(), err=err) == 0

@@ -13,10 +13,8 @@ import json
 import math
 import os
 import re
-import time
 
 from ..score import NORMALIZE
-from ..score.engine.progress import COMPILING, count_line, round_line
 from ..score.table.names import count_text
 
 
@@ -321,60 +319,3 @@ def left_out_line(settings: dict, shown: int = 20) -> str:
             + (f"; and {len(left_out) - shown:,} more (see --json)" if len(left_out) > shown else "") + "\n")
 
 
-class Progress:
-    """Progress lines on ``err`` for long runs: every update on a terminal (overwriting one line),
-    else at most every ``every`` seconds, and nothing during the first ``after`` seconds.
-
-    Scoring runs also call :meth:`round` before each round of draws (the engine's ``RoundInfo``): a
-    refinement round prints a line with the units it continues, the draws spent so far, the draws it
-    may take and their estimated time, before spending them. :meth:`compiling` prints that compiled
-    code is being prepared (a fresh install's first run). Seconds count from the first round, not
-    from the compilation.
-    """
-
-    def __init__(self, err, label: str, after: float = 2.0, every: float = 5.0):
-        self.err, self.label, self.after, self.every = err, label, after, every
-        self.command, self.scope = label.split(":")[0], ""
-        self.start = self.last = time.monotonic()
-        self.tty = bool(getattr(err, "isatty", lambda: False)())
-        self.shown = False
-        self.rounds = 0
-        self.compile_seconds = 0.0
-
-    def compiling(self) -> None:
-        """Say that compiled code is being prepared (a fresh install's first run)."""
-        self.err.write(f"{self.command}: {COMPILING}\n")
-        self.err.flush()
-
-    def compiled(self, seconds: float) -> None:
-        """``seconds`` of compiling so far in this run: they do not count as scoring time."""
-        self.start += seconds - self.compile_seconds
-        self.compile_seconds = seconds
-
-    def stage(self, units: str, scope: str = "") -> None:
-        """A new stage of the run: later lines count ``units`` ("queries, exact laws and far tails") of
-        ``scope`` ("table A"), and its rounds say the scope."""
-        self.scope = f"{scope}: " if scope else ""
-        self.label = f"{self.command}: {self.scope}{units}"
-        self.last = time.monotonic() - self.every  # the new stage's first update is shown
-
-    def round(self, info) -> None:
-        """Before a round: its number, units, draws so far and to come, and the estimated time."""
-        self.rounds += 1
-        if info.number == 0:
-            return
-        start = "\r\n" if self.tty and self.shown else ""
-        self.err.write(f"{start}{self.command}: {self.scope}{round_line(info)}\n")
-        self.err.flush()
-        self.last = time.monotonic()
-
-    def __call__(self, done: int, total: int) -> None:
-        now = time.monotonic()
-        if now - self.start < self.after or (not self.tty and now - self.last < self.every and done < total):
-            return
-        self.last = now
-        start = "\r" if self.tty else ""
-        end = "\n" if (not self.tty or done >= total) else ""
-        self.err.write(start + count_line(self.label, done, total, now - self.start) + end)
-        self.err.flush()
-        self.shown = True

@@ -18,7 +18,8 @@ from __future__ import annotations
 from ..score import (NAN_MODES, SCORE_SIMILARITIES, UNMATCHED, check_outputs, p_text, read_table, retrieved_line,
                      score_compare, summary_line, write_tables)
 from ..score.table.names import count_text
-from ._common import (Progress, add_json, add_normalize, add_read_options, add_run_options, cli_words, features_text, json_line,
+from ..score.engine.progress import LineProgress
+from ._common import (add_json, add_normalize, add_read_options, add_run_options, cli_words, features_text, json_line,
                       left_out_line, read_kwargs, raw_hint, read_settings, run_kwargs,
                       writable_path)
 from .tables import records
@@ -91,7 +92,7 @@ def run(args, out, err) -> int:
     res = score_compare(a, b, key=list(args.key), perturbation=perturbation, control=args.control or ["DMSO"],
                         stratum=args.stratum, features_a=args.features_a, features_b=args.features_b,
                         similarity=args.similarity, nan=args.nan, normalize=args.normalize, unmatched=args.unmatched,
-                        progress=Progress(err, "apnull compare: perturbations", after=3.0), **run_kwargs(args))
+                        progress=LineProgress(err, after=3.0, command="apnull compare", label="perturbations"), **run_kwargs(args))
     raw_hint(err, "compare", res.looks_raw)
     write_tables([(args.out_groups, res.groups), (args.out_left_out, res.left_out)])  # both, or neither
     settings = dict(res.settings, file_a=args.a, file_b=args.b, **read_settings(args))

@@ -23,7 +23,8 @@ from ..score import (AGGREGATES, NAN_MODES, SCORE_SIMILARITIES, check_outputs, c
                      score_consistency, write_tables)
 from ..score.table.names import output_name
 from ..score.table.names import count_text
-from ._common import (Progress, add_json, add_normalize, add_read_options, add_run_options, cli_words, features_text, json_line,
+from ..score.engine.progress import LineProgress
+from ._common import (add_json, add_normalize, add_read_options, add_run_options, cli_words, features_text, json_line,
                       left_out_line, read_kwargs, raw_hint, read_settings, run_kwargs,
                       writable_path)
 from .tables import format_table, records
@@ -84,7 +85,7 @@ def run(args, out, err) -> int:
                             label_sep=args.label_sep, aggregate=args.aggregate, control=args.control, only=only,
                             features=args.features, similarity=args.similarity, nan=args.nan,
                             normalize=args.normalize, stratum=args.stratum, positives_differ_by=differ or None,
-                            progress=Progress(err, "apnull consistency: labels", after=3.0), **run_kwargs(args))
+                            progress=LineProgress(err, after=3.0, command="apnull consistency", label="labels"), **run_kwargs(args))
     raw_hint(err, "consistency", res.looks_raw)
     write_tables([(args.out_labels, res.labels), (args.out_queries, res.queries)])
     k, n = int(res.labels["significant"].sum()), len(res.labels)

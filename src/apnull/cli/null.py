@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 
 from ..limits import MAX_DRAWS, MAX_GRID_SIZES
-from ._common import Progress, add_json, emit, float_arg, int_arg, writable_path
+from ..score.engine.progress import LineProgress
+from ._common import add_json, emit, float_arg, int_arg, writable_path
 
 __all__ = ["add_parsers"]
 
@@ -125,7 +126,7 @@ def _sample(args, out, err) -> int:
 
     from ..sampling import iter_sample_grid
 
-    report = Progress(err, "sampling sizes")
+    report = LineProgress(err, label="sampling sizes")
     frames = []
     for i, s in enumerate(iter_sample_grid(args.m, args.n, args.sizes, args.draws, args.seed), start=1):
         frames.append(s.to_frame())

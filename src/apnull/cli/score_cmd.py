@@ -33,7 +33,8 @@ from ..score import (MAX_FILE_BYTES, NULLS, RANKING_COLUMNS, SCORE_SIMILARITIES,
                      score_profiles, score_rankings, write_tables)
 from . import _score_activity as activity
 from ..score.table.names import count_text
-from ._common import (Progress, add_json, add_normalize, add_read_options, add_run_options, cli_words, features_text, json_line,
+from ..score.engine.progress import LineProgress
+from ._common import (add_json, add_normalize, add_read_options, add_run_options, cli_words, features_text, json_line,
                       left_out_line, read_kwargs, raw_hint, read_settings, run_kwargs,
                       writable_path)
 from .tables import format_table, records
@@ -96,7 +97,7 @@ def run(args, out, err) -> int:
     labels = ["query", "item"] if ranking_form else [*args.perturbation, args.stratum]
     needed = [*RANKING_COLUMNS] if ranking_form else \
         [*labels, *(args.positives_differ_by or []), *(args.hierarchical_by or [])]
-    progress = Progress(err, "apnull score: rows read", after=3.0)
+    progress = LineProgress(err, after=3.0, command="apnull score", label="rows read")
     table = read_table(args.file, labels=labels, progress=progress, **read_kwargs(args, needed))
     if ranking_form:
         missing = [c for c in RANKING_COLUMNS if c not in table.columns]

@@ -4,7 +4,7 @@ A progress reporter is what :func:`.sequential.resolve` calls: ``progress(done, 
 finish, ``progress.round(info)`` before each round (a :class:`.sequential.RoundInfo`), and
 ``progress.compiling()`` / ``progress.compiled(seconds)`` around numba's compilation, and
 ``progress.stage(units, scope)`` as a new stage of the run starts (:func:`.clock.tell_stage`). The command line's
-reporter (``apnull.cli._common.Progress``) writes the lines of :func:`round_line` and :func:`count_line`;
+reporter is a :class:`LineProgress` whose lines start with the command's name;
 ``progress=True`` in the library gives :func:`default_progress`: in a Jupyter kernel a
 :class:`NotebookProgress` (an HTML progress bar updated in place, with the same round lines; only
 IPython, which every Jupyter kernel has, is needed), else a :class:`LineProgress` on stderr (the
@@ -131,26 +131,39 @@ class NotebookProgress(_Clock):
 
 
 class LineProgress(_Clock):
-    """Progress lines on ``err`` as the command line writes them (:func:`round_line`, :func:`count_line`): on
-    a terminal every update overwrites one line, elsewhere a line at most every ``every`` seconds; nothing
-    during the first ``after`` seconds."""
+    """Progress lines on ``err``, the command line's and ``progress=True``'s outside Jupyter
+    (:func:`round_line`, :func:`count_line`): on a terminal every update overwrites one line, elsewhere a
+    line at most every ``every`` seconds; nothing during the first ``after`` seconds (compiling not
+    counted). A new stage's first update is shown at once.
 
-    def __init__(self, err, after: float = 2.0, every: float = 5.0):
+    ``command`` ("apnull score") starts every line, as ``"apnull score: round 2: ..."``. ``label`` names
+    what the counts count ("rows read") until a stage says otherwise; without it the counts take each
+    round's own units.
+    """
+
+    def __init__(self, err, after: float = 2.0, every: float = 5.0, command: str = "", label: str | None = None):
         super().__init__()
         self.err, self.after, self.every = err, after, every
+        self.prefix = f"{command}: " if command else ""
+        if label is not None:
+            self.label, self.staged = label, True
         self.last = self.start
         self.tty = bool(getattr(err, "isatty", lambda: False)())
         self.shown = False
 
     def compiling(self) -> None:
-        self.err.write(COMPILING + "\n")
+        self.err.write(self.prefix + COMPILING + "\n")
         self.err.flush()
+
+    def stage(self, units: str, scope: str = "") -> None:
+        super().stage(units, scope)
+        self.last = time.monotonic() - self.every  # the new stage's first update is shown
 
     def round(self, info) -> None:
         line = self.named(info)
         if info.number == 0:
             return
-        self.err.write(("\r\n" if self.tty and self.shown else "") + line + "\n")
+        self.err.write(("\r\n" if self.tty and self.shown else "") + self.prefix + line + "\n")
         self.err.flush()
         self.last = time.monotonic()
 
@@ -160,6 +173,7 @@ class LineProgress(_Clock):
             return
         self.last = now
         end = "\n" if (not self.tty or done >= total) else ""
-        self.err.write(("\r" if self.tty else "") + count_line(self.label, done, total, self.seconds()) + end)
+        line = self.prefix + count_line(self.label, done, total, self.seconds())
+        self.err.write(("\r" if self.tty else "") + line + end)
         self.err.flush()
         self.shown = True
