@@ -652,6 +652,15 @@ def choose_radio(page, option: str, *, group: str | None = None, timeout: float 
     raise AssertionError(f"the radio option {option!r} did not become the checked one")
 
 
+def upload_files(page, paths, *, timeout: float = DEFAULT_TIMEOUT_MS) -> None:
+    """Put each file of ``paths`` into the page's file uploaders, in order (the first file into the first
+    uploader), waiting for the rerun each upload starts."""
+    inputs = page.locator('[data-testid="stFileUploaderDropzoneInput"]')
+    for i, path in enumerate(paths):
+        with expect_rerun(page, timeout=timeout):
+            inputs.nth(i).set_input_files(str(path))
+
+
 def query_params(page) -> dict[str, str | list[str]]:
     """Query of the current URL: value as str, or a list when the key repeats."""
     href = page.evaluate("() => window.location.href")

@@ -7,7 +7,7 @@ import pytest
 
 from apnull.score import digits_pipeline_pair
 from harness import (assert_charts_rendered, assert_no_exception, chart_data, choose_radio, expect_rerun, goto,
-                     query_params, screenshot, set_number_input)
+                     query_params, screenshot, set_number_input, upload_files)
 
 
 def _points(page):
@@ -41,10 +41,7 @@ def test_compare_two_uploads(app_url, page, tmp_path):
     b.sample(frac=1, random_state=1).to_csv(paths[1], index=False)
     goto(page, app_url, "compare", cp_data="upload")
     assert_no_exception(page)
-    inputs = page.locator('[data-testid="stFileUploaderDropzoneInput"]')
-    for i, path in enumerate(paths):
-        with expect_rerun(page):
-            inputs.nth(i).set_input_files(str(path))
+    upload_files(page, paths)
     assert_no_exception(page)
     with expect_rerun(page):
         page.get_by_role("button", name="Compare").click()
@@ -74,10 +71,7 @@ def test_compare_an_upload_with_nan(app_url, page, tmp_path, width):
     a.to_csv(paths[0], index=False)
     b.to_csv(paths[1], index=False)
     goto(page, app_url, "compare", cp_data="upload")
-    inputs = page.locator('[data-testid="stFileUploaderDropzoneInput"]')
-    for i, path in enumerate(paths):
-        with expect_rerun(page):
-            inputs.nth(i).set_input_files(str(path))
+    upload_files(page, paths)
     assert_no_exception(page)
     assert page.get_by_text("Test: sign flips of whole units").count() == 1  # said before Compare
     with expect_rerun(page):

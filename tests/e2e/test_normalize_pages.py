@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import assert_charts_rendered, assert_no_exception, expect_rerun, goto, query_params, screenshot
+from harness import assert_charts_rendered, assert_no_exception, expect_rerun, goto, query_params, screenshot, upload_files
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "score"))
 from raw_screen import FEATURES, raw_screen  # noqa: E402
@@ -26,8 +26,7 @@ def test_score_page_raw_upload_fixed_in_one_click(app_url, page, tmp_path, width
     csv = tmp_path / "raw_screen.csv"
     raw_screen(seed=0).to_csv(csv, index=False)
     goto(page, app_url, "score", sc_data="upload", sc_nan="leave out those rows")
-    with expect_rerun(page):
-        page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(csv))
+    upload_files(page, [csv])
     assert_no_exception(page)
     assert RAW in warnings_text(page)
     page.get_by_text(RAW).first.scroll_into_view_if_needed()
@@ -55,10 +54,7 @@ def test_compare_page_raw_uploads_fixed_in_one_click(app_url, page, tmp_path, wi
     a.to_csv(paths[0], index=False)
     b.to_csv(paths[1], index=False)
     goto(page, app_url, "compare", cp_data="upload", cp_key="Metadata_Well", cp_key2="Metadata_Plate")
-    inputs = page.locator('[data-testid="stFileUploaderDropzoneInput"]')
-    for i, path in enumerate(paths):
-        with expect_rerun(page):
-            inputs.nth(i).set_input_files(str(path))
+    upload_files(page, paths)
     assert_no_exception(page)
     with expect_rerun(page):
         page.get_by_role("button", name="Compare", exact=True).click()

@@ -5,7 +5,7 @@ import re
 
 from apnull.score import digits_example
 from harness import (assert_charts_rendered, assert_no_exception, chart_data, expect_rerun, goto, plotly_charts,
-                     query_params, screenshot)
+                     query_params, screenshot, upload_files)
 
 
 def volcano_points(page):
@@ -61,8 +61,7 @@ def test_score_upload_csv(app_url, page, tmp_path):
     digits_example().to_csv(csv, index=False)
     goto(page, app_url, "score", sc_data="upload")
     assert_no_exception(page)
-    with expect_rerun(page):
-        page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(csv))
+    upload_files(page, [csv])
     assert_no_exception(page)
     assert page.get_by_text("my_screen.csv:").count() == 1
     with expect_rerun(page):

@@ -3,7 +3,7 @@ the next; the box shows what is applied and the URL holds it; the example has it
 upload survives the example/upload switch."""
 
 from apnull.score import digits_example
-from harness import assert_no_exception, expect_rerun, goto, query_params, screenshot
+from harness import assert_no_exception, expect_rerun, goto, query_params, screenshot, upload_files
 
 PERT = "Metadata_perturbation"
 
@@ -13,8 +13,7 @@ def _control(page):
 
 
 def _upload(page, path):
-    with expect_rerun(page):
-        page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(path))
+    upload_files(page, [path])
     assert_no_exception(page)
 
 
