@@ -26,7 +26,7 @@ from ..memo import Memo, rough_nbytes
 from ..score import digits_pipeline_pair, score_compare
 from ..views import compare as view
 from .progress import ScoreProgress
-from .state import forget_param
+from .state import inputs_follow
 from .uploads import frame_bytes
 
 __all__ = ["RESULTS", "VIEWS", "MAX_RESULTS", "MAX_RESULT_BYTES", "EXAMPLE_PAIR", "TABLE_KEYS", "example_pair",
@@ -67,22 +67,10 @@ def pair_choices(pair: str, a: pd.DataFrame, b: pd.DataFrame) -> dict:
 
 def use_pair(pair: str, defaults: dict) -> None:
     """Make the pair-dependent inputs (:data:`TABLE_KEYS`) show what applies to the tables ``pair``, before
-    the widgets are drawn: the first pair of a session keeps what the URL or the session says and fills
-    in ``defaults`` for the rest; another pair (a new upload, or the example/upload switch) gets its
-    ``defaults``, and the URL follows."""
-    state = st.session_state
-    previous = state.get("_cp_pair")
-    if previous == pair:
-        return
-    for key in TABLE_KEYS:
-        if previous is None:
-            if key not in state and key not in st.query_params:
-                state[key] = defaults.get(key, "")
-        elif key in defaults:
-            state[key] = defaults[key]
-        else:
-            forget_param(key)
-    state["_cp_pair"] = pair
+    the widgets are drawn (:func:`.state.inputs_follow`): the first pair of a session keeps what the URL
+    or the session says and fills in ``defaults`` for the rest; another pair (a new upload, or the
+    example/upload switch) gets its ``defaults``, and the URL follows."""
+    inputs_follow("_cp_pair", pair, TABLE_KEYS, defaults)
 
 
 def cached_comparison(pair: str, key: tuple):

@@ -31,7 +31,7 @@ from ..score import digits_example, hierarchical_bh, score_profiles, screen_plan
 from ..views import score as view
 from ..views import score_inputs as inputs
 from .progress import ScoreProgress
-from .state import forget_param
+from .state import inputs_follow
 from .uploads import frame_bytes
 
 __all__ = ["SCORES", "PLANS", "VIEWS", "MAX_SCORES", "MAX_SCORE_BYTES", "EXAMPLE_DIGEST", "UPLOAD_SLOT",
@@ -146,32 +146,10 @@ def warm_example():
 
 def use_table(digest: str, defaults: dict) -> None:
     """Make the table-dependent inputs (:data:`apnull.views.score.TABLE_KEYS`) show what applies to the
-    table ``digest``, before the widgets are drawn.
-
-    The first table of a session keeps what the URL (a shared link) or the session says, and fills in
-    ``defaults`` (the table's guesses) for the rest. When the table changes (a new upload, or the
-    example/upload switch), the inputs of the table left are remembered for it, and the new table's
-    remembered inputs, else its ``defaults``, are set; the URL follows them (bound widgets), so nothing
-    typed for one table is applied, unseen, to another, and a copied link carries what is shown.
-    """
-    state = st.session_state
-    previous = state.get("_sc_table")
-    if previous == digest:
-        return
-    saved = state.setdefault("_sc_saved", {})
-    if previous is None:
-        for key, value in defaults.items():
-            if key not in state and key not in st.query_params:
-                state[key] = value
-    else:
-        saved[previous] = {k: state[k] for k in inputs.TABLE_KEYS if k in state}
-        restore = saved.get(digest, defaults)
-        for key in inputs.TABLE_KEYS:
-            if key in restore:
-                state[key] = restore[key]
-            else:
-                forget_param(key)
-    state["_sc_table"] = digest
+    table ``digest``, before the widgets are drawn (:func:`.state.inputs_follow`): a shared link's
+    inputs on the first table, the table's guesses ``defaults`` on a new one, and the inputs a table had
+    when the user comes back to it."""
+    inputs_follow("_sc_table", digest, inputs.TABLE_KEYS, defaults, remember=True)
 
 
 def cached_score(digest: str, key: tuple):

@@ -169,3 +169,36 @@ def forget_param(key: str) -> None:
     except StreamlitAPIException:  # bound to a widget: unbind first
         _unbind_and_remove(key)
     _forget_initial_value(key)
+
+
+def inputs_follow(marker: str, current: str, keys, defaults: dict, remember: bool = False) -> None:
+    """Make the inputs ``keys`` that depend on a table (or a pair of tables) show what applies to the table
+    ``current``, before the widgets are drawn; ``st.session_state[marker]`` holds the table shown last.
+
+    The first table of a session keeps what the URL (a shared link) or the session says, and fills in
+    ``defaults`` (the table's guesses) for the rest. When the table changes (a new upload, or the
+    example/upload switch), the new table gets its ``defaults``; with ``remember``, the inputs of the
+    table left are kept for it and given back when it returns. A key with no value to give is dropped,
+    URL parameter too (:func:`forget_param`), so nothing typed for one table is applied, unseen, to
+    another, and a copied link carries what is shown.
+    """
+    state = st.session_state
+    previous = state.get(marker)
+    if previous == current:
+        return
+    if previous is None:
+        for key in keys:
+            if key in defaults and key not in state and key not in st.query_params:
+                state[key] = defaults[key]
+    else:
+        restore = defaults
+        if remember:
+            saved = state.setdefault(f"{marker}_saved", {})
+            saved[previous] = {k: state[k] for k in keys if k in state}
+            restore = saved.get(current, defaults)
+        for key in keys:
+            if key in restore:
+                state[key] = restore[key]
+            else:
+                forget_param(key)
+    state[marker] = current
