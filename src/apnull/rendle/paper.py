@@ -1,4 +1,4 @@
-"""Constants of Rendle's paper ("Evaluation Metrics for Item Recommendation under Sampling", KDD 2020): metric keys and labels, the running example, its tables."""
+"""Constants of Rendle's paper ("Evaluation Metrics for Item Recommendation under Sampling", arXiv:1912.02263, 2019): metric keys and labels, the running example, its tables."""
 
 from __future__ import annotations
 
