@@ -16,6 +16,7 @@ import pandas as pd
 from ..law import count_reached
 from ..limits import SCORE_PAGE_MAX_PERMUTATIONS, check_permutations, check_regex, check_seed, check_stratum
 from ..score import NEGATIVES, NORMALIZE, p_text
+from ..score.nulls.registry import MAP_NULLS
 
 #: The page's permutation limit, :data:`apnull.limits.SCORE_PAGE_MAX_PERMUTATIONS` (the library's is
 #: ``SCORE_MAX_PERMUTATIONS``); kept under this name for the page.
@@ -39,8 +40,9 @@ PERTURBATION_HINTS = ("pert", "treatment", "compound", "gene", "broad_sample", "
 STRATUM_HINTS = ("plate", "batch")
 #: The stratum choice that means "no stratum column" (the whole screen is then one stratum).
 NO_STRATUM = "(none)"
-#: The nulls that draw B times (label permutations; copairs's random AP rows): p >= 1 / (1 + B).
-USES_B = ("permutation", "copairs")
+#: The nulls that draw B times (label permutations; copairs's random AP rows): p >= 1 / (1 + B). Read from
+#: the null registry (its ``draws`` flag), so a null registered there is offered the page's draws box.
+USES_B = tuple(name for name, null in MAP_NULLS.items() if null.draws)
 
 # ----------------------------------------------------------------------------------------------
 # the table and its columns
