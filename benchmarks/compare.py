@@ -74,9 +74,11 @@ def flags_p(groups, seed):
     return naive_p(e.groupby(groups["unit"]).sum().to_numpy(), seed)
 
 
-def one_pair(i, kind, worse, permutations, plates=20):
+def pipeline_pair(wells, i, kind, worse):
+    """Tables A and B of the wells ``wells`` for pair ``i``: "null" and "shift" pairs go through two
+    exchangeable pipelines (:func:`pipeline`), a "worse" pair's B is A plus N(0, ``worse``^2) on every
+    feature. Pair i's noise comes from one generator seeded 10,000 + i."""
     rng = np.random.default_rng(10_000 + i)
-    wells = digits_plate_screen(seed=i, **dict(LAYOUT, plates=plates))
     a = pipeline(wells, rng, shift=kind == "shift")
     if kind == "worse":
         b = a.copy()
@@ -84,6 +86,11 @@ def one_pair(i, kind, worse, permutations, plates=20):
         b[cols] = b[cols].to_numpy() + rng.normal(scale=worse, size=(len(b), len(cols)))
     else:
         b = pipeline(wells, rng, shift=kind == "shift")
+    return a, b
+
+
+def one_pair(i, kind, worse, permutations, plates=20):
+    a, b = pipeline_pair(digits_plate_screen(seed=i, **dict(LAYOUT, plates=plates)), i, kind, worse)
     res = score_compare(a, b, **KW, permutations=permutations, seed=i)
     s = res.summary
     return (s["p_value"], naive_p(res.groups["delta"].to_numpy(), i), s["mean_delta"], s["retrieved_p_value"],

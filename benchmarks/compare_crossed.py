@@ -30,31 +30,12 @@ import argparse
 import time
 
 import numpy as np
-from compare import band, clopper, naive_p
+from compare import KW, band, clopper, naive_p, pipeline_pair
 
 from apnull.score import score_compare
 from apnull.score.example import digits_crossed_screen
 
-KW = dict(key=["Metadata_plate", "Metadata_well"], perturbation="Metadata_perturbation", control="DMSO",
-          stratum="Metadata_plate")
-SD_RANGE = (1.0, 8.0)
-SHIFT_SD = 3.0
 MIX = (0.3, 0.8)
-
-
-def pipeline(table, rng, shift=False):
-    """The wells of ``table`` through a pipeline whose noise SD (and with ``shift`` a batch shift) varies by plate."""
-    out = table.copy()
-    cols = [c for c in out.columns if c.startswith("px_")]
-    values = out[cols].to_numpy(dtype=float, copy=True)
-    plates = out["Metadata_plate"].to_numpy()
-    for plate in sorted(set(plates)):
-        rows = plates == plate
-        values[rows] += rng.normal(scale=rng.uniform(*SD_RANGE), size=(rows.sum(), len(cols)))
-        if shift:
-            values[rows] += rng.normal(scale=SHIFT_SD, size=len(cols))
-    out[cols] = values
-    return out
 
 
 def main(argv=None):
@@ -97,15 +78,8 @@ def main(argv=None):
 
 def one_pair_result(i, kind, worse, args):
     """(p, per-perturbation p, mean delta, interval holds 0) of pair i."""
-    rng = np.random.default_rng(10_000 + i)
     wells = digits_crossed_screen(i, compounds=args.compounds, plates=args.plates, mix=MIX)
-    a = pipeline(wells, rng, shift=kind == "shift")
-    if kind == "worse":
-        b = a.copy()
-        cols = [c for c in b.columns if c.startswith("px_")]
-        b[cols] = b[cols].to_numpy() + rng.normal(scale=worse, size=(len(b), len(cols)))
-    else:
-        b = pipeline(wells, rng, shift=kind == "shift")
+    a, b = pipeline_pair(wells, i, kind, worse)
     res = score_compare(a, b, **KW, permutations=args.permutations, seed=i, threads=1)
     s = res.summary
     if s["test"] != "plate-clustered t":
