@@ -51,17 +51,20 @@ def with_plate_effect(table, seed):
 MIX = 0.5
 
 
-def copairs_pvalues(table, B, seed):
-    """copairs 0.5.5's own pipeline on the same screen (negatives: controls of the same plate)."""
+def copairs_pvalues(table, B, seed, control="DMSO", neg_diffby=("Metadata_perturbation", "Metadata_ref"),
+                    drop_controls=False):
+    """copairs 0.5.5's own pipeline on the same screen (negatives: controls of the same plate; each control
+    its own ref, so controls are never positives of each other). ``neg_diffby`` as copairs takes it;
+    ``drop_controls``: the controls' own AP rows left out before the mAP."""
     from copairs.map import average_precision, mean_average_precision
 
     meta = table[["Metadata_perturbation", "Metadata_plate"]].copy()
-    ctl = meta["Metadata_perturbation"] == "DMSO"
-    meta["Metadata_ref"] = np.where(ctl, np.arange(len(meta)), -1)
+    meta["Metadata_ref"] = np.where(meta["Metadata_perturbation"] == control, np.arange(len(meta)), -1)
     feats = table.filter(regex="^px_").to_numpy()
     ap = average_precision(meta, feats, pos_sameby=["Metadata_perturbation", "Metadata_ref"], pos_diffby=[],
-                           neg_sameby=["Metadata_plate"], neg_diffby=["Metadata_perturbation", "Metadata_ref"],
-                           progress_bar=False)
+                           neg_sameby=["Metadata_plate"], neg_diffby=list(neg_diffby), progress_bar=False)
+    if drop_controls:
+        ap = ap[ap["Metadata_perturbation"] != control]
     with tempfile.TemporaryDirectory() as cache:
         maps = mean_average_precision(ap, ["Metadata_perturbation"], null_size=B, threshold=0.05, seed=seed,
                                       progress_bar=False, cache_dir=cache)

@@ -30,11 +30,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 import time
 
 import numpy as np
 from scipy.stats import binom
+
+import calibration
 
 from apnull.score import score_profiles
 from apnull.score.example import digits_mixed_screen, digits_null_screen
@@ -64,18 +65,8 @@ def layouts(digit, seed):
 
 def copairs_pvalues(table, control, B, seed):
     """copairs 0.5.5 with neg_diffby=[perturbation] (controls, if any, negatives only: a unique ref each)."""
-    from copairs.map import average_precision, mean_average_precision
-
-    meta = table[["Metadata_perturbation", "Metadata_plate"]].copy()
-    meta["Metadata_ref"] = np.where(meta["Metadata_perturbation"] == control, np.arange(len(meta)), -1)
-    feats = table.filter(regex="^px_").to_numpy()
-    ap = average_precision(meta, feats, pos_sameby=["Metadata_perturbation", "Metadata_ref"], pos_diffby=[],
-                           neg_sameby=["Metadata_plate"], neg_diffby=["Metadata_perturbation"], progress_bar=False)
-    ap = ap[ap["Metadata_perturbation"] != control]
-    with tempfile.TemporaryDirectory() as cache:
-        maps = mean_average_precision(ap, ["Metadata_perturbation"], null_size=B, threshold=0.05, seed=seed,
-                                      progress_bar=False, cache_dir=cache)
-    return maps.set_index("Metadata_perturbation")["p_value"]
+    return calibration.copairs_pvalues(table, B, seed, control, neg_diffby=["Metadata_perturbation"],
+                                       drop_controls=True)
 
 
 def main(argv=None):
