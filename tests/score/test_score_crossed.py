@@ -208,6 +208,7 @@ def test_exact_query_law_true_null_calibration(monkeypatch):
     q = law.queries
     enumerated = (q["permutations"] == 81) & ~q["p_value_bound"]  # 9 x 9 choices: two other plates' pools
     assert enumerated.mean() > 0.9
+    assert (enumerated == (q["null"] == "conditional law (all choices counted)")).all()
     n, hits = len(q), int((q["p_value"] <= 0.05).sum())
     assert hits <= binom.ppf(1 - 1e-4, n, 0.05), (hits, n)
     assert hits <= int((drawn.queries["p_value"] <= 0.05).sum()) + 3 * np.sqrt(n * 0.05)
@@ -295,10 +296,12 @@ def test_exact_query_law_in_the_engine(monkeypatch, ties):
     for r, (ap, p) in query_enumeration(table).items():
         assert q.loc[r, "ap"] == pytest.approx(ap, abs=1e-12)
         T = np.prod([np.sum(plate == s) for s in set(plate) if s != plate[r]])
-        if q.loc[r, "permutations"] == T and not q.loc[r, "p_value_bound"]:
+        if q.loc[r, "null"] == "conditional law (all choices counted)":  # said as counted, not drawn
             enumerated += 1
+            assert q.loc[r, "permutations"] == T and not q.loc[r, "p_value_bound"]
             assert q.loc[r, "p_value"] == pytest.approx(p, rel=1e-12)
         else:
+            assert q.loc[r, "null"] == "conditional permutation"
             B = int(q.loc[r, "permutations"])
             lo, hi = binom.interval(1 - 1e-6, B, p)
             assert lo / B - 1e-9 <= q.loc[r, "p_value"] <= (hi + 1) / (B + 1) + 1e-9

@@ -238,7 +238,9 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
         when all its positives share its stratum (or ``positives_differ_by`` leaves some of its
         positives out), else "conditional permutation" (:mod:`apnull.score.nulls.conditional`: keeps the
         query, swaps each positive with a member of its own stratum's pool; calibrated under plate
-        effects); ``skipped``: [<perturbation column>, reason]; ``warnings`` (including one when
+        effects), or "conditional law (all choices counted)", the same null counted over every choice
+        instead of drawn where that is cheaper (adaptive runs of large crossed screens; p exact,
+        ``permutations`` the number of choices); ``skipped``: [<perturbation column>, reason]; ``warnings`` (including one when
         perturbations sit at the p-value floor 1/(1 + B) of a fixed B); ``settings`` (with
         ``perturbation_column``, the name of the perturbation column in the tables: an input name the
         tables use themselves, such as ``null`` or ``mAP``, gets ``_input`` appended; for several

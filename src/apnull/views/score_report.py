@@ -115,7 +115,10 @@ def nulls_used(groups: pd.DataFrame, queries: pd.DataFrame, permutations) -> set
         elif label.startswith("copairs"):
             used.add("copairs")
     if "null" in queries:
-        used |= set(pd.unique(queries["null"].astype(str))) & {"exact law", "conditional permutation"}
+        nulls = set(pd.unique(queries["null"].astype(str)))
+        used |= nulls & {"exact law", "conditional permutation"}
+        if "conditional law (all choices counted)" in nulls:  # the same null, its law counted, not drawn
+            used.add("conditional permutation")
     return used
 
 
@@ -129,6 +132,9 @@ QUERY_NULL_WORDS = {
     "conditional permutation": "a conditional permutation (its positives sit on other plates: each positive's "
                                "label is given to a random profile of that positive's own plate, keeping the "
                                "query; this stays calibrated when plates differ)",
+    "conditional law (all choices counted)": "the same conditional permutation, its law counted over every "
+                                             "choice instead of drawn (an exact p-value; `permutations` gives "
+                                             "the number of choices)",
 }
 
 

@@ -47,7 +47,8 @@ __all__ = ["QUERY_NULLS", "QueryP", "query_null", "conditional_pvalues", "query_
            "QUERY_CHUNK"]
 
 #: The label of each per-query null, as the ``null`` column of the query table says.
-QUERY_NULLS = {"exact": "exact law", "conditional": "conditional permutation"}
+QUERY_NULLS = {"exact": "exact law", "conditional": "conditional permutation",
+               "counted": "conditional law (all choices counted)"}
 
 #: Queries whose exact-law p-values are computed together (a few MB of temporaries at a time).
 QUERY_CHUNK = 65536
@@ -73,6 +74,8 @@ class QueryP(NamedTuple):
     permutations: np.ndarray  #: (Q,) int64 null draws (0 for the exact law)
     bound: np.ndarray         #: (Q,) bool: no draw reached the observed AP (p is an upper bound)
     open: np.ndarray          #: (Q,) bool: the BH decision stayed open when a budget stopped the rounds
+    counted: np.ndarray       #: (Q,) bool: a conditional query whose law was counted over every choice
+                              #: (:mod:`..kernels.querylaw`): p exact, ``permutations`` the number of choices
 
 
 def law_wanted(counts, active, target, h):
@@ -213,7 +216,8 @@ def query_pvalues(work, scores, laws, seed, permutations, client=None, threads=N
     Q = int(pt.qoff[-1])
     k = pt.k
     single = np.repeat(np.diff(pt.soff) == 1, k)  # the exact law: every positive shares the query's stratum
-    out = QueryP(np.empty(Q), ~single, np.zeros(Q, dtype=np.int64), np.zeros(Q, dtype=bool), np.zeros(Q, dtype=bool))
+    out = QueryP(np.empty(Q), ~single, np.zeros(Q, dtype=np.int64), np.zeros(Q, dtype=bool), np.zeros(Q, dtype=bool),
+                 np.zeros(Q, dtype=bool))
     deadline = deadline_of(budget)
     if single.any():  # the laws' work is per (m, n), not per query; chunks of queries bound the temporaries
         ns = screen.query_negatives()
@@ -229,6 +233,8 @@ def query_pvalues(work, scores, laws, seed, permutations, client=None, threads=N
     if res is not None:
         out.p[where], out.permutations[where], out.bound[where], out.open[where] = (res.p_value, res.drawn,
                                                                                     res.bound, res.open)
+        if res.exact is not None:
+            out.counted[where] = res.exact
     if uncounted.any():
         out.open[uncounted] = bounds_undecided(out.p, out.bound)[uncounted]
     return out

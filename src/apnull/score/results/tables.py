@@ -32,8 +32,8 @@ class Scored(NamedTuple):
     queries: dict             #: (Q,) arrays of the kept queries, in input row order (the query
     # table's): "pert" (its perturbation), "rows" (input row), "m" (positives kept), "n" (negatives:
     # controls of its stratum), "ap", "precision_at_r", "p_value", "q_value", "conditional" (its
-    # null), "permutations", "bound" (:class:`.conditional.QueryP`); :func:`query_table` empties it
-    # as its columns take the arrays over; :func:`group_table` leaves "group_pert" (the
+    # null), "counted" (its conditional law counted), "permutations", "bound" (:class:`.conditional.QueryP`);
+    # :func:`query_table` empties it as its columns take the arrays over; :func:`group_table` leaves "group_pert" (the
     # perturbation of each row of the groups table) for :func:`add_activity`
 
 
@@ -65,6 +65,7 @@ def pvalues(screen: Screen, scores: Scores, null: str, permutations, query: Quer
                 at = np.arange(q.start, q.stop)[has]
                 qp.p[at], uncounted[at] = laws.counted_pvalues(ms[at], ns[at], scores.ap[at])
                 qp.conditional[at], qp.permutations[at], qp.bound[at], qp.open[at] = False, 0, uncounted[at], False
+                qp.counted[at] = False
         if uncounted.any():
             qp.open[uncounted] = bounds_undecided(qp.p, qp.bound)[uncounted]
     kept = ms > 0
@@ -77,6 +78,7 @@ def pvalues(screen: Screen, scores: Scores, null: str, permutations, query: Quer
         del own
     queries = {"pert": qpert, "rows": screen.rows[pt.rows], "m": ms, "n": ns, "ap": scores.ap,
                "precision_at_r": scores.precision_at_r, "p_value": qp.p, "conditional": qp.conditional,
+               "counted": qp.counted,
                "permutations": qp.permutations, "bound": qp.bound, "open": qp.open}
     if not kept.all():
         queries = {name: a[kept] for name, a in queries.items()}
@@ -134,8 +136,8 @@ def query_table(scored: Scored, pcol: str, budget: bool = False) -> pd.DataFrame
         without a copy (with ``budget``, decision_open too).
     """
     q = scored.queries
-    conditional_ = q.pop("conditional").astype(np.int64)
-    labels = _text([QUERY_NULLS["exact"], QUERY_NULLS["conditional"]]).take(conditional_)
+    conditional_ = q.pop("conditional").astype(np.int64) + q.pop("counted")  # 0 exact law, 1 drawn, 2 counted
+    labels = _text([QUERY_NULLS["exact"], QUERY_NULLS["conditional"], QUERY_NULLS["counted"]]).take(conditional_)
     del conditional_
     cols = {"row": q.pop("rows").astype(np.int64, copy=False), pcol: scored.shown.take(q.pop("pert")),
             "m": q.pop("m").astype(np.int64, copy=False), "n": q.pop("n").astype(np.int64, copy=False),
