@@ -42,8 +42,8 @@ from ...compiled import entry
 from ...streams import draw_distinct, uniform
 from .chunks import count_draw
 from .querylaw import law_count
-from .lookups import (FILL_DRAWS, ROW_DRAWS, batch_lookups, crossed_pool, fill_all, mean_ap, pair_counts, query_ap,
-                      query_row, untied_ap)
+from .lookups import (FILL_DRAWS, ROW_DRAWS, batch_lookups, crossed_pool, fill_all, filled_mean, mean_ap, pair_counts,
+                      query_ap, query_row, quotients, untied_ap)
 
 __all__ = ["MAX_TABLE", "pool_sizes", "EXACT_STEPS", "EXACT_MOST", "law_batch", "crossed_pools", "crossed_batch", "crossed_conditional_batch"]
 
@@ -121,9 +121,29 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
         early = reached < h
         stopped = False
         size, first = pool.n + 1, pool.offset  # one replicate and n_s controls a stratum
-        if target - drawn >= FILL_DRAWS:
-            fill_all(pool, controls, kind, tab, P)
-        while drawn < target:
+        if target - drawn >= FILL_DRAWS:  # every pair known: draws read the counts only (filled_mean)
+            untied = fill_all(pool, controls, kind, tab, P)
+            most = np.int64(0)
+            for s in range(k):
+                most = max(most, s_n[s])
+            quot = quotients(k - 1, most)
+            G = np.empty(k, dtype=np.int64)
+            while drawn < target:
+                for s in range(k):  # draw_distinct's draw of one member of each stratum's pool
+                    idx = np.int64(uniform(keys[s], counters[s]) * size[s])
+                    counters[s] += np.uint64(1)
+                    if idx >= size[s]:
+                        idx = size[s] - 1
+                    D[s] = first[s] + idx
+                v = filled_mean(D, P, tv, tg, te, untied, quot, G, vals, iwork)
+                if drawn < values.shape[1]:
+                    values[t, drawn] = v
+                drawn += 1
+                reached, stop = count_draw(v, m, tol, reached, early, h)
+                if stop:
+                    stopped = True
+                    break
+        while drawn < target and not stopped:
             for s in range(k):  # draw_assignment's draws, one member a stratum
                 counters[s] = draw_distinct(keys[s], counters[s], size[s], first[s], D, s, one, none)
             for qi in range(k):
