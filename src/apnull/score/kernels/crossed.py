@@ -54,6 +54,10 @@ MAX_TABLE = 1 << 21
 #: about a third of a draw): a count that would cost more than the draws gives up, and the draws run.
 EXACT_STEPS = 2
 
+#: Most plate-mates of a crossed pool's query whose counts a filled table holds as int16 (:func:`.lookups.filled_mean`);
+#: a larger plate draws by the look-ups of every pair.
+COUNTS_MOST = 32767
+
 #: Most choices T of a query's exact law (counts stay exact in float64).
 EXACT_MOST = float(1 << 52)
 
@@ -126,23 +130,26 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
             most = np.int64(0)
             for s in range(k):
                 most = max(most, s_n[s])
-            quot = quotients(k - 1, most)
-            G = np.empty(k, dtype=np.int64)
-            while drawn < target:
-                for s in range(k):  # draw_distinct's draw of one member of each stratum's pool
-                    idx = np.int64(uniform(keys[s], counters[s]) * size[s])
-                    counters[s] += np.uint64(1)
-                    if idx >= size[s]:
-                        idx = size[s] - 1
-                    D[s] = first[s] + idx
-                v = filled_mean(D, P, tv, tg, te, untied, quot, G, vals, iwork)
-                if drawn < values.shape[1]:
-                    values[t, drawn] = v
-                drawn += 1
-                reached, stop = count_draw(v, m, tol, reached, early, h)
-                if stop:
-                    stopped = True
-                    break
+            if most <= COUNTS_MOST:
+                quot = quotients(k - 1, most)
+                small = tg[:P * P].astype(np.int16)
+                G = np.empty(k, dtype=np.int64)
+                S = np.empty(k)
+                while drawn < target:
+                    for s in range(k):  # draw_distinct's draw of one member of each stratum's pool
+                        idx = np.int64(uniform(keys[s], counters[s]) * size[s])
+                        counters[s] += np.uint64(1)
+                        if idx >= size[s]:
+                            idx = size[s] - 1
+                        D[s] = first[s] + idx
+                    v = filled_mean(D, P, small, tv, tg, te, untied, quot, G, S, vals, iwork)
+                    if drawn < values.shape[1]:
+                        values[t, drawn] = v
+                    drawn += 1
+                    reached, stop = count_draw(v, m, tol, reached, early, h)
+                    if stop:
+                        stopped = True
+                        break
         while drawn < target and not stopped:
             for s in range(k):  # draw_assignment's draws, one member a stratum
                 counters[s] = draw_distinct(keys[s], counters[s], size[s], first[s], D, s, one, none)

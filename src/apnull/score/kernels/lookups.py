@@ -337,29 +337,45 @@ def quotients(m, most):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, inline="always")
-def filled_mean(D, P, tv, tg, te, untied, quot, G, vals, iwork):  # pragma: no cover - compiled
+def filled_mean(D, P, counts, tv, tg, te, untied, quot, G, S, vals, iwork):  # pragma: no cover - compiled
     """Mean AP of assignment D of a pool whose look-ups are all known (:func:`fill_all`): a query with
-    an untied row (``untied``, as :func:`fill_all` finds them) by its positives' counts sorted and the precisions
-    read from ``quot`` (:func:`quotients`; :func:`untied_ap`'s sum in its order), the others by
-    :func:`query_ap`; added in query order and divided as :func:`mean_ap` does, so the same bits."""
+    an untied row (``untied``, as :func:`fill_all` finds them) from its positives' counts gt (``counts``:
+    the table's gt as int16, small enough to stay in the fastest cache), ranked and the precisions
+    read from ``quot`` (:func:`quotients`), added in rank order as :func:`untied_ap` adds them; the
+    others by :func:`query_ap`. The APs added in query order and divided as :func:`mean_ap` does, so
+    the same bits. Four positives are ranked by a sorting network of min / max (no branch to guess
+    wrong), more or fewer by counting each one's rank (``G``, ``S``: workspaces of k)."""
     k = D.size
     m = k - 1
     total = 0.0
     for qi in range(k):
         u = D[qi]
-        if untied[u]:
-            base = u * P
-            c = np.int64(0)
-            for yi in range(k):
-                if yi != qi:
-                    G[c] = tg[base + D[yi]]
-                    c += 1
-            insertion_sort(G, m)
-            a = 0.0
-            for b in range(m):
-                a += quot[b, G[b]]
-            total += a / m
-        else:
+        if not untied[u]:
             ap, _ = query_ap(D, qi, P, tv, tg, te, vals, iwork)
             total += ap  # finite: m >= 1 positive
+            continue
+        base = u * P
+        c = np.int64(0)
+        for yi in range(k):
+            if yi != qi:
+                G[c] = counts[base + D[yi]]
+                c += 1
+        a = 0.0
+        if m == 4:
+            l1, h1 = min(G[0], G[1]), max(G[0], G[1])
+            l2, h2 = min(G[2], G[3]), max(G[2], G[3])
+            m1, m2 = max(l1, l2), min(h1, h2)
+            a += quot[0, min(l1, l2)]
+            a += quot[1, min(m1, m2)]
+            a += quot[2, max(m1, m2)]
+            a += quot[3, max(h1, h2)]
+        else:
+            for c in range(m):  # the rank b of each count (equal counts ranked by position: the same sum)
+                b = np.int64(0)
+                for x in range(m):
+                    b += (G[x] < G[c]) | ((G[x] == G[c]) & (x < c))
+                S[b] = quot[b, G[c]]
+            for b in range(m):
+                a += S[b]
+        total += a / m
     return total / k
