@@ -58,7 +58,8 @@ def general_only(monkeypatch):
 
 
 @pytest.mark.parametrize("similarity, ties, B", [("cosine", False, 99), ("cosine", True, 99), ("euclidean", False, "auto"),
-                                                 ("manhattan", True, "auto"), ("correlation", False, 50), ("cosine", False, 999)])
+                                                 ("manhattan", True, "auto"), ("correlation", False, 50), ("cosine", False, 999),
+                                                 ("cosine", True, 999)])
 def test_crossed_kernels_give_the_general_paths_tables(general_only, monkeypatch, similarity, ties, B):
     """Same draws, same values: every table equal to the general path's, bit for bit (so the same
     p-value distribution), the observed APs included; the crossed kernels did run (their exact
@@ -86,6 +87,32 @@ def test_crossed_kernels_give_the_general_paths_tables(general_only, monkeypatch
         a = new.null_maps(name)
         general_only(True)
         assert np.array_equal(a, old.null_maps(name))
+
+
+def test_filled_pools_with_positives_tied_across_plates(general_only):
+    """Controls copied from one plate to others: a query's row then holds members of different plates
+    as similar to it (no tie with its own plate-mates), which a filled pool's fast draws
+    (:func:`apnull.score.kernels.lookups.filled_mean`) must leave to the tie-aware walk; and pools of
+    more than five replicates, ranked by counting rather than the four-positive network. Every table
+    and drawn value the general path's, bit for bit (B = 2999: every pool filled)."""
+    for rng, plates, perts in ((np.random.default_rng(21), 4, 10), (np.random.default_rng(22), 7, 8)):
+        table = crossed_screen(rng, perts=perts, plates=plates, controls=5, extra=False)
+        feats = [c for c in table.columns if c.startswith("f")]
+        ctl = table["Metadata_pert"] == "DMSO"
+        first = table.loc[ctl & (table["Metadata_plate"] == "P0"), feats].to_numpy()
+        for plate in ("P1", "P2", "P3"):
+            table.loc[ctl & (table["Metadata_plate"] == plate), feats] = first
+        general_only(False)
+        new = score_profiles(table, **KW, permutations=2999, seed=4)
+        general_only(True)
+        old = score_profiles(table, **KW, permutations=2999, seed=4)
+        pd.testing.assert_frame_equal(new.groups, old.groups)
+        pd.testing.assert_frame_equal(new.queries, old.queries)
+        for name in new.groups["Metadata_pert"]:
+            general_only(False)
+            a = new.null_maps(name)
+            general_only(True)
+            assert np.array_equal(a, old.null_maps(name)), name
 
 
 def test_crossed_pools_choose_one_replicate_a_stratum():

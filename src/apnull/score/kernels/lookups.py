@@ -19,11 +19,12 @@ from ...compiled import inner
 from .draws import replicates
 from .pool import pool_layout
 from .ranking import close_block, count_sorted
-from .similarity import sim
+from .similarity import sim, sim_rows
 from .sort import insertion_sort
 
 __all__ = ["Lookups", "lookups", "reset", "pair_counts", "fill_all", "FILL_DRAWS", "walk_positives", "query_ap",
-           "mean_ap", "batch_lookups", "crossed_pool", "query_row", "untied_ap", "ROW_DRAWS"]
+           "mean_ap", "batch_lookups", "crossed_pool", "query_row", "untied_ap", "ROW_DRAWS", "quotients",
+           "filled_mean"]
 
 class Lookups(NamedTuple):
     """Member-pair look-ups of one pool (P members; pair (u, y) at u * P + y): the similarity (NaN until
@@ -89,22 +90,94 @@ def pair_counts(u, y, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, 
 
 #: A perturbation whose round has at least this many mAP draws left fills its whole table first
 #: (:func:`fill_all`): one call, not one a pair.
-FILL_DRAWS = 1024
+FILL_DRAWS = 512
 
 
 @inner()
 def fill_all(pool, controls, kind, tab, P):  # pragma: no cover - compiled
-    """Every look-up of the pool not yet known (pairs of members of different strata), as
-    :func:`pair_counts` computes one."""
+    """Every look-up of the pool (pairs of members of different strata), the values :func:`pair_counts`
+    gives: the similarities of two strata's controls a block at a time by :func:`.similarity.sim_rows`
+    (the bits of ``sim`` at a fraction of its cost), the others from the replicate rows; then member u's
+    row, each pair's counts by a binary search in u's sorted plate-mates (and a comparison with its
+    plate's replicate). Returns (P,) bool: member u's row has no tie (every eq 0, and no two members of
+    other strata as similar to u: equal similarities have equal gt, so only members of equal gt are
+    compared); u's AP as a query is then :func:`untied_ap` of its positives' gt (:func:`filled_mean`)."""
     tv, tg, te = tab.v, tab.gt, tab.eq
-    g_str, s_n, g_rep, simRP, g_row = pool.stratum, pool.n, pool.replicate, pool.sim, pool.row
-    Xc, sortedRC, c_off, c_sorted = controls.X, pool.sorted_rc, controls.sorted_offset, controls.sorted_sims
+    g_str, s_n, g_rep, simRP = pool.stratum, pool.n, pool.replicate, pool.sim
+    sortedRC, c_off, c_sorted = pool.sorted_rc, controls.sorted_offset, controls.sorted_sims
     s_comp, g_ctl, rep_lo, rep_hi = pool.component_stratum, pool.control, pool.rep_lo, pool.rep_hi
+    J = s_n.size
+    most = np.int64(0)
+    for s in range(J):
+        most = max(most, s_n[s])
+    block = np.empty((most, most))
+    zero = np.int64(0)  # not a literal 0: a literal argument would compile sim_rows once more
+    for s in range(J):  # two strata's controls
+        a0 = controls.start[s_comp[s]]
+        ga = pool.offset[s] + rep_hi[s] - rep_lo[s]  # the stratum's first control member
+        for s2 in range(s + 1, J):
+            c0 = controls.start[s_comp[s2]]
+            gc = pool.offset[s2] + rep_hi[s2] - rep_lo[s2]
+            sim_rows(controls.X, a0, a0 + s_n[s], controls.X, controls.XT, c0, c0 + s_n[s2], kind, block, zero, zero)
+            for a in range(s_n[s]):
+                for c in range(s_n[s2]):
+                    tv[(ga + a) * P + gc + c] = block[a, c]
+                    tv[(gc + c) * P + ga + a] = block[a, c]  # sim is exactly symmetric
+    untied = np.ones(P, dtype=np.bool_)
+    start = np.empty(most + 3, dtype=np.int64)  # bucket g of gt (0 .. n) begins at start[g + 1]
+    bucket = np.empty(P)
     for u in range(P):
+        su = g_str[u]
+        n = s_n[su]
+        ru = g_rep[u]
+        if ru >= 0:
+            row = sortedRC[ru, :n]
+        else:
+            rs = c_off[s_comp[su]] + g_ctl[u] * (n - 1)
+            row = c_sorted[rs:rs + n - 1]
+        start[:n + 3] = 0
         for y in range(P):
-            if g_str[u] != g_str[y] and tg[u * P + y] < 0:
-                pair_counts(u, y, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC, c_off, c_sorted,
-                            s_comp, g_ctl, rep_lo, rep_hi)
+            if g_str[y] == su:
+                continue
+            i = u * P + y
+            if ru >= 0:
+                v = simRP[ru, y]
+                tv[i] = v
+            elif g_rep[y] >= 0:
+                v = simRP[g_rep[y], u]
+                tv[i] = v
+            else:
+                v = tv[i]
+            g, e = count_sorted(row, v)
+            for r2 in range(rep_lo[su], rep_hi[su]):  # a control query: its plate's replicate too
+                if r2 != ru:
+                    w = simRP[r2, u]
+                    if w > v:
+                        g += 1
+                    elif w == v:
+                        e += 1
+            tg[i] = g
+            te[i] = e
+            if e != 0:
+                untied[u] = False
+            start[g + 2] += 1
+        if untied[u]:  # equal similarities have equal gt: a counting sort by gt, then each bucket compared
+            for g in range(n + 1):
+                start[g + 2] += start[g + 1]
+            for y in range(P):
+                if g_str[y] != su:
+                    g = tg[u * P + y]
+                    bucket[start[g + 1]] = tv[u * P + y]
+                    start[g + 1] += 1
+            lo = np.int64(0)
+            for g in range(n + 1):
+                hi = start[g + 1]
+                for x in range(lo, hi):
+                    for z in range(x + 1, hi):
+                        if bucket[x] == bucket[z]:
+                            untied[u] = False
+                lo = hi
+    return untied
 
 
 @numba.njit(cache=True, inline="always")
@@ -250,3 +323,59 @@ def untied_ap(G, m):  # pragma: no cover - compiled
     for b in range(m):
         total += (b + 1.0) / (G[b] + b + 1.0)
     return total / m
+
+
+@numba.njit(cache=True, inline="always")
+def quotients(m, most):  # pragma: no cover - compiled
+    """(m, most + 1) table of (b + 1) / (g + b + 1): :func:`untied_ap`'s precision of the positive of
+    rank b (from 0) with g plate-mates above it, each computed as it does, so the same bits."""
+    out = np.empty((m, most + 1))
+    for b in range(m):
+        for g in range(most + 1):
+            out[b, g] = (b + 1.0) / (g + b + 1.0)
+    return out
+
+
+@numba.njit(cache=True, inline="always")
+def filled_mean(D, P, counts, tv, tg, te, untied, quot, G, S, vals, iwork):  # pragma: no cover - compiled
+    """Mean AP of assignment D of a pool whose look-ups are all known (:func:`fill_all`): a query with
+    an untied row (``untied``, as :func:`fill_all` finds them) from its positives' counts gt (``counts``:
+    the table's gt as int16, small enough to stay in the fastest cache), ranked and the precisions
+    read from ``quot`` (:func:`quotients`), added in rank order as :func:`untied_ap` adds them; the
+    others by :func:`query_ap`. The APs added in query order and divided as :func:`mean_ap` does, so
+    the same bits. Four positives are ranked by a sorting network of min / max (no branch to guess
+    wrong), more or fewer by counting each one's rank (``G``, ``S``: workspaces of k)."""
+    k = D.size
+    m = k - 1
+    total = 0.0
+    for qi in range(k):
+        u = D[qi]
+        if not untied[u]:
+            ap, _ = query_ap(D, qi, P, tv, tg, te, vals, iwork)
+            total += ap  # finite: m >= 1 positive
+            continue
+        base = u * P
+        c = np.int64(0)
+        for yi in range(k):
+            if yi != qi:
+                G[c] = counts[base + D[yi]]
+                c += 1
+        a = 0.0
+        if m == 4:
+            l1, h1 = min(G[0], G[1]), max(G[0], G[1])
+            l2, h2 = min(G[2], G[3]), max(G[2], G[3])
+            m1, m2 = max(l1, l2), min(h1, h2)
+            a += quot[0, min(l1, l2)]
+            a += quot[1, min(m1, m2)]
+            a += quot[2, max(m1, m2)]
+            a += quot[3, max(h1, h2)]
+        else:
+            for c in range(m):  # the rank b of each count (equal counts ranked by position: the same sum)
+                b = np.int64(0)
+                for x in range(m):
+                    b += (G[x] < G[c]) | ((G[x] == G[c]) & (x < c))
+                S[b] = quot[b, G[c]]
+            for b in range(m):
+                a += S[b]
+        total += a / m
+    return total / k
