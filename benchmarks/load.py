@@ -27,6 +27,10 @@ users rarely share a cache entry: the hard case.  ``--values class``: everyone t
 teacher dictates (the same sequence for all users), so after the first user the others mostly hit
 the shared caches (apnull.memo.Memo computes a value once even when many sessions ask at once).
 
+A widget drawn inside an ``st.fragment`` (the score page's inspected perturbation: its box and the
+volcano) reruns that fragment only, as the browser asks: the request names the fragment the widget's
+element came from.
+
 Latency of an interaction: from the action (the rerun request leaving the client) to the end of
 the resulting script run(s) with the new output delivered: the server reports the run finished
 successfully, the session is no longer running, no further run starts within a short settle time
@@ -105,7 +109,8 @@ LABELS = {  # widget labels (prefix match, so small wording changes do not break
     "preset": "Preset",
 }
 CHOICES = {"M": (4, 5, 6, 8), "N": (30, 40, 60), "draws": (5_000, 10_000, 20_000), "k": (1, 2, 4, 5, 6)}
-GOAL_P95 = 1.0
+#: every interaction's p95 under this on a quiet machine (issue 35: 30 users, --lesson all)
+GOAL_P95 = 0.5
 
 
 # --- results ---------------------------------------------------------------------------------
