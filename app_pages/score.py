@@ -323,8 +323,9 @@ def inspection():
     st.subheader(f"Queries of {chosen}")
     st.caption("One row per replicate: it ranks the other replicates (m positives) among "
                + ("its plate's controls" if settings.negatives == "controls" else "the other profiles of its plate")
-               + " (n negatives). " + cache.cached_view(("query_words", digest, key, chosen), lambda: report.query_null_text(
-                   shown_queries["null"])) + " q-values are over all "
+               + " (n negatives). " + cache.cached_view(("query_words", digest, key, chosen),
+                                                        lambda: report.query_null_text(shown_queries["null"]))
+               + " q-values are over all "
                "queries of the screen. `row` is the 0-based position of the profile among the file's data rows "
                "(first row under the header = 0); the plate and metadata of each row follow the scores.")
     qfmt = {c: st.column_config.NumberColumn(format="%.4f") for c in ("ap", "precision_at_r")}
