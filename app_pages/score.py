@@ -173,12 +173,13 @@ if plan.looks_raw:
 st.markdown(inputs.plan_summary(plan) + (" " + report.normalize_note(normalize, settings.stratum)
                                           if normalize != "none" else ""))
 with st.expander(f"Plan: {len(plan.strata):,} plate(s) or batch(es), {len(plan.left_out):,} columns left out, "
-                 f"{len(plan.skipped):,} perturbations to skip"):
-    show_table(plan.strata, key="plan_strata")
-    if len(plan.left_out):
-        show_table(plan.left_out, key="plan_left_out")
-    if len(plan.skipped):
-        show_table(plan.skipped, key="plan_skipped")
+                 f"{len(plan.skipped):,} perturbations to skip", key="sc_plan_open", on_change="rerun") as plan_box:
+    if plan_box.open:  # its tables are built and sent only while it is open
+        show_table(plan.strata, key="plan_strata")
+        if len(plan.left_out):
+            show_table(plan.left_out, key="plan_left_out")
+        if len(plan.skipped):
+            show_table(plan.skipped, key="plan_skipped")
 
 auto = source == EXAMPLE  # the example is scored at once; an upload when the button is pressed
 key = settings.key()
@@ -287,51 +288,59 @@ def pick_from_chart():
         st.session_state[INSPECT] = name
 
 
-left, right = st.columns([1.1, 1])
-with right:
-    chosen = bound_choice("Perturbation to inspect", INSPECT, names,
-                          help="Or click its point in the volcano plot. Ordered by p-value.")
-with left:
-    fig = cache.cached_view(("volcano", digest, settings.key(), fdr, chosen), lambda: figures.volcano(
-        points, fdr, null, "auto" if adaptive else settings.permutations, highlight=chosen))
-    show_figure(fig, key="volcano", on_select=pick_from_chart, selection_mode="points")
-with guard():
-    row, original, shown_queries = cache.inspected(digest, key, result, groups, perturbation, chosen)
-with right:
-    if null == "permutation":
-        def perturbation_null():
-            return figures.null_view(result.null_maps(original), float(row["mAP"]), chosen, float(row["p_value"]),
-                                     float(row["q_value"]), n_replicates=int(row["n_replicates"]))
+@st.fragment
+def inspection():
+    """The chosen perturbation: the volcano plot, its null and its queries. A fragment: choosing another
+    perturbation (the box or a click on the volcano) reruns this part only, not the whole page."""
+    left, right = st.columns([1.1, 1])
+    with right:
+        chosen = bound_choice("Perturbation to inspect", INSPECT, names,
+                              help="Or click its point in the volcano plot. Ordered by p-value.")
+    with left:
+        fig = cache.cached_view(("volcano", digest, settings.key(), fdr, chosen), lambda: figures.volcano(
+            points, fdr, null, "auto" if adaptive else settings.permutations, highlight=chosen))
+        show_figure(fig, key="volcano", on_select=pick_from_chart, selection_mode="points")
+    with guard():
+        row, original, shown_queries = cache.inspected(digest, key, result, groups, perturbation, chosen)
+    with right:
+        if null == "permutation":
+            def perturbation_null():
+                return figures.null_view(result.null_maps(original), float(row["mAP"]), chosen, float(row["p_value"]),
+                                         float(row["q_value"]), n_replicates=int(row["n_replicates"]))
 
-        with guard():
-            summary, fig = cache.cached_view(("null", digest, settings.key(), chosen), perturbation_null)
-        show_figure(fig, key="null_figure")
-        st.caption(f"{summary['reached']:,} of the {summary['permutations']:,} shuffled mAPs "
-                   f"({summary['share_above']:.1%}) reach the observed {row['mAP']:.4f}; p = (1 + that count) / "
-                   f"(1 + B) = {view.p_label(row['p_value'])}. "
-                   f"The null's 95th percentile is {summary['q95']:.4f}.")
-    else:
-        st.metric(f"{chosen}: mAP", f"{row['mAP']:.4f}", border=True)
-        st.info(f"The {null} null does not shuffle this perturbation's labels, so there is no null of its own "
-                "to show; choose **permutation** to see one.", icon=":material/info:")
+            with guard():
+                summary, fig = cache.cached_view(("null", digest, settings.key(), chosen), perturbation_null)
+            show_figure(fig, key="null_figure")
+            st.caption(f"{summary['reached']:,} of the {summary['permutations']:,} shuffled mAPs "
+                       f"({summary['share_above']:.1%}) reach the observed {row['mAP']:.4f}; p = (1 + that count) / "
+                       f"(1 + B) = {view.p_label(row['p_value'])}. "
+                       f"The null's 95th percentile is {summary['q95']:.4f}.")
+        else:
+            st.metric(f"{chosen}: mAP", f"{row['mAP']:.4f}", border=True)
+            st.info(f"The {null} null does not shuffle this perturbation's labels, so there is no null of its own "
+                    "to show; choose **permutation** to see one.", icon=":material/info:")
 
-st.subheader(f"Queries of {chosen}")
-st.caption("One row per replicate: it ranks the other replicates (m positives) among "
-           + ("its plate's controls" if settings.negatives == "controls" else "the other profiles of its plate")
-           + " (n negatives). " + cache.cached_view(("query_words", digest, key, chosen), lambda: report.query_null_text(
-               shown_queries["null"])) + " q-values are over all "
-           "queries of the screen. `row` is the 0-based position of the profile among the file's data rows "
-           "(first row under the header = 0); the plate and metadata of each row follow the scores.")
-qfmt = {c: st.column_config.NumberColumn(format="%.4f") for c in ("ap", "precision_at_r")}
-qfmt["ap_normalized"] = st.column_config.NumberColumn(
-    "AP above chance", format="%.3f", help="ap_normalized = (AP - E) / (1 - E), E = E[AP](m, n): 0 is chance.")
-qfmt["p_value_bound"] = st.column_config.CheckboxColumn(
-    "bound", help="p_value_bound: no draw reached the observed AP, so the p-value is an upper bound.")
-qfmt.update(p_formats(shown_queries))
-show_table(shown_queries, column_config=qfmt, key="queries_table",
-           column_order=report.shown_order(shown_queries.columns, 1))
-download_csv(lambda: downloads()[1],
-             f"{file_name}_queries.csv", label="Download all queries (CSV)", key="download_queries")
+    st.subheader(f"Queries of {chosen}")
+    st.caption("One row per replicate: it ranks the other replicates (m positives) among "
+               + ("its plate's controls" if settings.negatives == "controls" else "the other profiles of its plate")
+               + " (n negatives). " + cache.cached_view(("query_words", digest, key, chosen),
+                                                        lambda: report.query_null_text(shown_queries["null"]))
+               + " q-values are over all "
+               "queries of the screen. `row` is the 0-based position of the profile among the file's data rows "
+               "(first row under the header = 0); the plate and metadata of each row follow the scores.")
+    qfmt = {c: st.column_config.NumberColumn(format="%.4f") for c in ("ap", "precision_at_r")}
+    qfmt["ap_normalized"] = st.column_config.NumberColumn(
+        "AP above chance", format="%.3f", help="ap_normalized = (AP - E) / (1 - E), E = E[AP](m, n): 0 is chance.")
+    qfmt["p_value_bound"] = st.column_config.CheckboxColumn(
+        "bound", help="p_value_bound: no draw reached the observed AP, so the p-value is an upper bound.")
+    qfmt.update(p_formats(shown_queries))
+    show_table(shown_queries, column_config=qfmt, key="queries_table",
+               column_order=report.shown_order(shown_queries.columns, 1))
+    download_csv(lambda: downloads()[1],
+                 f"{file_name}_queries.csv", label="Download all queries (CSV)", key="download_queries")
+
+
+inspection()
 
 st.subheader("Are these p-values calibrated?")
 st.markdown("On perturbations that do nothing, a calibrated p-value falls at or below 0.05 for 5% of them "

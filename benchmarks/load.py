@@ -27,6 +27,10 @@ users rarely share a cache entry: the hard case.  ``--values class``: everyone t
 teacher dictates (the same sequence for all users), so after the first user the others mostly hit
 the shared caches (apnull.memo.Memo computes a value once even when many sessions ask at once).
 
+A widget drawn inside an ``st.fragment`` (the score page's inspected perturbation: its box and the
+volcano) reruns that fragment only, as the browser asks: the request names the fragment the widget's
+element came from.
+
 Latency of an interaction: from the action (the rerun request leaving the client) to the end of
 the resulting script run(s) with the new output delivered: the server reports the run finished
 successfully, the session is no longer running, no further run starts within a short settle time
@@ -105,7 +109,8 @@ LABELS = {  # widget labels (prefix match, so small wording changes do not break
     "preset": "Preset",
 }
 CHOICES = {"M": (4, 5, 6, 8), "N": (30, 40, 60), "draws": (5_000, 10_000, 20_000), "k": (1, 2, 4, 5, 6)}
-GOAL_P95 = 1.0
+#: every interaction's p95 under this on a quiet machine (issue 35: 30 users, --lesson all)
+GOAL_P95 = 0.5
 
 
 # --- results ---------------------------------------------------------------------------------
@@ -231,6 +236,7 @@ class WsSession:
         self.widgets: dict[str, object] = {}  # label -> element proto (last seen)
         self.charts: dict[str, object] = {}  # widget id -> plotly chart element with a selection
         self.sent_states: dict[str, object] = {}  # widget id -> WidgetState we set on this page
+        self.fragments: dict[str, str] = {}  # widget id -> id of the st.fragment drawing it (as the browser keeps)
         self.running = False
         self.finished: list[tuple[float, str]] = []  # (time, status) of script_finished
         self.elements: list[tuple[str, object]] = []  # (type, element) since the last request
@@ -290,13 +296,21 @@ class WsSession:
                     self.widgets[getattr(el, etype).label] = el
                 elif etype == "plotly_chart" and el.plotly_chart.id:
                     self.charts[el.plotly_chart.id] = el
+                wid = getattr(getattr(el, etype), "id", "")
+                if wid:
+                    self.fragments[wid] = delta.fragment_id
         self.changed.set()
 
     # requests ----------------------------------------------------------------------------
-    def _request(self, page_name: str = "", page_hash: str = "", query: str | None = None) -> None:
+    def _request(self, page_name: str = "", page_hash: str = "", query: str | None = None,
+                 widget: str = "") -> None:
+        """A rerun request; ``widget``: the id of the widget whose change causes it (a widget drawn by an
+        ``st.fragment`` reruns that fragment only, as the browser asks)."""
         msg = self.BackMsg()
         cs = msg.rerun_script
         cs.query_string = self.query if query is None else query
+        if widget and self.fragments.get(widget):
+            cs.fragment_id = self.fragments[widget]
         if page_hash:
             cs.page_script_hash = page_hash
         if page_name:
@@ -316,7 +330,8 @@ class WsSession:
         while True:
             if self.closed:
                 raise LostSession(self.closed)
-            done_ok = [f for f in self.finished[n0:] if f[1] in ("FINISHED_SUCCESSFULLY", "FINISHED_WITH_COMPILE_ERROR")]
+            done_ok = [f for f in self.finished[n0:] if f[1] in ("FINISHED_SUCCESSFULLY", "FINISHED_WITH_COMPILE_ERROR",
+                                                                 "FINISHED_FRAGMENT_RUN_SUCCESSFULLY")]
             if done_ok and not self.running:
                 last = self.finished[-1][0]
                 # a run that follows at once (st.rerun, bound query params) belongs to this action
@@ -346,7 +361,7 @@ class WsSession:
                 problems.append(f"st.error: {el.alert.body}")
         charts = sum(1 for etype, _ in self.elements if etype == "plotly_chart")
         status = self.finished[-1][1]
-        if status != "FINISHED_SUCCESSFULLY":
+        if status not in ("FINISHED_SUCCESSFULLY", "FINISHED_FRAGMENT_RUN_SUCCESSFULLY"):
             problems.append(f"run finished with {status}")
         if not problems and charts < expect_charts:
             problems.append(f"{charts} plotly chart(s), expected {expect_charts}")
@@ -403,7 +418,8 @@ class WsSession:
         else:  # radio: the formatted option
             state.string_value = str(value)
         self.sent_states[w.id] = state
-        return await self._run(self._request(page_hash=self.pages.get(self.page, "")), PAGES.get(self.page, 0))
+        return await self._run(self._request(page_hash=self.pages.get(self.page, ""), widget=w.id),
+                               PAGES.get(self.page, 0))
 
 
     async def press(self, label: str) -> float:
@@ -439,7 +455,8 @@ class WsSession:
                                                "y": y, "customdata": cd}],
                                    "point_indices": [i], "box": [], "lasso": []}}
         self.sent_states[el.id] = WidgetState(id=el.id, string_value=json.dumps(selection))
-        return await self._run(self._request(page_hash=self.pages.get(self.page, "")), PAGES.get(self.page, 0))
+        return await self._run(self._request(page_hash=self.pages.get(self.page, ""), widget=el.id),
+                               PAGES.get(self.page, 0))
 
 
 def rngs(uid: int, args) -> tuple[random.Random, random.Random]:

@@ -9,6 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from apnull.score import digits_example, score_consistency
+from apnull.ui.consistency_step import KEYS, OPEN_KEY, TITLE
 from apnull.views import consistency as view
 from plotly_json import decode, figures
 
@@ -17,8 +18,9 @@ PERT, ANN = "Metadata_perturbation", "Metadata_target"
 
 
 def _run(**params):
+    """The score page with the consistency step's expander open (``sc_cs=true``) and ``params`` in its URL."""
     at = AppTest.from_file(PAGE, default_timeout=300)
-    for key, value in params.items():
+    for key, value in {"sc_cs": "true", **params}.items():
         at.query_params[key] = str(value)
     return at.run()
 
@@ -96,8 +98,28 @@ def test_no_annotation_column_is_a_quiet_note():
     table = digits_example().drop(columns=["Metadata_shape", "Metadata_target", "Metadata_digit", "Metadata_kind"])
     at = AppTest.from_file(PAGE, default_timeout=300)
     at.query_params["sc_data"] = "upload"
+    at.query_params["sc_cs"] = "true"
     at.run()
     at.file_uploader(key="upload").set_value(("plain.csv", table.to_csv(index=False).encode(), "text/csv")).run()
     at.button(key="score").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert any("looks like an annotation" in i.value for i in at.info)
+
+
+def test_the_step_is_built_only_while_its_expander_is_open():
+    """Closed (the default), the step adds one expander and none of its inputs or results to a rerun; opened,
+    or opened by a link carrying one of its inputs, it shows them."""
+    at = AppTest.from_file(PAGE, default_timeout=300).run()
+    assert not at.exception and not at.error
+    assert [e for e in at.expander if e.label == TITLE]
+    keys = {w.key for w in at.selectbox} | {w.key for w in at.number_input}
+    assert not keys & set(KEYS)
+    assert not any("n_perturbations" in d.value.columns for d in at.dataframe)
+    at.session_state[OPEN_KEY] = True
+    at.run()
+    assert at.selectbox(key="sc_cs_annotation").value == ANN and len(_labels(at))
+    linked = AppTest.from_file(PAGE, default_timeout=300)
+    linked.query_params["sc_cs_label"] = "target_C"
+    linked.run()
+    assert linked.selectbox(key="sc_cs_label").value == "target_C"
+    assert any(t.startswith("target_C: mAP") for t in _titles(linked))

@@ -188,10 +188,13 @@ def test_one_replicate_is_skipped_and_reported(example):
     at = _run(upload=_csv(one), data="upload")
     at.button(key="score").click().run()
     assert not at.exception and not at.error
-    labels = [e.label for e in at.expander]  # options, the method text, the plan (said before scoring), skipped
+    labels = [e.label for e in at.expander]  # options, the method text, the plan (said before scoring), skipped,
+    # the consistency step
     assert labels == ["More options (as in copairs and the command line)", "How the p-values are made",
                       "Plan: 4 plate(s) or batch(es), 4 columns left out, 1 perturbations to skip",
-                      "1 perturbation(s) skipped"]
+                      "1 perturbation(s) skipped", "Consistency: do perturbations that share an annotation look alike?"]
+    at.session_state["sc_plan_open"] = True  # the plan's tables are built while its expander is open
+    at.run()
     planned = next(d.value for d in at.dataframe if list(d.value.columns) == ["perturbation", "reason"])
     assert planned["perturbation"].tolist() == ["solo"]  # said before scoring
     skipped = next(d.value for d in at.dataframe if "reason" in d.value.columns and PERT in d.value.columns)

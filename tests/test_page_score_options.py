@@ -116,6 +116,7 @@ def test_several_perturbation_columns_and_families():
 
 def test_url_after_an_upload_and_consistency_holds_what_is_applied():
     at = AppTest.from_file(PAGE, default_timeout=300)
+    at.query_params["sc_cs"] = "true"  # the consistency step's expander open
     at.run()
     at.selectbox(key="sc_cs_label").set_value("target_C").run()
     assert at.session_state["sc_cs_label"] == "target_C"

@@ -68,6 +68,9 @@ def test_plan_is_shown_before_scoring():
     table["note"] = "text"
     at.file_uploader(key="upload").set_value(_csv(table, "s.csv")).run()
     assert any("64 feature column(s)" in m.value and "5 column(s) left out" in m.value for m in at.markdown)
+    assert not any("controls" in d.value.columns for d in at.dataframe)  # the plan's tables: built when opened
+    at.session_state["sc_plan_open"] = True  # the plan's expander opened
+    at.run()
     strata = next(d.value for d in at.dataframe if "controls" in d.value.columns)
     assert list(strata.columns) == ["stratum", "controls", "perturbations", "replicates"]
     left = next(d.value for d in at.dataframe if list(d.value.columns) == ["column", "reason"])

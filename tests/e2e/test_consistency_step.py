@@ -24,7 +24,7 @@ def null_title(page):
 
 
 def test_consistency_example_and_click(app_url, page):
-    goto(page, app_url, "score")
+    goto(page, app_url, "score", sc_cs="true")  # the step's expander open
     assert_no_exception(page)
     assert_charts_rendered(page, 4)
     points = label_points(page)

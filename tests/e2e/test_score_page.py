@@ -101,7 +101,7 @@ def test_p_and_q_columns_are_seen_on_a_phone(app_url, browser):
 
     page = new_page(browser, {"width": 390, "height": 844})
     try:
-        goto(page, app_url, "score", timeout=180_000)
+        goto(page, app_url, "score", sc_cs="true", timeout=180_000)  # the consistency step open
         assert_no_exception(page)
         page.wait_for_function(  # the grids have drawn their cells
             "() => Array.from(document.querySelectorAll('[data-testid=\"stDataFrame\"]'))"

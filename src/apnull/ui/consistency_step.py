@@ -22,13 +22,17 @@ from .common import download_csv, guard, p_formats, show_figure, show_table
 from .progress import ScoreProgress
 from .score_cache import cached_view
 from .state import forget_param
-from .widgets import bound_choice, bound_float, bound_int, bound_select
+from .widgets import BIND, bound_choice, bound_float, bound_int, bound_select
 
-__all__ = ["consistency_step", "warm_score_page", "warm_default", "KEYS", "RESULTS"]
+__all__ = ["consistency_step", "warm_score_page", "warm_default", "KEYS", "OPEN_KEY", "TITLE", "RESULTS"]
 
 #: The step's widget keys (URL parameters of the score page).
 KEYS = ("sc_cs_annotation", "sc_cs_sep", "sc_cs_scope", "sc_cs_aggregate", "sc_cs_similarity", "sc_cs_perms",
         "sc_cs_seed", "sc_cs_fdr", "sc_cs_label")
+#: The key (and URL parameter) of the step's expander: open (``sc_cs=true``) or closed (left out).
+OPEN_KEY = "sc_cs"
+#: The step's title: its expander's label.
+TITLE = "Consistency: do perturbations that share an annotation look alike?"
 #: Consistency results keyed by (file hash, settings), shared by all sessions: 8 results and 256 MiB at
 #: most; a result asked for by several sessions at once is computed once (the others wait for it).
 RESULTS = Memo(8, max_bytes=256 * 2**20, sizeof=rough_nbytes)
@@ -80,8 +84,22 @@ def consistency_step(table: pd.DataFrame, perturbation: str, control, active_gro
     """Render the consistency step for ``table`` (perturbation column ``perturbation``, controls
     ``control`` dropped). ``active_groups``: the activity table with a ``significant`` column (or None);
     ``digest`` keys the cache; ``auto`` runs without the button (the bundled example); ``normalize`` and
-    ``stratum``: the activity step's per-plate normalisation, applied here too."""
-    st.header("Consistency: do perturbations that share an annotation look alike?")
+    ``stratum``: the activity step's per-plate normalisation, applied here too.
+
+    The step lives in an expander (key and URL parameter :data:`OPEN_KEY`) whose content is built only
+    while it is open: closed, the step costs the page's reruns one element instead of about 45 (its
+    widgets, tables and two figures were a third of every rerun of the score page, benchmarks/load.py).
+    It opens by itself when the link carries one of the step's inputs (:data:`KEYS`), so a copied link
+    shows what it showed."""
+    if OPEN_KEY not in st.session_state and any(k in st.query_params for k in KEYS):
+        st.session_state[OPEN_KEY] = True
+    with st.expander(TITLE, key=OPEN_KEY, bind=BIND, on_change="rerun", icon=":material/hub:") as box:
+        if box.open:
+            _step(table, perturbation, control, active_groups, digest, file_name, auto, normalize, stratum)
+
+
+def _step(table, perturbation, control, active_groups, digest, file_name, auto, normalize, stratum) -> None:
+    """The step's inputs and results (inside its open expander)."""
     st.markdown(
         "Activity asks whether a perturbation's replicates find each other. Consistency asks the next "
         "question: do perturbations **sharing a label** (a target, a mechanism) find each other? Each "

@@ -33,7 +33,7 @@ PAGE_PARAMS: dict[str, frozenset[str]] = {
                         "sc_nan", "sc_negatives", "sc_differ", "sc_hier", "sc_copairs", "sc_budget",
                         "sc_normalize"}
                        # the consistency step (apnull.ui.consistency_step.KEYS)
-                       | {"sc_cs_annotation", "sc_cs_sep", "sc_cs_scope", "sc_cs_aggregate", "sc_cs_similarity",
+                       | {"sc_cs", "sc_cs_annotation", "sc_cs_sep", "sc_cs_scope", "sc_cs_aggregate", "sc_cs_similarity",
                           "sc_cs_perms", "sc_cs_seed", "sc_cs_fdr", "sc_cs_label"}),
     "compare": frozenset({"cp_data", "cp_key", "cp_key2", "cp_pert", "cp_control", "cp_stratum", "cp_features_a",
                           "cp_features_b", "cp_similarity", "cp_perms", "cp_seed", "cp_alpha", "cp_nan", "cp_auto", "cp_normalize",

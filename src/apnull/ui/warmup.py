@@ -15,16 +15,22 @@ dashboard.py``), dashboard.py starts it in the background on its first run and n
 a page that needs the kernel earlier blocks on Python's import lock until the thread's import is done,
 and a view being warmed is joined, not computed twice (the caches compute each key once).
 
-A second phase follows in the same thread, which nothing waits for, once the server has been quiet
+A second phase follows in the same thread, which nothing waits for. First, once the server has been quiet
 for :data:`QUIET` seconds (no script run started; :func:`start`, which dashboard.py calls on every run,
 notes each), or at the latest :data:`MAX_DELAY` seconds after the first phase: the scoring kernels of "Score
 your data" on the bundled example (reads the bundled digits, loads or, on a fresh checkout's first start,
-compiles the numba kernels: a first visitor of that page paid 14.6 s for it), which also leaves the
-example's default scoring and consistency results in the page's shared caches, the same for "Compare
-two pipelines" (on an empty numba cache its first visitor waited about 40 s on this 2-core machine, 60 s
-beside other work), and the default views of the binning and hypergeometric pages. ``wait(everything=True)`` waits for it too. Started at once,
-it ran while the first visitor's browser loaded the densities page and slowed that page's first chart
-down (benchmarks/cold_start.py: see docs/serving.md); it now waits for the first visits to finish.
+compiles the numba kernels: a first visitor of that page paid 14.6 s for it), which leaves the example's
+default result in the page's shared cache (a class reaching that page together would otherwise all wait
+for it). The rest, :data:`IDLE_STEPS`, runs only while the server is idle: each step starts after
+:data:`QUIET` seconds without a script run, however long that takes, and the thread runs them at a lower
+CPU priority (nice + :data:`IDLE_NICE`), so a class that arrives meanwhile comes first: the consistency
+step's default result, "Compare two pipelines" (on an empty numba cache its first visitor waited about
+40 s on this 2-core machine, 60 s beside other work), and the default views of the binning and
+hypergeometric pages. Under a class those ran at the 5 s limit and took 9.5% of the server's busy time
+(a profile of benchmarks/load.py --lesson all) for pages the lesson computes anyway or never opens.
+``wait(everything=True)`` waits for all of it. Started at once, the second phase ran while the first
+visitor's browser loaded the densities page and slowed that page's first chart down
+(benchmarks/cold_start.py: see docs/serving.md); it now waits for the first visits to finish.
 
 It also sets ``OMP_WAIT_POLICY=PASSIVE`` (unless the environment already sets it) before numba's
 OpenMP thread pool starts. By default OpenMP's idle workers spin on a barrier; a server runs many
@@ -72,8 +78,11 @@ SWITCH_INTERVAL = 0.001
 #: The second phase starts once no script run has started for this many seconds (the first visitors'
 #: pages are served first) ...
 QUIET = 3.0
-#: ... or this many seconds after the first phase, however busy the server is.
+#: ... or this many seconds after the first phase, however busy the server is (the score page's example only;
+#: the other steps wait for a quiet moment without a limit).
 MAX_DELAY = 5.0
+#: How much lower the CPU priority (Linux nice, of this thread only) of the steps run while idle is.
+IDLE_NICE = 10
 _last_run = [time.monotonic()]
 
 #: Modules the pages import; imported after the kernel (which is what the first page waits for).
@@ -106,8 +115,6 @@ def _warm() -> None:
     finally:
         _done.set()
     try:
-        _wait_quiet(QUIET, MAX_DELAY)
-        steps["quiet"] = time.perf_counter() - t0
         _warm_other_pages(steps, t0)
     except Exception as exc:  # noqa: BLE001
         _LOG.warning("apnull warm-up of the other pages failed (they will do it themselves): %s", exc)
@@ -117,15 +124,52 @@ def _warm() -> None:
 
 
 def _warm_other_pages(steps: dict, t0: float) -> None:
-    """The second phase, which the server does not wait for: :func:`warm_scoring`, then the default
-    views of the binning and hypergeometric pages."""
-    warm_scoring()
+    """The second phase, which the server does not wait for: the score page's example at the first quiet
+    moment (or after :data:`MAX_DELAY` s), then each of :data:`IDLE_STEPS` at a quiet moment only, at a lower
+    priority. Nothing is imported before the quiet moment: the scoring modules' imports (scipy, the
+    score package) held the GIL and the import lock for 0.5 s of the first visitor's first page."""
+    _wait_quiet(QUIET, MAX_DELAY)
+    steps["quiet"] = time.perf_counter() - t0
+    from apnull.ui import score_cache
+
+    score_cache.warm_example()
     steps["score"] = time.perf_counter() - t0
+    _lower_priority(IDLE_NICE)
+    for name, step in IDLE_STEPS:
+        _wait_quiet(QUIET)
+        step()
+        steps[name] = time.perf_counter() - t0
+
+
+def _binning_and_hypergeometric() -> None:
     from apnull.ui import binning_cache, hypergeom_cache
 
     binning_cache.binning_view(4, 0.95, 300, 1.3, "lower", "ap")
     hypergeom_cache.hypergeom_view(4, 32, 4, 10_000, 2022)
-    steps["pages"] = time.perf_counter() - t0
+
+
+def _consistency() -> None:
+    from apnull.ui import consistency_step
+
+    consistency_step.warm_score_page()  # the example is cached already: its consistency step's default
+
+
+def _compare() -> None:
+    from apnull.ui import compare_cache
+
+    compare_cache.warm_comparison()
+
+
+#: The second phase's steps run only while the server is idle, in this order: (name, step).
+IDLE_STEPS = (("pages", _binning_and_hypergeometric), ("consistency", _consistency), ("compare", _compare))
+
+
+def _lower_priority(nice: int) -> None:
+    """Lower the calling thread's CPU priority by ``nice`` (Linux: nice is per thread); elsewhere nothing."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), os.getpriority(os.PRIO_PROCESS, 0) + nice)
+    except (AttributeError, OSError):  # not Linux, or not allowed: the steps still wait for idle moments
+        pass
 
 
 def warm_scoring() -> None:
@@ -140,14 +184,14 @@ def warm_scoring() -> None:
     compare_cache.warm_comparison()
 
 
-def _wait_quiet(quiet: float, longest: float) -> None:
+def _wait_quiet(quiet: float, longest: float | None = None) -> None:
     """Return once no script run has started for ``quiet`` seconds (counted from now at the earliest),
-    or after ``longest`` seconds."""
+    or after ``longest`` seconds (None: no limit)."""
     start = time.monotonic()
     _last_run[0] = max(_last_run[0], start)
     while True:
         now = time.monotonic()
-        if now - _last_run[0] >= quiet or now - start >= longest:
+        if now - _last_run[0] >= quiet or (longest is not None and now - start >= longest):
             return
         time.sleep(min(0.1, quiet - (now - _last_run[0]) + 0.01))
 
