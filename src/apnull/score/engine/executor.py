@@ -191,8 +191,16 @@ class Scattered:
         for k, items in enumerate(self._items):
             self._shard[items] = k
 
-    def _data(self, k: int):
+    def shard_count(self) -> int:
+        """Shards the work is cut into (for this client's worker threads)."""
+        if self._items is None:
+            self._plan()
+        return len(self._items)
+
+    def shard(self, k: int):
         """The future of shard k's prepared part, made and sent the first time it is asked for."""
+        if self._items is None:
+            self._plan()
         if k not in self._futures:
             work = self.work
             part = work.part(self._items[k], True)
@@ -218,7 +226,7 @@ class Scattered:
         futures = as_completed()
         owner = {}
         for todo in np.split(idx, cuts) if idx.size else []:
-            data = self._data(int(self._shard[todo[0]]))  # made and sent now, the first time
+            data = self.shard(int(self._shard[todo[0]]))  # made and sent now, the first time
             for a in range(0, todo.size, size):
                 b = todo[a:a + size]
                 f = self.client.submit(_run_part, data, self._pos[b], gather(b), target, h, fn, pure=False)
