@@ -153,3 +153,19 @@ def test_worker_processes_on_a_crossed_screen(B):
     size), fixed B and adaptive: the tables of one process, bit for bit."""
     table = crossed(compounds=240, replicates=5, plates=23, controls=8, d=10, seed=3)
     _same(score_profiles(table, permutations=B, **KW), score_profiles(table, permutations=B, workers=2, **KW))
+
+
+@pytest.mark.slow
+def test_a_local_cluster_runs_without_the_profiler():
+    """``workers=N``: the cluster apnull starts takes LOCAL_CLUSTER_CONFIG in its worker processes (no
+    statistical profiler sampling every 10 ms, slower polling), not dask's defaults."""
+    from apnull.score.engine.connect import LOCAL_CLUSTER_CONFIG, connected
+
+    def settings():
+        import dask
+
+        return {key: dask.config.get(key) for key in LOCAL_CLUSTER_CONFIG}
+
+    with connected(None, 1) as client:
+        [got] = client.run(settings).values()
+    assert got == LOCAL_CLUSTER_CONFIG
