@@ -49,15 +49,17 @@ def make_screen(compounds=2000, replicates=5, plate_size=300, controls=32, featu
 
 
 def cpu_now():
+    """CPU seconds of this process and of its child processes that have ended (a local dask cluster's
+    workers, once it is closed)."""
     t = os.times()
-    return t.user + t.system
+    return t.user + t.system + t.children_user + t.children_system
 
 
-def run_apnull(table, permutations, threads=None):
+def run_apnull(table, permutations, threads=None, workers=None):
     from apnull.score import score_profiles
 
     return score_profiles(table, perturbation="Metadata_compound", control="DMSO", stratum="Metadata_plate",
-                          permutations=permutations, seed=0, threads=threads)
+                          permutations=permutations, seed=0, threads=threads, workers=workers)
 
 
 def run_copairs(table, null_size):
@@ -93,6 +95,7 @@ def main(argv=None):
     ap.add_argument("--permutations", default="auto")
     ap.add_argument("--null-size", type=int, default=999)
     ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--workers", type=int, default=None, help="a local dask cluster of this many worker processes")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--warm", action="store_true", help="score a small screen first (numba's compilation)")
     ap.add_argument("--no-copairs", action="store_true")
@@ -103,7 +106,7 @@ def main(argv=None):
         run_apnull(small, B, a.threads)
     table, active = make_screen(a.compounds, a.replicates, a.plate_size, a.controls, a.features, a.active,
                                 a.plate_effect, seed=a.seed)
-    res, wall, cpu = timed(lambda: run_apnull(table, B, a.threads))
+    res, wall, cpu = timed(lambda: run_apnull(table, B, a.threads, a.workers))
     g = res.groups.set_index("Metadata_compound")
     q = res.queries
     null = ~active.reindex(g.index).to_numpy()

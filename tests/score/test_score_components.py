@@ -6,6 +6,7 @@ import pytest
 from grouping_reference import components_reference, spec_reference
 from score_helpers import from_python, tiny_screen
 
+from apnull.score.engine.shards import touched_strata
 from apnull.score.kernels import draws
 from apnull.score.kernels.pool import Replicates
 from apnull.score.nulls.permutation import ScreenWork, _sizes
@@ -73,12 +74,18 @@ def test_parts_from_the_arrays_equal_the_perturbations_data():
     work = ScreenWork(screen, 7)
     pt = screen.perts
     comps = components_of(pt)
-    parts = [work.part(members, False) for members in work.groups()] + [work.part(s, True) for s in work.shards(2)]
-    for part in parts:
+    parts = ([(work.part(members, False), False) for members in work.groups()]
+             + [(work.part(s, True), True) for s in work.shards(2)])
+    for part, worker in parts:
         if isinstance(part.comps[0], list):
             part = work.prepare(part)
         for j, i in enumerate(part.index.tolist()):
             strata_of = next(st for members, st in comps if i in members.tolist())
+            if worker:  # a shard's part holds the strata its perturbations of the component are in
+                mates = part.index[part.comp_of == part.comp_of[j]]
+                strata_of = touched_strata(pt.soff, pt.seg_stratum, mates, strata_of)
+                assert part.comps[part.comp_of[j]].size.tolist() == [len(screen.controls[pt.strata[s]])
+                                                                     for s in strata_of.tolist()]
             keys = [pt.strata[s] for s in strata_of.tolist()]
             X, stratum, strata, skeys, sizes, rows = spec_reference(screen, i, keys, 7, stream_key)
             rX, rstr = part.replicates(j)

@@ -173,7 +173,10 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
         The null stream of perturbation t in stratum s is derived from (seed, str(t), str(s)) only:
         results do not depend on row order or on which other perturbations are in the table.
     scheduler : str or dask.distributed.Client, optional
-        Run components of strata and batches of perturbations as dask tasks (identical results).
+        Run batches of perturbations as dask tasks (identical results). The workers hold shards of the
+        screen: whole components of strata, or, where one component holds most of the screen (the
+        crossed layout), sets of perturbations, each shard with its perturbations' rows and the
+        controls of their plates only.
     workers : int, optional
         Start a local dask cluster with this many single-thread worker processes.
     progress : True, callable(done, total) or None

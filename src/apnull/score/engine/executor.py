@@ -30,6 +30,7 @@ from typing import Protocol
 
 import numpy as np
 
+from ...memo import rough_nbytes
 from ..table.segments import ranges
 from .connect import connect
 
@@ -165,51 +166,75 @@ def _run_part(part, pos, state, target, h, fn):
 
 
 class Scattered:
-    """The parts of ``work`` on the workers of ``client``, sent at the first round and kept for the
-    next ones (and for other nulls on the same work). Releasing the object releases the workers' copies.
+    """The parts of ``work`` on the workers of ``client``: the work cut into shards
+    (``work.shards``, about :data:`SHARDS` per worker thread), each shard's part made, sent
+    (``client.scatter``) and prepared on its worker the first time a round needs it, and kept for the
+    next rounds (and for other nulls on the same work). A round's tasks of a shard are submitted as
+    soon as its part is sent, so the workers draw while the next shards are made. Releasing the
+    object releases the workers' copies. ``sent`` holds the items and the bytes of each part sent.
     """
 
     def __init__(self, client, work):
         self.client, self.work = client, work
-        self._futures = None          # shard number -> future of the prepared part
-        self._shard = self._pos = None  # item index -> shard number, position in it
+        self._items = None            # shard number -> its items (sorted)
+        self._futures = {}            # shard number -> future of the prepared part
+        self._shard = self._pos = None  # item index -> shard number, position in its part
         self._threads = 1
+        self.sent = []                # (shard number, items, bytes) of each part sent
 
-    def _build(self):
+    def _plan(self):
         work = self.work
         self._threads = max(1, sum(self.client.nthreads().values()))
+        self._items = work.shards(SHARDS * self._threads)
         self._shard = np.empty(work.size, dtype=np.int64)
         self._pos = np.empty(work.size, dtype=np.int64)
-        self._futures = []
-        for k, items in enumerate(work.shards(SHARDS * self._threads)):
-            part = work.part(items, True)
-            self._shard[part.index] = k
+        for k, items in enumerate(self._items):
+            self._shard[items] = k
+
+    def shard_count(self) -> int:
+        """Shards the work is cut into (for this client's worker threads)."""
+        if self._items is None:
+            self._plan()
+        return len(self._items)
+
+    def shard(self, k: int):
+        """The future of shard k's prepared part, made and sent the first time it is asked for."""
+        if self._items is None:
+            self._plan()
+        if k not in self._futures:
+            work = self.work
+            part = work.part(self._items[k], True)
             self._pos[part.index] = np.arange(part.index.size)
+            self.sent.append((k, int(part.index.size), rough_nbytes(part)))
             [raw] = self.client.scatter([part], hash=False, broadcast=getattr(work, "broadcast", False))
-            self._futures.append(self.client.submit(work.prepare, raw, pure=False))
+            self._futures[k] = self.client.submit(work.prepare, raw, pure=False)
             del raw, part
+        return self._futures[k]
 
     def run(self, idx, gather, target, h, fn, progress=None):
-        """Yield (item indices, outputs) of ``fn`` over the items ``idx``, task by task."""
+        """Yield (item indices, outputs) of ``fn`` over the items ``idx``, task by task: the items of a
+        shard go to the worker holding its part."""
         from dask.distributed import as_completed
 
-        if self._futures is None:
-            self._build()
+        if self._items is None:
+            self._plan()
         idx = np.sort(np.asarray(idx, dtype=np.int64))
         size = max(1, min(TASK_BATCH, math.ceil(idx.size / (4 * self._threads))))
         order = np.argsort(self._shard[idx], kind="stable")
         idx = idx[order]
         cuts = np.flatnonzero(np.diff(self._shard[idx])) + 1
-        futures = {}
+        futures = as_completed()
+        owner = {}
         for todo in np.split(idx, cuts) if idx.size else []:
-            data = self._futures[int(self._shard[todo[0]])]
+            data = self.shard(int(self._shard[todo[0]]))  # made and sent now, the first time
             for a in range(0, todo.size, size):
                 b = todo[a:a + size]
                 f = self.client.submit(_run_part, data, self._pos[b], gather(b), target, h, fn, pure=False)
-                futures[f] = b
+                owner[f] = b
+                futures.add(f)
         done = 0
-        for fut in as_completed(list(futures)):
-            b = futures.pop(fut)
+        for fut in futures:
+            b = owner.pop(fut)
             out = fut.result()
             done += b.size
             if progress:

@@ -32,6 +32,7 @@ from ...limits import SCORE_MAX_EXACT_ASSIGNMENTS as MAX_EXACT_ASSIGNMENTS
 from ...streams import stream_key
 from ..table.segments import offsets, ranges
 from ..engine.sequential import Null
+from ..engine.shards import screen_shards, touched_strata
 from ..kernels.chunks import FIRST_CHUNK
 from ..kernels.controls import ControlRows, control_rows
 from ..kernels.crossed import crossed_batch as _crossed_kernel
@@ -149,26 +150,18 @@ class ScreenWork:
         return [g for g in out if g.size]
 
     def shards(self, count: int) -> list:
-        """Whole components, gathered into about ``count`` shards of similar numbers of replicates."""
+        """About ``count`` shards of similar numbers of replicates: whole components, and a component
+        larger than a shard's share (the crossed layout: one component of every plate) cut by its
+        perturbations (:func:`..engine.shards.screen_shards`)."""
         pt = self.screen.perts
-        comps = self.components
-        size = np.array([pt.qoff[m + 1].sum() - pt.qoff[m].sum() for m, _ in comps], dtype=float)
-        per = max(1.0, size.sum() / max(count, 1))
-        shards, cur, acc = [], [], 0.0
-        for (members, _), s in zip(comps, size):
-            cur.append(members)
-            acc += s
-            if acc >= per:
-                shards.append(np.concatenate(cur))
-                cur, acc = [], 0.0
-        if cur:
-            shards.append(np.concatenate(cur))
-        return shards
+        return screen_shards([members for members, _ in self.components], pt.qoff, pt.soff, pt.seg_stratum,
+                             count)
 
     def part(self, items, worker: bool) -> Part:
         """The :class:`Part` of the perturbations ``items``, a component's perturbations together (in
         component order, ascending within): in process, prepared and pointing into the screen's matrix;
-        for a worker, a copy of their rows with the components' raw control rows."""
+        for a worker, a copy of their rows with the raw control rows of the strata they have replicates
+        in (all of a whole component's; a shard of a cut component's, its own plates only)."""
         sc = self.screen
         pt = sc.perts
         comps = self.components
@@ -181,6 +174,8 @@ class ScreenWork:
         for comp in np.unique(of).tolist():
             strata = comps[comp][1]
             todo = np.sort(items[of == comp])
+            if worker:  # a shard holds the controls of its perturbations' strata only
+                strata = touched_strata(pt.soff, pt.seg_stratum, todo, strata)
             c = len(built)
             where[strata] = np.arange(strata.size)
             names = [pt.strata[s] for s in strata.tolist()]

@@ -1,0 +1,171 @@
+"""Dask on the crossed layout: one component of every plate, cut into shards of perturbations, each sent
+only its own rows and its plates' controls; the results are those of one process, bit for bit."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import apnull.score.engine.executor as executor
+import apnull.score.nulls.conditional as conditional
+import apnull.score.nulls.permutation as permutation
+from apnull.memo import rough_nbytes
+from apnull.score import score_profiles
+from apnull.score.engine.shards import screen_shards, strata_order
+from apnull.score.table.screen import prepare_screen
+
+KW = dict(perturbation="cmp", control="DMSO", stratum="plate", seed=7)
+
+
+def crossed(compounds=120, replicates=4, plates=13, controls=5, d=8, seed=0, step=1):
+    """Compound i's replicates on plates (step * i + r) mod plates, r < replicates, one well a plate
+    beside the plate's controls (with ``plates`` prime to the replicates, every plate is linked to every
+    other: one component); a plate effect and a few active compounds."""
+    rng = np.random.default_rng(seed)
+    comp = np.repeat(np.arange(compounds), replicates)
+    plate_of = (step * comp + np.tile(np.arange(replicates), compounds)) % plates
+    labels = np.concatenate([[f"c{i:03d}" for i in comp], ["DMSO"] * (plates * controls)])
+    pcol = np.concatenate([plate_of, np.repeat(np.arange(plates), controls)])
+    X = rng.standard_normal((labels.size, d)) + 0.4 * rng.standard_normal((plates, d))[pcol]
+    X[:comp.size] += (rng.random(compounds) < 0.2)[comp, None] * rng.standard_normal((compounds, d))[comp]
+    t = pd.DataFrame(X, columns=[f"f{i}" for i in range(d)])
+    t.insert(0, "plate", [f"p{p:03d}" for p in pcol])
+    t.insert(0, "cmp", labels)
+    return t
+
+
+def block(perts=40, replicates=3, plates=8, controls=6, d=8, seed=1):
+    """A perturbation's replicates on one plate (the block layout): one component a plate."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for p in range(plates):
+        rows += [("DMSO", f"q{p}")] * controls
+        rows += [(f"t{p}_{i}", f"q{p}") for i in range(perts // plates) for _ in range(replicates)]
+    t = pd.DataFrame(rows, columns=["cmp", "plate"])
+    X = rng.standard_normal((len(t), d)) + 0.4 * rng.standard_normal((plates, d))[[int(s[1:]) for s in t["plate"]]]
+    return pd.concat([t, pd.DataFrame(X, columns=[f"f{i}" for i in range(d)])], axis=1)
+
+
+def work_of(table):
+    feats = [c for c in table.columns if c.startswith("f")]
+    screen = prepare_screen(table, "cmp", "DMSO", "plate", feats, "cosine")
+    return permutation.ScreenWork(screen, 7)
+
+
+def _same(a, b):
+    pd.testing.assert_frame_equal(a.groups, b.groups, check_exact=True)
+    pd.testing.assert_frame_equal(a.queries, b.queries, check_exact=True)
+
+
+@pytest.fixture
+def sent(monkeypatch):
+    """Every :class:`executor.Scattered` a run makes (its ``sent``: each part's shard, items, bytes)."""
+    made = []
+    real = executor.Scattered.__init__
+
+    def spy(self, client, work):
+        real(self, client, work)
+        made.append(self)
+
+    monkeypatch.setattr(executor.Scattered, "__init__", spy)
+    return made
+
+
+def test_a_shard_is_sent_only_its_rows_and_its_plates_controls():
+    """One component of 13 plates cut into 8 shards: each part holds its perturbations' replicate rows
+    and the controls of exactly the plates they are on, so what is sent scales with the shard (the code
+    before sent the whole component, every plate, as one part)."""
+    work = work_of(crossed())
+    sc, pt = work.screen, work.screen.perts
+    assert len(work.components) == 1
+    whole = rough_nbytes(work.part(np.arange(work.size), True))
+    shards = work.shards(8)
+    assert len(shards) >= 6
+    assert np.array_equal(np.sort(np.concatenate(shards)), np.arange(work.size))  # each item in one shard
+    total = 0
+    for items in shards:
+        part = work.part(items, True)
+        assert np.array_equal(part.index, items)
+        rows = pt.rows[np.concatenate([np.arange(pt.qoff[i], pt.qoff[i + 1]) for i in items])]
+        assert np.array_equal(part.arrays.X, sc.X[rows])  # its replicates' rows, nothing else
+        plates = np.unique(np.concatenate([pt.seg_stratum[pt.soff[i]:pt.soff[i + 1]] for i in items]))
+        [controls] = part.comps
+        assert len(controls) == plates.size < len(pt.strata)  # the controls of its own plates only
+        for got, s in zip(controls, plates.tolist()):
+            assert np.array_equal(got, sc.X[sc.controls[pt.strata[s]]])
+        size = rough_nbytes(part)
+        assert size < 0.5 * whole
+        total += size
+    assert total < 2 * whole
+
+
+def test_shards_keep_small_components_whole():
+    """The block layout (a component a plate, each under a shard's share): whole components, as
+    before; and a unit over its share is cut in order of its items' strata."""
+    work = work_of(block())
+    comps = [set(m.tolist()) for m, _ in work.components]
+    for items in work.shards(4):
+        got = set(items.tolist())
+        assert all(c <= got or not c & got for c in comps)  # never a component cut
+    qoff = np.arange(7) * 2
+    soff = np.array([0, 2, 4, 6, 7, 9, 11])
+    seg = np.array([5, 1, 0, 3, 1, 0, 2, 9, 4, 8, 0])
+    # the items' strata: [1 5], [0 3], [0 1], [2], [4 9], [0 8]
+    assert strata_order(soff, seg, np.arange(6)).tolist() == [2, 1, 5, 0, 3, 4]
+    shards = screen_shards([np.arange(6)], qoff, soff, seg, 3)
+    assert [s.tolist() for s in shards] == [[1, 2], [0, 5], [3, 4]]
+
+
+@pytest.mark.parametrize("B", [99, "auto"])
+def test_crossed_screen_on_dask_equals_in_process(monkeypatch, sent, B):
+    """Fixed B and adaptive rounds (the exact query law counted too) on a cut component: the tables of
+    one process, bit for bit, and the work went out in several shards, each with fewer plates."""
+    from dask.distributed import Client, LocalCluster
+
+    monkeypatch.setattr(permutation, "CROSSED_MIN_PERTURBATIONS", 0)  # the crossed kernels on a small screen
+    monkeypatch.setattr(conditional, "EXACT_MIN_QUERIES", 1)
+    table = crossed()
+    local = score_profiles(table, permutations=B, **KW)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        _same(local, score_profiles(table, permutations=B, scheduler=client, **KW))
+    [where] = sent
+    assert len(where.sent) >= 8
+    assert sum(n for _, n, _ in where.sent) == table["cmp"].nunique() - 1  # every perturbation sent once
+    if B == "auto":
+        assert (local.queries["permutations"] > 999).any()  # later rounds ran, on the shards of their units
+
+
+def test_block_screen_on_dask_unchanged(sent):
+    """The block layout: whole components a shard, the same tables as in process."""
+    from dask.distributed import Client, LocalCluster
+
+    table = block()
+    local = score_profiles(table, permutations="auto", **KW)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        _same(local, score_profiles(table, permutations="auto", scheduler=client, **KW))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("B", [99, "auto"])
+def test_worker_processes_on_a_crossed_screen(B):
+    """``workers=2`` (two worker processes) on a crossed screen of 240 compounds (the crossed kernels'
+    size), fixed B and adaptive: the tables of one process, bit for bit."""
+    table = crossed(compounds=240, replicates=5, plates=23, controls=8, d=10, seed=3)
+    _same(score_profiles(table, permutations=B, **KW), score_profiles(table, permutations=B, workers=2, **KW))
+
+
+@pytest.mark.slow
+def test_a_local_cluster_runs_without_the_profiler():
+    """``workers=N``: the cluster apnull starts takes LOCAL_CLUSTER_CONFIG in its worker processes (no
+    statistical profiler sampling every 10 ms, slower polling), not dask's defaults."""
+    from apnull.score.engine.connect import LOCAL_CLUSTER_CONFIG, connected
+
+    def settings():
+        import dask
+
+        return {key: dask.config.get(key) for key in LOCAL_CLUSTER_CONFIG}
+
+    with connected(None, 1) as client:
+        [got] = client.run(settings).values()
+    assert got == LOCAL_CLUSTER_CONFIG
