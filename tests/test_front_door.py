@@ -180,3 +180,25 @@ def test_bytecode_is_cached_outside_the_tree_only_when_the_shell_forbids_it_in_t
     monkeypatch.setattr(sys, "dont_write_bytecode", True)
     monkeypatch.setattr(sys, "pycache_prefix", "/elsewhere")  # a prefix the shell chose is kept
     assert not cache_bytecode_outside_the_tree() and sys.dont_write_bytecode
+
+
+def test_the_installed_packages_are_scanned_for_components_once_per_test_process(monkeypatch):
+    """conftest made the AppTests' component scan a once-per-process scan: a later AppTest does not list
+    the installed distributions again, and the scan finds what a fresh scan finds."""
+    import importlib.metadata
+
+    from collection import scan_components_once
+    from streamlit.components.v2 import manifest_scanner
+    from streamlit.testing.v1 import AppTest
+
+    scan = manifest_scanner.scan_component_manifests
+    assert scan.scanned_once and not scan_components_once()  # already done by conftest: not wrapped twice
+    assert scan() == scan.__wrapped__() and scan() is not scan()  # the same manifests, a fresh list each time
+    script = "import streamlit as st\nst.write('hi')"
+    AppTest.from_string(script).run()  # the process's scan, if no AppTest ran here before
+    listed = []
+    distributions = importlib.metadata.distributions
+    monkeypatch.setattr(importlib.metadata, "distributions", lambda **k: listed.append(1) or distributions(**k))
+    for _ in range(2):
+        assert not AppTest.from_string(script).run().exception
+    assert listed == []  # neither AppTest scanned the installed packages again
