@@ -41,9 +41,10 @@ def test_the_two_set_up_commands_are_the_ones_ci_runs():
 
 def test_the_quick_test_command_selects_registered_markers():
     assert '```bash\npython -m pytest -m "not slow and not e2e"\n```' in README
-    # how long they take, said for a quiet and for a busy machine ("under 2 minutes" took 5 min 12 s loaded)
+    # how long they take, said for a quiet and for a busy machine ("under 2 minutes" took 5 min 12 s loaded),
+    # and in seconds of CPU, the figure a shared machine does not change much
     (said,) = re.findall(r"The quick tests \((.*?)```", README, flags=re.S)
-    assert "quiet" in said and "busy" in said and "5 min 12 s" in said
+    assert "quiet" in said and "busy" in said and "s of CPU" in said
     markers = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["markers"]
     assert {m.split(":")[0] for m in markers} >= {"slow", "e2e"}
 
