@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 import sys
@@ -37,3 +38,25 @@ def excludes_e2e(markexpr: str) -> bool:
                        for values in itertools.product((False, True), repeat=len(names)))
     except Exception:  # noqa: BLE001 (an expression Python cannot read: let pytest judge it)
         return False
+
+
+def scan_components_once() -> bool:
+    """Every ``AppTest`` scans the metadata of every installed distribution for Streamlit components on its
+    first run (``streamlit.components.v2.manifest_scanner.scan_component_manifests``): about 0.47 s of CPU
+    per AppTest here, measured, about a third of a page test. A served dashboard scans once at server
+    start; so does a test process from now on (the installed packages do not change during a session).
+    True when it changed the scanner."""
+    from streamlit.components.v2 import manifest_scanner
+
+    scan = manifest_scanner.scan_component_manifests
+    if getattr(scan, "scanned_once", False):
+        return False
+    cached = functools.cache(scan)
+
+    @functools.wraps(scan)
+    def scan_once(*args, **kwargs):
+        return list(cached(*args, **kwargs))  # a fresh list: a caller may change it, never the cache
+
+    scan_once.scanned_once = True
+    manifest_scanner.scan_component_manifests = scan_once
+    return True

@@ -11,9 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from collection import cache_bytecode_outside_the_tree, excludes_e2e
+from collection import cache_bytecode_outside_the_tree, excludes_e2e, scan_components_once
 
 cache_bytecode_outside_the_tree()  # before the test modules are imported and rewritten
+scan_components_once()  # one scan of the installed packages per test process, not one per AppTest
 
 from reference import (  # noqa: E402,F401  (re-exported for test files)
     SMALL_SIZES,

@@ -19,6 +19,7 @@ modules take a kernel compiled by ``apnull.compiled.inner`` (Python cannot call 
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,18 @@ EXTENDS = {"apnull/compiled.py": ["from numba import _dynfunc"]}
 #: called, from inside a function (so ``import apnull.score`` never loads plotly, and the circle it closes,
 #: figures -> views -> score -> display, is never walked while modules load). Module -> the names it may import.
 DEFERRED = {Path("score/results/display.py"): {"apnull.notebook.figures"}}
+
+
+@functools.cache
+def _parse(source: str) -> ast.Module:
+    """A module's syntax tree, parsed once per session: the checks below walk each module several times."""
+    return ast.parse(source)
+
+
+@functools.cache
+def _walk(source: str) -> tuple[ast.AST, ...]:
+    """Every node of ``source``'s tree (``ast.walk``), listed once per session."""
+    return tuple(ast.walk(_parse(source)))
 
 
 def _modules():
@@ -51,7 +64,7 @@ def _imports(rel: Path, path: Path, deferred: bool = False) -> set[str]:
     :data:`DEFERRED` ones left out unless ``deferred``."""
     package = ["apnull", *rel.parts[:-1]]
     out = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in _walk(path.read_text()):
         if isinstance(node, ast.Import):
             out.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -92,7 +105,7 @@ FORBIDDEN = {
 def test_the_deferred_imports_sit_inside_functions():
     """Each :data:`DEFERRED` import is made inside a function, never while the module loads, and is there."""
     for rel, names in DEFERRED.items():
-        tree = ast.parse((SRC / rel).read_text())
+        tree = _parse((SRC / rel).read_text())
         top = _imports(rel, SRC / rel, deferred=True) - _imports(rel, SRC / rel)
         assert top == names, (rel, top)
         for node in tree.body:  # module level: no import of a deferred name
@@ -131,7 +144,7 @@ def _private(name: str) -> bool:
 
 def _private_uses(path: Path, package: list[str]) -> list[str]:
     """Private names a module takes from other modules (see the module docstring for what is allowed)."""
-    tree = ast.parse(path.read_text())
+    tree = _parse(path.read_text())
     bad, imported = [], set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
@@ -324,7 +337,7 @@ def _inner_kernels() -> dict[str, Path]:
     """The kernels compiled by ``apnull.compiled.inner`` (no Python entry), by name: their module."""
     found = {}
     for rel, path in _modules():
-        for node in ast.parse(path.read_text()).body:
+        for node in _parse(path.read_text()).body:
             if isinstance(node, ast.FunctionDef) and any(
                     isinstance(d, ast.Call) and getattr(d.func, "id", None) == "inner" for d in node.decorator_list):
                 found[node.name] = rel
@@ -336,7 +349,7 @@ def _inner_uses(source: str, inner: dict[str, str]) -> list[str]:
     ``<alias>.<kernel>`` on a name bound to its module (``inner``: kernel name -> module's last part)."""
     homes = set(inner.values())
     aliases, found = {}, []
-    for node in ast.walk(ast.parse(source)):
+    for node in _walk(source):
         if isinstance(node, ast.ImportFrom):
             last = (node.module or "").rsplit(".", 1)[-1]
             for a in node.names:
@@ -348,7 +361,7 @@ def _inner_uses(source: str, inner: dict[str, str]) -> list[str]:
             for a in node.names:
                 if a.name.rsplit(".", 1)[-1] in homes and a.asname:
                     aliases[a.asname] = a.name.rsplit(".", 1)[-1]
-    for node in ast.walk(ast.parse(source)):
+    for node in _walk(source):
         if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.attr in inner
                 and aliases.get(node.value.id) == inner[node.attr]):
             found.append(f"takes {node.value.id}.{node.attr}")
@@ -362,7 +375,7 @@ def test_inner_kernels_are_called_by_kernels_only():
     inner = {name: rel.stem for name, rel in _inner_kernels().items()}
     assert {"evaluate", "pool_layout", "draw_distinct"} <= set(inner)
     compiled = {rel for rel, path in _modules() if any(
-        isinstance(n, ast.ImportFrom) and (n.module or "").endswith("compiled") for n in ast.walk(ast.parse(path.read_text())))}
+        isinstance(n, ast.ImportFrom) and (n.module or "").endswith("compiled") for n in _walk(path.read_text()))}
     for rel, path in [*_modules(), *((p.relative_to(PAGES.parent), p) for p in PAGES.rglob("*.py"))]:
         if rel not in compiled:
             assert not _inner_uses(path.read_text(), inner), (rel, _inner_uses(path.read_text(), inner))
@@ -393,7 +406,7 @@ OTHER_RANDOMNESS = {
 def _random_uses(text: str) -> list[str]:
     """numpy or Python randomness a module's source reaches for."""
     found = []
-    for node in ast.walk(ast.parse(text)):
+    for node in _walk(text):
         if isinstance(node, ast.Attribute) and node.attr == "random" and isinstance(node.value, ast.Name) \
                 and node.value.id in {"np", "numpy"}:
             found.append("numpy.random")
@@ -417,7 +430,7 @@ def test_one_random_stream_and_the_named_exceptions():
 def _private_getattr(text: str) -> list[str]:
     """Private names read through getattr/hasattr/setattr with a literal string (``getattr(x, "_y")``)."""
     found = []
-    for node in ast.walk(ast.parse(text)):
+    for node in _walk(text):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
                 and node.func.id in {"getattr", "hasattr", "setattr"} and len(node.args) >= 2:
             name = node.args[1]
@@ -458,7 +471,7 @@ LRU_CACHES = {"streams.py", "exact.py", "tail.py", "hypergeom.py", "binning_cost
 
 def test_caches_are_memos_but_the_named_small_helpers():
     def keeps(path: Path) -> bool:
-        tree = ast.parse(path.read_text())
+        tree = _parse(path.read_text())
         names = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module == "functools"
                  for a in n.names}
         return bool(names & {"lru_cache", "cache"}) or "functools.lru_cache" in path.read_text() \
@@ -506,7 +519,7 @@ def _public_definitions() -> dict:
     (a name imported, e.g. re-exported, is not a definition)."""
     out: dict = {}
     for rel, path in _modules():
-        for node in ast.parse(path.read_text()).body:
+        for node in _parse(path.read_text()).body:
             defines = isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
             if defines and not node.name.startswith("_"):
                 out.setdefault(node.name, []).append(str(rel))
