@@ -42,7 +42,7 @@ def test_thirty_sessions_score_once(monkeypatch):
 
 def test_the_warm_up_fills_the_page_caches_the_page_reads(monkeypatch):
     """The server's warm-up scores the example into the same cache entries the page then reads: the
-    page's first visit neither scores nor runs the consistency step again."""
+    page's first visit (its consistency step opened) neither scores nor runs the consistency step again."""
     import sys
     from pathlib import Path
 
@@ -60,7 +60,7 @@ def test_the_warm_up_fills_the_page_caches_the_page_reads(monkeypatch):
 
     monkeypatch.setattr(cache, "score_profiles", computed_again)
     monkeypatch.setattr(consistency_step, "score_consistency", computed_again)
-    at = open_page("score", timeout=300)
+    at = open_page("score", {"sc_cs": "true"}, timeout=300)  # the consistency step's expander open
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert any("n_replicates" in d.value.columns for d in at.dataframe)  # the activity results
     assert any("n_perturbations" in d.value.columns for d in at.dataframe)  # the consistency step's labels
