@@ -13,7 +13,6 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from apnull.cli._common import Progress
 from apnull.notebook import figures
 from apnull.score import (activity_line, consistency_line, digits_example, digits_pipeline_pair, digits_screen,
                           retrieved_line, score_compare, score_consistency, score_profiles, summary_line)
@@ -121,7 +120,7 @@ INFO = RoundInfo(number=1, units=3, label="perturbations", target=400, draws_so_
 
 def test_the_command_line_and_the_library_say_a_round_in_the_same_words():
     err = io.StringIO()
-    cli = Progress(err, "apnull score: perturbations")
+    cli = live.LineProgress(err, command="apnull score", label="perturbations")  # the command line's
     cli.round(INFO)
     assert err.getvalue() == f"apnull score: {live.round_line(INFO)}\n"
     assert live.round_line(INFO) == ("round 2: 3 perturbations near the decision line, refined to 400 draws each "
