@@ -28,7 +28,7 @@ from .similarity import prefetch
 from .sort import insertion_sort
 
 __all__ = ["CHUNK", "FIRST_CHUNK", "ChunkWork", "chunk_work", "record_positions", "single_stratum_means",
-           "continue_single", "count_draw"]
+           "continue_single", "count_draw", "record_draw"]
 
 #: Draws evaluated together (the gathered look-ups of a chunk fit in the first-level cache).
 CHUNK = 128
@@ -43,6 +43,16 @@ def count_draw(v, observed, tol, reached, early, h):  # pragma: no cover - compi
         reached += 1
         return reached, early and reached >= h
     return reached, False
+
+
+@numba.njit(cache=True, inline="always")
+def record_draw(values, drawn, v, observed, tol, reached, early, h):  # pragma: no cover - compiled
+    """(drawn, reached, stop) after the draw number ``drawn`` of value v: kept in ``values`` (1-D) while it
+    has room, counted (:func:`count_draw`)."""
+    if drawn < values.size:
+        values[drawn] = v
+    reached, stop = count_draw(v, observed, tol, reached, early, h)
+    return drawn + 1, reached, stop
 
 
 class ChunkWork(NamedTuple):

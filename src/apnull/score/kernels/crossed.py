@@ -44,7 +44,7 @@ import numpy as np
 
 from ...compiled import entry
 from ...streams import draw_distinct, uniform
-from .chunks import count_draw
+from .chunks import count_draw, record_draw
 from .querylaw import law_count
 from .lookups import (FILL_DRAWS, ROW_DRAWS, batch_lookups, crossed_pool, fill_all, filled_mean, mean_ap, pair_counts,
                       query_ap, query_row, quotients, untied_ap)
@@ -128,6 +128,7 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
         reached = counts.reached[t]
         early = reached < h
         stopped = False
+        saved = values[t]  # room for the draws' values (the null's histogram)
         size, first = pool.n + 1, pool.offset  # one replicate and n_s controls a stratum
         if target - drawn >= FILL_DRAWS:  # every pair known: draws read the counts only (filled_mean)
             untied = fill_all(pool, controls, kind, tab, P)
@@ -147,10 +148,7 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
                             idx = size[s] - 1
                         D[s] = first[s] + idx
                     v = filled_mean(D, P, small, tv, tg, te, untied, quot, G, S, vals, iwork)
-                    if drawn < values.shape[1]:
-                        values[t, drawn] = v
-                    drawn += 1
-                    reached, stop = count_draw(v, m, tol, reached, early, h)
+                    drawn, reached, stop = record_draw(saved, drawn, v, m, tol, reached, early, h)
                     if stop:
                         stopped = True
                         break
@@ -163,10 +161,7 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
                         pair_counts(D[qi], D[yi], P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC,
                                     c_off, c_sorted, s_comp, g_ctl, rep_lo, rep_hi)
             v = mean_ap(D, P, tv, tg, te, vals, iwork, vals, vals, False)
-            if drawn < values.shape[1]:
-                values[t, drawn] = v
-            drawn += 1
-            reached, stop = count_draw(v, m, tol, reached, early, h)
+            drawn, reached, stop = record_draw(saved, drawn, v, m, tol, reached, early, h)
             if stop:
                 stopped = True
                 break

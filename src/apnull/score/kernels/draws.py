@@ -40,7 +40,7 @@ import numpy as np
 
 from ...compiled import entry, inner
 from ...streams import draw_distinct
-from .chunks import continue_single, count_draw
+from .chunks import continue_single, count_draw, record_draw
 from .pool import Replicates, draw_assignment, evaluate, member_pool, pool_layout
 
 __all__ = ["PartRows", "Counts", "Observed", "replicates", "pool_codes", "pool_of", "NO_MEMBERS",
@@ -95,10 +95,7 @@ def continue_general(pool, controls, kind, keys, counters, drawn, reached, targe
         else:
             draw_assignment(pool, keys, counters, D)
         v = evaluate(D, np.bool_(False), ap, pr, fwork, iwork, controls, pool, kind, codes)
-        if drawn < values.size:
-            values[drawn] = v
-        drawn += 1
-        reached, stop = count_draw(v, observed, tol, reached, early, h)
+        drawn, reached, stop = record_draw(values, drawn, v, observed, tol, reached, early, h)
         if stop:
             return drawn, reached, True
     return drawn, reached, False

@@ -25,7 +25,7 @@ import numpy as np
 
 from ...compiled import entry, inner
 from ...streams import shuffle
-from .chunks import count_draw
+from .chunks import record_draw
 from .ranking import walk_sorted
 from .similarity import sim
 
@@ -275,10 +275,7 @@ def continue_label(t, key, counter, gperm, drawn, reached, target, h, tol, obser
         else:
             counter = shuffle(gperm, key, counter)
         v = _label_map(t, gperm, ginv, rows, L, scratch)
-        if drawn < values.size:
-            values[drawn] = v
-        drawn += 1
-        reached, stop = count_draw(v, observed, tol, reached, early, h)
+        drawn, reached, stop = record_draw(values, drawn, v, observed, tol, reached, early, h)
         if stop:
             return counter, drawn, reached, True
     return counter, drawn, reached, False
