@@ -18,7 +18,7 @@ import numpy as np
 from ...compiled import inner
 from .draws import replicates
 from .pool import pool_layout
-from .ranking import close_block, count_sorted
+from .ranking import close_block, count_replicates, count_sorted
 from .similarity import sim, sim_rows
 from .sort import insertion_sort
 
@@ -78,12 +78,7 @@ def pair_counts(u, y, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, 
     else:
         rs = c_off[s_comp[su]] + g_ctl[u] * (n - 1)
         g, e = count_sorted(c_sorted[rs:rs + n - 1], v)
-        for r2 in range(rep_lo[su], rep_hi[su]):
-            w = simRP[r2, u]
-            if w > v:
-                g += 1
-            elif w == v:
-                e += 1
+        g, e = count_replicates(simRP, u, rep_lo[su], rep_hi[su], ru, v, g, e)
     tg[i] = g
     te[i] = e
 
@@ -149,13 +144,8 @@ def fill_all(pool, controls, kind, tab, P):  # pragma: no cover - compiled
             else:
                 v = tv[i]
             g, e = count_sorted(row, v)
-            for r2 in range(rep_lo[su], rep_hi[su]):  # a control query: its plate's replicate too
-                if r2 != ru:
-                    w = simRP[r2, u]
-                    if w > v:
-                        g += 1
-                    elif w == v:
-                        e += 1
+            # a control query: its plate's replicate too
+            g, e = count_replicates(simRP, u, rep_lo[su], rep_hi[su], ru, v, g, e)
             tg[i] = g
             te[i] = e
             if e != 0:

@@ -23,7 +23,7 @@ import numpy as np
 from ...compiled import inner
 from ...streams import draw_distinct
 from .controls import pair_rank
-from .ranking import count_sorted, walk_counts
+from .ranking import count_replicates, count_sorted, walk_counts
 from .similarity import sim, sim_rows
 from .sort import sort_work, stable_argsort
 
@@ -341,13 +341,7 @@ def evaluate(D, want, ap_out, pr_out, fwork, iwork, controls, pool, kind, codes)
             else:
                 v = sim(Xc, g_row[u], Xc, g_row[y], kind)
                 gt, eq = count_sorted(sorted_buf[rs:rs + n - 1], v)
-            for r2 in range(s_rep_lo[su], s_rep_hi[su]):
-                if r2 != ru:
-                    w = simRP[r2, u]
-                    if w > v:
-                        gt += 1
-                    elif w == v:
-                        eq += 1
+            gt, eq = count_replicates(simRP, u, s_rep_lo[su], s_rep_hi[su], ru, v, gt, eq)
             vals[cnt] = v
             same[cnt] = 1 if insame else 0
             kept[cnt] = 0 if shares_code(codes, u, y) else 1

@@ -159,6 +159,21 @@ def count_sorted(row, v):  # pragma: no cover - compiled
 
 
 @inner()
+def count_replicates(simRP, u, lo, hi, skip, v, gt, eq):  # pragma: no cover - compiled
+    """(gt, eq) with the replicates ``lo .. hi - 1`` of a stratum added, but ``skip`` (-1: none): each whose
+    similarity to member u, ``simRP[r, u]``, is > v or == v (the stratum's replicates beside its sorted
+    control row of :func:`count_sorted`)."""
+    for r in range(lo, hi):
+        if r != skip:
+            w = simRP[r, u]
+            if w > v:
+                gt += 1
+            elif w == v:
+                eq += 1
+    return gt, eq
+
+
+@inner()
 def walk_counts(vals, same, kept, base_gt, base_eq, order, cnt):  # pragma: no cover - compiled
     """Tie-aware (AP, Precision@R) of one query from the values of the cnt other members of its drawn set.
 
