@@ -14,7 +14,7 @@ import math
 import os
 import re
 
-from ..score import NORMALIZE
+from ..score import NAN_MODES, NORMALIZE, SCORE_SIMILARITIES
 from ..score.table.names import count_text
 
 
@@ -293,8 +293,14 @@ def features_text(settings: dict, shown: int = 12) -> str:
     return f"{count_text(len(cols), 'features')}: " + ", ".join(map(str, cols[:shown])) + more
 
 
-def add_normalize(parser) -> None:
-    """Add ``--normalize none|controls|plate`` (per-plate robust z-scores, ``normalize=`` of the scorers)."""
+def add_profile_options(parser, nan_more: str = "") -> None:
+    """Add the options every profile-table command shares: ``--similarity``, ``--nan`` (``nan_more``: what
+    drop-rows means for this command, appended to the help) and ``--normalize none|controls|plate``
+    (per-plate robust z-scores, ``normalize=`` of the scorers)."""
+    parser.add_argument("--similarity", choices=SCORE_SIMILARITIES, default="cosine",
+                        help="default cosine; jaccard and hamming compare binary (0/1, true/false) features")
+    parser.add_argument("--nan", choices=NAN_MODES, default="error",
+                        help="NaN/infinite feature values: error (default), drop-features, drop-rows" + nan_more)
     parser.add_argument("--normalize", choices=NORMALIZE, default="none",
                         help="per-plate normalisation of the features: none (default, a normalised table), controls "
                              "(robust z-score against each stratum's controls, as pycytominer's mad_robustize), "

@@ -12,7 +12,7 @@ and the "active: k of n" line) is one of the run options every scoring subcomman
 
 from __future__ import annotations
 
-from ..score import NAN_MODES, NEGATIVES, hierarchical_bh
+from ..score import NEGATIVES, hierarchical_bh
 from ..score import activity_line, to_copairs_names
 from ..score.results.summary import activity_summary
 
@@ -21,13 +21,11 @@ __all__ = ["add_arguments", "library_kwargs", "perturbation_of", "control_of", "
 
 
 def add_arguments(p) -> None:
-    """Add --positives-differ-by, --nan, --negatives, --hierarchical-by and --copairs-names to the
+    """Add --positives-differ-by, --negatives, --hierarchical-by and --copairs-names to the
     ``score`` parser (--alpha is a run option: ``_common.add_run_options``)."""
     p.add_argument("--positives-differ-by", metavar="COL", action="append", dest="positives_differ_by",
                    help="replicates sharing this column's value with the query (e.g. the same well "
                         "position) are left out of its ranking; repeatable")
-    p.add_argument("--nan", choices=NAN_MODES, default="error",
-                   help="NaN/infinite feature values: error (default), drop-features, drop-rows")
     p.add_argument("--negatives", choices=NEGATIVES, default="controls",
                    help="whom a query ranks its positives against: the controls of its stratum (default), or "
                         "every other profile of its stratum (others; controls too, if --control is given)")

@@ -15,11 +15,11 @@ both files are written atomically, together or not at all.
 from __future__ import annotations
 
 
-from ..score import (NAN_MODES, SCORE_SIMILARITIES, UNMATCHED, check_outputs, p_text, read_table, retrieved_line,
+from ..score import (UNMATCHED, check_outputs, p_text, read_table, retrieved_line,
                      score_compare, summary_line, write_tables)
 from ..score.table.names import count_text
 from ..score.engine.progress import LineProgress
-from ._common import (add_json, add_normalize, add_read_options, add_run_options, cli_words, features_text, json_line,
+from ._common import (add_json, add_profile_options, add_read_options, add_run_options, cli_words, features_text, json_line,
                       left_out_line, read_kwargs, raw_hint, read_settings, run_kwargs,
                       writable_path)
 from .tables import records
@@ -52,11 +52,7 @@ def add_parser(subparsers):
                    help="plate/batch column: the resampling units are its plates (linked by perturbations on several)")
     p.add_argument("--features-a", metavar="REGEX", help="A's feature columns by regex (default: numeric, not Metadata_)")
     p.add_argument("--features-b", metavar="REGEX", help="B's feature columns by regex (default: numeric, not Metadata_)")
-    p.add_argument("--similarity", choices=SCORE_SIMILARITIES, default="cosine",
-                   help="default cosine; as apnull score: jaccard and hamming compare binary (0/1, true/false) features")
-    p.add_argument("--nan", choices=NAN_MODES, default="error",
-                   help="NaN/infinite feature values: error (default), drop-features, drop-rows (the well left out of both)")
-    add_normalize(p)
+    add_profile_options(p, " (the well left out of both)")
     p.add_argument("--unmatched", choices=UNMATCHED, default="error",
                    help="wells in one table only, repeated or blank keys, labels that differ: error (default) or "
                         "drop (left out of both and named)")

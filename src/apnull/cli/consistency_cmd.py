@@ -19,12 +19,12 @@ temporary files first and replace their old files only when both are written; ne
 from __future__ import annotations
 
 
-from ..score import (AGGREGATES, NAN_MODES, SCORE_SIMILARITIES, check_outputs, consistency_line, read_table,
+from ..score import (AGGREGATES, check_outputs, consistency_line, read_table,
                      score_consistency, write_tables)
 from ..score.table.names import output_name
 from ..score.table.names import count_text
 from ..score.engine.progress import LineProgress
-from ._common import (add_json, add_normalize, add_read_options, add_run_options, cli_words, features_text, json_line,
+from ._common import (add_json, add_profile_options, add_read_options, add_run_options, cli_words, features_text, json_line,
                       left_out_line, read_kwargs, raw_hint, read_settings, run_kwargs,
                       writable_path)
 from .tables import format_table, records
@@ -50,10 +50,7 @@ def add_parser(subparsers):
                    help="perturbation value to drop (controls); repeat for several")
     p.add_argument("--only", metavar="GROUPS", help="keep the significant perturbations of this apnull score --out-groups file")
     p.add_argument("--features", metavar="REGEX", help="feature columns by regex (default: numeric, not Metadata_)")
-    p.add_argument("--similarity", choices=SCORE_SIMILARITIES, default="cosine", help="default cosine")
-    p.add_argument("--nan", choices=NAN_MODES, default="error",
-                   help="NaN/infinite feature values: error (default), drop-features, drop-rows")
-    add_normalize(p)
+    add_profile_options(p)
     p.add_argument("--stratum", metavar="COL", help="plate column --normalize works within (default: the whole "
                                                       "table is one plate)")
     p.add_argument("--positives-differ-by", metavar="COL", action="append", dest="positives_differ_by",

@@ -29,12 +29,12 @@ import os
 import re
 
 from ..score.table.io import table_format
-from ..score import (MAX_FILE_BYTES, NULLS, RANKING_COLUMNS, SCORE_SIMILARITIES, check_outputs, read_table,
+from ..score import (MAX_FILE_BYTES, NULLS, RANKING_COLUMNS, check_outputs, read_table,
                      score_profiles, score_rankings, write_tables)
 from . import _score_activity as activity
 from ..score.table.names import count_text
 from ..score.engine.progress import LineProgress
-from ._common import (add_json, add_normalize, add_read_options, add_run_options, cli_words, features_text, json_line,
+from ._common import (add_json, add_profile_options, add_read_options, add_run_options, cli_words, features_text, json_line,
                       left_out_line, read_kwargs, raw_hint, read_settings, run_kwargs,
                       writable_path)
 from .tables import format_table, records
@@ -75,9 +75,7 @@ def add_parser(subparsers):
     p.add_argument("--stratum", metavar="COL", help="plate/batch column: negatives and permutations stay inside it")
     p.add_argument("--features", metavar="REGEX", type=_regex,
                    help="feature columns by regex (default: numeric columns not starting with Metadata_)")
-    p.add_argument("--similarity", choices=SCORE_SIMILARITIES, default="cosine",
-                   help="default cosine; jaccard and hamming compare binary (0/1, true/false) features")
-    add_normalize(p)
+    add_profile_options(p)
     p.add_argument("--null", choices=NULLS, default="permutation",
                    help="mAP null: permutation (exact, default); independent, copairs (approximate)")
     add_run_options(p, ("auto", "all"))
