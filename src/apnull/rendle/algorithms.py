@@ -123,8 +123,11 @@ def simulate_sampled_metric(
 # ordering of algorithms as the sample size grows (paper Figure 2)
 # ----------------------------------------------------------------------------------------------
 
+#: The algorithms compared: each one's name and its true ranks, one per instance (each in ``1..n``).
+Rankings = Mapping[str, Sequence[int]]
 
-def _check_rankings(rankings: Mapping[str, Sequence[int]], n: int) -> dict[str, np.ndarray]:
+
+def _check_rankings(rankings: Rankings, n: int) -> dict[str, np.ndarray]:
     if not isinstance(rankings, Mapping) or len(rankings) == 0:
         raise ValueError("rankings must be a non-empty mapping {algorithm name: list of true ranks}")
     return {str(name): check_instances(r, n) for name, r in rankings.items()}
@@ -137,14 +140,8 @@ def _check_sizes(sample_sizes, n: int, replace: bool) -> np.ndarray:
     return np.array(sizes, dtype=np.int64)
 
 
-def expected_metric_curve(
-    rankings: Mapping[str, Sequence[int]],
-    n: int,
-    sample_sizes,
-    metric: str,
-    k: int = 10,
-    replace: bool = True,
-) -> dict[str, np.ndarray]:
+def expected_metric_curve(rankings: Rankings, n: int, sample_sizes, metric: str, k: int = 10,
+                          replace: bool = True) -> dict[str, np.ndarray]:
     """Expected sampled metric of each algorithm for each sample size (the curves of Figure 2).
 
     Parameters
@@ -197,15 +194,8 @@ def algorithm_order(values: Mapping[str, float], rtol: float = 1e-9) -> str:
     return " > ".join(" = ".join(sorted(g)) for g in groups)
 
 
-def order_changes(
-    rankings: Mapping[str, Sequence[int]],
-    n: int,
-    sample_sizes,
-    metric: str,
-    k: int = 10,
-    replace: bool = True,
-    rtol: float = 1e-9,
-) -> list[dict]:
+def order_changes(rankings: Rankings, n: int, sample_sizes, metric: str, k: int = 10, replace: bool = True,
+                  rtol: float = 1e-9) -> list[dict]:
     """Sample sizes at which the ordering of the algorithms by expected sampled metric changes.
 
     The sample sizes are sorted and de-duplicated; for each one the algorithms are ordered by their
@@ -242,15 +232,8 @@ def metric_label(metric: str, k: int = 10) -> str:
     return METRIC_LABELS[check_rank_metric(metric)].format(k=k)
 
 
-def sampled_metrics_table(
-    rankings: Mapping[str, Sequence[int]],
-    n: int,
-    s: int,
-    k: int = 10,
-    replace: bool = True,
-    metrics: Iterable[str] = TABLE_METRICS,
-    wide: bool = False,
-):
+def sampled_metrics_table(rankings: Rankings, n: int, s: int, k: int = 10, replace: bool = True,
+                          metrics: Iterable[str] = TABLE_METRICS, wide: bool = False):
     """Exact and expected sampled metrics of several algorithms, as a pandas DataFrame.
 
     Parameters
