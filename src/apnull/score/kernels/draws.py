@@ -243,6 +243,12 @@ def _observe(pool, controls, kind, codes, ap, pr):  # pragma: no cover - compile
                     controls, pool, kind, codes)
 
 
+@numba.njit(cache=True, inline="always")
+def _observe_uncoded(pool, controls, kind, ap, pr):  # pragma: no cover - compiled
+    """:func:`_observe` of a pool without the pair rule (no control codes)."""
+    return _observe(pool, controls, kind, np.zeros((0, 0), dtype=np.int64), ap, pr)
+
+
 @entry(nogil=True)
 def mean_batch(part, controls, ctl_codes, kind, pos, counts, target, h, tol, observed, values,
                draws):  # pragma: no cover - compiled
@@ -286,13 +292,12 @@ def single_batch(part, controls, kind, pos, counts, target, h, tol, first_chunk,
     enumeration: the chunked draws of :func:`.chunks.continue_single` (the same values); one counter
     per perturbation."""
     q = np.int64(0)
-    no_codes = np.zeros((0, 0), dtype=np.int64)
     for t in range(pos.size):
         j = pos[t]
         reps = replicates(part, j)
         k = reps.X.shape[0]
         pool = pool_layout(reps, controls, kind, target - counts.drawn[t])
-        m = _observe(pool, controls, kind, no_codes, observed.ap[q:q + k], observed.pr[q:q + k])
+        m = _observe_uncoded(pool, controls, kind, observed.ap[q:q + k], observed.pr[q:q + k])
         observed.maps[t] = m
         counts.drawn[t], counts.reached[t], counts.stopped[t] = continue_single(
             pool, controls, part.keys[part.soff[j]:part.soff[j] + 1], counts.counters[t:t + 1], counts.drawn[t],
@@ -306,13 +311,12 @@ def conditional_batch(part, controls, kind, pos, keys, counts, active, target, h
     order, one entry per query in ``keys``, ``counts`` (a :class:`Counts`, a stream per query),
     ``active`` and ``ap`` (observed, written here) (:func:`continue_conditional`)."""
     q = np.int64(0)
-    no_codes = np.zeros((0, 0), dtype=np.int64)
     for t in range(pos.size):
         j = pos[t]
         reps = replicates(part, j)
         k = reps.X.shape[0]
         pool = pool_of(part, j, reps, controls, kind, target)
-        _observe(pool, controls, kind, no_codes, ap[q:q + k], np.empty(k))
+        _observe_uncoded(pool, controls, kind, ap[q:q + k], np.empty(k))
         continue_conditional(pool, controls, kind, reps.stratum, keys[q:q + k], counts.counters[q:q + k],
                              counts.drawn[q:q + k], counts.reached[q:q + k], active[q:q + k], target, h, tol,
                              ap[q:q + k], counts.stopped[q:q + k])
