@@ -201,13 +201,10 @@ def _background_worker():
         return _BACKGROUND
 
 
-def density_in_background(M: int, N: int, K: int, draws: int, seed: int, show_exact: bool):
-    """Start making the "Null densities" view (M, N, K, draws, seed, show_exact) in the background
-    (one worker thread for the server, its compiled draws on one core so the pages' runs keep the
-    other); several sessions asking start it once. Returns the Future, or None when the view is
-    cached or already on its way. A session asking for it meanwhile with :func:`density_figures`
-    joins the computation in progress (:class:`~apnull.memo.Memo`)."""
-    key = DENSITY_VIEWS.key(M, N, K, draws, seed, show_exact)
+def _in_background(key: Hashable, make: Callable[[], object]):
+    """Run ``make()`` (which stores the view ``key`` in :data:`VIEWS`) on the background worker (one
+    thread for the server, its compiled draws on one core so the pages' runs keep the other), unless
+    the view is stored or already on its way. Returns the Future, or None."""
     with _PENDING_LOCK:
         if key in VIEWS or key in _PENDING:
             return None
@@ -218,12 +215,21 @@ def density_in_background(M: int, N: int, K: int, draws: int, seed: int, show_ex
             import numba  # loaded by the sampler anyway; the thread count is this thread's own
 
             numba.set_num_threads(1)
-            density_figures(M, N, K, draws, seed, show_exact, progress=False)
+            make()
         finally:
             with _PENDING_LOCK:
                 _PENDING.discard(key)
 
     return _background_worker().submit(work)
+
+
+def density_in_background(M: int, N: int, K: int, draws: int, seed: int, show_exact: bool):
+    """Start making the "Null densities" view (M, N, K, draws, seed, show_exact) in the background;
+    several sessions asking start it once. Returns the Future, or None when the view is cached or
+    already on its way. A session asking for it meanwhile with :func:`density_figures` joins the
+    computation in progress (:class:`~apnull.memo.Memo`)."""
+    return _in_background(DENSITY_VIEWS.key(M, N, K, draws, seed, show_exact),
+                          lambda: density_figures(M, N, K, draws, seed, show_exact, progress=False))
 
 
 def density_preview(M: int, N: int, K: int, draws: int, seed: int, show_exact: bool, container=None):
@@ -238,6 +244,14 @@ def density_preview(M: int, N: int, K: int, draws: int, seed: int, show_exact: b
     return density_figures(M, N, K, few, seed, show_exact, container), few
 
 
+def _quantile_key(M, N, K, draws, seed, method) -> tuple:
+    return ("quantiles", M, N, K, draws if method == "mc" else None, seed if method == "mc" else None, method)
+
+
+#: the "Quantiles vs size" views' keys in ``VIEWS`` (``QUANTILE_VIEWS.ready(M, N, K, draws, seed, method)``)
+QUANTILE_VIEWS = PageView(VIEWS, key=_quantile_key)
+
+
 def quantile_view(M: int, N: int, K: int, draws: int, seed: int, method: str, container=None,
                   progress: bool = True):
     """The cached "Quantiles vs size" view (:func:`apnull.ui.figures.quantile_view_of`): (long summary,
@@ -247,10 +261,21 @@ def quantile_view(M: int, N: int, K: int, draws: int, seed: int, method: str, co
         fetch, label = (lambda sizes, bar: size_summaries(sizes, draws, seed, bar)), "Sampling null rankings"
     else:
         fetch, label = _exact_parts, "Exact laws"
+    return _view(QUANTILE_VIEWS.key(M, N, K, draws, seed, method), sizes, fetch,
+                 lambda parts: figures.quantile_view_of(parts, M, N, K, method), label, container, progress)
 
-    key = ("quantiles", M, N, K, draws if method == "mc" else None, seed if method == "mc" else None, method)
-    return _view(key, sizes, fetch, lambda parts: figures.quantile_view_of(parts, M, N, K, method), label,
-                 container, progress)
+
+def quantile_preview(M: int, N: int, K: int, draws: int, seed: int, method: str, container=None):
+    """(view, draws shown): :func:`quantile_view`, or while a large Monte Carlo view is not cached its
+    preview from :func:`preview_draws` draws per size, the whole view made in the background (the
+    size summaries it needs are the densities page's: a view made for one page serves the other)."""
+    ready = QUANTILE_VIEWS.ready(M, N, K, draws, seed, method)
+    few = None if ready or method != "mc" else preview_draws(M, N, K, draws)
+    if few is None:
+        return quantile_view(M, N, K, draws, seed, method, container), draws
+    _in_background(QUANTILE_VIEWS.key(M, N, K, draws, seed, method),
+                   lambda: quantile_view(M, N, K, draws, seed, method, progress=False))
+    return quantile_view(M, N, K, few, seed, method, container), few
 
 
 def null_law(m: int, n: int, metric: str = "ap", method: str = "auto", draws: int | None = None,
