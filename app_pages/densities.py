@@ -52,7 +52,7 @@ slots = chart_slots(2, lambda i: pending_figure(
 
 view, shown_draws = density_preview(M, N, K, draws, seed, show_exact, container=bar)
 if shown_draws < draws:  # a preview: the whole view is drawn in the background, the page shows it when ready
-    st.info(f"Preview from the first {shown_draws:,} random rankings per size; the {draws:,} asked for are "
+    bar.info(f"Preview from the first {shown_draws:,} random rankings per size; the {draws:,} asked for are "
             "being drawn and the charts will update by themselves in a moment.", icon=":material/hourglass_top:")
     wait_for(lambda: DENSITY_VIEWS.ready(M, N, K, draws, seed, show_exact))
 
