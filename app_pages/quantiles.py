@@ -3,8 +3,8 @@
 import streamlit as st
 
 from apnull.views import null as summaries
-from apnull.ui import bound_int, bound_select, download_csv, guard, intro, show_figure, show_table
-from apnull.ui.cache import quantile_view
+from apnull.ui import bound_int, bound_select, download_csv, guard, intro, show_figure, show_table, wait_for
+from apnull.ui.cache import QUANTILE_VIEWS, quantile_preview, quantile_view
 
 D = summaries.DEFAULT_VIEW  # the first experiment: the view a visitor sees first (warmed at server start)
 
@@ -38,7 +38,12 @@ method = bound_select(
 with guard():
     sizes = summaries.check_grid_request(M, N, K, draws)
 
-summary, wide, fig = quantile_view(M, N, K, draws, seed, method)
+(summary, wide, fig), shown_draws = quantile_preview(M, N, K, draws, seed, method)
+if shown_draws < draws:  # a preview: the whole view is drawn in the background, the page shows it when ready
+    st.info(f"Preview from the first {shown_draws:,} random rankings per size; the {draws:,} asked for are "
+            "being drawn and the chart and table will update by themselves in a moment.",
+            icon=":material/hourglass_top:")
+    wait_for(lambda: QUANTILE_VIEWS.ready(M, N, K, draws, seed, method))
 show_figure(fig, key="quantiles")
 
 if method == "exact":
@@ -58,4 +63,6 @@ HEADERS = {"q75": ("75%", "75th percentile (q75): 75% of random rankings score a
 config = {c: st.column_config.NumberColumn(label, format="%.4f", help=text) for c, (label, text) in HEADERS.items()}
 config["metric"] = st.column_config.TextColumn("metric", help="ap: Average Precision; pr: Precision@R.")
 show_table(wide, column_config=config)
-download_csv(wide, f"null_quantiles_M{M}_N{N}_K{K}_{method}.csv", key="download_summary")
+# the whole view's table (a preview's would be rougher), made when the button is clicked if it is not ready
+download_csv(lambda: quantile_view(M, N, K, draws, seed, method, progress=False)[1],
+             f"null_quantiles_M{M}_N{N}_K{K}_{method}.csv", key="download_summary")

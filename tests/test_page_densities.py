@@ -70,3 +70,63 @@ def test_precision_at_r_is_drawn_as_a_discrete_law():
     dots = [t for t in pr_fig["data"] if t.get("mode") == "markers" and t.get("name") == "exact law (hypergeometric)"]
     assert len(dots) == 1 and len(decode(dots[0]["y"])) == 4 + 5  # the values of P at least 1e-3 of the largest
     assert "discrete" in pr_fig["layout"]["title"]["text"]
+
+
+# --- a new view too large to wait for: a preview from its first draws, the whole view in the background
+PREVIEWED = dict(M=3, N=30, K=20, draws=10_000, seed=7)  # 650 ranks a draw: 6.5 million ranks in all
+
+
+def test_preview_draws_bound_the_ranks_drawn():
+    from apnull.ui import cache
+
+    assert cache.preview_draws(3, 30, 20, 10_000) == 6000  # 650 ranks a draw: 2^22 // 650 = 6452, rounded down
+    assert cache.preview_draws(8, 30, 50, 10_000) == 400  # the class's largest M: 10,250 ranks a draw
+    assert cache.preview_draws(3, 30, 20, 6000) is None  # 3.9 million ranks: shown at once
+    assert cache.preview_draws(4, 30, 200, 10_000) == 100  # never fewer than the page's minimum
+    assert cache.preview_draws(4, 30, 200, 100) is None  # the preview would not be smaller
+    assert cache.preview_draws(1, 1, 1, 1_000_000) is None  # 2 million ranks
+
+
+def test_a_large_new_view_shows_its_preview_then_the_whole_view():
+    from apnull.ui import cache
+
+    p = PREVIEWED
+    key = cache.DENSITY_VIEWS.key(p["M"], p["N"], p["K"], p["draws"], p["seed"], False)
+    assert not cache.DENSITY_VIEWS.ready(p["M"], p["N"], p["K"], p["draws"], p["seed"], False)
+    at = _run(**p)
+    assert not at.exception and not at.error
+    assert len(at.info) == 1 and "Preview from the first 6,000 random rankings per size" in at.info[0].value
+    ap_fig = _figures(at)[0]
+    assert "6,000 draws each" in ap_fig["layout"]["title"]["text"]
+    lines = [t for t in ap_fig["data"] if t.get("mode") == "lines"]
+    first = sample_null(3, 30, 6000, 7)  # the preview's draws are the first draws of the whole view's
+    assert np.allclose(decode(lines[0]["y"]), summaries.density_curves([(3, 30, first.ap, first.pr)], "ap")[0]["y"])
+    # the whole view was started in the background, once whatever the sessions asking
+    assert cache.density_in_background(p["M"], p["N"], p["K"], p["draws"], p["seed"], False) is None
+    view = cache.density_figures(p["M"], p["N"], p["K"], p["draws"], p["seed"], False, progress=False)  # joins it
+    assert key in cache.VIEWS
+    at.run()  # what the page's look at the view does when it is stored
+    assert not at.exception and not at.error and not at.info
+    ap_fig = _figures(at)[0]
+    assert "10,000 draws each" in ap_fig["layout"]["title"]["text"]
+    whole = sample_null(3, 30, 10_000, 7)
+    lines = [t for t in ap_fig["data"] if t.get("mode") == "lines"]
+    assert np.allclose(decode(lines[0]["y"]), summaries.density_curves([(3, 30, whole.ap, whole.pr)], "ap")[0]["y"])
+    assert view[0][1]["layout"]["title"]["text"] == ap_fig["layout"]["title"]["text"]
+
+
+def test_the_background_view_is_made_once_for_every_session():
+    """Thirty sessions asking for the same new view start one computation; the next ask finds it stored."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from apnull.ui import cache
+
+    args = (5, 31, 9, 20_000, 3, False)
+    with ThreadPoolExecutor(8) as pool:
+        futures = list(pool.map(lambda _: cache.density_in_background(*args), range(30)))
+    started = [f for f in futures if f is not None]
+    assert len(started) == 1
+    started[0].result(timeout=120)
+    assert cache.DENSITY_VIEWS.ready(*args)
+    assert cache.density_in_background(*args) is None
+    assert cache.density_preview(*args)[1] == 20_000  # stored: the whole view, no preview

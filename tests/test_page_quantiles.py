@@ -51,3 +51,29 @@ def test_bad_input_shows_error():
     assert not at.exception
     assert any("M (positives of the first size) must be at least 1" in e.value for e in at.error)
     assert not at.get("plotly_chart")
+
+
+def test_a_large_new_view_shows_its_preview_then_the_whole_view():
+    """Monte Carlo, 6.5 million ranks not yet drawn: the table and chart of the first 6,000 draws per size
+    at once, the whole view made in the background (the densities page's preview mechanism)."""
+    from apnull.ui import cache
+
+    args = (3, 31, 20, 10_000, 8, "mc")
+    assert not cache.QUANTILE_VIEWS.ready(*args)
+    at = _run(M=3, N=31, K=20, seed=8)
+    assert not at.exception and not at.error
+    assert len(at.info) == 1 and "Preview from the first 6,000 random rankings per size" in at.info[0].value
+    row = at.dataframe[0].value.query("m == 3 and metric == 'ap'").iloc[0]
+    assert row["q95"] == pytest.approx(np.quantile(apnull.sample_null(3, 31, 6000, 8).ap, 0.95))
+    cache.quantile_view(*args, progress=False)  # joins the background computation
+    assert cache.QUANTILE_VIEWS.ready(*args)
+    at.run()  # what the page's look at the view does when it is stored
+    assert not at.exception and not at.error and not at.info
+    row = at.dataframe[0].value.query("m == 3 and metric == 'ap'").iloc[0]
+    assert row["q95"] == pytest.approx(np.quantile(apnull.sample_null(3, 31, 10_000, 8).ap, 0.95))
+
+
+def test_the_exact_method_has_no_preview():
+    from apnull.ui import cache
+
+    assert cache.quantile_preview(3, 31, 3, 10_000, 8, "exact")[1] == 10_000

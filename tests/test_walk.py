@@ -13,6 +13,7 @@ import pytest
 
 from apnull.ui.consistency_step import OPEN_KEY
 from apnull.ui.state import PAGE_PARAMS, foreign_params
+from apnull.views.sampled import TABS as SAMPLED_TABS
 from apptest import PREFIX, app, errors, exceptions, find_widget, open_page, set_widget
 
 #: per page, (key without prefix, value) in the order a user would set them (later widgets may appear only
@@ -61,6 +62,9 @@ def _change_everything(at, page):
         at.session_state[OPEN_KEY] = True
     for key, value in CHANGES[page]:
         if find_widget(at, prefix + key) is None:
+            at.run()
+        if page == "sampled" and find_widget(at, prefix + key) is None:  # only the tab shown is built
+            at.query_params["sm_tab"] = at.session_state["sm_tab"] = SAMPLED_TABS[1]  # the example's inputs
             at.run()
         set_widget(at, prefix + key, value)
         at.run()

@@ -1,6 +1,7 @@
 """Browser tests of the "Null densities" and "Quantiles vs size" pages."""
 
-from harness import (assert_charts_rendered, assert_no_exception, chart_data, goto, query_params, screenshot,
+import pytest
+from harness import (assert_charts_rendered, assert_no_exception, build_url, chart_data, goto, new_page, query_params, screenshot,
                      set_number_input)
 
 
@@ -16,6 +17,34 @@ def test_densities_default_view(app_url, page):
     assert len(names) == 50 and names[0] == "m=4, n=30"
     assert page.get_by_text("Download the 500,000 draws").count() == 1
     screenshot(page, "densities_default")
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_densities_new_large_view_shows_a_preview_then_the_whole_view(app_url, browser, width):
+    """A view of 184 million ranks not computed yet (about 2.6 s of one core): a preview from its first
+    200 draws per size at once, then the whole view by itself (the page looks every 0.5 s), the URL
+    unchanged."""
+    page = new_page(browser, {"width": width, "height": 844 if width == 390 else 1000})
+    try:
+        params = dict(dn_M=10, dn_K=60, dn_seed=1000 + width)  # N = 30; a new view for each width
+        page.goto(build_url(app_url, "densities", **params))  # not goto: it waits until the page is quiet
+        info = page.locator('[data-testid="stAlertContentInfo"]')
+        info.wait_for(timeout=120_000)
+        assert "Preview from the first 200 random rankings per size" in info.inner_text()
+        screenshot(page, f"densities_preview_{width}", full_page=False)
+        # the preview's charts (their content: tests/test_page_densities.py) may be replaced by the whole
+        # view's before a loaded browser has drawn them; the whole view must come by itself
+        info.wait_for(state="detached", timeout=120_000)
+        page.wait_for_function("() => document.querySelector('.gtitle')"
+                               " && document.querySelector('.gtitle').textContent.includes('10,000 draws each')",
+                               timeout=120_000)
+        assert_charts_rendered(page, 2, timeout=120_000)
+        assert_no_exception(page)
+        assert len(_line_names(page, 0)) == 60
+        assert query_params(page) == {k: str(v) for k, v in params.items()}
+        screenshot(page, f"densities_after_preview_{width}")
+    finally:
+        page.context.close()
 
 
 def test_densities_interaction_and_url(app_url, page):

@@ -27,7 +27,9 @@ so a view takes the GIL back a few times, not a thousand (under 30 sessions each
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Hashable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -161,6 +163,95 @@ def density_figures(M: int, N: int, K: int, draws: int, seed: int, show_exact: b
                  container, progress)
 
 
+#: A "Null densities" view not yet cached that draws more ranks than this (about 0.05 s of compiled work)
+#: is first shown from fewer draws per size (:func:`preview_draws`) while the whole view is made in the
+#: background (:func:`density_in_background`): a new M for a class of 30 was about 1 s of compiled CPU
+#: that every student asking waited for, behind the others' runs.
+PREVIEW_RANKS = 1 << 22
+
+
+def preview_draws(M: int, N: int, K: int, draws: int) -> int | None:
+    """Draws per size of the preview of the view (M, N, K, draws): at most ``PREVIEW_RANKS`` ranks drawn
+    in all, rounded down to one significant digit, at least 100 (the page's minimum); None when the
+    whole view draws no more than that (it is shown at once) or the preview would not be smaller.
+
+    The preview's draws are the first draws of each size, the numbers the whole view starts with
+    (draw i of a size does not depend on the number of draws), so the whole view then draws only
+    the rest (:data:`DRAWS`)."""
+    sizes = summaries.check_grid_request(M, N, K, draws)
+    per_draw = sum(min(m, n) + 1 for m, n in sizes)  # ranks drawn per draw of every size (see size_summaries)
+    if per_draw * draws <= PREVIEW_RANKS:
+        return None
+    d = max(1, PREVIEW_RANKS // per_draw)
+    unit = 10 ** (len(str(d)) - 1)
+    d = max(100, d // unit * unit)
+    return d if d < draws else None
+
+
+_BACKGROUND = None  # one worker thread, made on first use
+_PENDING: set = set()
+_PENDING_LOCK = threading.Lock()
+
+
+def _background_worker():
+    global _BACKGROUND
+    with _PENDING_LOCK:
+        if _BACKGROUND is None:
+            _BACKGROUND = ThreadPoolExecutor(max_workers=1, thread_name_prefix="apnull-density-view")
+        return _BACKGROUND
+
+
+def _in_background(key: Hashable, make: Callable[[], object]):
+    """Run ``make()`` (which stores the view ``key`` in :data:`VIEWS`) on the background worker (one
+    thread for the server, its compiled draws on one core so the pages' runs keep the other), unless
+    the view is stored or already on its way. Returns the Future, or None."""
+    with _PENDING_LOCK:
+        if key in VIEWS or key in _PENDING:
+            return None
+        _PENDING.add(key)
+
+    def work():
+        try:
+            import numba  # loaded by the sampler anyway; the thread count is this thread's own
+
+            numba.set_num_threads(1)
+            make()
+        finally:
+            with _PENDING_LOCK:
+                _PENDING.discard(key)
+
+    return _background_worker().submit(work)
+
+
+def density_in_background(M: int, N: int, K: int, draws: int, seed: int, show_exact: bool):
+    """Start making the "Null densities" view (M, N, K, draws, seed, show_exact) in the background;
+    several sessions asking start it once. Returns the Future, or None when the view is cached or
+    already on its way. A session asking for it meanwhile with :func:`density_figures` joins the
+    computation in progress (:class:`~apnull.memo.Memo`)."""
+    return _in_background(DENSITY_VIEWS.key(M, N, K, draws, seed, show_exact),
+                          lambda: density_figures(M, N, K, draws, seed, show_exact, progress=False))
+
+
+def density_preview(M: int, N: int, K: int, draws: int, seed: int, show_exact: bool, container=None):
+    """(view, draws shown): the "Null densities" view when it is cached or cheap; else its preview from
+    :func:`preview_draws` draws per size (cached too), the whole view started in the background
+    (:func:`density_in_background`). The page shows the preview and asks again until the whole view
+    is ready (``DENSITY_VIEWS.ready``). A view made here shows its progress in ``container``."""
+    few = None if DENSITY_VIEWS.ready(M, N, K, draws, seed, show_exact) else preview_draws(M, N, K, draws)
+    if few is None:
+        return density_figures(M, N, K, draws, seed, show_exact, container), draws
+    density_in_background(M, N, K, draws, seed, show_exact)
+    return density_figures(M, N, K, few, seed, show_exact, container), few
+
+
+def _quantile_key(M, N, K, draws, seed, method) -> tuple:
+    return ("quantiles", M, N, K, draws if method == "mc" else None, seed if method == "mc" else None, method)
+
+
+#: the "Quantiles vs size" views' keys in ``VIEWS`` (``QUANTILE_VIEWS.ready(M, N, K, draws, seed, method)``)
+QUANTILE_VIEWS = PageView(VIEWS, key=_quantile_key)
+
+
 def quantile_view(M: int, N: int, K: int, draws: int, seed: int, method: str, container=None,
                   progress: bool = True):
     """The cached "Quantiles vs size" view (:func:`apnull.ui.figures.quantile_view_of`): (long summary,
@@ -170,10 +261,21 @@ def quantile_view(M: int, N: int, K: int, draws: int, seed: int, method: str, co
         fetch, label = (lambda sizes, bar: size_summaries(sizes, draws, seed, bar)), "Sampling null rankings"
     else:
         fetch, label = _exact_parts, "Exact laws"
+    return _view(QUANTILE_VIEWS.key(M, N, K, draws, seed, method), sizes, fetch,
+                 lambda parts: figures.quantile_view_of(parts, M, N, K, method), label, container, progress)
 
-    key = ("quantiles", M, N, K, draws if method == "mc" else None, seed if method == "mc" else None, method)
-    return _view(key, sizes, fetch, lambda parts: figures.quantile_view_of(parts, M, N, K, method), label,
-                 container, progress)
+
+def quantile_preview(M: int, N: int, K: int, draws: int, seed: int, method: str, container=None):
+    """(view, draws shown): :func:`quantile_view`, or while a large Monte Carlo view is not cached its
+    preview from :func:`preview_draws` draws per size, the whole view made in the background (the
+    size summaries it needs are the densities page's: a view made for one page serves the other)."""
+    ready = QUANTILE_VIEWS.ready(M, N, K, draws, seed, method)
+    few = None if ready or method != "mc" else preview_draws(M, N, K, draws)
+    if few is None:
+        return quantile_view(M, N, K, draws, seed, method, container), draws
+    _in_background(QUANTILE_VIEWS.key(M, N, K, draws, seed, method),
+                   lambda: quantile_view(M, N, K, draws, seed, method, progress=False))
+    return quantile_view(M, N, K, few, seed, method, container), few
 
 
 def null_law(m: int, n: int, metric: str = "ap", method: str = "auto", draws: int | None = None,

@@ -206,3 +206,19 @@ def p_formats(table: pd.DataFrame, labels: dict | None = None) -> dict:
             out[c] = (st.column_config.NumberColumn(labels.get(c), format="%.4g") if numeric
                       else st.column_config.TextColumn(labels.get(c)))
     return out
+
+
+#: Seconds between two looks of :func:`wait_for` (a look is a fragment run of a few elements)
+WAIT_EVERY = 0.5
+
+
+def wait_for(ready: Callable[[], bool], every: float = WAIT_EVERY) -> None:
+    """Rerun the page once ``ready()`` is true: a fragment that the browser runs every ``every``
+    seconds looks (a few milliseconds, no element sent) and reruns the whole page when it is, e.g. when
+    a view made in the background is stored. Call it after what is shown meanwhile."""
+    @st.fragment(run_every=every)
+    def look():
+        if ready():
+            st.rerun()  # the whole page: it now finds the view stored
+
+    look()
