@@ -41,26 +41,27 @@ def excludes_e2e(markexpr: str) -> bool:
 
 
 #: the test files that take longest, longest first (CPU seconds of a quick run with a warm numba cache,
-#: measured): the quick run sends whole files to its workers (``--dist loadfile``, pyproject.toml) in
-#: this order, then the others as collected, so no worker is left with a long file while the other idles
-#: at the end. A file missing here only runs later; tests/test_front_door.py checks each one exists.
+#: measured: 34 s the first, 8 s the last): the quick run sends whole files to its workers (``--dist
+#: loadfile``, pyproject.toml) in this order, then the others as collected, so no worker is left with a
+#: long file while the other idles at the end. A file missing here only runs later;
+#: tests/test_front_door.py checks each one exists.
 LONGEST_FIRST = (
     "tests/test_walk.py",
     "tests/test_binning_cost.py",
     "tests/score/test_hierarchical.py",
     "tests/test_exact.py",
+    "tests/score/test_score_auto.py",
+    "tests/test_hostile_urls.py",
+    "tests/score/test_score_profiles.py",
     "tests/test_page_score.py",
     "tests/score/test_budget.py",
     "tests/test_page_lookup.py",
-    "tests/test_hostile_urls.py",
-    "tests/test_fdr.py",
-    "tests/test_ranking.py",
-    "tests/score/test_score_kernel.py",
-    "tests/test_tail.py",
-    "tests/test_page_ranking.py",
-    "tests/score/test_score_crossed.py",
     "tests/score/test_read_memory.py",
-    "tests/score/test_score_profiles.py",
+    "tests/test_fdr.py",
+    "tests/score/test_score_kernel.py",
+    "tests/test_page_ranking.py",
+    "tests/test_metrics.py",
+    "tests/score/test_read_subset.py",
 )
 
 
