@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from collection import cache_bytecode_outside_the_tree, excludes_e2e, scan_components_once
+from collection import cache_bytecode_outside_the_tree, excludes_e2e, longest_first, scan_components_once
 
 cache_bytecode_outside_the_tree()  # before the test modules are imported and rewritten
 scan_components_once()  # one scan of the installed packages per test process, not one per AppTest
@@ -38,7 +38,8 @@ def small_sizes():
     return list(SMALL_SIZES)
 
 
-E2E = Path(__file__).resolve().parent / "e2e"
+ROOT = Path(__file__).resolve().parents[1]
+E2E = ROOT / "tests" / "e2e"
 
 
 def pytest_ignore_collect(collection_path, config):
@@ -48,3 +49,10 @@ def pytest_ignore_collect(collection_path, config):
     if Path(collection_path) == E2E and excludes_e2e(config.getoption("markexpr", "")):
         return True
     return None
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    """The longest test files first (``collection.LONGEST_FIRST``): with ``--dist loadfile`` the workers
+    take whole files in this order, and the run does not end waiting on one long file."""
+    items[:] = longest_first(items, ROOT)

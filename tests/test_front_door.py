@@ -2,8 +2,10 @@
 runs, its links lead somewhere, its screen example is a screen apnull reads), and visitors get no
 developer toolbar."""
 
+import contextlib
 import io
 import re
+import shlex
 import subprocess
 import sys
 import tomllib
@@ -11,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from apnull.cli import main
 from apnull.score import read_table, screen_plan
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -121,16 +124,19 @@ def _example_commands() -> tuple[str, list[str]]:
     return writer, readers
 
 
-def _run_readme_line(line: str, cwd: Path, extra=()) -> subprocess.CompletedProcess:
-    import shlex
-
+def _run_readme_line(line: str, cwd: Path, extra=()) -> tuple[int, str]:
+    """(exit status, stderr) of a README line run in ``cwd``, in this process: ``apnull ...`` through the
+    command's ``main`` (what the console script calls; tests/test_cli.py starts the script itself),
+    ``python -c CODE`` by executing CODE as a script (an exception fails the test). Three interpreter
+    starts, and their imports, saved."""
     args = shlex.split(line)
-    if args[0] == "apnull":
-        args = [sys.executable, "-m", "apnull", *args[1:], *extra]
-    else:
-        args = [sys.executable, *args[1:]]
-    env = {**__import__("os").environ, "PYTHONPATH": str(ROOT / "src")}
-    return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+    err = io.StringIO()
+    with contextlib.chdir(cwd), contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        if args[0] == "apnull":
+            return main([*args[1:], *extra], out=io.StringIO(), err=err), err.getvalue()
+        assert args[:2] == ["python", "-c"] and len(args) == 3, args
+        exec(compile(args[2], "<README python -c>", "exec"), {"__name__": "__main__"})  # an error fails the test
+        return 0, err.getvalue()
 
 
 @pytest.mark.parametrize("as_written", [pytest.param(False, id="B=99"), pytest.param(True, marks=pytest.mark.slow,
@@ -140,14 +146,14 @@ def test_the_readme_writes_the_files_its_commands_use_and_they_run(tmp_path, as_
     `apnull score` and `apnull compare` lines then run on them (quick: with 99 permutations)."""
     writer, readers = _example_commands()
     assert len(readers) == 2
-    done = _run_readme_line(writer, tmp_path)
-    assert done.returncode == 0, done.stderr
+    status, stderr = _run_readme_line(writer, tmp_path)
+    assert status == 0, stderr
     for line in readers:
         inputs = [w for w in line.split() if re.fullmatch(r"[\w.-]+\.(csv|parquet)", w) and not w.startswith("--")]
         read = [w for w in inputs if w in line.split()[2:4]]  # the positional file arguments
         assert read and all((tmp_path / f).exists() for f in read), (line, read)
-        done = _run_readme_line(line, tmp_path, () if as_written else ("--permutations", "99"))
-        assert done.returncode == 0, (line, done.stderr[-2000:])
+        status, stderr = _run_readme_line(line, tmp_path, () if as_written else ("--permutations", "99"))
+        assert status == 0, (line, stderr[-2000:])
     assert {p.name for p in tmp_path.iterdir()} >= {"screen.csv", "a.csv", "b.parquet", "groups.csv",
                                                      "queries.csv", "deltas.csv"}
 
@@ -203,3 +209,21 @@ def test_the_installed_packages_are_scanned_for_components_once_per_test_process
     for _ in range(2):
         assert not AppTest.from_string(script).run().exception
     assert listed == []  # neither AppTest scanned the installed packages again
+
+
+def test_the_longest_test_files_go_out_first_whole():
+    """The quick run sends whole files to its workers, the longest first (tests/collection.py): the files
+    named exist, and the order puts them first, in their order, the others after as collected."""
+    from types import SimpleNamespace
+
+    from collection import LONGEST_FIRST, longest_first
+
+    assert len(set(LONGEST_FIRST)) == len(LONGEST_FIRST) and all((ROOT / f).is_file() for f in LONGEST_FIRST)
+    first, second = LONGEST_FIRST[:2]
+    names = ["tests/test_a.py", second, "tests/test_b.py", first, second, "tests/test_a.py"]
+    items = [SimpleNamespace(path=ROOT / name, n=i) for i, name in enumerate(names)]
+    ordered = longest_first(items, ROOT)
+    assert [(str(i.path.relative_to(ROOT)), i.n) for i in ordered] == [
+        (first, 3), (second, 1), (second, 4), ("tests/test_a.py", 0), ("tests/test_b.py", 2), ("tests/test_a.py", 5)]
+    addopts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["addopts"].split()
+    assert "loadfile" in addopts and "--no-loadscope-reorder" in addopts

@@ -52,6 +52,48 @@ def tiny_screen(rng, layout, d=5, ties=False):
     return pd.concat([df, pd.DataFrame(X, columns=[f"f{i}" for i in range(d)])], axis=1)
 
 
+def crossed_table(compounds=120, replicates=4, plates=13, controls=5, d=8, seed=0, step=1, dtype=np.float64):
+    """A screen in the crossed layout (each replicate on its own plate, JUMP's): compound i's replicates on
+    plates ``(step * i + r) mod plates``, r < replicates, one well a plate, beside each plate's ``controls``
+    DMSO wells; a plate effect (0.4 of a unit normal per plate) and about a fifth of the compounds active.
+    Columns ``cmp``, ``plate``, features ``f0..`` as ``dtype``. With ``plates`` prime to ``step`` every plate
+    is linked to every other (one component); ``step = replicates`` puts the wells on the plates in turn."""
+    rng = np.random.default_rng(seed)
+    comp = np.repeat(np.arange(compounds), replicates)
+    plate_of = (step * comp + np.tile(np.arange(replicates), compounds)) % plates
+    labels = np.concatenate([[f"c{i:03d}" for i in comp], ["DMSO"] * (plates * controls)])
+    pcol = np.concatenate([plate_of, np.repeat(np.arange(plates), controls)])
+    X = rng.standard_normal((labels.size, d)) + 0.4 * rng.standard_normal((plates, d))[pcol]
+    X[:comp.size] += (rng.random(compounds) < 0.2)[comp, None] * rng.standard_normal((compounds, d))[comp]
+    t = pd.DataFrame(X.astype(dtype), columns=[f"f{i}" for i in range(d)])
+    t.insert(0, "plate", [f"p{p:03d}" for p in pcol])
+    t.insert(0, "cmp", labels)
+    return t
+
+
+def block_table(perts=40, replicates=3, plates=8, controls=6, d=8, seed=1, plate_effect=0.0, ties=False,
+                dtype=np.float64, feature="f"):
+    """A screen in the block layout (a perturbation's replicates on one plate: one component a plate):
+    per plate ``controls`` DMSO wells then ``perts // plates`` perturbations of ``replicates`` wells.
+    Features ``feature0..`` as ``dtype``: unit normals plus ``plate_effect`` times a normal per plate;
+    ``ties``: row 5 a copy of row 3 (two equal controls) and row 7's first feature row 8's (the canonical
+    order reads the next feature)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for p in range(plates):
+        rows += [("DMSO", f"q{p}")] * controls
+        rows += [(f"t{p}_{i}", f"q{p}") for i in range(perts // plates) for _ in range(replicates)]
+    t = pd.DataFrame(rows, columns=["cmp", "plate"])
+    X = rng.standard_normal((len(t), d))
+    if plate_effect:
+        X += plate_effect * rng.standard_normal((plates, d))[[int(s[1:]) for s in t["plate"]]]
+    X = X.astype(dtype)
+    if ties:
+        X[5, :] = X[3, :]
+        X[7, 0] = X[8, 0]
+    return pd.concat([t, pd.DataFrame(X, columns=[f"{feature}{i}" for i in range(d)])], axis=1)
+
+
 def reference_ap(sim_q, pos, neg):
     """Tie-aware AP of one query: enumeration of tie orders if scores tie, else plain AP."""
     scores = np.r_[sim_q[pos], sim_q[neg]]

@@ -2,6 +2,7 @@
 with the same results as the float64 path; Parquet by path is limited by what it decodes; reading and
 preparing say their progress."""
 
+import functools
 import io
 import tracemalloc
 
@@ -15,40 +16,16 @@ from apnull.score.nulls import permutation
 from apnull.score.table.matrix import compact_dtype, feature_matrix, row_hash
 from apnull.score.table.rows import BlockRows, PreparedRows
 from apnull.score.table.screen import prepare_screen
+from score_helpers import block_table, crossed_table
 
 
-def crossed(compounds=60, replicates=3, plate=20, controls=6, d=12, seed=0, dtype=np.float32):
-    """Each replicate on its own plate beside that plate's controls (the crossed layout), with a plate
-    effect and a few active compounds; features ``dtype``."""
-    rng = np.random.default_rng(seed)
-    wells = compounds * replicates
-    plates = max(replicates, -(-wells // plate))
-    comp = np.repeat(np.arange(compounds), replicates)
-    plate_of = np.arange(wells) % plates
-    labels = np.concatenate([[f"c{i:03d}" for i in comp], ["DMSO"] * (plates * controls)])
-    pcol = np.concatenate([plate_of, np.repeat(np.arange(plates), controls)])
-    X = rng.standard_normal((labels.size, d)) + 0.4 * rng.standard_normal((plates, d))[pcol]
-    X[:wells] += (rng.random(compounds) < 0.2)[comp, None] * rng.standard_normal((compounds, d))[comp]
-    t = pd.DataFrame(X.astype(np.float32).astype(dtype), columns=[f"f{i}" for i in range(d)])
-    t.insert(0, "plate", [f"p{p:03d}" for p in pcol])
-    t.insert(0, "cmp", labels)
-    return t
+def crossed(compounds=60, d=12, seed=0):
+    """The crossed layout with float32 features: 3 replicates, the wells on the plates in turn, 20 a plate."""
+    return crossed_table(compounds, 3, max(3, -(-compounds * 3 // 20)), 6, d, seed, step=3, dtype=np.float32)
 
 
-def block(perts=30, replicates=3, plates=3, controls=12, d=9, seed=1, dtype=np.float32):
-    """A perturbation's replicates on one plate (the block layout)."""
-    rng = np.random.default_rng(seed)
-    rows = []
-    for p in range(plates):
-        rows += [("DMSO", f"q{p}")] * controls
-        rows += [(f"t{p}_{i}", f"q{p}") for i in range(perts // plates) for _ in range(replicates)]
-    t = pd.DataFrame(rows, columns=["cmp", "plate"])
-    X = rng.standard_normal((len(t), d)).astype(np.float32)
-    X[5, :] = X[3, :]  # a duplicated control row: ties
-    X[7, 0] = X[8, 0]  # a tie in the first feature: the canonical order reads the next one
-    for i in range(d):
-        t[f"g{i}"] = X[:, i].astype(dtype)
-    return t
+#: the block layout with float32 features and ties (two equal controls, a tie in the first feature)
+block = functools.partial(block_table, perts=30, plates=3, controls=12, d=9, ties=True, dtype=np.float32, feature="g")
 
 
 def as64(t):

@@ -1,6 +1,8 @@
 """Dask on the crossed layout: one component of every plate, cut into shards of perturbations, each sent
 only its own rows and its plates' controls; the results are those of one process, bit for bit."""
 
+import functools
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -12,37 +14,14 @@ from apnull.memo import rough_nbytes
 from apnull.score import score_profiles
 from apnull.score.engine.shards import screen_shards, strata_order
 from apnull.score.table.screen import prepare_screen
+from score_helpers import block_table, crossed_table
 
 KW = dict(perturbation="cmp", control="DMSO", stratum="plate", seed=7)
 
 
-def crossed(compounds=120, replicates=4, plates=13, controls=5, d=8, seed=0, step=1):
-    """Compound i's replicates on plates (step * i + r) mod plates, r < replicates, one well a plate
-    beside the plate's controls (with ``plates`` prime to the replicates, every plate is linked to every
-    other: one component); a plate effect and a few active compounds."""
-    rng = np.random.default_rng(seed)
-    comp = np.repeat(np.arange(compounds), replicates)
-    plate_of = (step * comp + np.tile(np.arange(replicates), compounds)) % plates
-    labels = np.concatenate([[f"c{i:03d}" for i in comp], ["DMSO"] * (plates * controls)])
-    pcol = np.concatenate([plate_of, np.repeat(np.arange(plates), controls)])
-    X = rng.standard_normal((labels.size, d)) + 0.4 * rng.standard_normal((plates, d))[pcol]
-    X[:comp.size] += (rng.random(compounds) < 0.2)[comp, None] * rng.standard_normal((compounds, d))[comp]
-    t = pd.DataFrame(X, columns=[f"f{i}" for i in range(d)])
-    t.insert(0, "plate", [f"p{p:03d}" for p in pcol])
-    t.insert(0, "cmp", labels)
-    return t
-
-
-def block(perts=40, replicates=3, plates=8, controls=6, d=8, seed=1):
-    """A perturbation's replicates on one plate (the block layout): one component a plate."""
-    rng = np.random.default_rng(seed)
-    rows = []
-    for p in range(plates):
-        rows += [("DMSO", f"q{p}")] * controls
-        rows += [(f"t{p}_{i}", f"q{p}") for i in range(perts // plates) for _ in range(replicates)]
-    t = pd.DataFrame(rows, columns=["cmp", "plate"])
-    X = rng.standard_normal((len(t), d)) + 0.4 * rng.standard_normal((plates, d))[[int(s[1:]) for s in t["plate"]]]
-    return pd.concat([t, pd.DataFrame(X, columns=[f"f{i}" for i in range(d)])], axis=1)
+#: the crossed layout (one component of 13 plates by default) and the block layout with a plate effect
+crossed = crossed_table
+block = functools.partial(block_table, plate_effect=0.4)
 
 
 def work_of(table):
