@@ -49,7 +49,7 @@ def reset(tab, P):  # pragma: no cover - compiled
         tab.gt[i] = -1
 
 
-@inner()
+@numba.njit(cache=True, inline="always")
 def pair_counts(u, y, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC, c_off, c_sorted, s_comp,
                 g_ctl, rep_lo, rep_hi):  # pragma: no cover - compiled
     """Compute the look-up (u, y) into ``tv``, ``tg``, ``te`` (a :class:`Lookups`' arrays): v = sim(u, y),
@@ -199,7 +199,7 @@ def walk_positives(vals, base_gt, base_eq, order, m):  # pragma: no cover - comp
     return total / m, hits / m
 
 
-@inner()
+@numba.njit(cache=True, inline="always")
 def query_ap(D, qi, P, tv, tg, te, vals, iwork):  # pragma: no cover - compiled
     """(AP, Precision@R) of query D[qi] of the assignment D: its k - 1 positives' look-ups (``tv``, ``tg``,
     ``te``: a :class:`Lookups`' arrays, every pair of D known) walked (:func:`walk_positives`);
@@ -221,7 +221,7 @@ def query_ap(D, qi, P, tv, tg, te, vals, iwork):  # pragma: no cover - compiled
     return walk_positives(vals, base_gt, base_eq, order, cnt)
 
 
-@inner()
+@numba.njit(cache=True, inline="always")
 def mean_ap(D, P, tv, tg, te, vals, iwork, ap_out, pr_out, want):  # pragma: no cover - compiled
     """Mean AP of assignment D (each query's AP and P@R into ap_out / pr_out if ``want``), as
     :func:`.pool.evaluate` adds them (every pair of D known)."""
@@ -238,7 +238,7 @@ def mean_ap(D, P, tv, tg, te, vals, iwork, ap_out, pr_out, want):  # pragma: no 
     return total / scored if scored > 0 else 0.0
 
 
-@inner()
+@numba.njit(cache=True, inline="always")
 def batch_lookups(part, controls, pos):  # pragma: no cover - compiled
     """A :class:`Lookups` for the largest pool of the perturbations ``pos``."""
     most = np.int64(0)
@@ -251,7 +251,7 @@ def batch_lookups(part, controls, pos):  # pragma: no cover - compiled
     return lookups(most)
 
 
-@inner()
+@numba.njit(cache=True, inline="always")
 def crossed_pool(part, j, controls, kind, tab):  # pragma: no cover - compiled
     """(pool, P) of perturbation j with its look-ups forgotten."""
     reps = replicates(part, j)
@@ -265,7 +265,7 @@ def crossed_pool(part, j, controls, kind, tab):  # pragma: no cover - compiled
 ROW_DRAWS = 256
 
 
-@inner()
+@numba.njit(cache=True, inline="always")
 def query_row(pool, controls, kind, tab, P, qi, u, size, first, row):  # pragma: no cover - compiled
     """Fill ``row`` with the count gt (plate-mates of query member u more similar to it) of every member
     of every other stratum's pool, stratum by stratum (stratum s at ``first[s]``, ``size[s]`` members,
@@ -326,7 +326,7 @@ def quotients(m, most):  # pragma: no cover - compiled
     return out
 
 
-@inner()
+@numba.njit(cache=True, inline="always")
 def filled_mean(D, P, counts, tv, tg, te, untied, quot, G, S, vals, iwork):  # pragma: no cover - compiled
     """Mean AP of assignment D of a pool whose look-ups are all known (:func:`fill_all`): a query with
     an untied row (``untied``, as :func:`fill_all` finds them) from its positives' counts gt (``counts``:
