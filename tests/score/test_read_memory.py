@@ -268,17 +268,17 @@ def test_the_command_line_says_the_draws_spent(parquet, tmp_path, monkeypatch):
 def test_the_draws_spent_leave_out_the_laws_counted():
     """A query whose conditional law was counted drew nothing: its choices are not draws."""
     from apnull.score.engine.progress import LineProgress, spent_line
-    from apnull.score.profiles import _tell_spent
+    from apnull.score.results.outputs import tell_spent
 
     groups = pd.DataFrame({"permutations": [100, 6400]})
     queries = pd.DataFrame({"null": ["conditional permutation", "conditional law (all choices counted)",
                                      "exact law"], "permutations": [400, 1185921, 0]})
     err = io.StringIO()
-    _tell_spent(LineProgress(err, command="apnull score"), groups, queries)
+    tell_spent(LineProgress(err, command="apnull score"), groups, queries)
     assert err.getvalue() == ("apnull score: draws spent: 6,500 mAP draws (2 perturbations), 400 per-query draws "
                               "(3 queries; the conditional laws of 1 counted, not drawn) (0 s)\n")
     assert spent_line(1, 1, 0, 1, 0, 2.4) == "draws spent: 1 mAP draws (1 perturbation), 0 per-query draws (1 query) (2 s)"
-    _tell_spent(object(), groups, queries)  # a reporter without spent: nothing to say
+    tell_spent(object(), groups, queries)  # a reporter without spent: nothing to say
 
 
 def test_a_large_parquet_file_is_limited_by_what_it_decodes_not_by_its_size(tmp_path):

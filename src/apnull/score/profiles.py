@@ -21,7 +21,7 @@ from .engine.connect import connected
 from .engine.executor import Scattered
 from .table.memory import release_memory
 from .engine.sequential import resolve, rounds_of
-from .nulls.conditional import QUERY_NULLS, query_pvalues
+from .nulls.conditional import query_pvalues
 from .nulls.laws import LawCache
 from .nulls.permutation import MAX_EXACT_ASSIGNMENTS, ScreenWork, assignment_count, mean_null, null_values
 from .nulls.registry import MAP_NULLS, NULL_LABELS, NULLS, null_label
@@ -324,7 +324,7 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
     groups = keyed.expand(groups)
     queries = _outputs.carry_metadata(keyed.expand(queries), table,
                                       _outputs.carried_columns(table, screen.features, keyed.columns, stratum))
-    _tell_spent(opts.progress, groups, queries)
+    _outputs.tell_spent(opts.progress, groups, queries)
     fixed = opts.permutations if MAP_NULLS[null].engine and isinstance(opts.permutations, int) else None
     floor = _outputs.floor_warning(groups["p_value"], fixed, seconds)
     if floor:
@@ -387,17 +387,6 @@ def _run(screen: Screen, null: str, opts: RunOptions, held, laws: LawCache):
         query_p = query_pvalues(work, scores, laws, opts.seed, query_permutations, where, opts.threads,
                                 opts.deadline, opts.progress)
         return scores, query_p, res.seconds
-
-
-def _tell_spent(progress, groups, queries) -> None:
-    """Tell ``progress`` (when it has ``spent``, :mod:`.engine.progress`) the draws the run spent, from its
-    tables: the perturbations' mAP draws, the queries' draws (a query whose conditional law was counted
-    over every choice drew none: its ``permutations`` are the choices counted)."""
-    if not hasattr(progress, "spent"):
-        return
-    counted = (queries["null"] == QUERY_NULLS["counted"]).to_numpy()
-    progress.spent(int(groups["permutations"].sum()), len(groups), int(queries["permutations"].to_numpy()[~counted].sum()),
-                   len(queries), int(counted.sum()))
 
 
 def _unused_permutations(null: str, opts: RunOptions, queries) -> list:
