@@ -220,6 +220,44 @@ def test_the_command_line_prints_rows_read_and_prepared(parquet, monkeypatch):
     assert any(ln.startswith("apnull score: perturbations") for ln in lines)
 
 
+def test_the_command_line_says_the_draws_spent(parquet, tmp_path, monkeypatch):
+    """The last progress line gives the draws the run spent, mAP and per-query, as its tables count them."""
+    from apnull.cli import score_cmd
+    from apnull.score.engine.progress import LineProgress
+
+    t, path = parquet
+    monkeypatch.setattr(score_cmd, "LineProgress", lambda err, after=0, every=0, **names: LineProgress(err, 0.0, 0.0, **names))
+    err = io.StringIO()
+    g, q = tmp_path / "g.csv", tmp_path / "q.csv"
+    assert main(["score", str(path), "--perturbation", "cmp", "--stratum", "plate", "--permutations", "auto",
+                 "--out-groups", str(g), "--out-queries", str(q)], out=io.StringIO(), err=err) == 0
+    groups, queries = pd.read_csv(g), pd.read_csv(q)
+    drew = queries["null"] == "conditional permutation"  # the crossed layout: every query drew or was counted
+    counted = int((queries["null"] == "conditional law (all choices counted)").sum())
+    assert int(drew.sum()) + counted == len(queries) and groups["permutations"].sum() > 100 * len(groups)
+    laws = f"; the conditional laws of {counted:,} counted, not drawn" if counted else ""
+    last = err.getvalue().splitlines()[-1]
+    assert last.startswith(f"apnull score: draws spent: {int(groups['permutations'].sum()):,} mAP draws "
+                           f"({len(groups):,} perturbations), {int(queries['permutations'][drew].sum()):,} per-query "
+                           f"draws ({len(queries):,} queries{laws}) (")
+
+
+def test_the_draws_spent_leave_out_the_laws_counted():
+    """A query whose conditional law was counted drew nothing: its choices are not draws."""
+    from apnull.score.engine.progress import LineProgress, spent_line
+    from apnull.score.results.outputs import tell_spent
+
+    groups = pd.DataFrame({"permutations": [100, 6400]})
+    queries = pd.DataFrame({"null": ["conditional permutation", "conditional law (all choices counted)",
+                                     "exact law"], "permutations": [400, 1185921, 0]})
+    err = io.StringIO()
+    tell_spent(LineProgress(err, command="apnull score"), groups, queries)
+    assert err.getvalue() == ("apnull score: draws spent: 6,500 mAP draws (2 perturbations), 400 per-query draws "
+                              "(3 queries; the conditional laws of 1 counted, not drawn) (0 s)\n")
+    assert spent_line(1, 1, 0, 1, 0, 2.4) == "draws spent: 1 mAP draws (1 perturbation), 0 per-query draws (1 query) (2 s)"
+    tell_spent(object(), groups, queries)  # a reporter without spent: nothing to say
+
+
 def test_a_large_parquet_file_is_limited_by_what_it_decodes_not_by_its_size(tmp_path):
     """The command line no longer refuses a Parquet file past 200 MB on disk (read_table counts its
     uncompressed bytes, limit 4 GiB); a CSV keeps the file limit."""

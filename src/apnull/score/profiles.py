@@ -324,6 +324,7 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
     groups = keyed.expand(groups)
     queries = _outputs.carry_metadata(keyed.expand(queries), table,
                                       _outputs.carried_columns(table, screen.features, keyed.columns, stratum))
+    _outputs.tell_spent(opts.progress, groups, queries)
     fixed = opts.permutations if MAP_NULLS[null].engine and isinstance(opts.permutations, int) else None
     floor = _outputs.floor_warning(groups["p_value"], fixed, seconds)
     if floor:

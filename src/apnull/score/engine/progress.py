@@ -3,7 +3,9 @@
 A progress reporter is what :func:`.sequential.resolve` calls: ``progress(done, total)`` as batches
 finish, ``progress.round(info)`` before each round (a :class:`.sequential.RoundInfo`), and
 ``progress.compiling()`` / ``progress.compiled(seconds)`` around numba's compilation, and
-``progress.stage(units, scope)`` as a new stage of the run starts (:func:`.clock.tell_stage`). The command line's
+``progress.stage(units, scope)`` as a new stage of the run starts (:func:`.clock.tell_stage`), and
+``progress.spent(map_draws, perturbations, query_draws, queries, counted)`` once the result's tables are
+made (:func:`spent_line`: the draws the run spent, mAP and per-query). The command line's
 reporter is a :class:`LineProgress` whose lines start with the command's name;
 ``progress=True`` in the library gives :func:`default_progress`: in a Jupyter kernel a
 :class:`NotebookProgress` (an HTML progress bar updated in place, with the same round lines; only
@@ -20,8 +22,8 @@ import time
 from ..table.names import count_text
 from .sequential import estimate_text
 
-__all__ = ["round_line", "count_line", "in_notebook", "default_progress", "NotebookProgress", "LineProgress",
-           "COMPILING"]
+__all__ = ["round_line", "count_line", "spent_line", "in_notebook", "default_progress", "NotebookProgress",
+           "LineProgress", "COMPILING"]
 
 #: What a first run says while numba compiles (once per install: the machine code is cached).
 COMPILING = "preparing compiled code (first run only) ..."
@@ -39,6 +41,16 @@ def round_line(info) -> str:
 def count_line(label: str, done: int, total: int, seconds: float) -> str:
     """``"<label>: done of total (s)"``, e.g. ``"perturbations: 40 of 120 (3 s)"``."""
     return f"{label}: {done:,} of {total:,} ({seconds:.0f} s)"
+
+
+def spent_line(map_draws: int, perturbations: int, query_draws: int, queries: int, counted: int,
+               seconds: float) -> str:
+    """The draws a finished run spent: ``"draws spent: 13,068,041 mAP draws (5,000 perturbations),
+    3,516,835 per-query draws (25,000 queries; the conditional laws of 127 counted, not drawn) (139 s)"``
+    (``counted``: queries whose conditional law was counted over every choice instead of drawn)."""
+    laws = f"; the conditional laws of {counted:,} counted, not drawn" if counted else ""
+    return (f"draws spent: {map_draws:,} mAP draws ({count_text(perturbations, 'perturbations')}), {query_draws:,} "
+            f"per-query draws ({count_text(queries, 'queries')}{laws}) ({seconds:.0f} s)")
 
 
 def in_notebook() -> bool:
@@ -129,6 +141,11 @@ class NotebookProgress(_Clock):
         self.done, self.total = int(done), int(total)
         self._show(force=done >= total)
 
+    def spent(self, *counts) -> None:
+        """After the run: its :func:`spent_line` of ``counts`` (with the stage's scope)."""
+        self.lines.append(self.scope + spent_line(*counts, self.seconds()))
+        self._show(force=True)
+
 
 class LineProgress(_Clock):
     """Progress lines on ``err``, the command line's and ``progress=True``'s outside Jupyter
@@ -177,3 +194,10 @@ class LineProgress(_Clock):
         self.err.write(("\r" if self.tty else "") + line + end)
         self.err.flush()
         self.shown = True
+
+    def spent(self, *counts) -> None:
+        """After the run: its :func:`spent_line` of ``counts`` (with the stage's scope), always shown."""
+        self.err.write(("\r\n" if self.tty and self.shown else "") + self.prefix + self.scope
+                       + spent_line(*counts, self.seconds()) + "\n")
+        self.err.flush()
+        self.shown = False

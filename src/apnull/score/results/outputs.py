@@ -14,6 +14,7 @@
   the per-query p-values that are bounds because their far tails were not counted.
 - **The floor is said.** :func:`floor_warning` warns when perturbations sit at the smallest
   p-value B allows and says what a larger B costs.
+- **The draws are said.** :func:`tell_spent` gives a run's progress reporter the draws it spent.
 """
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..nulls.conditional import QUERY_NULLS
 from ..table.names import RESERVED, TEXT, output_name
 
-__all__ = ["RESERVED", "ROW_NOTE", "TEXT", "output_name", "carried_columns", "carry_metadata", "p_text",
+__all__ = ["RESERVED", "ROW_NOTE", "TEXT", "output_name", "carried_columns", "carry_metadata", "p_text", "tell_spent",
            "floor_warning", "budget_report"]
 
 #: What ``row`` means, for the JSON settings, the text output and the page.
@@ -127,3 +129,14 @@ def budget_report(scored) -> tuple:
                    f"{outcome['open_queries']:,} query p-value(s) was settled (decision_open in the queries table); "
                    "give a larger budget to settle them")
     return out, outcome
+
+
+def tell_spent(progress, groups, queries) -> None:
+    """Tell ``progress`` (when it has ``spent``, :mod:`..engine.progress`) the draws the run spent, from its
+    tables: the perturbations' mAP draws, the queries' draws (a query whose conditional law was counted
+    over every choice drew none: its ``permutations`` are the choices counted)."""
+    if not hasattr(progress, "spent"):
+        return
+    counted = (queries["null"] == QUERY_NULLS["counted"]).to_numpy()
+    progress.spent(int(groups["permutations"].sum()), len(groups), int(queries["permutations"].to_numpy()[~counted].sum()),
+                   len(queries), int(counted.sum()))
