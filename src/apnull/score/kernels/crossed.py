@@ -46,8 +46,8 @@ from ...compiled import entry
 from ...streams import draw_distinct, uniform
 from .chunks import count_draw, record_draw
 from .querylaw import law_count
-from .lookups import (FILL_DRAWS, ROW_DRAWS, batch_lookups, crossed_pool, fill_all, filled_mean, mean_ap, pair_counts,
-                      query_ap, query_row, quotients, untied_ap)
+from .lookups import (FILL_DRAWS, ROW_DRAWS, batch_lookups, crossed_pool, fill_all, filled_mean, know_all, mean_ap,
+                      pair_counts, query_ap, query_row, quotients, untied_ap)
 
 __all__ = ["MAX_TABLE", "pool_sizes", "EXACT_STEPS", "EXACT_MOST", "law_batch", "crossed_pools", "crossed_batch", "crossed_conditional_batch"]
 
@@ -106,19 +106,8 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
     none = np.int64(-1)
     for t in range(pos.size):
         j = pos[t]
-        pool, P = crossed_pool(part, j, controls, kind, tab)
-        k = pool.observed.size
-        g_str, s_n, g_rep, simRP, g_row = pool.stratum, pool.n, pool.replicate, pool.sim, pool.row
-        Xc, sortedRC, c_off, c_sorted = controls.X, pool.sorted_rc, controls.sorted_offset, controls.sorted_sims
-        s_comp, g_ctl, rep_lo, rep_hi = pool.component_stratum, pool.control, pool.rep_lo, pool.rep_hi
-        vals = np.empty(k)
-        iwork = np.empty((5, k), dtype=np.int64)
-        D = pool.observed.copy()
-        for qi in range(k):
-            for yi in range(k):
-                if yi != qi and tg[D[qi] * P + D[yi]] < 0:
-                    pair_counts(D[qi], D[yi], P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC,
-                                c_off, c_sorted, s_comp, g_ctl, rep_lo, rep_hi)
+        pool, P, D, vals, iwork = crossed_pool(part, j, controls, kind, tab)
+        k = D.size
         m = mean_ap(D, P, tv, tg, te, vals, iwork, observed.ap[q:q + k], observed.pr[q:q + k], True)
         observed.maps[t] = m
         sg = part.soff[j]
@@ -134,7 +123,7 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
             untied = fill_all(pool, controls, kind, tab, P)
             most = np.int64(0)
             for s in range(k):
-                most = max(most, s_n[s])
+                most = max(most, pool.n[s])
             if most <= COUNTS_MOST:
                 quot = quotients(k - 1, most)
                 small = tg[:P * P].astype(np.int16)
@@ -152,14 +141,14 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
                     if stop:
                         stopped = True
                         break
-        while drawn < target and not stopped:
+        g_str, s_n, g_rep, simRP, g_row = pool.stratum, pool.n, pool.replicate, pool.sim, pool.row
+        Xc, sortedRC, c_off, c_sorted = controls.X, pool.sorted_rc, controls.sorted_offset, controls.sorted_sims
+        s_comp, g_ctl, rep_lo, rep_hi = pool.component_stratum, pool.control, pool.rep_lo, pool.rep_hi
+        while drawn < target and not stopped:  # the look-ups a draw needs, as it needs them
             for s in range(k):  # draw_assignment's draws, one member a stratum
                 counters[s] = draw_distinct(keys[s], counters[s], size[s], first[s], D, s, one, none)
-            for qi in range(k):
-                for yi in range(k):
-                    if yi != qi and tg[D[qi] * P + D[yi]] < 0:
-                        pair_counts(D[qi], D[yi], P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC,
-                                    c_off, c_sorted, s_comp, g_ctl, rep_lo, rep_hi)
+            know_all(D, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC, c_off, c_sorted, s_comp,
+                     g_ctl, rep_lo, rep_hi)
             v = mean_ap(D, P, tv, tg, te, vals, iwork, vals, vals, False)
             drawn, reached, stop = record_draw(saved, drawn, v, m, tol, reached, early, h)
             if stop:
@@ -186,20 +175,12 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
     one = np.int64(1)
     for t in range(pos.size):
         j = pos[t]
-        pool, P = crossed_pool(part, j, controls, kind, tab)
-        k = pool.observed.size
+        pool, P, D, vals, iwork = crossed_pool(part, j, controls, kind, tab)
+        k = D.size
         g_str, s_n, g_rep, simRP, g_row = pool.stratum, pool.n, pool.replicate, pool.sim, pool.row
         Xc, sortedRC, c_off, c_sorted = controls.X, pool.sorted_rc, controls.sorted_offset, controls.sorted_sims
         s_comp, g_ctl, rep_lo, rep_hi = pool.component_stratum, pool.control, pool.rep_lo, pool.rep_hi
-        vals = np.empty(k)
-        iwork = np.empty((5, k), dtype=np.int64)
         pr = np.empty(k)
-        D = pool.observed.copy()
-        for qi in range(k):
-            for yi in range(k):
-                if yi != qi and tg[D[qi] * P + D[yi]] < 0:
-                    pair_counts(D[qi], D[yi], P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC,
-                                c_off, c_sorted, s_comp, g_ctl, rep_lo, rep_hi)
         mean_ap(D, P, tv, tg, te, vals, iwork, ap[q:q + k], pr, True)
         size, first = pool.n + 1, pool.offset  # one replicate and n_s controls a stratum
         row = np.empty(P, dtype=np.int64)

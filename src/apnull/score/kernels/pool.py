@@ -23,7 +23,7 @@ import numpy as np
 from ...compiled import inner
 from ...streams import draw_distinct
 from .controls import pair_rank
-from .ranking import count_replicates, count_sorted, walk_counts
+from .ranking import add_query, count_replicates, count_sorted, walk_counts
 from .similarity import sim, sim_rows
 from .sort import sort_work, stable_argsort
 
@@ -349,12 +349,7 @@ def evaluate(D, want, ap_out, pr_out, fwork, iwork, controls, pool, kind, codes)
             base_eq[cnt] = eq
             cnt += 1
         ap, pr = walk_counts(vals, same, kept, base_gt, base_eq, order, cnt)
-        if ap == ap:
-            total += ap
-            scored += 1
-        if want:
-            ap_out[qi] = ap
-            pr_out[qi] = pr
+        total, scored = add_query(ap, pr, qi, total, scored, want, ap_out, pr_out)
     return total / scored if scored > 0 else 0.0
 
 

@@ -25,8 +25,8 @@ import numpy as np
 from ... import exact
 from ...compiled import entry, inner
 
-__all__ = ["HARMONIC_TABLE", "compiled_harmonic", "block_sum", "close_block", "walk_sorted", "walk_counts",
-           "tie_aware_from_sorted", "count_sorted"]
+__all__ = ["HARMONIC_TABLE", "compiled_harmonic", "block_sum", "close_block", "walk_sorted", "walk_counts", "walk_blocks",
+           "add_query", "tie_aware_from_sorted", "count_sorted"]
 
 _EULER = 0.5772156649015329
 #: H_0 .. H_63 from the one harmonic, :func:`apnull.exact.harmonic` (correctly rounded), frozen into
@@ -173,6 +173,19 @@ def count_replicates(simRP, u, lo, hi, skip, v, gt, eq):  # pragma: no cover - c
     return gt, eq
 
 
+@numba.njit(cache=True, inline="always")
+def add_query(ap, pr, qi, total, scored, want, ap_out, pr_out):  # pragma: no cover - compiled
+    """(total, scored) of a mean AP with query qi's (AP, P@R) added: a NaN AP (no positive kept) is left
+    out; both go to ap_out[qi] / pr_out[qi] if ``want``. The mean is total / scored (0 when none)."""
+    if ap == ap:
+        total += ap
+        scored += 1
+    if want:
+        ap_out[qi] = ap
+        pr_out[qi] = pr
+    return total, scored
+
+
 @inner()
 def walk_counts(vals, same, kept, base_gt, base_eq, order, cnt):  # pragma: no cover - compiled
     """Tie-aware (AP, Precision@R) of one query from the values of the cnt other members of its drawn set.
@@ -196,6 +209,16 @@ def walk_counts(vals, same, kept, base_gt, base_eq, order, cnt):  # pragma: no c
         m += 1
     if m == 0:
         return np.nan, np.nan
+    return walk_blocks(vals, order, m, base_gt, base_eq, same, cnt)
+
+
+@numba.njit(cache=True, inline="always")
+def walk_blocks(vals, order, m, base_gt, base_eq, same, cnt):  # pragma: no cover - compiled
+    """(AP, Precision@R) of m >= 1 positives ``order[:m]`` (indices into ``vals``, most similar first),
+    walked a tied block at a time (:func:`close_block`): a block's counts are its first positive's
+    ``base_gt`` / ``base_eq``, less the members y < cnt marked ``same[y]`` more similar / as similar
+    (:func:`walk_counts`; cnt = 0 takes nothing out, and the loop compiles away where cnt is the
+    literal 0: :func:`.lookups.walk_positives`)."""
     before = np.int64(0)
     total = 0.0
     hits = 0.0
