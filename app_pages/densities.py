@@ -7,7 +7,7 @@ from apnull.views import null as summaries
 from apnull.plots import pending_figure
 from apnull.plots.null import METRIC_NAMES
 from apnull.ui import bound_int, bound_toggle, chart_slots, download_csv, guard, intro, show_figure, wait_for
-from apnull.ui.cache import DENSITY_VIEWS, density_preview
+from apnull.ui.cache import DENSITY_VIEWS, density_preview, settled
 
 D = summaries.DEFAULT_VIEW  # the first experiment: the view a visitor sees first (warmed at server start)
 
@@ -54,7 +54,7 @@ view, shown_draws = density_preview(M, N, K, draws, seed, show_exact, container=
 if shown_draws < draws:  # a preview: the whole view is drawn in the background, the page shows it when ready
     bar.info(f"Preview from the first {shown_draws:,} random rankings per size; the {draws:,} asked for are "
             "being drawn and the charts will update by themselves in a moment.", icon=":material/hourglass_top:")
-    wait_for(lambda: DENSITY_VIEWS.ready(M, N, K, draws, seed, show_exact))
+    wait_for(lambda: settled(DENSITY_VIEWS, M, N, K, draws, seed, show_exact))
 
 for slot, (metric, fig, exact_sizes) in zip(slots, view):
     with slot.container():

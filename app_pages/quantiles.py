@@ -4,7 +4,7 @@ import streamlit as st
 
 from apnull.views import null as summaries
 from apnull.ui import bound_int, bound_select, download_csv, guard, intro, show_figure, show_table, wait_for
-from apnull.ui.cache import QUANTILE_VIEWS, quantile_preview, quantile_view
+from apnull.ui.cache import QUANTILE_VIEWS, quantile_preview, quantile_view, settled
 
 D = summaries.DEFAULT_VIEW  # the first experiment: the view a visitor sees first (warmed at server start)
 
@@ -43,7 +43,7 @@ if shown_draws < draws:  # a preview: the whole view is drawn in the background,
     st.info(f"Preview from the first {shown_draws:,} random rankings per size; the {draws:,} asked for are "
             "being drawn and the chart and table will update by themselves in a moment.",
             icon=":material/hourglass_top:")
-    wait_for(lambda: QUANTILE_VIEWS.ready(M, N, K, draws, seed, method))
+    wait_for(lambda: settled(QUANTILE_VIEWS, M, N, K, draws, seed, method))
 show_figure(fig, key="quantiles")
 
 if method == "exact":

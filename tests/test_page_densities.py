@@ -1,3 +1,5 @@
+import time
+
 import numpy as np
 import pytest
 
@@ -130,3 +132,29 @@ def test_the_background_view_is_made_once_for_every_session():
     assert cache.DENSITY_VIEWS.ready(*args)
     assert cache.density_in_background(*args) is None
     assert cache.density_preview(*args)[1] == 20_000  # stored: the whole view, no preview
+
+
+def test_a_failed_background_view_is_met_again_in_front(monkeypatch):
+    """When the whole view's background build raises, the page's look at it stops waiting (settled) and its
+    next run builds the view in front, so the error is shown instead of a preview waiting for ever."""
+    from apnull.ui import cache
+
+    args = (4, 33, 20, 10_000, 11, False)  # a new view, large enough for a preview
+    real = cache.density_figures
+
+    def failing(M, N, K, draws, seed, show_exact, container=None, progress=True):
+        if draws == args[3]:
+            raise MemoryError("the whole view could not be made")
+        return real(M, N, K, draws, seed, show_exact, container, progress=progress)
+
+    monkeypatch.setattr(cache, "density_figures", failing)
+    view, shown = cache.density_preview(*args)
+    assert shown < args[3]  # the preview; the whole view was started in the background, and fails there
+    deadline = time.monotonic() + 120
+    while not cache.settled(cache.DENSITY_VIEWS, *args) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert cache.settled(cache.DENSITY_VIEWS, *args)
+    assert not cache.DENSITY_VIEWS.ready(*args)
+    with pytest.raises(MemoryError, match="could not be made"):
+        cache.density_preview(*args)  # in front: the page shows the error
+    assert not cache.settled(cache.DENSITY_VIEWS, *args)  # the failure is met once; a new ask may try again

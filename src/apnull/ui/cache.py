@@ -190,6 +190,7 @@ def preview_draws(M: int, N: int, K: int, draws: int) -> int | None:
 
 _BACKGROUND = None  # one worker thread, made on first use
 _PENDING: set = set()
+_FAILED: set = set()  # keys whose background build raised: the next page run builds them in front, showing why
 _PENDING_LOCK = threading.Lock()
 
 
@@ -216,11 +217,30 @@ def _in_background(key: Hashable, make: Callable[[], object]):
 
             numba.set_num_threads(1)
             make()
+        except Exception:
+            with _PENDING_LOCK:
+                _FAILED.add(key)
+            raise  # kept by the Future; the page's next run meets the error itself
         finally:
             with _PENDING_LOCK:
                 _PENDING.discard(key)
 
     return _background_worker().submit(work)
+
+
+def settled(view: PageView, *args) -> bool:
+    """True when the view of ``args`` is stored, or its background build failed: either way the page's
+    next run has something to show (the view, or the error met again in front)."""
+    return view.ready(*args) or view.key(*args) in _FAILED
+
+
+def _failed_before(key) -> bool:
+    """True (once) when the background build of ``key`` failed: build it in front this time."""
+    with _PENDING_LOCK:
+        if key in _FAILED:
+            _FAILED.discard(key)
+            return True
+        return False
 
 
 def density_in_background(M: int, N: int, K: int, draws: int, seed: int, show_exact: bool):
@@ -237,7 +257,9 @@ def density_preview(M: int, N: int, K: int, draws: int, seed: int, show_exact: b
     :func:`preview_draws` draws per size (cached too), the whole view started in the background
     (:func:`density_in_background`). The page shows the preview and asks again until the whole view
     is ready (``DENSITY_VIEWS.ready``). A view made here shows its progress in ``container``."""
-    few = None if DENSITY_VIEWS.ready(M, N, K, draws, seed, show_exact) else preview_draws(M, N, K, draws)
+    ready = DENSITY_VIEWS.ready(M, N, K, draws, seed, show_exact)
+    failed = _failed_before(DENSITY_VIEWS.key(M, N, K, draws, seed, show_exact))
+    few = None if ready or failed else preview_draws(M, N, K, draws)
     if few is None:
         return density_figures(M, N, K, draws, seed, show_exact, container), draws
     density_in_background(M, N, K, draws, seed, show_exact)
@@ -270,7 +292,8 @@ def quantile_preview(M: int, N: int, K: int, draws: int, seed: int, method: str,
     preview from :func:`preview_draws` draws per size, the whole view made in the background (the
     size summaries it needs are the densities page's: a view made for one page serves the other)."""
     ready = QUANTILE_VIEWS.ready(M, N, K, draws, seed, method)
-    few = None if ready or method != "mc" else preview_draws(M, N, K, draws)
+    failed = _failed_before(QUANTILE_VIEWS.key(M, N, K, draws, seed, method))
+    few = None if ready or failed or method != "mc" else preview_draws(M, N, K, draws)
     if few is None:
         return quantile_view(M, N, K, draws, seed, method, container), draws
     _in_background(QUANTILE_VIEWS.key(M, N, K, draws, seed, method),
