@@ -252,6 +252,8 @@ def test_the_draws_spent_leave_out_the_laws_counted():
                                      "exact law"], "permutations": [400, 1185921, 0]})
     err = io.StringIO()
     tell_spent(LineProgress(err, command="apnull score"), groups, queries)
+    assert err.getvalue() == ""  # a run quicker than the reporter's 2 s: no line, as for every other
+    tell_spent(LineProgress(err, after=0.0, command="apnull score"), groups, queries)
     assert err.getvalue() == ("apnull score: draws spent: 6,500 mAP draws (2 perturbations), 400 per-query draws "
                               "(3 queries; the conditional laws of 1 counted, not drawn) (0 s)\n")
     assert spent_line(1, 1, 0, 1, 0, 2.4) == "draws spent: 1 mAP draws (1 perturbation), 0 per-query draws (1 query) (2 s)"

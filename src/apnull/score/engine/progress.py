@@ -196,7 +196,11 @@ class LineProgress(_Clock):
         self.shown = True
 
     def spent(self, *counts) -> None:
-        """After the run: its :func:`spent_line` of ``counts`` (with the stage's scope), always shown."""
+        """After the run: its :func:`spent_line` of ``counts`` (with the stage's scope), shown when the run
+        took ``after`` seconds or more, as the other lines: a quick run, and a run whose next step is an
+        error, keep stderr to what matters."""
+        if self.seconds() < self.after:
+            return
         self.err.write(("\r\n" if self.tty and self.shown else "") + self.prefix + self.scope
                        + spent_line(*counts, self.seconds()) + "\n")
         self.err.flush()
