@@ -243,27 +243,48 @@ def _failed_before(key) -> bool:
         return False
 
 
+def _whole_in_background(view: PageView, args: tuple, make: Callable):
+    """Start making the whole view ``view`` of ``args`` (M, N, K, draws, ...) in the background with
+    ``make(draws, container, progress)`` (:func:`_in_background`): the Future, or None."""
+    return _in_background(view.key(*args), lambda: make(args[3], None, False))
+
+
+def _preview(view: PageView, args: tuple, make: Callable, container=None, sampled: bool = True):
+    """(view, draws shown) of the page view ``view`` of ``args`` (M, N, K, draws, ...): the whole view
+    when it is stored, cheap, not ``sampled`` (an exact view has no preview) or its background build
+    failed (built here, so the page meets the error); else its preview from :func:`preview_draws` draws
+    per size, the whole view started in the background (:func:`_whole_in_background`). ``make(draws,
+    container, progress)`` makes the view of ``args`` with ``draws`` draws per size."""
+    M, N, K, draws = args[:4]
+    ready, failed = view.ready(*args), _failed_before(view.key(*args))
+    few = None if ready or failed or not sampled else preview_draws(M, N, K, draws)
+    if few is None:
+        return make(draws, container, True), draws
+    _whole_in_background(view, args, make)
+    return make(few, container, True), few
+
+
+def _density_maker(M: int, N: int, K: int, seed: int, show_exact: bool) -> Callable:
+    return lambda draws, container, progress: density_figures(M, N, K, draws, seed, show_exact, container,
+                                                              progress=progress)
+
+
 def density_in_background(M: int, N: int, K: int, draws: int, seed: int, show_exact: bool):
     """Start making the "Null densities" view (M, N, K, draws, seed, show_exact) in the background;
     several sessions asking start it once. Returns the Future, or None when the view is cached or
     already on its way. A session asking for it meanwhile with :func:`density_figures` joins the
     computation in progress (:class:`~apnull.memo.Memo`)."""
-    return _in_background(DENSITY_VIEWS.key(M, N, K, draws, seed, show_exact),
-                          lambda: density_figures(M, N, K, draws, seed, show_exact, progress=False))
+    return _whole_in_background(DENSITY_VIEWS, (M, N, K, draws, seed, show_exact),
+                                _density_maker(M, N, K, seed, show_exact))
 
 
 def density_preview(M: int, N: int, K: int, draws: int, seed: int, show_exact: bool, container=None):
     """(view, draws shown): the "Null densities" view when it is cached or cheap; else its preview from
     :func:`preview_draws` draws per size (cached too), the whole view started in the background
     (:func:`density_in_background`). The page shows the preview and asks again until the whole view
-    is ready (``DENSITY_VIEWS.ready``). A view made here shows its progress in ``container``."""
-    ready = DENSITY_VIEWS.ready(M, N, K, draws, seed, show_exact)
-    failed = _failed_before(DENSITY_VIEWS.key(M, N, K, draws, seed, show_exact))
-    few = None if ready or failed else preview_draws(M, N, K, draws)
-    if few is None:
-        return density_figures(M, N, K, draws, seed, show_exact, container), draws
-    density_in_background(M, N, K, draws, seed, show_exact)
-    return density_figures(M, N, K, few, seed, show_exact, container), few
+    is ready (:func:`settled`). A view made here shows its progress in ``container``."""
+    return _preview(DENSITY_VIEWS, (M, N, K, draws, seed, show_exact), _density_maker(M, N, K, seed, show_exact),
+                    container)
 
 
 def _quantile_key(M, N, K, draws, seed, method) -> tuple:
@@ -289,16 +310,12 @@ def quantile_view(M: int, N: int, K: int, draws: int, seed: int, method: str, co
 
 def quantile_preview(M: int, N: int, K: int, draws: int, seed: int, method: str, container=None):
     """(view, draws shown): :func:`quantile_view`, or while a large Monte Carlo view is not cached its
-    preview from :func:`preview_draws` draws per size, the whole view made in the background (the
-    size summaries it needs are the densities page's: a view made for one page serves the other)."""
-    ready = QUANTILE_VIEWS.ready(M, N, K, draws, seed, method)
-    failed = _failed_before(QUANTILE_VIEWS.key(M, N, K, draws, seed, method))
-    few = None if ready or failed or method != "mc" else preview_draws(M, N, K, draws)
-    if few is None:
-        return quantile_view(M, N, K, draws, seed, method, container), draws
-    _in_background(QUANTILE_VIEWS.key(M, N, K, draws, seed, method),
-                   lambda: quantile_view(M, N, K, draws, seed, method, progress=False))
-    return quantile_view(M, N, K, few, seed, method, container), few
+    preview from :func:`preview_draws` draws per size, the whole view made in the background
+    (:func:`_preview`; the size summaries it needs are the densities page's: a view made for one page
+    serves the other)."""
+    return _preview(QUANTILE_VIEWS, (M, N, K, draws, seed, method),
+                    lambda d, c, p: quantile_view(M, N, K, d, seed, method, c, progress=p), container,
+                    sampled=method == "mc")
 
 
 def null_law(m: int, n: int, metric: str = "ap", method: str = "auto", draws: int | None = None,
