@@ -81,8 +81,6 @@ with guard():
 label = sm.metric_label(metric, k)
 
 
-
-
 def rank_inputs() -> tuple:
     """The three algorithms' true ranks (text inputs bound to the URL: sm_ranks_A, _B, _C), checked:
     ((name, ranks) ...). Shown in both tabs that use them; only one tab is built per run, so the same
