@@ -6,7 +6,8 @@ import pytest
 
 from grouping_reference import grouped_rows
 
-from apnull.score.table.matrix import CHUNK, duplicate_rows, feature_matrix, scale_in_place
+from apnull.score.table.matrix import CELLS, CHUNK, duplicate_rows, feature_matrix, row_hash, scale_in_place
+from apnull.score.table.rows import BlockRows, prepared_hashes
 from apnull.score.table.scale import euclidean_rows, unit_rows
 
 
@@ -74,6 +75,43 @@ def test_duplicate_rows_as_pandas():
     strata = np.array([str(i) for i in rng.integers(0, 2, 400)], dtype=object)
     want = pd.concat([pd.DataFrame({"p": labels, "s": strata}), pd.DataFrame(v)], axis=1).duplicated().to_numpy()
     assert np.array_equal(duplicate_rows(labels, strata, v), want) and want.any()
+
+
+def test_row_hash_sees_any_one_value_changed_and_not_the_row_order():
+    rng = np.random.default_rng(2)
+    d = 37
+    v = rng.standard_normal((CELLS // d + 9, d))  # more than one block of rows
+    h = row_hash([], v)
+    assert np.unique(h).size == v.shape[0]
+    assert np.array_equal(row_hash([], v[::-1]), h[::-1])  # each row's hash is its own
+    for i, j in [(0, 0), (5, d - 1), (v.shape[0] - 1, 17)]:
+        for new in (np.nextafter(v[i, j], np.inf), -v[i, j], 0.0):
+            w = v.copy()
+            w[i, j] = new
+            g = row_hash([], w)
+            assert g[i] != h[i] and np.array_equal(np.delete(g, i), np.delete(h, i))
+    swapped = v.copy()
+    swapped[3, [1, 2]] = swapped[3, [2, 1]]  # the same values in other columns
+    assert row_hash([], swapped)[3] != h[3]
+    zeros = np.zeros((2, 3))
+    zeros[1, 1] = -0.0
+    assert row_hash([], zeros)[0] == row_hash([], zeros)[1]
+    codes = [np.array([0, 1]), np.array([1, 0])]
+    assert row_hash(codes, zeros)[0] != row_hash(codes, zeros)[1]
+
+
+@pytest.mark.parametrize("similarity", ["cosine", "euclidean"])
+def test_block_rows_hashed_in_one_pass_keep_the_first_column(similarity):
+    v = _values(rows=3000, d=400).astype(np.float32)
+    want = scale_in_place(v.astype(np.float64), similarity, 5)
+    rows = BlockRows(v, similarity, 5)
+    assert rows.first is None
+    seen = []
+    h = prepared_hashes(rows, lambda done, total: seen.append((done, total)))
+    assert np.array_equal(h, row_hash([], want)) and seen[-1] == (3000, 3000) and len(seen) > 1
+    idx = np.array([2999, 0, 17])
+    assert rows.first is not None and rows[idx, 0].tobytes() == want[idx, 0].tobytes()
+    assert rows[idx, 3].tobytes() == want[idx, 3].tobytes()
 
 
 @pytest.mark.parametrize("values", ["ties", "continuous", "first column tied"])

@@ -109,17 +109,42 @@ def scale_in_place(values: np.ndarray, similarity: str, exponent=None) -> np.nda
     return values
 
 
+def _column_keys(d: int) -> np.ndarray:
+    """(d,) odd uint64 multipliers, one for each column position (SplitMix64 of the position, made odd)."""
+    z = (np.arange(1, d + 1, dtype=np.uint64) * _MULT)
+    with np.errstate(over="ignore"):
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return (z ^ (z >> np.uint64(31))) | np.uint64(1)
+
+
 def row_hash(codes: list, values: np.ndarray) -> np.ndarray:
-    """A uint64 hash of each row of the integer ``codes`` arrays and of ``values`` (-0.0 as 0.0): equal
-    rows hash alike; a changed value changes the hash but for a chance of about 2**-64."""
-    h = np.zeros(values.shape[0], dtype=np.uint64)
+    """A uint64 hash of each row of the integer ``codes`` arrays and of ``values`` (-0.0 as 0.0).
+
+    Each value's float64 bits ``u`` (float32 values as their float64 values, so both hash alike) become
+    ``t_j = m(g(u) * k_j)``, with ``g(u) = u ^ (u >> 29)``, ``m(v) = v ^ (v >> 32)`` and ``k_j`` an odd
+    key of column j (:func:`_column_keys`); the row's hash mixes the codes and the sum of its ``t_j``
+    modulo 2**64. ``g``, ``m`` and multiplying by an odd number are one-to-one, so a row that differs in
+    one value always hashes differently; rows that differ in more collide by a chance of about 2**-64.
+    Equal rows hash alike. Whole blocks of rows are hashed at a time (a few numpy passes, not one a
+    column), :data:`CELLS` values at most."""
+    n, d = values.shape
+    h = np.zeros(n, dtype=np.uint64)
+    keys = _column_keys(d)
+    step = max(1, CELLS // max(d, 1))
     with np.errstate(over="ignore"):
         for c in codes:
             h = (h ^ c.astype(np.uint64)) * _MULT
-        for j in range(values.shape[1]):
-            col = values[:, j].astype(np.float64) + 0.0  # -0.0 + 0.0 == +0.0 (float32 as its float64 value)
-            h = (h ^ col.view(np.uint64)) * _MULT
-            h ^= h >> np.uint64(29)
+        for a in range(0, n, step):
+            block = values[a:a + step].astype(np.float64)  # a copy (float32 as its float64 value)
+            block += 0.0  # -0.0 + 0.0 == +0.0
+            u = block.view(np.uint64)
+            u ^= u >> np.uint64(29)
+            u *= keys
+            u ^= u >> np.uint64(32)
+            s = h[a:a + step] ^ u.sum(axis=1, dtype=np.uint64)
+            s *= _MULT
+            h[a:a + step] = s ^ (s >> np.uint64(29))
     return h
 
 

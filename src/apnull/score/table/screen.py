@@ -190,6 +190,10 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
         values = np.ascontiguousarray(values, dtype=np.float64)  # ours: no copy
         X = scale_in_place(values, similarity, exponent)
     del values
+    hashes = None
+    if isinstance(X, BlockRows):  # every row prepared once, here: hashed, and the first column kept for the order
+        tell_stage(progress, "rows prepared")
+        hashes = prepared_hashes(X, progress)
     if dup.any():
         warnings.append(f"{int(dup.sum())} duplicate rows (same perturbation, stratum and features: "
                         f"{rows_text(used[dup])}) were kept; they tie with their copies, which the "
@@ -223,8 +227,7 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
         raise ValueError(f"nothing to score: no perturbation has 2 or more replicates with "
                          f"{'other profiles' if others else 'controls'} in their strata ({reasons})")
     if isinstance(X, BlockRows):  # from here on the rows are read from the table: the float32 copy is let go
-        tell_stage(progress, "rows prepared")
-        X = PreparedRows(table, list(feats), used, similarity, exponent, prepared_hashes(X, progress))
+        X = PreparedRows(table, list(feats), used, similarity, exponent, hashes)
     member = None
     if others:
         member = np.full(used.size, -1, dtype=np.int64)
