@@ -8,7 +8,7 @@ import pytest
 
 from apnull.score import score_profiles
 from apnull.score.table.screen import prepare_screen
-from apnull.score.table.rows import PreparedRows, hold_rows
+from apnull.score.table.rows import PreparedRows, hold_rows, reading
 
 from score_helpers import tiny_screen
 
@@ -34,6 +34,31 @@ def test_rows_read_again_equal_the_prepared_matrix(similarity, scale):
     np.testing.assert_array_equal(held[np.arange(held.shape[0])], screen.X)
     np.testing.assert_array_equal(held[3], screen.X[3])
     np.testing.assert_array_equal(held[2:5], screen.X[2:5])
+
+
+@pytest.mark.parametrize("dtypes", ["float64", "float32", "mixed"])
+def test_rows_read_during_a_run_from_the_columns_held_equal_the_rows_read_alone(dtypes):
+    table = _table(seed=3)
+    feats = ["f0", "f1", "f2", "f3"]
+    if dtypes != "float64":
+        table = table.astype({f: np.float32 for f in (feats if dtypes == "float32" else feats[1::2])})
+    screen = prepare_screen(table, "Metadata_pert", "DMSO", "Metadata_plate", None, "cosine")
+    held = hold_rows(screen, table, "cosine")
+    idx = np.random.default_rng(2).permutation(held.shape[0])[:9]
+    alone = held[idx]
+    with reading(held):
+        assert held.columns is not None and len(held.columns) == 4
+        inside = held[idx]
+        with reading(held):  # a second block inside the first keeps the same arrays
+            assert held[idx].tobytes() == inside.tobytes()
+        assert held.columns is not None
+    assert held.columns is None  # let go: a table changed after the run is read again, and refused
+    assert inside.tobytes() == alone.tobytes() and inside.flags.c_contiguous
+    with reading(screen.X if not isinstance(screen.X, PreparedRows) else np.zeros(1)):  # anything else: nothing
+        pass
+    table["f1"] = table["f1"] + 1.0
+    with pytest.raises(ValueError, match="changed after scoring"):
+        held[idx]
 
 
 def test_rows_after_dropped_rows_and_features_and_odd_column_names():

@@ -33,7 +33,7 @@ from .results.tables import add_activity, group_table, pvalues, query_table
 from .table.keys import combine_columns, key_of
 from .table.normalize import raw_warning
 from .table.perts import Scores
-from .table.rows import hold_rows
+from .table.rows import hold_rows, reading
 from .table.screen import Screen, prepare_screen
 
 __all__ = ["score_profiles", "ScoreResult", "NULLS", "MAX_PERMUTATIONS", "NULL_LABELS"]
@@ -372,8 +372,9 @@ def _run(screen: Screen, null: str, opts: RunOptions, held, laws: LawCache):
         mapped = MAP_NULLS[null].engine
         rounds = rounds_of(opts.permutations if mapped else 0)
         means = mean_null(work, exhaustive=rounds.exhaustive)
-        res = resolve(means, rounds, client=where, threads=opts.threads, progress=opts.progress,
-                      budget=opts.deadline)
+        with reading(screen.X):
+            res = resolve(means, rounds, client=where, threads=opts.threads, progress=opts.progress,
+                          budget=opts.deadline)
         st = means.state
         P = st["map"].size
         if mapped:
@@ -384,8 +385,9 @@ def _run(screen: Screen, null: str, opts: RunOptions, held, laws: LawCache):
         del means, st
         screen.X = held()
         query_permutations = opts.permutations if isinstance(opts.permutations, int) else "auto"
-        query_p = query_pvalues(work, scores, laws, opts.seed, query_permutations, where, opts.threads,
-                                opts.deadline, opts.progress)
+        with reading(screen.X):
+            query_p = query_pvalues(work, scores, laws, opts.seed, query_permutations, where, opts.threads,
+                                    opts.deadline, opts.progress)
         return scores, query_p, res.seconds
 
 

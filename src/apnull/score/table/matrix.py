@@ -26,7 +26,7 @@ import pandas as pd
 
 from .scale import BINARY, DISTANCES, unit_rows
 
-__all__ = ["CHUNK", "CELLS", "compact_dtype", "feature_matrix", "euclidean_exponent", "scale_in_place", "row_hash", "duplicate_rows"]
+__all__ = ["CHUNK", "CELLS", "compact_dtype", "float_columns", "feature_matrix", "euclidean_exponent", "scale_in_place", "row_hash", "duplicate_rows"]
 
 #: Rows scaled at a time at most (a chunk's temporaries are a few MB).
 CHUNK = 16384
@@ -50,13 +50,39 @@ def compact_dtype(table: pd.DataFrame, features) -> np.dtype:
     return np.dtype(np.float32 if f32 else np.float64)
 
 
-def feature_matrix(table: pd.DataFrame, features, used: np.ndarray, dtype=np.float64) -> np.ndarray:
+def float_columns(table: pd.DataFrame, features) -> list | None:
+    """The numpy arrays of ``table``'s feature columns (views: no copy) when every one is float32 or
+    float64 and the names are unique, else None: what :func:`feature_matrix` reads rows from when the same
+    table is read many times (taking the arrays costs about what one pandas row selection costs)."""
+    if not table.columns.is_unique or not len(features):
+        return None
+    pos = table.columns.get_indexer(features)
+    if (pos < 0).any() or not all(isinstance(t, np.dtype) and t in (np.float64, np.float32)
+                                  for t in table.dtypes.iloc[pos]):
+        return None
+    return [table[c].to_numpy() for c in features]
+
+
+def feature_matrix(table: pd.DataFrame, features, used: np.ndarray, dtype=np.float64, columns=None) -> np.ndarray:
     """(len(used), len(features)) ``dtype`` (float64, or float32 for a table whose features are all float32:
     :func:`compact_dtype`), C-contiguous: ``table[features]`` at rows ``used`` as numbers (missing values
-    as NaN), without a copy of the whole column selection. float32 cells become float64 exactly."""
+    as NaN), without a copy of the whole column selection. float32 cells become float64 exactly.
+
+    ``columns``: the feature columns' arrays (:func:`float_columns` of this table), taken once by a caller
+    that reads a few rows many times; the rows are then gathered from them, a column at a time into a
+    column-major block, and turned once (no pandas selection a call)."""
     dtype = np.dtype(dtype)
     if dtype != np.float64 and compact_dtype(table, features) != dtype:
         raise ValueError(f"feature_matrix: {dtype} only for a table whose features are all {dtype}")
+    if columns is not None:
+        common = np.result_type(*[c.dtype for c in columns]) if columns else dtype
+        block = np.empty((len(columns), used.size), dtype=common)
+        for j, col in enumerate(columns):
+            if col.dtype == common:
+                col.take(used, out=block[j])
+            else:
+                block[j] = col[used]
+        return block.T.astype(dtype, order="C")
     out = np.empty((used.size, len(features)), dtype=dtype)
     whole = used.size == len(table) and bool(np.all(used == np.arange(used.size)))
     if table.columns.is_unique and len(features):

@@ -16,17 +16,19 @@ run never scored.
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pandas as pd
 
-from .matrix import CHUNK, feature_matrix, row_hash, scale_in_place
+from .matrix import CHUNK, feature_matrix, float_columns, row_hash, scale_in_place
 
 #: Values prepared at a time by :class:`BlockRows` when many rows are asked one column of, or hashed (2 MB of
 #: float64, and a few temporaries of that size while a block is scaled: 355 rows at 737 features).
 BLOCK_CELLS = 1 << 18
 from .normalize import apply_normalization
 
-__all__ = ["PreparedRows", "BlockRows", "hold_rows", "prepared_hashes"]
+__all__ = ["PreparedRows", "BlockRows", "hold_rows", "prepared_hashes", "reading"]
 
 
 def _split_key(key):
@@ -146,6 +148,7 @@ class PreparedRows:
         self.hashes = hashes
         self.shape = (int(rows.size), len(self.features))
         self.dtype = np.dtype(np.float64)
+        self.columns = None  # the feature columns' arrays while a run reads rows (:func:`reading`)
 
     @property
     def nbytes(self) -> int:
@@ -172,7 +175,7 @@ class PreparedRows:
             raise ValueError(f"the scored table was changed after scoring (it has {len(self.table):,} rows, "
                              f"row {int(rows.max())} was scored); score it again")
         try:
-            values = feature_matrix(self.table, self.features, rows)
+            values = feature_matrix(self.table, self.features, rows, columns=self.columns)
         except (TypeError, ValueError) as err:  # a feature column that no longer holds numbers
             raise ValueError(f"the scored table was changed after scoring ({err}); score it again") from None
         with np.errstate(all="ignore"):  # changed values may not scale: the hashes say so below
@@ -184,6 +187,22 @@ class PreparedRows:
             raise ValueError(f"the scored table was changed after scoring (row {int(rows[changed[0]])} "
                              "differs); score it again")
         return values[0] if np.ndim(idx) == 0 else values
+
+
+@contextlib.contextmanager
+def reading(X):
+    """While a run reads rows of ``X`` (a :class:`PreparedRows`; anything else: nothing is done) many
+    times: its table's feature columns taken once (:func:`.matrix.float_columns`: views, no copy) and the
+    rows gathered from them, let go when the block ends. Outside the block every read takes the table's
+    columns again, so a table changed after the run is seen (and refused by the hashes)."""
+    if not isinstance(X, PreparedRows) or X.columns is not None:
+        yield
+        return
+    X.columns = float_columns(X.table, X.features)
+    try:
+        yield
+    finally:
+        X.columns = None
 
 
 def prepared_hashes(X, progress=None) -> np.ndarray:
