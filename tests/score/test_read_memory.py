@@ -200,9 +200,10 @@ def test_scoring_says_the_rows_prepared(parquet):
     t, path = parquet
     rec = Recorder()
     score_profiles(read_table(path, labels=["cmp", "plate"]), "cmp", "DMSO", "plate", permutations=9, progress=rec)
-    assert rec.stages[:2] == ["rows prepared", "perturbations"]
-    prepared = [c for c in rec.calls if c[0] == "rows prepared"]
-    assert prepared and prepared[-1][1:] == (len(t), len(t))
+    assert rec.stages[:3] == ["rows checked for duplicates", "rows prepared", "perturbations"]
+    for stage in rec.stages[:2]:
+        counted = [c for c in rec.calls if c[0] == stage]
+        assert counted and counted[-1][1:] == (len(t), len(t))
 
 
 def test_the_command_line_prints_rows_read_and_prepared(parquet, monkeypatch):
@@ -216,6 +217,7 @@ def test_the_command_line_prints_rows_read_and_prepared(parquet, monkeypatch):
                 out=io.StringIO(), err=err) == 0
     lines = err.getvalue().splitlines()
     assert any(ln.startswith(f"apnull score: rows read: {len(t):,} of {len(t):,} (") for ln in lines)
+    assert any(ln.startswith(f"apnull score: rows checked for duplicates: {len(t):,} of {len(t):,} (") for ln in lines)
     assert any(ln.startswith(f"apnull score: rows prepared: {len(t):,} of {len(t):,} (") for ln in lines)
     assert any(ln.startswith("apnull score: perturbations") for ln in lines)
 

@@ -144,7 +144,7 @@ def _column_keys(d: int) -> np.ndarray:
     return (z ^ (z >> np.uint64(31))) | np.uint64(1)
 
 
-def row_hash(codes: list, values: np.ndarray) -> np.ndarray:
+def row_hash(codes: list, values: np.ndarray, progress=None) -> np.ndarray:
     """A uint64 hash of each row of the integer ``codes`` arrays and of ``values`` (-0.0 as 0.0).
 
     Each value's float64 bits ``u`` (float32 values as their float64 values, so both hash alike) become
@@ -153,7 +153,7 @@ def row_hash(codes: list, values: np.ndarray) -> np.ndarray:
     modulo 2**64. ``g``, ``m`` and multiplying by an odd number are one-to-one, so a row that differs in
     one value always hashes differently; rows that differ in more collide by a chance of about 2**-64.
     Equal rows hash alike. Whole blocks of rows are hashed at a time (a few numpy passes, not one a
-    column), :data:`CELLS` values at most."""
+    column), :data:`CELLS` values at most; ``progress(done, total)`` after each block when given."""
     n, d = values.shape
     h = np.zeros(n, dtype=np.uint64)
     keys = _column_keys(d)
@@ -171,14 +171,17 @@ def row_hash(codes: list, values: np.ndarray) -> np.ndarray:
             s = h[a:a + step] ^ u.sum(axis=1, dtype=np.uint64)
             s *= _MULT
             h[a:a + step] = s ^ (s >> np.uint64(29))
+            if progress:
+                progress(min(a + step, n), n)
     return h
 
 
-def duplicate_rows(labels: np.ndarray, strata: np.ndarray, values: np.ndarray) -> np.ndarray:
+def duplicate_rows(labels: np.ndarray, strata: np.ndarray, values: np.ndarray, progress=None) -> np.ndarray:
     """Boolean mask of rows equal to an earlier row in ``labels``, ``strata`` and every column of
-    ``values`` (as ``DataFrame.duplicated(keep="first")`` on those columns)."""
+    ``values`` (as ``DataFrame.duplicated(keep="first")`` on those columns); ``progress(done, total)``
+    as the rows are hashed, when given."""
     codes = [pd.factorize(labels)[0], pd.factorize(strata)[0]]
-    h = row_hash(codes, values)
+    h = row_hash(codes, values, progress)
     cand = np.flatnonzero(pd.Series(h).duplicated(keep=False).to_numpy())
     out = np.zeros(values.shape[0], dtype=bool)
     if cand.size:

@@ -182,7 +182,8 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
     scode = scode_all[used]
     del scode_all
     scode_norm = scode.copy() if norm is not None else None  # each X row's stratum code, for PreparedRows
-    dup = duplicate_rows(lcode, scode, values)
+    tell_stage(progress, "rows checked for duplicates")
+    dup = duplicate_rows(lcode, scode, values, progress)
     exponent = euclidean_exponent(values) if similarity in DISTANCES else 0
     if values.dtype == np.float32:  # float32 features: prepared in float64 a block at a time, when asked
         X = BlockRows(values, similarity, exponent)
