@@ -85,8 +85,11 @@ MAX_DELAY = 5.0
 IDLE_NICE = 10
 _last_run = [time.monotonic()]
 
-#: Modules the pages import; imported after the kernel (which is what the first page waits for).
-MODULES = ("apnull.sampling", "apnull.views.null", "apnull.plots", "plotly.graph_objects", "pandas")
+#: Modules the pages import; imported after the kernel (which is what the first page waits for). scipy.stats
+#: (the sampled metrics' rank laws) takes 1.5 to 3 s of the GIL to import: here the server pays it before
+#: its first visitor, not a class in the middle of a lesson (it came with the score step of the second phase,
+#: then with the sampled page's first visitor: benchmarks/load.py --lesson all, docs/serving.md).
+MODULES = ("apnull.sampling", "apnull.views.null", "apnull.plots", "plotly.graph_objects", "pandas", "scipy.stats")
 
 
 def _warm() -> None:
