@@ -129,8 +129,9 @@ def _warm() -> None:
 def _warm_other_pages(steps: dict, t0: float) -> None:
     """The second phase, which the server does not wait for: the score page's example at the first quiet
     moment (or after :data:`MAX_DELAY` s), then each of :data:`IDLE_STEPS` at a quiet moment only, at a lower
-    priority. Nothing is imported before the quiet moment: the scoring modules' imports (scipy, the
-    score package) held the GIL and the import lock for 0.5 s of the first visitor's first page."""
+    priority. Nothing is imported before the quiet moment: the scoring modules' imports (the score
+    package; scipy.stats, then with it, is now imported in the first phase) held the GIL and the import lock
+    for 0.5 s of the first visitor's first page."""
     _wait_quiet(QUIET, MAX_DELAY)
     steps["quiet"] = time.perf_counter() - t0
     from apnull.ui import score_cache
