@@ -11,6 +11,7 @@ from apnull.ui import (bound_choice, bound_float, bound_int, bound_select, bound
 from apnull.ui import score_cache as cache
 from apnull.ui import uploads
 from apnull.ui.consistency_step import consistency_step
+from apnull.ui.state import holds_settings, open_when_linked
 from apnull.ui.widgets import BIND
 from apnull.views import score as view
 from apnull.views import score_inputs as inputs
@@ -20,6 +21,9 @@ EXAMPLE = "example"
 UPLOAD = "upload"
 INSPECT = "sc_inspect"
 NORMALIZE_KEY = "sc_normalize"
+MORE_KEY = "sc_more_open"  # the "More options" box (not in the URL: a link holding one of its inputs opens it)
+MORE_DEFAULTS = {"sc_pert_more": [], "sc_nan": next(iter(report.NAN_CHOICES)), "sc_negatives":
+                 next(iter(report.NEGATIVE_CHOICES)), "sc_differ": [], "sc_hier": [], "sc_copairs": False}
 
 intro(
     "Score your data",
@@ -119,39 +123,46 @@ seed = bound_int("Seed", "sc_seed", 0, container=c8, help="Seed of the shuffles 
 fdr = bound_float("FDR level q", "sc_fdr", 0.05, step=0.01, format="%.3g", container=c9,
                   help="Perturbations with q-value at most this are called hits (coloured in the volcano plot).")
 
-with st.expander("More options (as in copairs and the command line)", icon=":material/tune:"):
-    label_cols = [c for c in cache.label_choices(digest, table) if c not in (perturbation, stratum)]
-    o1, o2 = st.columns(2)
-    more_columns = o1.multiselect(
-        "More perturbation columns", label_cols, key="sc_pert_more", bind=BIND,
-        help="Several columns make one perturbation (e.g. compound and dose): each combination is scored; a row "
-             "is a control when its first column holds a control value (--perturbation repeated).")
-    nan = report.NAN_CHOICES[o2.radio(
-        "Missing values", list(report.NAN_CHOICES), key="sc_nan", bind=BIND, horizontal=True,
-        help="NaN or infinite feature cells (nan= / --nan): stop and name them (error), leave out the feature "
-             "columns holding any (drop-features), or leave out the rows holding any (drop-rows). The plan says "
-             "what is left out.")]
-    o3, o4 = st.columns(2)
-    negatives = report.NEGATIVE_CHOICES[o3.radio(
-        "A replicate is ranked against", list(report.NEGATIVE_CHOICES), key="sc_negatives", bind=BIND,
-        horizontal=True, help="negatives='controls' (default) or 'others' (copairs's neg_diffby = [perturbation]): "
-                              "every other profile of its plate, controls too. With others the control value "
-                              "may be left empty (a screen without controls).")]
-    differ_by = o4.multiselect(
-        "Leave out positives sharing", [c for c in label_cols if c not in more_columns], key="sc_differ",
-        bind=BIND, help="The pair rule (positives_differ_by, copairs's pos_diffby): a replicate sharing the "
-                        "query's value in one of these columns (e.g. the well position) is left out of its "
-                        "ranking, in the data and in every shuffle.")
-    o5, o6 = st.columns(2)
-    hierarchical_by = o5.multiselect(
-        "Families for a two-stage FDR", [perturbation] + list(more_columns)[:-1] if more_columns else [],
-        key="sc_hier", bind=BIND, disabled=not more_columns,
-        help="hierarchical_by (--hierarchical-by): with several perturbation columns, the one(s) naming a family "
-             "(the compound of compound + dose). Families are tested first (Simes + Benjamini-Hochberg), then the "
-             "members of the selected families (Benjamini & Bogomolov).")
-    copairs_names = o6.toggle("copairs's column names in downloads", key="sc_copairs", bind=BIND,
-                              help="--copairs-names: mean_average_precision, corrected_p_value, below_corrected_p, "
-                                   "average_precision, n_pos_pairs, n_total_pairs.")
+# built only while open or holding a setting (closed, it costs a run one element instead of 16; a setting stays
+# applied and in the URL when the box is closed or the page left; a link carrying one opens it)
+open_when_linked(MORE_KEY, MORE_DEFAULTS)
+more_columns, differ_by, hierarchical_by, copairs_names = [], [], [], False
+nan, negatives = report.NAN_CHOICES[MORE_DEFAULTS["sc_nan"]], report.NEGATIVE_CHOICES[MORE_DEFAULTS["sc_negatives"]]
+with st.expander("More options (as in copairs and the command line)", icon=":material/tune:", key=MORE_KEY,
+                 on_change="rerun") as more_box:
+    if more_box.open or holds_settings(MORE_DEFAULTS):
+        label_cols = [c for c in cache.label_choices(digest, table) if c not in (perturbation, stratum)]
+        o1, o2 = st.columns(2)
+        more_columns = o1.multiselect(
+            "More perturbation columns", label_cols, key="sc_pert_more", bind=BIND,
+            help="Several columns make one perturbation (e.g. compound and dose): each combination is scored; a row "
+                 "is a control when its first column holds a control value (--perturbation repeated).")
+        nan = report.NAN_CHOICES[o2.radio(
+            "Missing values", list(report.NAN_CHOICES), key="sc_nan", bind=BIND, horizontal=True,
+            help="NaN or infinite feature cells (nan= / --nan): stop and name them (error), leave out the feature "
+                 "columns holding any (drop-features), or leave out the rows holding any (drop-rows). The plan says "
+                 "what is left out.")]
+        o3, o4 = st.columns(2)
+        negatives = report.NEGATIVE_CHOICES[o3.radio(
+            "A replicate is ranked against", list(report.NEGATIVE_CHOICES), key="sc_negatives", bind=BIND,
+            horizontal=True, help="negatives='controls' (default) or 'others' (copairs's neg_diffby = [perturbation]): "
+                                  "every other profile of its plate, controls too. With others the control value "
+                                  "may be left empty (a screen without controls).")]
+        differ_by = o4.multiselect(
+            "Leave out positives sharing", [c for c in label_cols if c not in more_columns], key="sc_differ",
+            bind=BIND, help="The pair rule (positives_differ_by, copairs's pos_diffby): a replicate sharing the "
+                            "query's value in one of these columns (e.g. the well position) is left out of its "
+                            "ranking, in the data and in every shuffle.")
+        o5, o6 = st.columns(2)
+        hierarchical_by = o5.multiselect(
+            "Families for a two-stage FDR", [perturbation] + list(more_columns)[:-1] if more_columns else [],
+            key="sc_hier", bind=BIND, disabled=not more_columns,
+            help="hierarchical_by (--hierarchical-by): with several perturbation columns, the one(s) naming a family "
+                 "(the compound of compound + dose). Families are tested first (Simes + Benjamini-Hochberg), then the "
+                 "members of the selected families (Benjamini & Bogomolov).")
+        copairs_names = o6.toggle("copairs's column names in downloads", key="sc_copairs", bind=BIND,
+                                  help="--copairs-names: mean_average_precision, corrected_p_value, below_corrected_p, "
+                                       "average_precision, n_pos_pairs, n_total_pairs.")
 
 method_box = st.container()
 

@@ -283,3 +283,10 @@ def test_error_messages_say_what_to_change():
     with pytest.raises(ValueError, match="at least one draw"):
         hv.thresholds_table(4, 32, 4, [])
     assert hv.check_request(4, 32, 4, 10_000) == (4, 32, 4, 10_000)
+
+
+def test_hypergeom_ppf_at_a_level_equal_to_a_cumulative_probability():
+    """m = n = 21, k = 7 is symmetric, so P(hits <= 3) = 1/2 exactly: the median is 3 hits (qhyper's
+    smallest j with P(X <= j) >= q). scipy's float cdf falls just below 1/2 there and gives 4."""
+    assert exact_hit_probs(21, 21, 7) and sum(p for j, p in exact_hit_probs(21, 21, 7).items() if j <= 3) == Fraction(1, 2)
+    assert hg.hypergeom_ppf(21, 21, 7, 0.5) == 3 / 7 == qhyper(0.5, 21, 21, 7) / 7

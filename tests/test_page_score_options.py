@@ -18,6 +18,12 @@ from apnull.views import score_report as report
 
 PAGE = str(Path(__file__).resolve().parents[1] / "app_pages" / "score.py")
 PERT = "Metadata_perturbation"
+MORE_KEY = "sc_more_open"
+OPTION_KEYS = ("sc_pert_more", "sc_nan", "sc_negatives", "sc_differ", "sc_hier", "sc_copairs")
+
+
+def _option_widgets(at: AppTest) -> list[str]:
+    return [w.key for kind in ("multiselect", "radio", "toggle") for w in at.get(kind) if w.key in OPTION_KEYS]
 
 
 def _upload(table: pd.DataFrame, name="screen.csv", **params) -> AppTest:
@@ -27,6 +33,12 @@ def _upload(table: pd.DataFrame, name="screen.csv", **params) -> AppTest:
         at.query_params["sc_" + key] = str(value)
     at.run()
     return at.file_uploader(key="upload").set_value((name, table.to_csv(index=False).encode(), "text/csv")).run()
+
+
+def _open_options(at: AppTest) -> AppTest:
+    """Open the "More options" box, as a click does (its inputs are built while it is open)."""
+    at.session_state[MORE_KEY] = True
+    return at.run()
 
 
 def _with_nan() -> pd.DataFrame:
@@ -46,6 +58,7 @@ def test_a_nan_cell_names_the_page_control_and_each_choice_applies():
     message = at.error[0].value
     assert "'px_10'" in message and "Missing values" in message and "leave out those features" in message
     assert "nan=" not in message and "--nan" not in message
+    _open_options(at)
     at.radio(key="sc_nan").set_value("leave out those features").run()
     assert not at.error, [e.value for e in at.error]
     plan = next(m.value for m in at.markdown if "feature column(s)" in m.value)
@@ -103,6 +116,7 @@ def test_several_perturbation_columns_and_families():
     table = digits_example()
     table["Metadata_dose"] = np.where(np.arange(len(table)) % 2, "1", "10")
     at = _upload(table)
+    _open_options(at)
     at.multiselect(key="sc_pert_more").set_value(["Metadata_dose"]).run()
     at.button(key="score").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
@@ -154,3 +168,29 @@ def test_page_words():
     assert said == ("drop them or use **Similarity** → *euclidean*; leave the columns out with **Feature columns "
                     "(regex)**, or pass **Missing values** → *leave out those features* or **Missing values** → "
                     "*leave out those rows*")
+
+
+def test_more_options_are_built_while_open_or_holding_a_setting():
+    """Closed and at their defaults, the box's inputs are not built (a run sends one element for it, not 16);
+    a setting stays applied and in the URL when the box is closed, and a link carrying one opens the box."""
+    at = AppTest.from_file(PAGE, default_timeout=300).run()
+    assert not at.exception and not at.error
+    assert _option_widgets(at) == []  # closed: nothing built
+    _open_options(at)
+    assert sorted(_option_widgets(at)) == sorted(OPTION_KEYS)
+    at.radio(key="sc_negatives").set_value("every other profile of its plate").run()
+    at.session_state[MORE_KEY] = False  # closed by a click, holding a setting: still built and applied (the
+    at.run()  # browser test checks the URL keeps it: AppTest has no browser writing bound values to the URL)
+    assert at.radio(key="sc_negatives").value == "every other profile of its plate"
+    assert "among the other profiles of its plate" in " ".join(c.value for c in at.caption)
+    at.radio(key="sc_negatives").set_value("the controls of its plate").run()
+    at.run()  # closed and back at the defaults: no longer built
+    assert _option_widgets(at) == []
+    assert "among its plate's controls" in " ".join(c.value for c in at.caption)
+    linked = AppTest.from_file(PAGE, default_timeout=300)
+    linked.query_params["sc_negatives"] = "every other profile of its plate"
+    linked.run()  # a link holding one of the options: the box opens and the option applies
+    assert not linked.exception and not linked.error
+    assert linked.session_state[MORE_KEY] is True
+    assert linked.radio(key="sc_negatives").value == "every other profile of its plate"
+    assert "among the other profiles of its plate" in " ".join(c.value for c in linked.caption)

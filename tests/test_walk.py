@@ -58,8 +58,8 @@ def _check_page(at, page, baseline, when):
 
 def _change_everything(at, page):
     prefix = PREFIX[page]
-    if page == "score":  # the consistency step's inputs are built while its expander is open
-        at.session_state[OPEN_KEY] = True
+    if page == "score":  # the consistency step's and the options' inputs are built while their box is open
+        at.session_state[OPEN_KEY] = at.session_state["sc_more_open"] = True
     for key, value in CHANGES[page]:
         if find_widget(at, prefix + key) is None:
             at.run()

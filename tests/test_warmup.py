@@ -90,3 +90,22 @@ def test_nothing_is_imported_before_the_quiet_moment():
             "warmup._wait_quiet = wait\nwarmup._warm_other_pages({}, 0.0)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == "False", out.stdout + out.stderr
+
+
+def test_scoring_the_example_does_not_import_scipy_stats():
+    """The score page (its example scored, its consistency step), the binning and the hypergeometric pages
+    load no scipy.stats:
+    importing it took 2.4 to 3 s of the server's GIL, which the warm-up's score step and the first visitor
+    of the binning page spent in the middle of a class's lesson (benchmarks/load.py). The few functions that
+    need it (the adaptive engine's intervals, the crossed comparison's t test, the binning curve of
+    Precision@R, the hypergeometric threshold beyond 2,000 draws) import it when called."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom apnull.ui import binning_cache, compare_cache, consistency_step, score_cache\n"
+            "consistency_step.warm_score_page()\n"
+            "binning_cache.binning_view(4, 0.95, 300, 1.3, 'lower', 'ap')\n"
+            "from apnull.ui import hypergeom_cache\nhypergeom_cache.hypergeom_view(4, 32, 4, 10_000, 2022)\n"
+            "print('scipy.stats' in sys.modules, flush=True)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert out.stdout.strip() == "False", out.stdout + out.stderr

@@ -33,7 +33,6 @@ from functools import lru_cache
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from .binning import bin_index, breakpoints, representative_n, REPRESENTATIVES
 from .exact import exact_scan, grid_scan, grid_size_for
@@ -147,6 +146,8 @@ def _ap_methods(m: int, n_max: int, method: str, tol: float) -> list[str]:
 
 def _pr_curve(m: int, n: np.ndarray, q: float) -> np.ndarray:
     """q-quantile of Precision@R = Hypergeometric(m + n, m, m) / m for every n (as apnull.exact.pr_law)."""
+    from scipy import stats  # here: scipy.stats takes seconds to import, and only this curve needs it
+
     hits = np.arange(m + 1)
     pmf = stats.hypergeom(m + n[:, None], m, m).pmf(hits[None, :])
     pmf = np.where(np.isfinite(pmf), pmf, 0.0)

@@ -89,12 +89,43 @@ def _pmf(m: int, n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def hypergeom_ppf(m, n, k, q=0.95) -> float:
-    """``qhyper(q, m, n, k) / k``: the smallest Precision@K value x with P(Precision@K <= x) >= q."""
-    from scipy import stats
+    """``qhyper(q, m, n, k) / k``: the smallest Precision@K value x with P(Precision@K <= x) >= q.
 
+    For k <= ``EXACT_INTEGER_MAX_DRAWS`` decided exactly: the smallest j with
+    sum_{i <= j} C(m, i) C(n, k - i) >= q C(m + n, k) in integers, q read as its fraction
+    (:func:`apnull.fdr.fractions_of`: 0.95 is 19/20, so a level equal to a cumulative probability
+    reaches it); beyond, scipy's ``hypergeom.ppf``. Needs no scipy.stats (seconds to import) for the
+    pages' sizes.
+    """
     m, n, k = check_top(m, n, k)
     q = as_probability(q, "q")
-    return float(stats.hypergeom(m + n, m, k).ppf(q)) / k
+    if k > EXACT_INTEGER_MAX_DRAWS:
+        from scipy import stats
+
+        return float(stats.hypergeom(m + n, m, k).ppf(q)) / k
+    return _exact_ppf(m, n, k, q) / k
+
+
+def _exact_ppf(m: int, n: int, k: int, q: float) -> int:
+    """The hits of :func:`hypergeom_ppf` on checked arguments, counted in integers."""
+    from fractions import Fraction
+
+    from .fdr import fractions_of
+
+    num, den, on_grid = (int(v) for v in fractions_of(q))
+    level = Fraction(num, den) if on_grid else Fraction(q)
+    lo, hi = max(0, k - n), min(k, m)
+    total = math.comb(m + n, k)
+    a, b = math.comb(m, lo), math.comb(n, k - lo)  # C(m, j), C(n, k - j) at j = lo
+    reached = 0
+    for j in range(lo, hi + 1):
+        reached += a * b
+        if reached * level.denominator >= level.numerator * total:
+            return j
+        if j < hi:
+            a = a * (m - j) // (j + 1)
+            b = b * (k - j) // (n - k + j + 1)
+    return hi
 
 
 def hit_counts(precision, k) -> np.ndarray:
@@ -153,10 +184,10 @@ def pmf_fit(precision, m, n, k, min_expected: float = 5.0) -> dict:
     elif df < 1:
         chi2, p = 0.0, float("nan")
     else:
-        from scipy import stats
+        from scipy import special  # chdtrc is scipy.stats.chi2.sf, without importing scipy.stats (seconds)
 
         chi2 = float(((O - E) ** 2 / E).sum())
-        p = float(stats.chi2.sf(chi2, df))
+        p = float(special.chdtrc(df, chi2))
     return {"chi2": chi2, "df": int(df), "p_value": p, "cells": int(O.size), "tv": float(tv), "draws": int(draws)}
 
 

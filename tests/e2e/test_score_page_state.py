@@ -75,6 +75,10 @@ def test_url_after_an_upload_with_a_nan_and_consistency(app_url, page, tmp_path)
             "leave out those rows", exact=True).click()
     assert_no_exception(page)
     assert page.get_by_text("1 row(s) left out").count() >= 1
+    with expect_rerun(page):  # the box closed: its choice stays applied and in the URL
+        page.get_by_text("More options (as in copairs and the command line)").click()
+    assert page.get_by_text("1 row(s) left out").count() >= 1
+    assert query_params(page).get("sc_nan") == "leave out those rows"
     with expect_rerun(page):
         page.get_by_role("button", name="Score", exact=True).click()
     with expect_rerun(page):

@@ -14,6 +14,14 @@ STATISTICS = {"q95": "95th percentile", "q90": "90th percentile", "q75": "75th p
 DASHES = {"q95": "solid", "q90": "dash", "q75": "dot", "avg": "dashdot"}
 #: How each exact method reads in a hover (the legend says "exact curve"; the method is in the hover).
 EXACT_METHODS = {"exact": "every placement counted", "grid": "grid law, quantiles within 0.001"}
+#: Each figure's margins (px) as plotly's automargin makes them on the dashboard at a desktop width
+#: (Streamlit's chart fonts; room for the axis titles, the default view's tick labels and a one-row legend
+#: below; the colour bar widens the right one by itself): set from the start, the first draw is the only
+#: one. Where plotly needs more (a narrow screen, wider tick labels) it widens the margin and draws every
+#: trace again, as it did on every chart before: that second draw was 0.2 s of the AP densities and 0.5 s
+#: of the Precision@R steps in the browser on the 2-core machine, before the densities page's first chart
+#: showed (tests/e2e/test_null_pages.py).
+DRAWN_MARGINS = {"density": dict(l=76, b=73), "pmf": dict(l=76, b=103), "quantiles": dict(l=79, b=119, r=22)}
 #: Exact probabilities below this share of a size's largest one get no dot (they would sit on the x axis).
 DOT_FLOOR = 1e-3
 
@@ -72,7 +80,7 @@ def density_figure(curves: list[dict], metric: str, M: int, N: int, exact: list[
     sub = f"M = {M}, N = {N}, sizes (M·i, N·i)" + (f", {draws:,} draws each" if draws else "")
     return fast_figure(traces, layout_dict(f"{METRIC_NAMES[metric]} under the null<br><sup>{sub}</sup>",
                                            METRIC_NAMES[metric], "density", xaxis=dict(range=[0, _visible_end(curves)]),
-                                           legend=dict(LEGEND_BELOW)))
+                                           legend=dict(LEGEND_BELOW), margin=DRAWN_MARGINS["density"]))
 
 
 def pmf_figure(laws: list[dict], M: int, N: int, draws: int | None = None) -> go.Figure:
@@ -134,7 +142,7 @@ def pmf_figure(laws: list[dict], M: int, N: int, draws: int | None = None) -> go
     sub = f"M = {M}, N = {N}, sizes (M·i, N·i)" + (f", {draws:,} draws each" if draws else "")
     return fast_figure(traces, layout_dict(
         f"{METRIC_NAMES['pr']} under the null: a discrete law<br><sup>{sub}</sup>", METRIC_NAMES["pr"],
-        "probability × m", xaxis=dict(range=[0, end]), legend=dict(LEGEND_BELOW)))
+        "probability × m", xaxis=dict(range=[0, end]), legend=dict(LEGEND_BELOW), margin=DRAWN_MARGINS["pmf"]))
 
 
 def _pmf_visible_end(laws: list[dict]) -> float:
@@ -223,5 +231,5 @@ def quantile_figure(summary: pd.DataFrame, M: int, N: int, exact_mean: pd.DataFr
         shapes=[dict(line=dict(color=PALETTE["ratio"], width=6), opacity=0.35, type="line", x0=0, x1=1,
                      xref=f"{x} domain", y0=ratio, y1=ratio, yref=y) for x, y in (("x", "y"), ("x2", "y2"))
                 if any(t["xaxis"] == x for t in traces)],  # the band in every panel holding a line
-        margin=dict(t=100, b=60), legend=dict(LEGEND_BELOW, title=dict(text="click to show or hide: ")))
+        margin=dict(t=100, **DRAWN_MARGINS["quantiles"]), legend=dict(LEGEND_BELOW, title=dict(text="click to show or hide: ")))
     return fast_figure(traces, layout)

@@ -21,7 +21,7 @@ from ..memo import Memo, rough_nbytes
 from .common import download_csv, guard, p_formats, show_figure, show_table
 from .progress import ScoreProgress
 from .score_cache import cached_view
-from .state import forget_param
+from .state import forget_param, open_when_linked
 from .widgets import BIND, bound_choice, bound_float, bound_int, bound_select
 
 __all__ = ["consistency_step", "warm_score_page", "warm_default", "KEYS", "OPEN_KEY", "TITLE", "RESULTS"]
@@ -91,8 +91,7 @@ def consistency_step(table: pd.DataFrame, perturbation: str, control, active_gro
     widgets, tables and two figures were a third of every rerun of the score page, benchmarks/load.py).
     It opens by itself when the link carries one of the step's inputs (:data:`KEYS`), so a copied link
     shows what it showed."""
-    if OPEN_KEY not in st.session_state and any(k in st.query_params for k in KEYS):
-        st.session_state[OPEN_KEY] = True
+    open_when_linked(OPEN_KEY, KEYS)
     with st.expander(TITLE, key=OPEN_KEY, bind=BIND, on_change="rerun", icon=":material/hub:") as box:
         if box.open:
             _step(table, perturbation, control, active_groups, digest, file_name, auto, normalize, stratum)

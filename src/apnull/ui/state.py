@@ -202,3 +202,19 @@ def inputs_follow(marker: str, current: str, keys, defaults: dict, remember: boo
             else:
                 forget_param(key)
     state[marker] = current
+
+
+def holds_settings(defaults: Mapping) -> bool:
+    """True when one of the bound inputs ``defaults`` (key -> default value) holds another value: in the URL (a
+    bound input with its default is left out of it) or in the session (a bound input keeps its value while it
+    is not drawn, e.g. while its page is left). An expander holding such an input builds its content whether
+    open or closed, so the value stays applied and in the URL."""
+    state = st.session_state
+    return any(key in st.query_params or (key in state and state[key] != default) for key, default in defaults.items())
+
+
+def open_when_linked(open_key: str, keys) -> None:
+    """Open the expander ``open_key`` on a session's first run when the link carries one of its inputs
+    ``keys`` (an expander whose content is built only while open shows what the copied link showed)."""
+    if open_key not in st.session_state and any(key in st.query_params for key in keys):
+        st.session_state[open_key] = True

@@ -85,8 +85,11 @@ MAX_DELAY = 5.0
 IDLE_NICE = 10
 _last_run = [time.monotonic()]
 
-#: Modules the pages import; imported after the kernel (which is what the first page waits for).
-MODULES = ("apnull.sampling", "apnull.views.null", "apnull.plots", "plotly.graph_objects", "pandas")
+#: Modules the pages import; imported after the kernel (which is what the first page waits for). scipy.stats
+#: (the sampled metrics' rank laws) takes 1.5 to 3 s of the GIL to import: here the server pays it before
+#: its first visitor, not a class in the middle of a lesson (it came with the score step of the second phase,
+#: then with the sampled page's first visitor: benchmarks/load.py --lesson all, docs/serving.md).
+MODULES = ("apnull.sampling", "apnull.views.null", "apnull.plots", "plotly.graph_objects", "pandas", "scipy.stats")
 
 
 def _warm() -> None:
@@ -126,8 +129,9 @@ def _warm() -> None:
 def _warm_other_pages(steps: dict, t0: float) -> None:
     """The second phase, which the server does not wait for: the score page's example at the first quiet
     moment (or after :data:`MAX_DELAY` s), then each of :data:`IDLE_STEPS` at a quiet moment only, at a lower
-    priority. Nothing is imported before the quiet moment: the scoring modules' imports (scipy, the
-    score package) held the GIL and the import lock for 0.5 s of the first visitor's first page."""
+    priority. Nothing is imported before the quiet moment: the scoring modules' imports (the score
+    package; scipy.stats, then with it, is now imported in the first phase) held the GIL and the import lock
+    for 0.5 s of the first visitor's first page."""
     _wait_quiet(QUIET, MAX_DELAY)
     steps["quiet"] = time.perf_counter() - t0
     from apnull.ui import score_cache

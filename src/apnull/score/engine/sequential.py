@@ -34,7 +34,6 @@ from dataclasses import dataclass, field
 from typing import Callable, NamedTuple
 
 import numpy as np
-from scipy.stats import beta
 
 from ...fdr import bh_reject
 from ...law import counted_pvalue
@@ -82,6 +81,8 @@ def clopper_pearson(g, L, err):
 
 
 def _interval(g, L, err):
+    from scipy.stats import beta  # here: scipy.stats takes seconds to import and few runs need it
+
     with np.errstate(invalid="ignore", divide="ignore"):
         lo = np.where(g > 0, beta.ppf(err / 2, g, L - g + 1), 0.0)
         hi = np.where(g < L, beta.ppf(1 - err / 2, g + 1, L - g), 1.0)

@@ -37,8 +37,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import sparse
-from scipy.stats import t as student_t
 
 __all__ = ["crossed_test", "clustered_variance", "shared_plate_sum", "MIN_PLATES"]
 
@@ -50,6 +48,8 @@ _BLOCK_NONZEROS = 4_000_000
 
 def _incidence(plates_of: list) -> tuple:
     """(P x G sparse 0/1 incidence of perturbations on plates, G): ``plates_of[t]`` lists t's plates."""
+    from scipy import sparse  # here, as scipy.stats below: scipy takes seconds to import; a crossed screen needs it
+
     names = sorted({p for plates in plates_of for p in plates})
     code = {p: i for i, p in enumerate(names)}
     rows = np.repeat(np.arange(len(plates_of)), [len(set(s)) for s in plates_of])
@@ -137,6 +137,8 @@ def crossed_test(delta, plates_of: list, level: float = 0.95) -> dict:
     mean = float(d.mean())
     V = clustered_variance(d - mean, plates_of)[0]
     se = math.sqrt(V) / P
+    from scipy.stats import t as student_t
+
     q = float(student_t.ppf(0.5 + level / 2, G - 1))
     if se == 0.0:
         p = 1.0 if mean == 0.0 else float(np.nextafter(0.0, 1.0))
