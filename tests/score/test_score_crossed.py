@@ -115,6 +115,27 @@ def test_filled_pools_with_positives_tied_across_plates(general_only):
             assert np.array_equal(a, old.null_maps(name)), name
 
 
+@pytest.mark.parametrize("plates", [6, 8])
+def test_untied_pools_draw_the_general_paths_values(general_only, plates):
+    """Pools without a tie in any row draw by :func:`apnull.score.kernels.lookups.untied_mean` (five
+    replicates by the four-positive network, others by counting ranks): every table and drawn value the
+    general path's, bit for bit (B = 999: every pool filled)."""
+    table = crossed_screen(np.random.default_rng(plates), perts=3 * (plates - 1), plates=plates, extra=False,
+                           plate_effect=0.5)
+    assert set(table.groupby("Metadata_pert").size().drop("DMSO")) >= {2, 5}
+    general_only(False)
+    new = score_profiles(table, **KW, permutations=999, seed=9)
+    general_only(True)
+    old = score_profiles(table, **KW, permutations=999, seed=9)
+    pd.testing.assert_frame_equal(new.groups, old.groups)
+    pd.testing.assert_frame_equal(new.queries, old.queries)
+    for name in new.groups["Metadata_pert"]:
+        general_only(False)
+        a = new.null_maps(name)
+        general_only(True)
+        assert np.array_equal(a, old.null_maps(name)), name
+
+
 def test_crossed_pools_choose_one_replicate_a_stratum():
     from apnull.score.nulls.permutation import ScreenWork
     from apnull.score.table.screen import prepare_screen

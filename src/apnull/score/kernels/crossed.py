@@ -40,6 +40,7 @@ without pair rule, with the control design, and its pool's table fits :data:`MAX
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from ...compiled import entry
@@ -47,7 +48,7 @@ from ...streams import draw_distinct, uniform
 from .chunks import count_draw, record_draw
 from .querylaw import law_count
 from .lookups import (FILL_DRAWS, ROW_DRAWS, batch_lookups, crossed_pool, fill_all, filled_mean, know_all, mean_ap,
-                      pair_counts, query_ap, query_row, quotients, untied_ap)
+                      pair_counts, query_ap, query_row, quotients, untied_ap, untied_mean)
 
 __all__ = ["MAX_TABLE", "pool_sizes", "EXACT_STEPS", "EXACT_MOST", "law_batch", "crossed_pools", "crossed_batch", "crossed_conditional_batch"]
 
@@ -95,6 +96,18 @@ def pool_sizes(arrays, controls_of, pos) -> np.ndarray:
     return out
 
 
+@numba.njit(cache=True, inline="always")
+def draw_one(keys, counters, size, first, D):  # pragma: no cover - compiled
+    """:func:`.streams.draw_distinct`'s draw of one member of each stratum's pool (stratum s: ``size[s]``
+    members from ``first[s]``, stream ``keys[s]`` at ``counters[s]``) into D, written out for one."""
+    for s in range(D.size):
+        idx = np.int64(uniform(keys[s], counters[s]) * size[s])
+        counters[s] += np.uint64(1)
+        if idx >= size[s]:
+            idx = size[s] - 1
+        D[s] = first[s] + idx
+
+
 @entry(nogil=True)
 def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, values):  # pragma: no cover - compiled
     """The mAP null of the crossed perturbations ``pos`` of ``part`` (:func:`.draws.mean_batch`'s
@@ -129,13 +142,18 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
                 small = tg[:P * P].astype(np.int16)
                 G = np.empty(k, dtype=np.int64)
                 S = np.empty(k)
-                while drawn < target:
-                    for s in range(k):  # draw_distinct's draw of one member of each stratum's pool
-                        idx = np.int64(uniform(keys[s], counters[s]) * size[s])
-                        counters[s] += np.uint64(1)
-                        if idx >= size[s]:
-                            idx = size[s] - 1
-                        D[s] = first[s] + idx
+                every = True  # no tie in any row: draws without the tie-aware walk (untied_mean)
+                for u in range(P):
+                    every = every and untied[u]
+                while drawn < target and every:
+                    draw_one(keys, counters, size, first, D)
+                    v = untied_mean(D, P, small, quot, G, S)
+                    drawn, reached, stop = record_draw(saved, drawn, v, m, tol, reached, early, h)
+                    if stop:
+                        stopped = True
+                        break
+                while drawn < target and not stopped:
+                    draw_one(keys, counters, size, first, D)
                     v = filled_mean(D, P, small, tv, tg, te, untied, quot, G, S, vals, iwork)
                     drawn, reached, stop = record_draw(saved, drawn, v, m, tol, reached, early, h)
                     if stop:
