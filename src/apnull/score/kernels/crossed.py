@@ -19,9 +19,9 @@ general path's, drawn from the same streams with the same draws as :func:`.pool.
 - :func:`crossed_batch`: the mAP null (each stratum's pool gives one member the label; the mean of the
   k APs), continued to ``target`` draws as :func:`.draws.continue_general` does. A perturbation with
   at least :data:`.lookups.FILL_DRAWS` draws to go fills its whole table first (:func:`.lookups.fill_all`,
-  which also finds the members whose rows have no tie) and draws by :func:`.lookups.filled_mean`: k
+  which also finds the members whose rows have no tie) and draws by :func:`.filled.filled_mean`: k
   uniforms, and for each untied query k - 1 int16 counts ranked and k - 1 precisions read from a table
-  (:func:`.lookups.quotients`); the same values, bit for bit, at about a third of the cost.
+  (:func:`.filled.quotients`); the same values, bit for bit, at about a third of the cost.
 - :func:`crossed_conditional_batch`: the conditional null of each query (the query kept, each positive's
   label moved within its own plate's pool), only the query's own AP computed: k - 1 look-ups a draw.
   A query with many draws to go reads its whole row first (:func:`.lookups.query_row`); without a tie in it, a
@@ -47,8 +47,9 @@ from ...compiled import entry
 from ...streams import draw_distinct, uniform
 from .chunks import count_draw, record_draw
 from .querylaw import law_count
-from .lookups import (FILL_DRAWS, ROW_DRAWS, batch_lookups, crossed_pool, fill_all, filled_mean, know_all, mean_ap,
-                      pair_counts, query_ap, query_row, quotients, untied_ap, untied_mean)
+from .filled import filled_mean, quotients, shared_fill, untied_mean
+from .lookups import (FILL_DRAWS, ROW_DRAWS, batch_lookups, crossed_pool, fill_all, know_all, mean_ap, pair_counts,
+                      query_ap, query_row, untied_ap)
 
 __all__ = ["MAX_TABLE", "pool_sizes", "EXACT_STEPS", "EXACT_MOST", "law_batch", "crossed_pools", "crossed_batch", "crossed_conditional_batch"]
 
@@ -59,7 +60,7 @@ MAX_TABLE = 1 << 21
 #: about a third of a draw): a count that would cost more than the draws gives up, and the draws run.
 EXACT_STEPS = 2
 
-#: Most plate-mates of a crossed pool's query whose counts a filled table holds as int16 (:func:`.lookups.filled_mean`);
+#: Most plate-mates of a crossed pool's query whose counts a filled table holds as int16 (:func:`.filled.filled_mean`);
 #: a larger plate draws by the look-ups of every pair.
 COUNTS_MOST = 32767
 
@@ -109,9 +110,16 @@ def draw_one(keys, counters, size, first, D):  # pragma: no cover - compiled
 
 
 @entry(nogil=True)
-def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, values):  # pragma: no cover - compiled
+def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, values, shared,
+                  build):  # pragma: no cover - compiled
     """The mAP null of the crossed perturbations ``pos`` of ``part`` (:func:`.draws.mean_batch`'s
-    arguments, without pair rule or enumeration): the same draws and values, by look-ups."""
+    arguments, without pair rule or enumeration): the same draws and values, by look-ups. ``shared``:
+    the component's :class:`.filled.Shared` (empty arrays: none); with ``build`` True this call only
+    fills it (:func:`.filled.shared_fill`), the one entry serving both, so no other is compiled."""
+    if build:
+        shared_fill(controls, kind, shared.v, shared.gt, shared.eq)
+        return
+    shv, shg, she = shared.v, shared.gt, shared.eq
     tab = batch_lookups(part, controls, pos)
     tv, tg, te = tab.v, tab.gt, tab.eq
     q = np.int64(0)
@@ -119,7 +127,7 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
     none = np.int64(-1)
     for t in range(pos.size):
         j = pos[t]
-        pool, P, D, vals, iwork = crossed_pool(part, j, controls, kind, tab)
+        pool, P, D, vals, iwork = crossed_pool(part, j, controls, kind, tab, shared)
         k = D.size
         m = mean_ap(D, P, tv, tg, te, vals, iwork, observed.ap[q:q + k], observed.pr[q:q + k], True)
         observed.maps[t] = m
@@ -133,7 +141,7 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
         saved = values[t]  # room for the draws' values (the null's histogram)
         size, first = pool.n + 1, pool.offset  # one replicate and n_s controls a stratum
         if target - drawn >= FILL_DRAWS:  # every pair known: draws read the counts only (filled_mean)
-            untied = fill_all(pool, controls, kind, tab, P)
+            untied = fill_all(pool, controls, kind, tab, P, shared)
             most = np.int64(0)
             for s in range(k):
                 most = max(most, pool.n[s])
@@ -166,7 +174,7 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
             for s in range(k):  # draw_assignment's draws, one member a stratum
                 counters[s] = draw_distinct(keys[s], counters[s], size[s], first[s], D, s, one, none)
             know_all(D, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC, c_off, c_sorted, s_comp,
-                     g_ctl, rep_lo, rep_hi)
+                     g_ctl, rep_lo, rep_hi, shv, shg, she)
             v = mean_ap(D, P, tv, tg, te, vals, iwork, vals, vals, False)
             drawn, reached, stop = record_draw(saved, drawn, v, m, tol, reached, early, h)
             if stop:
@@ -178,7 +186,7 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
 
 @entry(nogil=True)
 def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, target, h, tol, ap, lawful, rows,
-                              shape, untied):  # pragma: no cover - compiled
+                              shape, untied, shared):  # pragma: no cover - compiled
     """The conditional null of the queries of the crossed perturbations ``pos`` of ``part``
     (:func:`.draws.conditional_batch`'s arguments): the same draws and values, by look-ups of the
     query's own row only.
@@ -186,14 +194,15 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
     An active query marked ``lawful`` draws nothing: its row goes to ``rows[g]`` (:func:`.lookups.query_row`,
     ``untied[g]`` whether it has no tie), its pool's layout to ``shape[g]`` (its position i among the
     perturbation's queries, the strata k, then each stratum's first member and size), for
-    :func:`law_batch` to count its exact law."""
+    :func:`law_batch` to count its exact law. ``shared``: as :func:`crossed_batch`'s."""
+    shv, shg, she = shared.v, shared.gt, shared.eq
     tab = batch_lookups(part, controls, pos)
     tv, tg, te = tab.v, tab.gt, tab.eq
     q = np.int64(0)
     one = np.int64(1)
     for t in range(pos.size):
         j = pos[t]
-        pool, P, D, vals, iwork = crossed_pool(part, j, controls, kind, tab)
+        pool, P, D, vals, iwork = crossed_pool(part, j, controls, kind, tab, shared)
         k = D.size
         g_str, s_n, g_rep, simRP, g_row = pool.stratum, pool.n, pool.replicate, pool.sim, pool.row
         Xc, sortedRC, c_off, c_sorted = controls.X, pool.sorted_rc, controls.sorted_offset, controls.sorted_sims
@@ -208,7 +217,7 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
             if not active[g]:
                 continue
             if lawful[g]:  # its exact law is counted instead (law_batch)
-                untied[g] = query_row(pool, controls, kind, tab, P, i, pool.observed[i], size, first, rows[g])
+                untied[g] = query_row(pool, controls, kind, tab, P, i, pool.observed[i], size, first, rows[g], shared)
                 shape[g, 0], shape[g, 1] = i, k
                 for s in range(k):
                     shape[g, 2 + s], shape[g, 2 + k + s] = first[s], size[s]
@@ -220,7 +229,7 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
             counter = counts.counters[g]
             u = pool.observed[i]
             D[i] = u
-            if target - drawn >= ROW_DRAWS and query_row(pool, controls, kind, tab, P, i, u, size, first, row):
+            if target - drawn >= ROW_DRAWS and query_row(pool, controls, kind, tab, P, i, u, size, first, row, shared):
                 m = k - 1
                 while drawn < target:  # draw_distinct's draw of one member a stratum: u is never in range
                     c = 0
@@ -244,7 +253,7 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
                         counter = draw_distinct(keys[g], counter, size[s], first[s], D, s, one, u)
                         if tg[u * P + D[s]] < 0:
                             pair_counts(u, D[s], P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC,
-                                        c_off, c_sorted, s_comp, g_ctl, rep_lo, rep_hi)
+                                        c_off, c_sorted, s_comp, g_ctl, rep_lo, rep_hi, shv, shg, she)
                 v, _ = query_ap(D, i, P, tv, tg, te, vals, iwork)
                 drawn += 1
                 reached, stop = count_draw(v, ap[g], tol, reached, early, h)
