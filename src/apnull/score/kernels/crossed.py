@@ -50,6 +50,7 @@ from .querylaw import law_count
 from .filled import filled_mean, quotients, shared_fill, untied_mean
 from .lookups import (FILL_DRAWS, ROW_DRAWS, batch_lookups, crossed_pool, fill_all, know_all, mean_ap, pair_counts,
                       query_ap, query_row, untied_ap)
+from .ranking import count_sorted
 
 __all__ = ["MAX_TABLE", "pool_sizes", "EXACT_STEPS", "EXACT_MOST", "law_batch", "crossed_pools", "crossed_batch", "crossed_conditional_batch"]
 
@@ -229,6 +230,8 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
             counter = counts.counters[g]
             u = pool.observed[i]
             D[i] = u
+            ru = g_rep[u]
+            nu = s_n[g_str[u]]
             if target - drawn >= ROW_DRAWS and query_row(pool, controls, kind, tab, P, i, u, size, first, row, shared):
                 m = k - 1
                 while drawn < target:  # draw_distinct's draw of one member a stratum: u is never in range
@@ -251,8 +254,13 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
                 for s in range(k):  # draw_query's draws: a member of each other stratum's pool
                     if s != i:
                         counter = draw_distinct(keys[g], counter, size[s], first[s], D, s, one, u)
-                        if tg[u * P + D[s]] < 0:
-                            pair_counts(u, D[s], P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC,
+                        y = D[s]
+                        if tg[u * P + y] < 0 and ru >= 0:  # pair_counts's steps for a replicate query, without
+                            w = simRP[ru, y]              # its 22 arrays (each array handed on costs two atomic
+                            tv[u * P + y] = w             # reference counts)
+                            tg[u * P + y], te[u * P + y] = count_sorted(sortedRC[ru, :nu], w)
+                        elif tg[u * P + y] < 0:
+                            pair_counts(u, y, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC,
                                         c_off, c_sorted, s_comp, g_ctl, rep_lo, rep_hi, shv, shg, she)
                 v, _ = query_ap(D, i, P, tv, tg, te, vals, iwork)
                 drawn += 1

@@ -335,11 +335,18 @@ def query_row(pool, controls, kind, tab, P, qi, u, size, first, row, shared):  #
     g_str, s_n, g_rep, simRP, g_row = pool.stratum, pool.n, pool.replicate, pool.sim, pool.row
     Xc, sortedRC, c_off, c_sorted = controls.X, pool.sorted_rc, controls.sorted_offset, controls.sorted_sims
     s_comp, g_ctl, rep_lo, rep_hi = pool.component_stratum, pool.control, pool.rep_lo, pool.rep_hi
+    ru = g_rep[u]
+    nu = s_n[g_str[u]]
     for s in range(k):
         if s == qi:
             continue
         for y in range(first[s], first[s] + size[s]):
-            if tg[u * P + y] < 0:
+            i = u * P + y
+            if tg[i] < 0 and ru >= 0:  # a replicate query: pair_counts's steps, without its 22 arrays
+                v = simRP[ru, y]
+                tv[i] = v
+                tg[i], te[i] = count_sorted(sortedRC[ru, :nu], v)
+            elif tg[i] < 0:
                 pair_counts(u, y, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC, c_off, c_sorted,
                             s_comp, g_ctl, rep_lo, rep_hi, shared.v, shared.gt, shared.eq)
             row[y] = tab.gt[u * P + y]
