@@ -48,8 +48,8 @@ from ...streams import draw_distinct, uniform
 from .chunks import count_draw, record_draw
 from .querylaw import law_count
 from .filled import filled_mean, quotients, shared_fill, untied_mean
-from .lookups import (FILL_DRAWS, ROW_DRAWS, batch_lookups, crossed_pool, fill_all, know_all, mean_ap, pair_counts,
-                      query_ap, query_row, untied_ap)
+from .lookups import (FILL_DRAWS, ROW_DRAWS, batch_lookups, crossed_pool, fill_all, know_all, mean_ap, query_ap,
+                      query_row, untied_ap)
 from .ranking import count_sorted
 
 __all__ = ["MAX_TABLE", "pool_sizes", "EXACT_STEPS", "EXACT_MOST", "law_batch", "crossed_pools", "crossed_batch", "crossed_conditional_batch"]
@@ -195,8 +195,8 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
     An active query marked ``lawful`` draws nothing: its row goes to ``rows[g]`` (:func:`.lookups.query_row`,
     ``untied[g]`` whether it has no tie), its pool's layout to ``shape[g]`` (its position i among the
     perturbation's queries, the strata k, then each stratum's first member and size), for
-    :func:`law_batch` to count its exact law. ``shared``: as :func:`crossed_batch`'s."""
-    shv, shg, she = shared.v, shared.gt, shared.eq
+    :func:`law_batch` to count its exact law. ``shared``: as :func:`crossed_batch`'s (a query is a
+    replicate, so only its observed assignment's pairs read it)."""
     tab = batch_lookups(part, controls, pos)
     tv, tg, te = tab.v, tab.gt, tab.eq
     q = np.int64(0)
@@ -205,9 +205,7 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
         j = pos[t]
         pool, P, D, vals, iwork = crossed_pool(part, j, controls, kind, tab, shared)
         k = D.size
-        g_str, s_n, g_rep, simRP, g_row = pool.stratum, pool.n, pool.replicate, pool.sim, pool.row
-        Xc, sortedRC, c_off, c_sorted = controls.X, pool.sorted_rc, controls.sorted_offset, controls.sorted_sims
-        s_comp, g_ctl, rep_lo, rep_hi = pool.component_stratum, pool.control, pool.rep_lo, pool.rep_hi
+        g_str, s_n, g_rep, simRP, sortedRC = pool.stratum, pool.n, pool.replicate, pool.sim, pool.sorted_rc
         pr = np.empty(k)
         mean_ap(D, P, tv, tg, te, vals, iwork, ap[q:q + k], pr, True)
         size, first = pool.n + 1, pool.offset  # one replicate and n_s controls a stratum
@@ -218,7 +216,7 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
             if not active[g]:
                 continue
             if lawful[g]:  # its exact law is counted instead (law_batch)
-                untied[g] = query_row(pool, controls, kind, tab, P, i, pool.observed[i], size, first, rows[g], shared)
+                untied[g] = query_row(pool, tab, P, i, pool.observed[i], size, first, rows[g])
                 shape[g, 0], shape[g, 1] = i, k
                 for s in range(k):
                     shape[g, 2 + s], shape[g, 2 + k + s] = first[s], size[s]
@@ -232,7 +230,7 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
             D[i] = u
             ru = g_rep[u]
             nu = s_n[g_str[u]]
-            if target - drawn >= ROW_DRAWS and query_row(pool, controls, kind, tab, P, i, u, size, first, row, shared):
+            if target - drawn >= ROW_DRAWS and query_row(pool, tab, P, i, u, size, first, row):
                 m = k - 1
                 while drawn < target:  # draw_distinct's draw of one member a stratum: u is never in range
                     c = 0
@@ -255,13 +253,10 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
                     if s != i:
                         counter = draw_distinct(keys[g], counter, size[s], first[s], D, s, one, u)
                         y = D[s]
-                        if tg[u * P + y] < 0 and ru >= 0:  # pair_counts's steps for a replicate query, without
-                            w = simRP[ru, y]              # its 22 arrays (each array handed on costs two atomic
-                            tv[u * P + y] = w             # reference counts)
+                        if tg[u * P + y] < 0:  # pair_counts's steps for a replicate query (u is one), without
+                            w = simRP[ru, y]  # handing on its 22 arrays (each costs two atomic reference counts)
+                            tv[u * P + y] = w
                             tg[u * P + y], te[u * P + y] = count_sorted(sortedRC[ru, :nu], w)
-                        elif tg[u * P + y] < 0:
-                            pair_counts(u, y, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC,
-                                        c_off, c_sorted, s_comp, g_ctl, rep_lo, rep_hi, shv, shg, she)
                 v, _ = query_ap(D, i, P, tv, tg, te, vals, iwork)
                 drawn += 1
                 reached, stop = count_draw(v, ap[g], tol, reached, early, h)

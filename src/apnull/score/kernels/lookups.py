@@ -50,7 +50,7 @@ def reset(tab, P):  # pragma: no cover - compiled
 
 @numba.njit(cache=True, inline="always")
 def pair_counts(u, y, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC, c_off, c_sorted, s_comp,
-                g_ctl, rep_lo, rep_hi, sv, sg, se):  # pragma: no cover - compiled
+                g_ctl, rep_lo, rep_hi):  # pragma: no cover - compiled
     """Compute the look-up (u, y) into ``tv``, ``tg``, ``te`` (a :class:`Lookups`' arrays): v = sim(u, y),
     from the pool's replicate rows or ``sim`` of two controls (an unordered pair once, for both
     directions: ``sim`` is exactly symmetric); gt / eq the members of u's pool (u excluded) more similar
@@ -58,28 +58,14 @@ def pair_counts(u, y, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, 
     plate-mates and a comparison with its plate's replicate). The pool's and controls' arrays come by
     name, not as their tuples: the draw loops call this where a draw first needs a pair, and a tuple of
     arrays handed on costs a reference count per array. Callers call it only for a pair not yet known
-    (``tg`` < 0): the same test inside it made the lazy draw loops measurably slower. ``sv``, ``sg``,
-    ``se``: a :class:`.filled.Shared`'s arrays (empty: not built); two controls' pair is then read from it."""
+    (``tg`` < 0): the same test inside it made the lazy draw loops measurably slower. A pair of two
+    controls with a :class:`.filled.Shared` built is read from it instead (:func:`know_all`,
+    :func:`fill_all`)."""
     i = u * P + y
     v = tv[i]
     su = g_str[u]
     n = s_n[su]
     ru = g_rep[u]
-    if ru < 0 and g_rep[y] < 0 and sv.shape[0] > 0:  # two controls: the component's shared counts
-        a, b = g_row[u], g_row[y]
-        v = sv[a, b]
-        tv[i] = v
-        g = np.int64(sg[a, b])
-        e = np.int64(se[a, b])
-        for r in range(rep_lo[su], rep_hi[su]):  # count_replicates written out: no call, no array handed on
-            w = simRP[r, u]  # (each array handed to a call costs two atomic reference counts, more than
-            if w > v:        # the look-up itself)
-                g += 1
-            elif w == v:
-                e += 1
-        tg[i] = g
-        te[i] = e
-        return
     if v != v:
         if ru >= 0:
             v = simRP[ru, y]
@@ -315,7 +301,7 @@ def know_all(D, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sorted
                 te[i] = e
             else:
                 pair_counts(u, y, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC, c_off,
-                            c_sorted, s_comp, g_ctl, rep_lo, rep_hi, sv, sg, se)
+                            c_sorted, s_comp, g_ctl, rep_lo, rep_hi)
 
 
 #: A query whose round has at least this many draws left reads its whole row first (:func:`query_row`).
@@ -323,8 +309,8 @@ ROW_DRAWS = 256
 
 
 @numba.njit(cache=True, inline="always")
-def query_row(pool, controls, kind, tab, P, qi, u, size, first, row, shared):  # pragma: no cover - compiled
-    """Fill ``row`` with the count gt (plate-mates of query member u more similar to it) of every member
+def query_row(pool, tab, P, qi, u, size, first, row):  # pragma: no cover - compiled
+    """Fill ``row`` with the count gt (plate-mates of query u, a replicate, more similar to it) of every member
     of every other stratum's pool, stratum by stratum (stratum s at ``first[s]``, ``size[s]`` members,
     as the pool lays them out); returns True when the row has no tie: every eq is 0 and no two members
     of different strata are as similar to u. A draw's AP then depends on its positives' gt only
@@ -332,9 +318,7 @@ def query_row(pool, controls, kind, tab, P, qi, u, size, first, row, shared):  #
     k = size.size
     n = np.int64(0)
     tv, tg, te = tab.v, tab.gt, tab.eq
-    g_str, s_n, g_rep, simRP, g_row = pool.stratum, pool.n, pool.replicate, pool.sim, pool.row
-    Xc, sortedRC, c_off, c_sorted = controls.X, pool.sorted_rc, controls.sorted_offset, controls.sorted_sims
-    s_comp, g_ctl, rep_lo, rep_hi = pool.component_stratum, pool.control, pool.rep_lo, pool.rep_hi
+    g_str, s_n, g_rep, simRP, sortedRC = pool.stratum, pool.n, pool.replicate, pool.sim, pool.sorted_rc
     ru = g_rep[u]
     nu = s_n[g_str[u]]
     for s in range(k):
@@ -342,13 +326,10 @@ def query_row(pool, controls, kind, tab, P, qi, u, size, first, row, shared):  #
             continue
         for y in range(first[s], first[s] + size[s]):
             i = u * P + y
-            if tg[i] < 0 and ru >= 0:  # a replicate query: pair_counts's steps, without its 22 arrays
+            if tg[i] < 0:  # pair_counts's steps for a replicate query, without handing on its 22 arrays
                 v = simRP[ru, y]
                 tv[i] = v
                 tg[i], te[i] = count_sorted(sortedRC[ru, :nu], v)
-            elif tg[i] < 0:
-                pair_counts(u, y, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC, c_off, c_sorted,
-                            s_comp, g_ctl, rep_lo, rep_hi, shared.v, shared.gt, shared.eq)
             row[y] = tab.gt[u * P + y]
             if tab.eq[u * P + y] != 0:
                 return False
