@@ -92,7 +92,7 @@ def test_crossed_kernels_give_the_general_paths_tables(general_only, monkeypatch
 def test_filled_pools_with_positives_tied_across_plates(general_only):
     """Controls copied from one plate to others: a query's row then holds members of different plates
     as similar to it (no tie with its own plate-mates), which a filled pool's fast draws
-    (:func:`apnull.score.kernels.lookups.filled_mean`) must leave to the tie-aware walk; and pools of
+    (:func:`apnull.score.kernels.filled.filled_mean`) must leave to the tie-aware walk; and pools of
     more than five replicates, ranked by counting rather than the four-positive network. Every table
     and drawn value the general path's, bit for bit (B = 2999: every pool filled)."""
     for rng, plates, perts in ((np.random.default_rng(21), 4, 10), (np.random.default_rng(22), 7, 8)):
@@ -113,6 +113,57 @@ def test_filled_pools_with_positives_tied_across_plates(general_only):
             a = new.null_maps(name)
             general_only(True)
             assert np.array_equal(a, old.null_maps(name)), name
+
+
+@pytest.mark.parametrize("plates", [6, 8])
+def test_untied_pools_draw_the_general_paths_values(general_only, plates):
+    """Pools without a tie in any row draw by :func:`apnull.score.kernels.filled.untied_mean` (five
+    replicates by the four-positive network, others by counting ranks): every table and drawn value the
+    general path's, bit for bit (B = 999: every pool filled)."""
+    table = crossed_screen(np.random.default_rng(plates), perts=3 * (plates - 1), plates=plates, extra=False,
+                           plate_effect=0.5)
+    assert set(table.groupby("Metadata_pert").size().drop("DMSO")) >= {2, 5}
+    general_only(False)
+    new = score_profiles(table, **KW, permutations=999, seed=9)
+    general_only(True)
+    old = score_profiles(table, **KW, permutations=999, seed=9)
+    pd.testing.assert_frame_equal(new.groups, old.groups)
+    pd.testing.assert_frame_equal(new.queries, old.queries)
+    for name in new.groups["Metadata_pert"]:
+        general_only(False)
+        a = new.null_maps(name)
+        general_only(True)
+        assert np.array_equal(a, old.null_maps(name)), name
+
+
+def test_shared_control_pairs_against_brute_force(monkeypatch):
+    """The component's shared pairs of two controls (:func:`apnull.score.nulls.permutation.shared_table`):
+    each similarity the dot product of the prepared rows, each count what a scan of the control's
+    plate-mates gives; built once for the run, and none past SHARED_MOST pairs."""
+    from apnull.score.nulls.permutation import ScreenWork, shared_table
+    from apnull.score.table.screen import prepare_screen
+
+    table = crossed_screen(np.random.default_rng(5), perts=6, ties=True, extra=False)
+    screen = prepare_screen(table, "Metadata_pert", "DMSO", "Metadata_plate", None, "cosine")
+    work = ScreenWork(screen, 0)
+    part = work.part(np.arange(len(screen.perts)), False)
+    tab = shared_table(part, 0)
+    ctl = part.comps[0]
+    X = np.asarray(ctl.X, dtype=float)
+    C = X.shape[0]
+    assert tab.v.shape == (C, C) and shared_table(work.part(np.arange(2), False), 0) is tab  # built once
+    plate = np.repeat(np.arange(ctl.size.size), ctl.size)
+    checked = 0
+    for a in range(C):
+        mates = [X[a] @ X[c] for c in np.flatnonzero(plate == plate[a]) if c != a]
+        for b in np.flatnonzero(plate != plate[a]):
+            v = tab.v[a, b]
+            assert v == pytest.approx(X[a] @ X[b], abs=1e-12) and v == tab.v[b, a]
+            assert (tab.gt[a, b], tab.eq[a, b]) == (sum(m > v for m in mates), sum(m == v for m in mates))
+            checked += 1
+    assert checked and (tab.eq > 0).any()  # ties among them (rounded rows)
+    monkeypatch.setattr(permutation, "SHARED_MOST", C * C - 1)
+    assert shared_table(ScreenWork(screen, 0).part(np.arange(2), False), 0).v.size == 0
 
 
 def test_crossed_pools_choose_one_replicate_a_stratum():

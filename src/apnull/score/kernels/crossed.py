@@ -19,9 +19,9 @@ general path's, drawn from the same streams with the same draws as :func:`.pool.
 - :func:`crossed_batch`: the mAP null (each stratum's pool gives one member the label; the mean of the
   k APs), continued to ``target`` draws as :func:`.draws.continue_general` does. A perturbation with
   at least :data:`.lookups.FILL_DRAWS` draws to go fills its whole table first (:func:`.lookups.fill_all`,
-  which also finds the members whose rows have no tie) and draws by :func:`.lookups.filled_mean`: k
+  which also finds the members whose rows have no tie) and draws by :func:`.filled.filled_mean`: k
   uniforms, and for each untied query k - 1 int16 counts ranked and k - 1 precisions read from a table
-  (:func:`.lookups.quotients`); the same values, bit for bit, at about a third of the cost.
+  (:func:`.filled.quotients`); the same values, bit for bit, at about a third of the cost.
 - :func:`crossed_conditional_batch`: the conditional null of each query (the query kept, each positive's
   label moved within its own plate's pool), only the query's own AP computed: k - 1 look-ups a draw.
   A query with many draws to go reads its whole row first (:func:`.lookups.query_row`); without a tie in it, a
@@ -40,14 +40,17 @@ without pair rule, with the control design, and its pool's table fits :data:`MAX
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from ...compiled import entry
 from ...streams import draw_distinct, uniform
 from .chunks import count_draw, record_draw
 from .querylaw import law_count
-from .lookups import (FILL_DRAWS, ROW_DRAWS, batch_lookups, crossed_pool, fill_all, filled_mean, know_all, mean_ap,
-                      pair_counts, query_ap, query_row, quotients, untied_ap)
+from .filled import filled_mean, quotients, shared_fill, untied_mean
+from .lookups import (FILL_DRAWS, ROW_DRAWS, batch_lookups, crossed_pool, fill_all, know_all, mean_ap, query_ap,
+                      query_row, untied_ap)
+from .ranking import count_sorted
 
 __all__ = ["MAX_TABLE", "pool_sizes", "EXACT_STEPS", "EXACT_MOST", "law_batch", "crossed_pools", "crossed_batch", "crossed_conditional_batch"]
 
@@ -58,7 +61,7 @@ MAX_TABLE = 1 << 21
 #: about a third of a draw): a count that would cost more than the draws gives up, and the draws run.
 EXACT_STEPS = 2
 
-#: Most plate-mates of a crossed pool's query whose counts a filled table holds as int16 (:func:`.lookups.filled_mean`);
+#: Most plate-mates of a crossed pool's query whose counts a filled table holds as int16 (:func:`.filled.filled_mean`);
 #: a larger plate draws by the look-ups of every pair.
 COUNTS_MOST = 32767
 
@@ -95,10 +98,29 @@ def pool_sizes(arrays, controls_of, pos) -> np.ndarray:
     return out
 
 
+@numba.njit(cache=True, inline="always")
+def draw_one(keys, counters, size, first, D):  # pragma: no cover - compiled
+    """:func:`.streams.draw_distinct`'s draw of one member of each stratum's pool (stratum s: ``size[s]``
+    members from ``first[s]``, stream ``keys[s]`` at ``counters[s]``) into D, written out for one."""
+    for s in range(D.size):
+        idx = np.int64(uniform(keys[s], counters[s]) * size[s])
+        counters[s] += np.uint64(1)
+        if idx >= size[s]:
+            idx = size[s] - 1
+        D[s] = first[s] + idx
+
+
 @entry(nogil=True)
-def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, values):  # pragma: no cover - compiled
+def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, values, shared,
+                  build):  # pragma: no cover - compiled
     """The mAP null of the crossed perturbations ``pos`` of ``part`` (:func:`.draws.mean_batch`'s
-    arguments, without pair rule or enumeration): the same draws and values, by look-ups."""
+    arguments, without pair rule or enumeration): the same draws and values, by look-ups. ``shared``:
+    the component's :class:`.filled.Shared` (empty arrays: none); with ``build`` True this call only
+    fills it (:func:`.filled.shared_fill`), the one entry serving both, so no other is compiled."""
+    if build:
+        shared_fill(controls, kind, shared.v, shared.gt, shared.eq)
+        return
+    shv, shg, she = shared.v, shared.gt, shared.eq
     tab = batch_lookups(part, controls, pos)
     tv, tg, te = tab.v, tab.gt, tab.eq
     q = np.int64(0)
@@ -106,7 +128,7 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
     none = np.int64(-1)
     for t in range(pos.size):
         j = pos[t]
-        pool, P, D, vals, iwork = crossed_pool(part, j, controls, kind, tab)
+        pool, P, D, vals, iwork = crossed_pool(part, j, controls, kind, tab, shared)
         k = D.size
         m = mean_ap(D, P, tv, tg, te, vals, iwork, observed.ap[q:q + k], observed.pr[q:q + k], True)
         observed.maps[t] = m
@@ -120,7 +142,7 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
         saved = values[t]  # room for the draws' values (the null's histogram)
         size, first = pool.n + 1, pool.offset  # one replicate and n_s controls a stratum
         if target - drawn >= FILL_DRAWS:  # every pair known: draws read the counts only (filled_mean)
-            untied = fill_all(pool, controls, kind, tab, P)
+            untied = fill_all(pool, controls, kind, tab, P, shared)
             most = np.int64(0)
             for s in range(k):
                 most = max(most, pool.n[s])
@@ -129,13 +151,18 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
                 small = tg[:P * P].astype(np.int16)
                 G = np.empty(k, dtype=np.int64)
                 S = np.empty(k)
-                while drawn < target:
-                    for s in range(k):  # draw_distinct's draw of one member of each stratum's pool
-                        idx = np.int64(uniform(keys[s], counters[s]) * size[s])
-                        counters[s] += np.uint64(1)
-                        if idx >= size[s]:
-                            idx = size[s] - 1
-                        D[s] = first[s] + idx
+                every = True  # no tie in any row: draws without the tie-aware walk (untied_mean)
+                for u in range(P):
+                    every = every and untied[u]
+                while drawn < target and every:
+                    draw_one(keys, counters, size, first, D)
+                    v = untied_mean(D, P, small, quot, G, S)
+                    drawn, reached, stop = record_draw(saved, drawn, v, m, tol, reached, early, h)
+                    if stop:
+                        stopped = True
+                        break
+                while drawn < target and not stopped:
+                    draw_one(keys, counters, size, first, D)
                     v = filled_mean(D, P, small, tv, tg, te, untied, quot, G, S, vals, iwork)
                     drawn, reached, stop = record_draw(saved, drawn, v, m, tol, reached, early, h)
                     if stop:
@@ -148,7 +175,7 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
             for s in range(k):  # draw_assignment's draws, one member a stratum
                 counters[s] = draw_distinct(keys[s], counters[s], size[s], first[s], D, s, one, none)
             know_all(D, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC, c_off, c_sorted, s_comp,
-                     g_ctl, rep_lo, rep_hi)
+                     g_ctl, rep_lo, rep_hi, shv, shg, she)
             v = mean_ap(D, P, tv, tg, te, vals, iwork, vals, vals, False)
             drawn, reached, stop = record_draw(saved, drawn, v, m, tol, reached, early, h)
             if stop:
@@ -160,7 +187,7 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
 
 @entry(nogil=True)
 def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, target, h, tol, ap, lawful, rows,
-                              shape, untied):  # pragma: no cover - compiled
+                              shape, untied, shared):  # pragma: no cover - compiled
     """The conditional null of the queries of the crossed perturbations ``pos`` of ``part``
     (:func:`.draws.conditional_batch`'s arguments): the same draws and values, by look-ups of the
     query's own row only.
@@ -168,18 +195,17 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
     An active query marked ``lawful`` draws nothing: its row goes to ``rows[g]`` (:func:`.lookups.query_row`,
     ``untied[g]`` whether it has no tie), its pool's layout to ``shape[g]`` (its position i among the
     perturbation's queries, the strata k, then each stratum's first member and size), for
-    :func:`law_batch` to count its exact law."""
+    :func:`law_batch` to count its exact law. ``shared``: as :func:`crossed_batch`'s (a query is a
+    replicate, so only its observed assignment's pairs read it)."""
     tab = batch_lookups(part, controls, pos)
     tv, tg, te = tab.v, tab.gt, tab.eq
     q = np.int64(0)
     one = np.int64(1)
     for t in range(pos.size):
         j = pos[t]
-        pool, P, D, vals, iwork = crossed_pool(part, j, controls, kind, tab)
+        pool, P, D, vals, iwork = crossed_pool(part, j, controls, kind, tab, shared)
         k = D.size
-        g_str, s_n, g_rep, simRP, g_row = pool.stratum, pool.n, pool.replicate, pool.sim, pool.row
-        Xc, sortedRC, c_off, c_sorted = controls.X, pool.sorted_rc, controls.sorted_offset, controls.sorted_sims
-        s_comp, g_ctl, rep_lo, rep_hi = pool.component_stratum, pool.control, pool.rep_lo, pool.rep_hi
+        g_str, s_n, g_rep, simRP, sortedRC = pool.stratum, pool.n, pool.replicate, pool.sim, pool.sorted_rc
         pr = np.empty(k)
         mean_ap(D, P, tv, tg, te, vals, iwork, ap[q:q + k], pr, True)
         size, first = pool.n + 1, pool.offset  # one replicate and n_s controls a stratum
@@ -190,7 +216,7 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
             if not active[g]:
                 continue
             if lawful[g]:  # its exact law is counted instead (law_batch)
-                untied[g] = query_row(pool, controls, kind, tab, P, i, pool.observed[i], size, first, rows[g])
+                untied[g] = query_row(pool, tab, P, i, pool.observed[i], size, first, rows[g])
                 shape[g, 0], shape[g, 1] = i, k
                 for s in range(k):
                     shape[g, 2 + s], shape[g, 2 + k + s] = first[s], size[s]
@@ -202,7 +228,9 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
             counter = counts.counters[g]
             u = pool.observed[i]
             D[i] = u
-            if target - drawn >= ROW_DRAWS and query_row(pool, controls, kind, tab, P, i, u, size, first, row):
+            ru = g_rep[u]
+            nu = s_n[g_str[u]]
+            if target - drawn >= ROW_DRAWS and query_row(pool, tab, P, i, u, size, first, row):
                 m = k - 1
                 while drawn < target:  # draw_distinct's draw of one member a stratum: u is never in range
                     c = 0
@@ -224,9 +252,11 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
                 for s in range(k):  # draw_query's draws: a member of each other stratum's pool
                     if s != i:
                         counter = draw_distinct(keys[g], counter, size[s], first[s], D, s, one, u)
-                        if tg[u * P + D[s]] < 0:
-                            pair_counts(u, D[s], P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC,
-                                        c_off, c_sorted, s_comp, g_ctl, rep_lo, rep_hi)
+                        y = D[s]
+                        if tg[u * P + y] < 0:  # pair_counts's steps for a replicate query (u is one), without
+                            w = simRP[ru, y]  # handing on its 22 arrays (each costs two atomic reference counts)
+                            tv[u * P + y] = w
+                            tg[u * P + y], te[u * P + y] = count_sorted(sortedRC[ru, :nu], w)
                 v, _ = query_ap(D, i, P, tv, tg, te, vals, iwork)
                 drawn += 1
                 reached, stop = count_draw(v, ap[g], tol, reached, early, h)

@@ -23,8 +23,7 @@ from .similarity import sim, sim_rows
 from .sort import insertion_sort
 
 __all__ = ["Lookups", "lookups", "reset", "pair_counts", "fill_all", "FILL_DRAWS", "walk_positives", "query_ap",
-           "mean_ap", "batch_lookups", "crossed_pool", "know_all", "query_row", "untied_ap", "ROW_DRAWS", "quotients",
-           "filled_mean"]
+           "mean_ap", "batch_lookups", "crossed_pool", "know_all", "query_row", "untied_ap", "ROW_DRAWS"]
 
 class Lookups(NamedTuple):
     """Member-pair look-ups of one pool (P members; pair (u, y) at u * P + y): the similarity (NaN until
@@ -59,7 +58,9 @@ def pair_counts(u, y, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, 
     plate-mates and a comparison with its plate's replicate). The pool's and controls' arrays come by
     name, not as their tuples: the draw loops call this where a draw first needs a pair, and a tuple of
     arrays handed on costs a reference count per array. Callers call it only for a pair not yet known
-    (``tg`` < 0): the same test inside it made the lazy draw loops measurably slower."""
+    (``tg`` < 0): the same test inside it made the lazy draw loops measurably slower. A pair of two
+    controls with a :class:`.filled.Shared` built is read from it instead (:func:`know_all`,
+    :func:`fill_all`)."""
     i = u * P + y
     v = tv[i]
     su = g_str[u]
@@ -90,16 +91,17 @@ FILL_DRAWS = 512
 
 
 @inner()
-def fill_all(pool, controls, kind, tab, P):  # pragma: no cover - compiled
+def fill_all(pool, controls, kind, tab, P, shared):  # pragma: no cover - compiled
     """Every look-up of the pool (pairs of members of different strata), the values :func:`pair_counts`
     gives: the similarities of two strata's controls a block at a time by :func:`.similarity.sim_rows`
     (the bits of ``sim`` at a fraction of its cost), the others from the replicate rows; then member u's
     row, each pair's counts by a binary search in u's sorted plate-mates (and a comparison with its
     plate's replicate). Returns (P,) bool: member u's row has no tie (every eq 0, and no two members of
     other strata as similar to u: equal similarities have equal gt, so only members of equal gt are
-    compared); u's AP as a query is then :func:`untied_ap` of its positives' gt (:func:`filled_mean`)."""
+    compared); u's AP as a query is then :func:`untied_ap` of its positives' gt (:func:`.filled.filled_mean`).
+    With a :class:`.filled.Shared` built (``shared``), two controls' pair is read from it (:func:`pair_counts`)."""
     tv, tg, te = tab.v, tab.gt, tab.eq
-    g_str, s_n, g_rep, simRP = pool.stratum, pool.n, pool.replicate, pool.sim
+    g_str, s_n, g_rep, simRP, g_row = pool.stratum, pool.n, pool.replicate, pool.sim, pool.row
     sortedRC, c_off, c_sorted = pool.sorted_rc, controls.sorted_offset, controls.sorted_sims
     s_comp, g_ctl, rep_lo, rep_hi = pool.component_stratum, pool.control, pool.rep_lo, pool.rep_hi
     J = s_n.size
@@ -108,7 +110,9 @@ def fill_all(pool, controls, kind, tab, P):  # pragma: no cover - compiled
         most = max(most, s_n[s])
     block = np.empty((most, most))
     zero = np.int64(0)  # not a literal 0: a literal argument would compile sim_rows once more
-    for s in range(J):  # two strata's controls
+    sv, sg, se = shared.v, shared.gt, shared.eq
+    known = sv.shape[0] > 0
+    for s in range(J if not known else 0):  # two strata's controls
         a0 = controls.start[s_comp[s]]
         ga = pool.offset[s] + rep_hi[s] - rep_lo[s]  # the stratum's first control member
         for s2 in range(s + 1, J):
@@ -142,11 +146,24 @@ def fill_all(pool, controls, kind, tab, P):  # pragma: no cover - compiled
             elif g_rep[y] >= 0:
                 v = simRP[g_rep[y], u]
                 tv[i] = v
+            elif known:  # two controls: the shared counts and the plate's replicate (as know_all reads them)
+                a, b = g_row[u], g_row[y]
+                v = sv[a, b]
+                tv[i] = v
+                g = np.int64(sg[a, b])
+                e = np.int64(se[a, b])
+                for r in range(rep_lo[su], rep_hi[su]):
+                    w = simRP[r, u]
+                    if w > v:
+                        g += 1
+                    elif w == v:
+                        e += 1
             else:
                 v = tv[i]
-            g, e = count_sorted(row, v)
-            # a control query: its plate's replicate too
-            g, e = count_replicates(simRP, u, rep_lo[su], rep_hi[su], ru, v, g, e)
+            if ru >= 0 or g_rep[y] >= 0 or not known:
+                g, e = count_sorted(row, v)
+                # a control query: its plate's replicate too
+                g, e = count_replicates(simRP, u, rep_lo[su], rep_hi[su], ru, v, g, e)
             tg[i] = g
             te[i] = e
             if e != 0:
@@ -233,7 +250,7 @@ def batch_lookups(part, controls, pos):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, inline="always")
-def crossed_pool(part, j, controls, kind, tab):  # pragma: no cover - compiled
+def crossed_pool(part, j, controls, kind, tab, shared):  # pragma: no cover - compiled
     """(pool, P, D, vals, iwork) of perturbation j: its pool (P members) with its look-ups forgotten,
     then those of its observed assignment D (each replicate, a copy of ``pool.observed``) computed
     (:func:`pair_counts`); ``vals`` (k,) and ``iwork`` (5, k) the workspaces of :func:`mean_ap`."""
@@ -244,20 +261,46 @@ def crossed_pool(part, j, controls, kind, tab):  # pragma: no cover - compiled
     D = pool.observed.copy()
     know_all(D, P, tab.v, tab.gt, tab.eq, pool.stratum, pool.n, pool.replicate, pool.sim, pool.row, controls.X, kind,
              pool.sorted_rc, controls.sorted_offset, controls.sorted_sims, pool.component_stratum, pool.control,
-             pool.rep_lo, pool.rep_hi)
+             pool.rep_lo, pool.rep_hi, shared.v, shared.gt, shared.eq)
     return pool, P, D, np.empty(D.size), np.empty((5, D.size), dtype=np.int64)
 
 
 @inner()
 def know_all(D, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC, c_off, c_sorted, s_comp, g_ctl,
-             rep_lo, rep_hi):  # pragma: no cover - compiled
+             rep_lo, rep_hi, sv, sg, se):  # pragma: no cover - compiled
     """Every look-up (D[qi], D[yi]), qi != yi, of assignment D known: :func:`pair_counts` (its arguments)
     where it is not yet. An inner kernel, compiled once: copied into both crossed entries (through
-    :func:`crossed_pool`) it added about 8 s (14%) to a fresh install's first crossed run."""
+    :func:`crossed_pool`) it added about 8 s (14%) to a fresh install's first crossed run.
+
+    A pair of two controls with a :class:`.filled.Shared` built is read here, as :func:`pair_counts` reads it,
+    without calling it: each call of a kernel handed 22 arrays takes and drops a reference to each (44
+    atomic operations, about 0.3 us), ten times what the look-up costs."""
+    shared = sv.shape[0] > 0
     for qi in range(D.size):
+        u = D[qi]
+        base = u * P
+        su = g_str[u]
         for yi in range(D.size):
-            if yi != qi and tg[D[qi] * P + D[yi]] < 0:
-                pair_counts(D[qi], D[yi], P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC, c_off,
+            y = D[yi]
+            i = base + y
+            if yi == qi or tg[i] >= 0:
+                continue
+            if shared and g_rep[u] < 0 and g_rep[y] < 0:
+                a, b = g_row[u], g_row[y]
+                v = sv[a, b]
+                tv[i] = v
+                g = np.int64(sg[a, b])
+                e = np.int64(se[a, b])
+                for r in range(rep_lo[su], rep_hi[su]):  # pair_counts's count of the plate's replicate
+                    w = simRP[r, u]
+                    if w > v:
+                        g += 1
+                    elif w == v:
+                        e += 1
+                tg[i] = g
+                te[i] = e
+            else:
+                pair_counts(u, y, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC, c_off,
                             c_sorted, s_comp, g_ctl, rep_lo, rep_hi)
 
 
@@ -266,8 +309,8 @@ ROW_DRAWS = 256
 
 
 @numba.njit(cache=True, inline="always")
-def query_row(pool, controls, kind, tab, P, qi, u, size, first, row):  # pragma: no cover - compiled
-    """Fill ``row`` with the count gt (plate-mates of query member u more similar to it) of every member
+def query_row(pool, tab, P, qi, u, size, first, row):  # pragma: no cover - compiled
+    """Fill ``row`` with the count gt (plate-mates of query u, a replicate, more similar to it) of every member
     of every other stratum's pool, stratum by stratum (stratum s at ``first[s]``, ``size[s]`` members,
     as the pool lays them out); returns True when the row has no tie: every eq is 0 and no two members
     of different strata are as similar to u. A draw's AP then depends on its positives' gt only
@@ -275,16 +318,18 @@ def query_row(pool, controls, kind, tab, P, qi, u, size, first, row):  # pragma:
     k = size.size
     n = np.int64(0)
     tv, tg, te = tab.v, tab.gt, tab.eq
-    g_str, s_n, g_rep, simRP, g_row = pool.stratum, pool.n, pool.replicate, pool.sim, pool.row
-    Xc, sortedRC, c_off, c_sorted = controls.X, pool.sorted_rc, controls.sorted_offset, controls.sorted_sims
-    s_comp, g_ctl, rep_lo, rep_hi = pool.component_stratum, pool.control, pool.rep_lo, pool.rep_hi
+    g_str, s_n, g_rep, simRP, sortedRC = pool.stratum, pool.n, pool.replicate, pool.sim, pool.sorted_rc
+    ru = g_rep[u]
+    nu = s_n[g_str[u]]
     for s in range(k):
         if s == qi:
             continue
         for y in range(first[s], first[s] + size[s]):
-            if tg[u * P + y] < 0:
-                pair_counts(u, y, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC, c_off, c_sorted,
-                            s_comp, g_ctl, rep_lo, rep_hi)
+            i = u * P + y
+            if tg[i] < 0:  # pair_counts's steps for a replicate query, without handing on its 22 arrays
+                v = simRP[ru, y]
+                tv[i] = v
+                tg[i], te[i] = count_sorted(sortedRC[ru, :nu], v)
             row[y] = tab.gt[u * P + y]
             if tab.eq[u * P + y] != 0:
                 return False
@@ -313,59 +358,3 @@ def untied_ap(G, m):  # pragma: no cover - compiled
     for b in range(m):
         total += (b + 1.0) / (G[b] + b + 1.0)
     return total / m
-
-
-@numba.njit(cache=True, inline="always")
-def quotients(m, most):  # pragma: no cover - compiled
-    """(m, most + 1) table of (b + 1) / (g + b + 1): :func:`untied_ap`'s precision of the positive of
-    rank b (from 0) with g plate-mates above it, each computed as it does, so the same bits."""
-    out = np.empty((m, most + 1))
-    for b in range(m):
-        for g in range(most + 1):
-            out[b, g] = (b + 1.0) / (g + b + 1.0)
-    return out
-
-
-@numba.njit(cache=True, inline="always")
-def filled_mean(D, P, counts, tv, tg, te, untied, quot, G, S, vals, iwork):  # pragma: no cover - compiled
-    """Mean AP of assignment D of a pool whose look-ups are all known (:func:`fill_all`): a query with
-    an untied row (``untied``, as :func:`fill_all` finds them) from its positives' counts gt (``counts``:
-    the table's gt as int16, small enough to stay in the fastest cache), ranked and the precisions
-    read from ``quot`` (:func:`quotients`), added in rank order as :func:`untied_ap` adds them; the
-    others by :func:`query_ap`. The APs added in query order and divided as :func:`mean_ap` does, so
-    the same bits. Four positives are ranked by a sorting network of min / max (no branch to guess
-    wrong), more or fewer by counting each one's rank (``G``, ``S``: workspaces of k)."""
-    k = D.size
-    m = k - 1
-    total = 0.0
-    for qi in range(k):
-        u = D[qi]
-        if not untied[u]:
-            ap, _ = query_ap(D, qi, P, tv, tg, te, vals, iwork)
-            total += ap  # finite: m >= 1 positive
-            continue
-        base = u * P
-        c = np.int64(0)
-        for yi in range(k):
-            if yi != qi:
-                G[c] = counts[base + D[yi]]
-                c += 1
-        a = 0.0
-        if m == 4:
-            l1, h1 = min(G[0], G[1]), max(G[0], G[1])
-            l2, h2 = min(G[2], G[3]), max(G[2], G[3])
-            m1, m2 = max(l1, l2), min(h1, h2)
-            a += quot[0, min(l1, l2)]
-            a += quot[1, min(m1, m2)]
-            a += quot[2, max(m1, m2)]
-            a += quot[3, max(h1, h2)]
-        else:
-            for c in range(m):  # the rank b of each count (equal counts ranked by position: the same sum)
-                b = np.int64(0)
-                for x in range(m):
-                    b += (G[x] < G[c]) | ((G[x] == G[c]) & (x < c))
-                S[b] = quot[b, G[c]]
-            for b in range(m):
-                a += S[b]
-        total += a / m
-    return total / k

@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import threading
 from typing import NamedTuple
 
 import numpy as np
@@ -38,6 +39,7 @@ from ..kernels.controls import ControlRows, control_rows
 from ..kernels.crossed import crossed_batch as _crossed_kernel
 from ..kernels.crossed import crossed_pools
 from ..kernels.draws import NO_MEMBERS, Counts, Observed, PartRows
+from ..kernels.filled import Shared
 from ..kernels.draws import mean_batch as _mean_kernel
 from ..kernels.draws import single_batch as _single_kernel
 from ..table.perts import components_of
@@ -75,6 +77,8 @@ class Part(NamedTuple):
     kind: int                #: similarity kind (:mod:`..kernels.similarity`)
     ctl_codes: list          #: per component: (controls, C) codes aligned with its ``ControlRows.X``
     crossed: bool = True     #: its crossed perturbations may take the crossed kernels (a large screen)
+    shared: list = None      #: per component a dict holding its :class:`..kernels.filled.Shared` once
+    #: built (:func:`shared_table`); in process the same dict in every round and null of the run
 
     def replicates(self, j) -> tuple:
         """(rows (k, d), stratum position of each) of perturbation j, as the kernels group them."""
@@ -99,7 +103,37 @@ def segment_keys(perts, seed) -> np.ndarray:
 
 def prepare_part(part: Part) -> Part:
     """``part`` with each component's control rows made into its :class:`ControlRows` (on a worker)."""
-    return part._replace(comps=[control_rows(rows, part.kind) for rows in part.comps])
+    return part._replace(comps=[control_rows(rows, part.kind) for rows in part.comps],
+                         shared=[{} for _ in part.comps])
+
+
+#: Most control pairs (C * C for C controls of a component) of a :class:`..kernels.filled.Shared`: 16
+#: bytes each, 128 MB. A larger component's crossed pools compute each pair of controls themselves.
+SHARED_MOST = 1 << 23
+NO_SHARED = Shared(np.zeros((0, 0)), np.zeros((0, 0), dtype=np.int32), np.zeros((0, 0), dtype=np.int32))
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_table(part: Part, c: int) -> Shared:
+    """The :class:`..kernels.filled.Shared` of component ``c`` of ``part`` (its crossed pools' pairs of
+    two controls, computed once for every pool, round and null of the run), built on first use;
+    :data:`NO_SHARED` when it would exceed :data:`SHARED_MOST` pairs. The values are those each pool
+    would compute, so a run gives the same bits with or without it."""
+    controls = part.comps[c]
+    C = controls.X.shape[0]
+    if not part.shared or C * C > SHARED_MOST:
+        return NO_SHARED
+    holder = part.shared[c]
+    with _SHARED_LOCK:  # the threads of a round share it: one builds it
+        if "table" not in holder:
+            table = Shared(np.empty((C, C)), np.empty((C, C), dtype=np.int32), np.empty((C, C), dtype=np.int32))
+            _crossed_kernel(part.arrays, controls, part.kind, np.zeros(0, dtype=np.int64),
+                            Counts(np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64),
+                                   np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)),
+                            0, 1, VALUE_TOL, Observed(np.empty(0), np.empty(0), np.empty(0)), np.empty((0, 0)),
+                            table, True)
+            holder["table"] = table
+        return holder["table"]
 
 
 class ScreenWork:
@@ -116,7 +150,7 @@ class ScreenWork:
         self.size = len(pt)
         self.offsets = {"seg": pt.soff, "query": pt.qoff}
         self._comps = self._keys = self._comp_of = None
-        self._built = (None, None)  # (component, its ControlRows): the last one built in process
+        self._built = (None, None, None)  # (component, its ControlRows, its shared dict): the last one built
 
     @property
     def components(self) -> list:
@@ -170,7 +204,7 @@ class ScreenWork:
         where = np.full(len(pt.strata), -1, dtype=np.int64)
         copy = worker or not isinstance(sc.X, np.ndarray)  # rows read back from the table: once per part
         codes = sc.codes
-        built, comp_of, ctl_codes, order = [], np.empty(self.size, dtype=np.int64), [], []
+        built, comp_of, ctl_codes, order, holders = [], np.empty(self.size, dtype=np.int64), [], [], []
         for comp in np.unique(of).tolist():
             strata = comps[comp][1]
             todo = np.sort(items[of == comp])
@@ -181,6 +215,7 @@ class ScreenWork:
             names = [pt.strata[s] for s in strata.tolist()]
             if not worker and self._built[0] == comp:  # the same component's next group: its tables again
                 built.append(self._built[1])
+                holders.append(self._built[2])
             else:
                 pools = [sc.controls[s] for s in names]
                 every = sc.X[np.concatenate(pools)] if pools else np.empty((0, sc.X.shape[1]))
@@ -188,8 +223,9 @@ class ScreenWork:
                 rows = [np.ascontiguousarray(r) for r in rows]
                 del every
                 built.append(rows if worker else control_rows(rows, sc.kind))
+                holders.append({})
                 if not worker:
-                    self._built = (comp, built[-1])
+                    self._built = (comp, built[-1], holders[-1])
             comp_of[todo] = c
             width = 0 if codes is None else codes.shape[1]
             ctl_codes.append(np.ascontiguousarray(np.concatenate([codes[sc.controls[s]] for s in names]))
@@ -205,7 +241,8 @@ class ScreenWork:
         arrays = PartRows(X, np.arange(rows.size) if copy else rows, offsets(pt.qoff[index + 1] - pt.qoff[index]),
                           offsets(pt.soff[index + 1] - pt.soff[index]), pt.seg_len[segs], where[pt.seg_stratum[segs]],
                           self.keys[segs], rep_codes, members)
-        return Part(built, comp_of[index], index, arrays, sc.kind, ctl_codes, self.size >= CROSSED_MIN_PERTURBATIONS)
+        return Part(built, comp_of[index], index, arrays, sc.kind, ctl_codes, self.size >= CROSSED_MIN_PERTURBATIONS,
+                    holders)
 
 
 #: Levels of the mAP null's state arrays (see :mod:`..engine.executor`).
@@ -242,7 +279,8 @@ def perturbations_batch(part: Part, pos, st, target, h, exhaustive=False, keep=0
         controls = part.comps[comp_of[a]]
         if crossed[a]:  # one replicate a stratum: look-ups (the same values as the general path)
             _crossed_kernel(arr, controls, part.kind, pos[a:b], _counts(counts, slice(a, b), slice(so[a], so[b])),
-                            target, h, VALUE_TOL, _observed(seen, slice(a, b), slice(qo[a], qo[b])), values[a:b])
+                            target, h, VALUE_TOL, _observed(seen, slice(a, b), slice(qo[a], qo[b])), values[a:b],
+                            shared_table(part, comp_of[a]), False)
             continue
         if single[a]:
             _single_kernel(arr, controls, part.kind, pos[a:b], _counts(counts, slice(a, b), slice(so[a], so[b])),

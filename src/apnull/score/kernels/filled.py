@@ -1,0 +1,169 @@
+"""Compiled kernels (numba) of the crossed layout's filled pools: what every pool of a component shares,
+and the draws of a pool whose look-ups are all known.
+
+- :class:`Shared` (:func:`shared_fill`): the pairs of two controls of different strata, their similarity
+  and their counts among the first control's plate-mates, computed once for every pool, round and null of
+  a run (:func:`..nulls.permutation.shared_table` builds it within a memory bound); a pool's pair of two
+  controls is then three reads and a comparison with its plate's replicate
+  (:func:`.lookups.pair_counts`, :func:`.lookups.know_all`, :func:`.lookups.fill_all`).
+- :func:`filled_mean` / :func:`untied_mean`: a draw's mean AP from the counts of a filled table
+  (:func:`.lookups.fill_all`), the precisions read from :func:`quotients`; every value bit for bit the
+  tie-aware walk's (:func:`.lookups.query_ap`).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numba
+import numpy as np
+
+from ...compiled import inner
+from .lookups import query_ap
+from .ranking import count_sorted
+from .similarity import sim_rows
+
+__all__ = ["Shared", "shared_fill", "quotients", "rank_four", "untied_mean", "filled_mean"]
+
+
+class Shared(NamedTuple):
+    """What every pool of a component's crossed perturbations shares (:func:`shared_fill`): for two
+    controls a, b of different strata (rows of ``ControlRows.X``) v[a, b] = sim(a, b), and gt / eq the
+    controls of a's stratum (a excluded) more similar to a than v / as similar, the counts of a's sorted
+    row. A pool's pair of two controls is then these three reads and a comparison with the replicate
+    on a's plate (:func:`.lookups.pair_counts`). Empty (0 x 0) arrays: not built (every pair computed per pool)."""
+
+    v: np.ndarray     #: (C, C) float64
+    gt: np.ndarray    #: (C, C) int32
+    eq: np.ndarray    #: (C, C) int32
+
+
+@inner()
+def shared_fill(controls, kind, v, gt, eq):  # pragma: no cover - compiled
+    """Fill a :class:`Shared`'s arrays (C x C, C the component's controls) for every pair of controls
+    of different strata: the similarities by :func:`.similarity.sim_rows` (the bits of ``sim``; every
+    pair of the matrix, so both directions, ``sim`` being exactly symmetric), the counts by a binary
+    search in each control's sorted row (:func:`.ranking.count_sorted`), as :func:`pair_counts` counts."""
+    C = controls.X.shape[0]
+    zero = np.int64(0)  # not a literal 0: a literal argument would compile sim_rows once more
+    sim_rows(controls.X, zero, C, controls.X, controls.XT, zero, C, kind, v, zero, zero)
+    for j in range(controls.size.size):
+        n = controls.size[j]
+        a0 = controls.start[j]
+        for c in range(n):
+            a = a0 + c
+            rs = controls.sorted_offset[j] + c * (n - 1)
+            row = controls.sorted_sims[rs:rs + n - 1]
+            for b in range(C):
+                if b < a0 or b >= a0 + n:
+                    g, e = count_sorted(row, v[a, b])
+                    gt[a, b] = g
+                    eq[a, b] = e
+
+
+@numba.njit(cache=True, inline="always")
+def quotients(m, most):  # pragma: no cover - compiled
+    """(m, most + 1) table of (b + 1) / (g + b + 1): :func:`.lookups.untied_ap`'s precision of the positive of
+    rank b (from 0) with g plate-mates above it, each computed as it does, so the same bits."""
+    out = np.empty((m, most + 1))
+    for b in range(m):
+        for g in range(most + 1):
+            out[b, g] = (b + 1.0) / (g + b + 1.0)
+    return out
+
+
+@numba.njit(cache=True, inline="always")
+def rank_four(x0, x1, x2, x3, quot):  # pragma: no cover - compiled
+    """Sum of precisions of four untied positives of counts x0 .. x3: ranked by a sorting network of
+    min / max (no branch to guess wrong), the precisions read from ``quot`` (:func:`quotients`) and
+    added in rank order, as :func:`.lookups.untied_ap` adds them."""
+    l1, h1 = min(x0, x1), max(x0, x1)
+    l2, h2 = min(x2, x3), max(x2, x3)
+    m1, m2 = max(l1, l2), min(h1, h2)
+    a = 0.0
+    a += quot[0, min(l1, l2)]
+    a += quot[1, min(m1, m2)]
+    a += quot[2, max(m1, m2)]
+    a += quot[3, max(h1, h2)]
+    return a
+
+
+@numba.njit(cache=True, inline="always")
+def untied_mean(D, P, counts, quot, G, S):  # pragma: no cover - compiled
+    """:func:`filled_mean` of an assignment D every member of which has an untied row: the same
+    operations on the same counts, so the same bits, without the tie-aware walk that the other rows
+    need. Kept apart so the draw loop of a pool without ties holds no call of that walk: its mere
+    presence in the loop made each draw about twice as slow. Five queries (four positives each) read
+    their counts into scalars and rank them by :func:`rank_four`."""
+    k = D.size
+    m = k - 1
+    total = 0.0
+    if m == 4:
+        d0, d1, d2, d3, d4 = D[0], D[1], D[2], D[3], D[4]
+        b = d0 * P
+        total += rank_four(counts[b + d1], counts[b + d2], counts[b + d3], counts[b + d4], quot) / m
+        b = d1 * P
+        total += rank_four(counts[b + d0], counts[b + d2], counts[b + d3], counts[b + d4], quot) / m
+        b = d2 * P
+        total += rank_four(counts[b + d0], counts[b + d1], counts[b + d3], counts[b + d4], quot) / m
+        b = d3 * P
+        total += rank_four(counts[b + d0], counts[b + d1], counts[b + d2], counts[b + d4], quot) / m
+        b = d4 * P
+        total += rank_four(counts[b + d0], counts[b + d1], counts[b + d2], counts[b + d3], quot) / m
+        return total / k
+    for qi in range(k):
+        base = D[qi] * P
+        c = np.int64(0)
+        for yi in range(k):
+            if yi != qi:
+                G[c] = counts[base + D[yi]]
+                c += 1
+        for c in range(m):  # the rank b of each count (equal counts ranked by position: the same sum)
+            b = np.int64(0)
+            for x in range(m):
+                b += (G[x] < G[c]) | ((G[x] == G[c]) & (x < c))
+            S[b] = quot[b, G[c]]
+        a = 0.0
+        for b in range(m):
+            a += S[b]
+        total += a / m
+    return total / k
+
+
+@numba.njit(cache=True, inline="always")
+def filled_mean(D, P, counts, tv, tg, te, untied, quot, G, S, vals, iwork):  # pragma: no cover - compiled
+    """Mean AP of assignment D of a pool whose look-ups are all known (:func:`.lookups.fill_all`): a query with
+    an untied row (``untied``, as :func:`fill_all` finds them) from its positives' counts gt (``counts``:
+    the table's gt as int16, small enough to stay in the fastest cache), ranked and the precisions
+    read from ``quot`` (:func:`quotients`), added in rank order as :func:`.lookups.untied_ap` adds them; the
+    others by :func:`.lookups.query_ap`. The APs added in query order and divided as :func:`.lookups.mean_ap` does, so
+    the same bits. Four positives are ranked by a sorting network of min / max (no branch to guess
+    wrong), more or fewer by counting each one's rank (``G``, ``S``: workspaces of k)."""
+    k = D.size
+    m = k - 1
+    total = 0.0
+    for qi in range(k):
+        u = D[qi]
+        if not untied[u]:
+            ap, _ = query_ap(D, qi, P, tv, tg, te, vals, iwork)
+            total += ap  # finite: m >= 1 positive
+            continue
+        base = u * P
+        c = np.int64(0)
+        for yi in range(k):
+            if yi != qi:
+                G[c] = counts[base + D[yi]]
+                c += 1
+        a = 0.0
+        if m == 4:
+            a = rank_four(G[0], G[1], G[2], G[3], quot)
+        else:
+            for c in range(m):  # the rank b of each count (equal counts ranked by position: the same sum)
+                b = np.int64(0)
+                for x in range(m):
+                    b += (G[x] < G[c]) | ((G[x] == G[c]) & (x < c))
+                S[b] = quot[b, G[c]]
+            for b in range(m):
+                a += S[b]
+        total += a / m
+    return total / k
