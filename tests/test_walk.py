@@ -17,7 +17,8 @@ from apnull.views.sampled import TABS as SAMPLED_TABS
 from apptest import PREFIX, app, errors, exceptions, find_widget, open_page, set_widget
 
 #: per page, (key without prefix, value) in the order a user would set them (later widgets may appear only
-#: after an earlier choice, e.g. lookup's alpha after level = alpha)
+#: after an earlier choice, e.g. lookup's alpha after level = alpha); compare's time limit is 1 s: the
+#: example's adaptive draws run until the limit, and a walk needs no more of them
 CHANGES = {
     "densities": [("M", 3), ("N", 12), ("K", 3), ("draws", 500), ("seed", 5), ("exact", True)],
     "quantiles": [("M", 3), ("N", 12), ("K", 3), ("draws", 500), ("seed", 5), ("method", "exact")],
@@ -36,7 +37,7 @@ CHANGES = {
               ("cs_fdr", 0.1), ("cs_scope", "active only (q ≤ FDR level above)")],
     "compare": [("similarity", "correlation"), ("perms", 99), ("seed", 3), ("alpha", 0.1),
                 ("features_a", "^px_[0-5]"), ("features_b", "^half_0"), ("normalize", "per plate, against all its wells"),
-                ("nan", "leave out those rows"), ("auto", True), ("budget", 5.0)],
+                ("nan", "leave out those rows"), ("auto", True), ("budget", 1.0)],
 }
 #: the reported case: lookup with the grid method and its defaults, then every other page
 REPORTED_LOOKUP = [("method", "grid"), ("draws", 100_000), ("seed", 0)]
