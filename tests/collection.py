@@ -40,28 +40,28 @@ def excludes_e2e(markexpr: str) -> bool:
         return False
 
 
-#: the test files that take longest, longest first (CPU seconds of a quick run with a warm numba cache,
-#: measured: 34 s the first, 8 s the last): the quick run sends whole files to its workers (``--dist
-#: loadfile``, pyproject.toml) in this order, then the others as collected, so no worker is left with a
-#: long file while the other idles at the end. A file missing here only runs later;
+#: the test files that take longest, longest first (CPU seconds of a quick run with a warm numba cache, a
+#: file's subprocesses included, measured: 28 s the first, 8 s the last): the quick run sends whole files to
+#: its workers (``--dist loadfile``, pyproject.toml) in this order, then the others as collected, so no
+#: worker is left with a long file while the other idles at the end. A file missing here only runs later;
 #: tests/test_front_door.py checks each one exists.
 LONGEST_FIRST = (
     "tests/test_walk.py",
-    "tests/test_binning_cost.py",
     "tests/score/test_hierarchical.py",
-    "tests/test_exact.py",
-    "tests/score/test_score_auto.py",
-    "tests/test_hostile_urls.py",
-    "tests/score/test_score_profiles.py",
     "tests/test_page_score.py",
-    "tests/score/test_budget.py",
-    "tests/test_page_lookup.py",
+    "tests/test_exact.py",
     "tests/score/test_read_memory.py",
+    "tests/score/test_read_subset.py",
+    "tests/score/test_score_profiles.py",
+    "tests/test_hostile_urls.py",
     "tests/test_fdr.py",
+    "tests/test_compiled.py",
     "tests/score/test_score_kernel.py",
     "tests/test_page_ranking.py",
-    "tests/test_metrics.py",
-    "tests/score/test_read_subset.py",
+    "tests/test_binning_cost.py",
+    "tests/score/test_score_auto.py",
+    "tests/test_tail.py",
+    "tests/score/test_results_display.py",
 )
 
 

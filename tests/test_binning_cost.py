@@ -16,7 +16,15 @@ from apnull.significance import choose_method
 TOL = 1e-12
 
 
-@pytest.mark.parametrize("m", [1, 2, 3, 4, 7])
+def quick(values, keep):
+    """``values`` as parameters, those not in ``keep`` marked slow: the full suite checks every one, the
+    quick run the ones in ``keep`` (chosen to reach the same paths: exact laws only, the exact-to-grid
+    switch, grid laws)."""
+    return [v if v in keep else pytest.param(v, marks=pytest.mark.slow) for v in values]
+
+
+# quick: m = 1 and 3 (exact laws for every n <= 60) and 7 (exact, then grid from n = 16)
+@pytest.mark.parametrize("m", quick([1, 2, 3, 4, 7], {1, 3, 7}))
 @pytest.mark.parametrize("metric", ["ap", "pr"])
 def test_curve_equals_library_threshold_at_every_n(m, metric):
     curve = threshold_curve(m, 60, 0.95, metric)
@@ -39,7 +47,7 @@ SWITCH_CASES = [(m, n) for m in (3, 4) for n in (_last_exact_n(m), _last_exact_n
 
 
 @pytest.mark.parametrize("m, n", SWITCH_CASES + [(4, 300), (10, 200), (1, 300), (2, 300)])
-@pytest.mark.parametrize("q", [0.5, 0.75, 0.9, 0.95, 0.99])
+@pytest.mark.parametrize("q", quick([0.5, 0.75, 0.9, 0.95, 0.99], {0.5, 0.95, 0.99}))
 def test_curve_matches_library_across_the_exact_grid_switch(m, n, q):
     curve = threshold_curve(m, 300, q, "ap")
     assert curve["method"][n] == choose_method(m, n)
@@ -96,7 +104,8 @@ def test_other_representatives(rep):
 
 
 @pytest.mark.parametrize("metric", ["ap", "pr"])
-@pytest.mark.parametrize("m", [1, 2, 3, 4, 5, 6, 8, 10, 15])
+# quick: m = 2 and 3 (exact, then grid from n = 214 and 72) and 15 (grid from n = 8, the largest)
+@pytest.mark.parametrize("m", quick([1, 2, 3, 4, 5, 6, 8, 10, 15], {2, 3, 15}))
 def test_lower_representative_is_conservative(metric, m):
     """Adding a negative never raises AP or Precision@R, so thresholds fall with n and the lower end
     of a bin gives a threshold >= the exact one. Checked for every n <= 300 at several levels."""

@@ -211,10 +211,11 @@ def test_family_decision_never_contradicts_stage_two(families, alpha):
 def test_rejections_grow_with_alpha(families, alphas):
     t = as_table(families)
     alphas = sorted(alphas)
-    sig = [hierarchical_bh(t, "compound", alpha=a)["significant"].to_numpy() for a in alphas]
+    outs = [hierarchical_bh(t, "compound", alpha=a) for a in alphas]
+    sig = [out["significant"].to_numpy() for out in outs]
     for lo, hi in zip(sig, sig[1:]):
         assert np.all(hi >= lo)
-    q = [hierarchical_bh(t, "compound", alpha=a)["q_value"].to_numpy() for a in alphas]
+    q = [out["q_value"].to_numpy() for out in outs]
     assert all(np.array_equal(q[0], x) for x in q)  # q-values do not depend on alpha
 
 

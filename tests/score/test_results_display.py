@@ -155,10 +155,12 @@ def jupyter(monkeypatch):
 
 def test_progress_true_in_jupyter_shows_one_bar_updated_in_place(jupyter, capsys):
     assert live.in_notebook()
-    score_profiles(digits_screen(), perturbation=PCOL, stratum="Metadata_plate", permutations=19, seed=0,
-                   progress=True)
+    res = score_profiles(digits_screen(), perturbation=PCOL, stratum="Metadata_plate", permutations=19, seed=0,
+                         progress=True)
     assert jupyter[0][0] == "display" and all(kind == "update" for kind, _ in jupyter[1:])
     last = jupyter[-1][1]
+    # the draws the run spent, as its tables count them (the bar shows the line at once, however quick the run)
+    assert f"draws spent: {int(res.groups['permutations'].sum()):,} mAP draws ({len(res.groups)} perturbations)" in last
     # the run's last stage: the queries' conditional null, counted by perturbation
     assert "<progress value='11' max='11'" in last
     assert "perturbations (conditional null of their queries): 11 of 11" in last

@@ -52,9 +52,10 @@ def test_adaptive_rounds_on_dask_equal_in_process():
     """permutations="auto": the components scattered once give the in-process rounds bit for bit."""
     from dask.distributed import Client, LocalCluster
 
-    table = digits_screen(seed=5)
+    table = digits_screen(seed=9)  # refined to 6,400 draws in 0.3 s of CPU a run (seed 5: 2.5 s)
     kw = dict(KW, permutations="auto")
     local = score_profiles(table, **kw)
+    assert local.groups["permutations"].max() > 1600  # several rounds after the first
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
             Client(cluster) as client:
         _check_same(local, score_profiles(table, scheduler=client, **kw))

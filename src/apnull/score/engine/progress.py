@@ -4,8 +4,8 @@ A progress reporter is what :func:`.sequential.resolve` calls: ``progress(done, 
 finish, ``progress.round(info)`` before each round (a :class:`.sequential.RoundInfo`), and
 ``progress.compiling()`` / ``progress.compiled(seconds)`` around numba's compilation, and
 ``progress.stage(units, scope)`` as a new stage of the run starts (:func:`.clock.tell_stage`), and
-``progress.spent(map_draws, perturbations, query_draws, queries, counted)`` once the result's tables are
-made (:func:`spent_line`: the draws the run spent, mAP and per-query). The command line's
+``progress.spent(spent)`` once the result's tables are made (a :class:`..results.outputs.Spent`:
+the draws the run spent, mAP and per-query; :func:`spent_line`). The command line's
 reporter is a :class:`LineProgress` whose lines start with the command's name;
 ``progress=True`` in the library gives :func:`default_progress`: in a Jupyter kernel a
 :class:`NotebookProgress` (an HTML progress bar updated in place, with the same round lines; only
@@ -43,14 +43,14 @@ def count_line(label: str, done: int, total: int, seconds: float) -> str:
     return f"{label}: {done:,} of {total:,} ({seconds:.0f} s)"
 
 
-def spent_line(map_draws: int, perturbations: int, query_draws: int, queries: int, counted: int,
-               seconds: float) -> str:
-    """The draws a finished run spent: ``"draws spent: 13,068,041 mAP draws (5,000 perturbations),
-    3,516,835 per-query draws (25,000 queries; the conditional laws of 127 counted, not drawn) (139 s)"``
-    (``counted``: queries whose conditional law was counted over every choice instead of drawn)."""
-    laws = f"; the conditional laws of {counted:,} counted, not drawn" if counted else ""
-    return (f"draws spent: {map_draws:,} mAP draws ({count_text(perturbations, 'perturbations')}), {query_draws:,} "
-            f"per-query draws ({count_text(queries, 'queries')}{laws}) ({seconds:.0f} s)")
+def spent_line(spent, seconds: float) -> str:
+    """The draws a finished run spent (``spent``: a :class:`..results.outputs.Spent`, read by its field
+    names): ``"draws spent: 13,068,041 mAP draws (5,000 perturbations), 3,516,835 per-query draws (25,000
+    queries; the conditional laws of 127 counted, not drawn) (139 s)"`` (``counted``: queries whose
+    conditional law was counted over every choice instead of drawn)."""
+    laws = f"; the conditional laws of {spent.counted:,} counted, not drawn" if spent.counted else ""
+    return (f"draws spent: {spent.map_draws:,} mAP draws ({count_text(spent.perturbations, 'perturbations')}), "
+            f"{spent.query_draws:,} per-query draws ({count_text(spent.queries, 'queries')}{laws}) ({seconds:.0f} s)")
 
 
 def in_notebook() -> bool:
@@ -141,9 +141,9 @@ class NotebookProgress(_Clock):
         self.done, self.total = int(done), int(total)
         self._show(force=done >= total)
 
-    def spent(self, *counts) -> None:
-        """After the run: its :func:`spent_line` of ``counts`` (with the stage's scope)."""
-        self.lines.append(self.scope + spent_line(*counts, self.seconds()))
+    def spent(self, spent) -> None:
+        """After the run: its :func:`spent_line` of ``spent`` (with the stage's scope)."""
+        self.lines.append(self.scope + spent_line(spent, self.seconds()))
         self._show(force=True)
 
 
@@ -195,13 +195,13 @@ class LineProgress(_Clock):
         self.err.flush()
         self.shown = True
 
-    def spent(self, *counts) -> None:
-        """After the run: its :func:`spent_line` of ``counts`` (with the stage's scope), shown when the run
+    def spent(self, spent) -> None:
+        """After the run: its :func:`spent_line` of ``spent`` (with the stage's scope), shown when the run
         took ``after`` seconds or more, as the other lines: a quick run, and a run whose next step is an
         error, keep stderr to what matters."""
         if self.seconds() < self.after:
             return
         self.err.write(("\r\n" if self.tty and self.shown else "") + self.prefix + self.scope
-                       + spent_line(*counts, self.seconds()) + "\n")
+                       + spent_line(spent, self.seconds()) + "\n")
         self.err.flush()
         self.shown = False

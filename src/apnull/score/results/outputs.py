@@ -14,10 +14,12 @@
   the per-query p-values that are bounds because their far tails were not counted.
 - **The floor is said.** :func:`floor_warning` warns when perturbations sit at the smallest
   p-value B allows and says what a larger B costs.
-- **The draws are said.** :func:`tell_spent` gives a run's progress reporter the draws it spent.
+- **The draws are said.** :func:`tell_spent` gives a run's progress reporter the draws it spent (a :class:`Spent`).
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -25,7 +27,7 @@ import pandas as pd
 from ..nulls.conditional import QUERY_NULLS
 from ..table.names import RESERVED, TEXT, output_name
 
-__all__ = ["RESERVED", "ROW_NOTE", "TEXT", "output_name", "carried_columns", "carry_metadata", "p_text", "tell_spent",
+__all__ = ["RESERVED", "ROW_NOTE", "TEXT", "output_name", "carried_columns", "carry_metadata", "p_text", "Spent", "tell_spent",
            "floor_warning", "budget_report"]
 
 #: What ``row`` means, for the JSON settings, the text output and the page.
@@ -131,12 +133,27 @@ def budget_report(scored) -> tuple:
     return out, outcome
 
 
+class Spent(NamedTuple):
+    """The draws a finished run spent, as its tables count them (:meth:`of`); what
+    :func:`..engine.progress.spent_line` prints."""
+
+    map_draws: int      #: the perturbations' mAP draws (``permutations`` of the groups table)
+    perturbations: int  #: rows of the groups table
+    query_draws: int    #: the queries' draws, those of the queries whose conditional law was counted left out
+    queries: int        #: rows of the queries table
+    counted: int        #: queries whose conditional law was counted over every choice, not drawn
+
+    @classmethod
+    def of(cls, groups: pd.DataFrame, queries: pd.DataFrame) -> Spent:
+        """The draws of a run's tables: a query whose conditional law was counted over every choice drew
+        none (its ``permutations`` are the choices counted)."""
+        counted = (queries["null"] == QUERY_NULLS["counted"]).to_numpy()
+        return cls(int(groups["permutations"].sum()), len(groups),
+                   int(queries["permutations"].to_numpy()[~counted].sum()), len(queries), int(counted.sum()))
+
+
 def tell_spent(progress, groups, queries) -> None:
     """Tell ``progress`` (when it has ``spent``, :mod:`..engine.progress`) the draws the run spent, from its
-    tables: the perturbations' mAP draws, the queries' draws (a query whose conditional law was counted
-    over every choice drew none: its ``permutations`` are the choices counted)."""
-    if not hasattr(progress, "spent"):
-        return
-    counted = (queries["null"] == QUERY_NULLS["counted"]).to_numpy()
-    progress.spent(int(groups["permutations"].sum()), len(groups), int(queries["permutations"].to_numpy()[~counted].sum()),
-                   len(queries), int(counted.sum()))
+    tables (:meth:`Spent.of`)."""
+    if hasattr(progress, "spent"):
+        progress.spent(Spent.of(groups, queries))
