@@ -204,6 +204,10 @@ def test_scoring_says_the_rows_prepared(parquet):
     for stage in rec.stages[:2]:
         counted = [c for c in rec.calls if c[0] == stage]
         assert counted and counted[-1][1:] == (len(t), len(t))
+    plain = []  # a plain callable(done, total) is told the perturbations only, as score_profiles promises
+    score_profiles(read_table(path, labels=["cmp", "plate"]), "cmp", "DMSO", "plate", permutations=9,
+                   progress=lambda done, total: plain.append(total))
+    assert plain and set(plain) == {300}
 
 
 def test_the_command_line_prints_rows_read_and_prepared(parquet, monkeypatch):

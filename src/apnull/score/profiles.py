@@ -369,8 +369,7 @@ def _run(screen: Screen, null: str, opts: RunOptions, held, laws: LawCache):
     with connected(opts.scheduler, opts.workers) as client, watching:
         tell_stage(opts.progress, "perturbations")
         where = None if client is None else Scattered(client, work)  # the screen goes to dask workers once
-        mapped = MAP_NULLS[null].engine
-        rounds = rounds_of(opts.permutations if mapped else 0)
+        rounds = rounds_of(opts.permutations if (mapped := MAP_NULLS[null].engine) else 0)
         means = mean_null(work, exhaustive=rounds.exhaustive)
         with reading(screen.X):
             res = resolve(means, rounds, client=where, threads=opts.threads, progress=opts.progress,
@@ -384,10 +383,9 @@ def _run(screen: Screen, null: str, opts: RunOptions, held, laws: LawCache):
                             np.zeros(P, dtype=bool), np.zeros(P, dtype=bool))
         del means, st
         screen.X = held()
-        query_permutations = opts.permutations if isinstance(opts.permutations, int) else "auto"
         with reading(screen.X):
-            query_p = query_pvalues(work, scores, laws, opts.seed, query_permutations, where, opts.threads,
-                                    opts.deadline, opts.progress)
+            query_p = query_pvalues(work, scores, laws, opts.seed, opts.permutations if isinstance(
+                opts.permutations, int) else "auto", where, opts.threads, opts.deadline, opts.progress)
         return scores, query_p, res.seconds
 
 

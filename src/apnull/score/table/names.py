@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-__all__ = ["RESERVED", "TEXT", "output_name", "count_text", "tell_stage"]
+__all__ = ["RESERVED", "TEXT", "output_name", "count_text", "staged", "tell_stage"]
 
 #: Column names the output tables use for their own values (both tables, and those other scoring
 #: options may add); an input column of one of these names is carried as ``<name>_input``.
@@ -41,6 +41,12 @@ def count_text(n: int, label: str) -> str:
     elif n == 1 and label.endswith("s"):
         label = label[:-1]
     return f"{n:,} {label}"
+
+
+def staged(progress):
+    """``progress`` when it has the ``stage`` hook (it can tell what a count counts), else None: a plain
+    ``callable(done, total)`` is told the perturbations only, as ``score_profiles`` promises."""
+    return progress if hasattr(progress, "stage") else None
 
 
 def tell_stage(progress, units: str, scope: str = "") -> None:

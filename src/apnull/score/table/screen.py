@@ -21,7 +21,7 @@ from .missing import apply_nan_mode, check_nan_mode, rows_text
 from .normalize import Normalization, check_normalize, normalize_step
 from .positives import check_differ_by, differ_codes, drop_without_positives
 from .rows import BlockRows, PreparedRows, prepared_hashes
-from .names import tell_stage
+from .names import staged, tell_stage
 
 __all__ = ["Screen", "Pert", "prepare_screen", "SIMILARITIES", "SCORE_SIMILARITIES", "NEGATIVES",
            "MAX_STRATUM_CONTROLS", "ONE_STRATUM"]
@@ -182,8 +182,9 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
     scode = scode_all[used]
     del scode_all
     scode_norm = scode.copy() if norm is not None else None  # each X row's stratum code, for PreparedRows
+    counter = staged(progress)  # the rows' counts go to reporters that know the stage they are in
     tell_stage(progress, "rows checked for duplicates")
-    dup = duplicate_rows(lcode, scode, values, progress)
+    dup = duplicate_rows(lcode, scode, values, counter)
     exponent = euclidean_exponent(values) if similarity in DISTANCES else 0
     if values.dtype == np.float32:  # float32 features: prepared in float64 a block at a time, when asked
         X = BlockRows(values, similarity, exponent)
@@ -194,7 +195,7 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
     hashes = None
     if isinstance(X, BlockRows):  # every row prepared once, here: hashed, and the first column kept for the order
         tell_stage(progress, "rows prepared")
-        hashes = prepared_hashes(X, progress)
+        hashes = prepared_hashes(X, counter)
     if dup.any():
         warnings.append(f"{int(dup.sum())} duplicate rows (same perturbation, stratum and features: "
                         f"{rows_text(used[dup])}) were kept; they tie with their copies, which the "
