@@ -57,6 +57,20 @@ def general_only(monkeypatch):
     return use
 
 
+def assert_same_as_general(general_only, new, table, names=None, **kw):
+    """``new`` (scored with the crossed kernels) against ``table`` scored by the general path with the same
+    ``kw``: every table, and the null of each perturbation of ``names`` (default all), bit for bit."""
+    general_only(True)
+    old = score_profiles(table, **KW, **kw)
+    pd.testing.assert_frame_equal(new.groups, old.groups)
+    pd.testing.assert_frame_equal(new.queries, old.queries)
+    for name in new.groups["Metadata_pert"] if names is None else names:
+        general_only(False)
+        a = new.null_maps(name)
+        general_only(True)
+        assert np.array_equal(a, old.null_maps(name)), name
+
+
 @pytest.mark.parametrize("similarity, ties, B", [("cosine", False, 99), ("cosine", True, 99), ("euclidean", False, "auto"),
                                                  ("manhattan", True, "auto"), ("correlation", False, 50), ("cosine", False, 999),
                                                  ("cosine", True, 999)])
@@ -78,15 +92,7 @@ def test_crossed_kernels_give_the_general_paths_tables(general_only, monkeypatch
     monkeypatch.setattr(conditional, "crossed_pools", spy)
     new = score_profiles(table, **KW, similarity=similarity, permutations=B, seed=5)
     assert sum(calls) > 0
-    general_only(True)
-    old = score_profiles(table, **KW, similarity=similarity, permutations=B, seed=5)
-    pd.testing.assert_frame_equal(new.groups, old.groups)
-    pd.testing.assert_frame_equal(new.queries, old.queries)
-    for name in ("t00", "t05"):
-        general_only(False)
-        a = new.null_maps(name)
-        general_only(True)
-        assert np.array_equal(a, old.null_maps(name))
+    assert_same_as_general(general_only, new, table, ("t00", "t05"), similarity=similarity, permutations=B, seed=5)
 
 
 def test_filled_pools_with_positives_tied_across_plates(general_only):
@@ -104,15 +110,7 @@ def test_filled_pools_with_positives_tied_across_plates(general_only):
             table.loc[ctl & (table["Metadata_plate"] == plate), feats] = first
         general_only(False)
         new = score_profiles(table, **KW, permutations=2999, seed=4)
-        general_only(True)
-        old = score_profiles(table, **KW, permutations=2999, seed=4)
-        pd.testing.assert_frame_equal(new.groups, old.groups)
-        pd.testing.assert_frame_equal(new.queries, old.queries)
-        for name in new.groups["Metadata_pert"]:
-            general_only(False)
-            a = new.null_maps(name)
-            general_only(True)
-            assert np.array_equal(a, old.null_maps(name)), name
+        assert_same_as_general(general_only, new, table, permutations=2999, seed=4)
 
 
 @pytest.mark.parametrize("plates", [6, 8])
@@ -125,15 +123,7 @@ def test_untied_pools_draw_the_general_paths_values(general_only, plates):
     assert set(table.groupby("Metadata_pert").size().drop("DMSO")) >= {2, 5}
     general_only(False)
     new = score_profiles(table, **KW, permutations=999, seed=9)
-    general_only(True)
-    old = score_profiles(table, **KW, permutations=999, seed=9)
-    pd.testing.assert_frame_equal(new.groups, old.groups)
-    pd.testing.assert_frame_equal(new.queries, old.queries)
-    for name in new.groups["Metadata_pert"]:
-        general_only(False)
-        a = new.null_maps(name)
-        general_only(True)
-        assert np.array_equal(a, old.null_maps(name)), name
+    assert_same_as_general(general_only, new, table, permutations=999, seed=9)
 
 
 def test_shared_control_pairs_against_brute_force(monkeypatch):
