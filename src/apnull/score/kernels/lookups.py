@@ -150,14 +150,7 @@ def fill_all(pool, controls, kind, tab, P, shared):  # pragma: no cover - compil
                 a, b = g_row[u], g_row[y]
                 v = sv[a, b]
                 tv[i] = v
-                g = np.int64(sg[a, b])
-                e = np.int64(se[a, b])
-                for r in range(rep_lo[su], rep_hi[su]):
-                    w = simRP[r, u]
-                    if w > v:
-                        g += 1
-                    elif w == v:
-                        e += 1
+                g, e = count_replicates(simRP, u, rep_lo[su], rep_hi[su], ru, v, np.int64(sg[a, b]), np.int64(se[a, b]))
             else:
                 v = tv[i]
             if ru >= 0 or g_rep[y] >= 0 or not known:
@@ -289,14 +282,8 @@ def know_all(D, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sorted
                 a, b = g_row[u], g_row[y]
                 v = sv[a, b]
                 tv[i] = v
-                g = np.int64(sg[a, b])
-                e = np.int64(se[a, b])
-                for r in range(rep_lo[su], rep_hi[su]):  # pair_counts's count of the plate's replicate
-                    w = simRP[r, u]
-                    if w > v:
-                        g += 1
-                    elif w == v:
-                        e += 1
+                g, e = count_replicates(simRP, u, rep_lo[su], rep_hi[su], g_rep[u], v, np.int64(sg[a, b]),
+                                        np.int64(se[a, b]))  # pair_counts's count of the plate's replicate
                 tg[i] = g
                 te[i] = e
             else:
