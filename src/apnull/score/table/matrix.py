@@ -50,17 +50,24 @@ def compact_dtype(table: pd.DataFrame, features) -> np.dtype:
     return np.dtype(np.float32 if f32 else np.float64)
 
 
-def float_columns(table: pd.DataFrame, features) -> list | None:
-    """The numpy arrays of ``table``'s feature columns (views: no copy) when every one is float32 or
-    float64 and the names are unique, else None: what :func:`feature_matrix` reads rows from when the same
-    table is read many times (taking the arrays costs about what one pandas row selection costs)."""
+def _float_positions(table: pd.DataFrame, features) -> np.ndarray | None:
+    """The column positions of ``features`` in ``table`` when the names are unique and every one is a
+    float32 or float64 column, else None."""
     if not table.columns.is_unique or not len(features):
         return None
     pos = table.columns.get_indexer(features)
     if (pos < 0).any() or not all(isinstance(t, np.dtype) and t in (np.float64, np.float32)
                                   for t in table.dtypes.iloc[pos]):
         return None
-    return [table[c].to_numpy() for c in features]
+    return pos
+
+
+def float_columns(table: pd.DataFrame, features) -> list | None:
+    """The numpy arrays of ``table``'s feature columns (views: no copy) when every one is float32 or
+    float64 and the names are unique (:func:`_float_positions`), else None: what :func:`feature_matrix`
+    reads rows from when the same table is read many times (taking the arrays costs about what one pandas
+    row selection costs)."""
+    return None if _float_positions(table, features) is None else [table[c].to_numpy() for c in features]
 
 
 def feature_matrix(table: pd.DataFrame, features, used: np.ndarray, dtype=np.float64, columns=None) -> np.ndarray:
@@ -75,7 +82,7 @@ def feature_matrix(table: pd.DataFrame, features, used: np.ndarray, dtype=np.flo
     if dtype != np.float64 and compact_dtype(table, features) != dtype:
         raise ValueError(f"feature_matrix: {dtype} only for a table whose features are all {dtype}")
     if columns is not None:
-        common = np.result_type(*[c.dtype for c in columns]) if columns else dtype
+        common = np.result_type(*[c.dtype for c in columns])
         block = np.empty((len(columns), used.size), dtype=common)
         for j, col in enumerate(columns):
             if col.dtype == common:
@@ -85,16 +92,13 @@ def feature_matrix(table: pd.DataFrame, features, used: np.ndarray, dtype=np.flo
         return block.T.astype(dtype, order="C")
     out = np.empty((used.size, len(features)), dtype=dtype)
     whole = used.size == len(table) and bool(np.all(used == np.arange(used.size)))
-    if table.columns.is_unique and len(features):
-        pos = table.columns.get_indexer(features)
-        floats = (pos >= 0).all() and all(isinstance(t, np.dtype) and t in (np.float64, np.float32)
-                                          for t in table.dtypes.iloc[pos])
-        if floats and (dtype == np.float64 or compact_dtype(table, features) == dtype):
-            step = max(1, CELLS // max(used.size, 1))  # float columns: ``step`` columns at a time
-            rows = slice(None) if whole else used
-            for a in range(0, pos.size, step):
-                out[:, a:a + step] = table.iloc[rows, pos[a:a + step]].to_numpy(dtype=dtype)
-            return out
+    pos = _float_positions(table, features)
+    if pos is not None and (dtype == np.float64 or compact_dtype(table, features) == dtype):
+        step = max(1, CELLS // max(used.size, 1))  # float columns: ``step`` columns at a time
+        rows = slice(None) if whole else used
+        for a in range(0, pos.size, step):
+            out[:, a:a + step] = table.iloc[rows, pos[a:a + step]].to_numpy(dtype=dtype)
+        return out
     for j, c in enumerate(features):
         col = table[c].to_numpy(dtype=np.float64, na_value=np.nan)
         out[:, j] = col if whole else col[used]
