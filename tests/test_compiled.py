@@ -111,3 +111,71 @@ def test_two_inner_kernels_are_told_apart():
     (ka,) = [c.entry_point for c in a.overloads.values()]
     (kb,) = [c.entry_point for c in b.overloads.values()]
     assert ka is not kb
+
+
+def _package_run(tmp_path, code):
+    """Run ``code`` in a fresh process where the package ``pkg`` in tmp_path is stamped as apnull is."""
+    prelude = ("import sys\nfrom pathlib import Path\nimport apnull.compiled as c\n"
+               f"c.STAMPED_ROOTS.append(Path({str(tmp_path / 'pkg')!r}).resolve())\n")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", prelude + code], cwd=tmp_path, env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return out.stdout.split()
+
+
+def test_a_cached_kernel_is_compiled_again_when_a_module_it_imports_changes(tmp_path):
+    """numba checks a cached kernel against its own file only: a helper inlined from another module kept its
+    old code after that module changed. A kernel of a stamped package is checked against every package file
+    its module imports (apnull.compiled.source_stamp), and read from the cache while none changes."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "helper.py").write_text("import numba\n\n\n@numba.njit(cache=True, inline='always')\n"
+                                   "def value():\n    return 1\n")
+    (pkg / "constants.py").write_text("OFFSET = 10\n")
+    (pkg / "other.py").write_text("NOTE = 'not imported by the kernel'\n")
+    (pkg / "main.py").write_text("from apnull.compiled import entry\n\nfrom .constants import OFFSET\n"
+                                 "from .helper import value\n\n\n@entry()\ndef run():\n    return value() + OFFSET\n")
+    show = "from pkg.main import run\nprint(run(), len(run.stats.cache_hits), len(run.stats.cache_misses))"
+    assert _package_run(tmp_path, show) == ["11", "0", "1"]
+    assert _package_run(tmp_path, show) == ["11", "1", "0"]  # from the cache
+    (pkg / "helper.py").write_text((pkg / "helper.py").read_text().replace("return 1", "return 2"))
+    assert _package_run(tmp_path, show) == ["12", "0", "1"]  # numba alone printed 11 from its cache
+    (pkg / "constants.py").write_text("OFFSET = 20\n")  # a global is frozen into the machine code
+    assert _package_run(tmp_path, show) == ["22", "0", "1"]
+    (pkg / "other.py").write_text("NOTE = 'changed'\n")  # not imported: the cached kernel stays valid
+    assert _package_run(tmp_path, show) == ["22", "1", "0"]
+
+
+def test_the_stamp_covers_the_kernels_imports_and_nothing_else():
+    from pathlib import Path
+
+    import apnull
+    from apnull.compiled import STAMPED_ROOTS, imported_sources
+
+    root = Path(apnull.__file__).resolve().parent
+    assert root in STAMPED_ROOTS
+    names = {str(f.relative_to(root)) for f in imported_sources(root / "score" / "kernels" / "crossed.py")}
+    assert {"score/kernels/crossed.py", "score/kernels/filled.py", "score/kernels/lookups.py", "streams.py",
+            "compiled.py", "score/kernels/ranking.py"} <= names
+    assert not any(n.startswith(("ui/", "views/", "plots/", "score/nulls/")) for n in names), names
+    assert "__init__.py" not in names  # ``from ... import exact`` names a module, not the package's names
+
+
+def test_every_module_making_kernels_imports_compiled_first():
+    """The stamped cache locators are numba's once apnull.compiled is imported: a module making kernels
+    imports it (at its top, before its decorators), or its kernels' cache entries would be stamped by
+    numba's rule in one process and by the package's in another, and compiled again at each switch."""
+    import re
+    from pathlib import Path
+
+    import apnull
+
+    root = Path(apnull.__file__).resolve().parent
+    makes = re.compile(r"^@(numba\.)?(njit|jit|entry|inner)\(", re.M)
+    imports = re.compile(r"^from \.+(compiled)? import (compiled|.*\b(entry|inner)\b)", re.M)
+    makers = [p for p in root.rglob("*.py") if makes.search(p.read_text()) and p.name != "compiled.py"]
+    assert len(makers) >= 15
+    missing = [str(p.relative_to(root)) for p in makers if not imports.search(p.read_text())]
+    assert not missing, missing

@@ -19,6 +19,8 @@ import math
 import numba
 import numpy as np
 
+from . import compiled  # noqa: F401 - its cache locators, before the kernels below are made
+
 _SQRT_2PI = math.sqrt(2.0 * math.pi)
 #: numpy's pairwise summation block (PW_BLOCKSIZE)
 _BLOCK = 128

@@ -12,6 +12,7 @@ from llvmlite import ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
+from . import compiled  # noqa: F401 - its cache locators, before the kernels below are made
 from .streams import uniform
 
 

@@ -20,6 +20,8 @@ import numpy as np
 from numba import njit
 from numba.typed import List
 
+from . import compiled  # noqa: F401 - its cache locators, before the kernels below are made
+
 #: Stored probabilities below this are dropped into the upper bound's slack (the largest is near 1).
 FLUSH = 1e-250
 

@@ -20,20 +20,33 @@ docs/benchmarks.md measures what each of these saves on a fresh install's first 
 
 This module extends numba's compiler through its pipeline classes and code libraries (the one module
 that takes a numba internal, ``tests/test_architecture.py``); ``tests/test_compiled.py`` holds it to
-numba's behaviour: same values, fresh and cached."""
+numba's behaviour: same values, fresh and cached.
+
+numba's cache checks a kernel against its own file only: a kernel whose cached machine code inlines or
+links a helper from another module kept running the helper's old code after that module changed (a
+checkout updated by ``git pull``, an edited tree). Here a kernel of this package is cached under a
+stamp of its file and of every file of the package its module imports, directly or through others
+(:func:`source_stamp`; :class:`PackageInTree` and its two siblings, which numba's cache tries before its
+own locators), so a change to any of them compiles the kernel again."""
 
 from __future__ import annotations
+
+import functools
+import hashlib
+import re
+from pathlib import Path
 
 import llvmlite.binding as ll
 import llvmlite.ir as llvmir
 import numba
 from numba import _dynfunc
-from numba.core import compiler, typed_passes
+from numba.core import caching, compiler, typed_passes
 from numba.core.codegen import JITCodeLibrary
 from numba.core.compiler_lock import require_global_compiler_lock
 from numba.core.compiler_machinery import register_pass
 
-__all__ = ["entry", "inner", "LinkOnlyCompiler"]
+__all__ = ["entry", "inner", "LinkOnlyCompiler", "STAMPED_ROOTS", "imported_sources", "source_stamp",
+           "PackageCacheDir", "PackageInTree", "PackageUserWide"]
 
 
 def entry(**options):
@@ -133,3 +146,128 @@ class LinkOnlyCompiler(compiler.CompilerBase):
         pm.passes = [(LinkOnlyLowering if p is typed_passes.NativeLowering else p, d) for p, d in pm.passes]
         pm.finalize()
         return [pm]
+
+
+#: Package folders whose kernels are cached under :func:`source_stamp` (this package's; a test adds its own).
+STAMPED_ROOTS: list[Path] = [Path(__file__).resolve().parent]
+
+_FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#]*)", re.M)
+_IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n#]*)", re.M)
+
+
+def _root_of(path: Path) -> Path | None:
+    return next((root for root in STAMPED_ROOTS if path.is_relative_to(root)), None)
+
+
+def _module_file(where: Path) -> Path | None:
+    """The file of the module at ``where`` (a path without suffix): ``where.py`` or its ``__init__.py``."""
+    for candidate in (where.with_name(where.name + ".py"), where / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+@functools.lru_cache(maxsize=512)
+def _direct_imports(path: Path, mtime_ns: int, size: int) -> tuple[Path, ...]:
+    """The files of this package's root that ``path`` imports by name (``from .x import y``: x, and y when it
+    is a module; ``import apnull.x``), read from its text; (mtime, size) key the memo."""
+    root = _root_of(path)
+    text = path.read_text(encoding="utf-8")
+    targets: list[tuple[Path, list[str]]] = []
+    for dots, module, names in _FROM.findall(text):
+        if dots:
+            base = path.parent
+            for _ in range(len(dots) - 1):
+                base = base.parent
+        elif module.split(".")[0] == root.name:
+            base, module = root.parent / root.name, ".".join(module.split(".")[1:])
+        else:
+            continue
+        where = base.joinpath(*module.split(".")) if module else base
+        listed = [n.split(" as ")[0].strip() for n in names.strip("()").replace("\\", "").split(",")]
+        targets.append((where, [n for n in listed if n.isidentifier()]))
+    for line in _IMPORT.findall(text):
+        for name in (n.split(" as ")[0].strip() for n in line.split(",")):
+            parts = name.split(".")
+            if parts[0] == root.name:
+                targets.append((root.joinpath(*parts[1:]) if parts[1:] else root, []))
+    found = []
+    for where, names in targets:
+        modules = [_module_file(where / n) for n in names]
+        # ``from . import a, b`` of modules a and b reads nothing of the package's __init__
+        named = [] if names and all(modules) else [_module_file(where)]
+        for file in (*named, *modules):
+            if file is not None and file.is_relative_to(root) and file != path:
+                found.append(file)
+    return tuple(dict.fromkeys(found))
+
+
+def _stated_sources(path) -> tuple[tuple[Path, int, int], ...]:
+    """:func:`imported_sources` with each file's (mtime, size), each file stated once."""
+    start = Path(path).resolve()
+    seen, todo, stated = {start}, [start], []
+    while todo:
+        file = todo.pop()
+        st = file.stat()
+        stated.append((file, st.st_mtime_ns, st.st_size))
+        for other in _direct_imports(file, st.st_mtime_ns, st.st_size):
+            if other not in seen:
+                seen.add(other)
+                todo.append(other)
+    return tuple(sorted(stated))
+
+
+def imported_sources(path) -> tuple[Path, ...]:
+    """``path`` and every file of its package root that it imports, directly or through other such files,
+    in a fixed (sorted) order: the sources a kernel of ``path`` can inline, link or read a constant from."""
+    return tuple(file for file, _, _ in _stated_sources(path))
+
+
+@functools.lru_cache(maxsize=512)
+def _combined(stated: tuple[tuple[Path, int, int], ...]) -> bytes:
+    root = _root_of(stated[0][0]) or stated[0][0].parent
+    h = hashlib.sha256()
+    for file, _, _ in stated:
+        h.update(str(file.relative_to(root)).encode() + b"\0" + hashlib.sha256(file.read_bytes()).digest())
+    return h.digest()
+
+
+def source_stamp(path) -> bytes:
+    """SHA-256 of the relative names and contents of :func:`imported_sources` of ``path``: a kernel's cache
+    entry stays valid while none of those files changes (their (mtime, size) key the memo of the digest)."""
+    return _combined(_stated_sources(path))
+
+
+class _Stamped:
+    """A numba cache locator for this package's kernels: numba's own (the parent class next in line) for
+    where the cache lives, :func:`source_stamp` for when an entry is stale; not used for other files."""
+
+    def __init__(self, py_func, py_file):
+        super().__init__(py_func, py_file)
+        self.source = Path(py_file).resolve()
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        if _root_of(Path(py_file).resolve()) is None:
+            return None
+        return super().from_function(py_func, py_file)
+
+    def get_source_stamp(self):
+        return source_stamp(self.source)
+
+
+class PackageCacheDir(_Stamped, caching.UserProvidedCacheLocator):
+    """numba's ``NUMBA_CACHE_DIR`` locator with :func:`source_stamp`."""
+
+
+class PackageInTree(_Stamped, caching.InTreeCacheLocator):
+    """numba's ``__pycache__`` locator with :func:`source_stamp`."""
+
+
+class PackageUserWide(_Stamped, caching.UserWideCacheLocator):
+    """numba's user-wide cache locator (a read-only install) with :func:`source_stamp`."""
+
+
+_STAMPED = [PackageCacheDir, PackageInTree, PackageUserWide]
+if caching.CacheImpl._locator_classes[: len(_STAMPED)] != _STAMPED:  # once per process, before any kernel
+    caching.CacheImpl._locator_classes = [*_STAMPED, *caching.CacheImpl._locator_classes]

@@ -33,6 +33,8 @@ import numba
 import numpy as np
 import pandas as pd
 
+from . import compiled  # noqa: F401 - its cache locators, before the kernels below are made
+
 __all__ = ["GRID", "EXACT_DEN", "Exact", "fractions_of", "benjamini_hochberg", "bh_reject", "first_levels",
            "bh_count", "scaled_min"]
 

@@ -38,6 +38,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from ... import compiled  # noqa: F401 - its cache locators, before the kernels below are made
 from .sort import insertion_sort
 
 __all__ = ["MARGIN", "law_count"]
