@@ -63,7 +63,7 @@ import sys
 import threading
 import time
 
-__all__ = ["start", "wait", "status", "note_run", "warm_scoring"]
+__all__ = ["start", "wait", "status", "note_run", "warm_scoring", "map_module_files"]
 
 _LOG = logging.getLogger(__name__)
 _lock = threading.Lock()
@@ -107,6 +107,8 @@ def _warm() -> None:
         steps["modules"] = time.perf_counter() - t0
         _first_figure()
         steps["figure"] = time.perf_counter() - t0
+        map_module_files()
+        steps["inspect"] = time.perf_counter() - t0
         from apnull.ui.cache import warm_default_views
 
         warm_default_views()
@@ -215,6 +217,21 @@ def _first_figure() -> None:
 
     grid = np.linspace(0.0, 1.0, 5)
     pio.to_json(density_figure([dict(m=1, n=1, x=grid, y=grid)], "ap", 1, 1))
+
+
+def map_module_files() -> None:
+    """Map every loaded module's file for :mod:`inspect`, as Streamlit's first element in a process does.
+
+    The first element a Streamlit process sends checks whether it runs in a Python REPL
+    (``streamlit.env_util.is_repl``: ``inspect.stack()``), and ``inspect`` finds each frame's module by
+    mapping the file of every module loaded, once; later calls map only the modules loaded since. With
+    the dashboard's imports (numba, scipy.stats, pandas, plotly: about 2,400 modules) that first walk took
+    0.4 to 1.2 s of the GIL inside the sidebar's first caption, on the run of the first visitor's page
+    after a server start (docs/serving.md). Walking the stack here, in the warm-up the server waits for,
+    leaves that run only the modules its pages import."""
+    import inspect
+
+    inspect.stack(context=0)
 
 
 def start() -> threading.Thread | None:
