@@ -6,7 +6,9 @@ A fresh dashboard process pays about 1.5 s before its first Monte Carlo draw: ``
 including the start of numba's thread pool). Its first page then samples the reference experiment's 50 sizes. ``start()``
 does that work in a daemon thread as soon as the server starts: the kernel, the figure modules, and
 the default views of the first pages (:func:`apnull.ui.cache.warm_default_views`: the densities and
-quantiles pages' first view, the threshold lookup's laws; about 0.3 s more). app.py's ``st.App``
+quantiles pages' first view, the threshold lookup's laws; about 0.3 s more), the binning and hypergeometric
+pages' default views (0.2 to 0.4 s each), and inspect's map of the loaded modules' files
+(:func:`map_module_files`, which Streamlit's first element in a process otherwise made). app.py's ``st.App``
 lifespan starts it and waits for it (at most 60 s) before the server accepts visitors, so the first
 page finds its figures cached. Work left running in the background while the first visitor's
 browser loads the page slowed that page down (benchmarks/cold_start.py: 1.44x the one-chart baseline
@@ -25,8 +27,8 @@ for it). The rest, :data:`IDLE_STEPS`, runs only while the server is idle: each 
 :data:`QUIET` seconds without a script run, however long that takes, and the thread runs them at a lower
 CPU priority (nice + :data:`IDLE_NICE`), so a class that arrives meanwhile comes first: the consistency
 step's default result, "Compare two pipelines" (on an empty numba cache its first visitor waited about
-40 s on this 2-core machine, 60 s beside other work), and the default views of the binning and
-hypergeometric pages. Under a class those ran at the 5 s limit and took 9.5% of the server's busy time
+40 s on this 2-core machine, 60 s beside other work). Under a class those steps (then with the binning
+and hypergeometric views, now in the first phase) ran at the 5 s limit and took 9.5% of the server's busy time
 (a profile of benchmarks/load.py --lesson all) for pages the lesson computes anyway or never opens.
 ``wait(everything=True)`` waits for all of it. Started at once, the second phase ran while the first
 visitor's browser loaded the densities page and slowed that page's first chart down
@@ -63,7 +65,7 @@ import sys
 import threading
 import time
 
-__all__ = ["start", "wait", "status", "note_run", "warm_scoring"]
+__all__ = ["start", "wait", "status", "note_run", "warm_scoring", "map_module_files"]
 
 _LOG = logging.getLogger(__name__)
 _lock = threading.Lock()
@@ -107,10 +109,14 @@ def _warm() -> None:
         steps["modules"] = time.perf_counter() - t0
         _first_figure()
         steps["figure"] = time.perf_counter() - t0
+        map_module_files()
+        steps["inspect"] = time.perf_counter() - t0
         from apnull.ui.cache import warm_default_views
 
         warm_default_views()
         steps["views"] = time.perf_counter() - t0
+        _binning_and_hypergeometric()
+        steps["pages"] = time.perf_counter() - t0
         _status.update(state="done", seconds=steps)
     except Exception as exc:  # noqa: BLE001 - a warm-up must never break the app
         _status.update(state="failed", error=f"{type(exc).__name__}: {exc}", seconds=steps)
@@ -146,6 +152,10 @@ def _warm_other_pages(steps: dict, t0: float) -> None:
 
 
 def _binning_and_hypergeometric() -> None:
+    """The binning and hypergeometric pages' default views (0.2 to 0.4 s each on the 2-core machine, alone).
+    In the first phase: as a step run only while the server was idle they never ran under a class, and the
+    class's first visitor of the binning page computed its view while the others waited for it
+    (``to_binning``, 0.73 s p95 of benchmarks/load.py --lesson all quiet)."""
     from apnull.ui import binning_cache, hypergeom_cache
 
     binning_cache.binning_view(4, 0.95, 300, 1.3, "lower", "ap")
@@ -165,7 +175,7 @@ def _compare() -> None:
 
 
 #: The second phase's steps run only while the server is idle, in this order: (name, step).
-IDLE_STEPS = (("pages", _binning_and_hypergeometric), ("consistency", _consistency), ("compare", _compare))
+IDLE_STEPS = (("consistency", _consistency), ("compare", _compare))
 
 
 def _lower_priority(nice: int) -> None:
@@ -217,6 +227,21 @@ def _first_figure() -> None:
     pio.to_json(density_figure([dict(m=1, n=1, x=grid, y=grid)], "ap", 1, 1))
 
 
+def map_module_files() -> None:
+    """Map every loaded module's file for :mod:`inspect`, as Streamlit's first element in a process does.
+
+    The first element a Streamlit process sends checks whether it runs in a Python REPL
+    (``streamlit.env_util.is_repl``: ``inspect.stack()``), and ``inspect`` finds each frame's module by
+    mapping the file of every module loaded, once; later calls map only the modules loaded since. With
+    the dashboard's imports (numba, scipy.stats, pandas, plotly: about 2,400 modules) that first walk took
+    0.4 to 1.2 s of the GIL inside the sidebar's first caption, on the run of the first visitor's page
+    after a server start (docs/serving.md). Walking the stack here, in the warm-up the server waits for,
+    leaves that run only the modules its pages import."""
+    import inspect
+
+    inspect.stack()  # as Streamlit calls it: with context=0 frames of files on disk map nothing
+
+
 def start() -> threading.Thread | None:
     """Start the warm-up thread unless it was started before in this process; never blocks. Each call
     also notes a script run (dashboard.py calls it on every run): the second phase waits for a quiet
@@ -241,7 +266,7 @@ def start() -> threading.Thread | None:
 def wait(timeout: float | None = None, everything: bool = False) -> bool:
     """Block until the warm-up has finished (True) or timeout seconds passed (False). The server
     waits for the first phase (the lesson pages); ``everything=True`` also waits for the second
-    (scoring kernels, binning and hypergeometric views)."""
+    (the scoring kernels)."""
     return (_all_done if everything else _done).wait(timeout)
 
 
