@@ -11,10 +11,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from collection import cache_bytecode_outside_the_tree, excludes_e2e, longest_first, scan_components_once
+from collection import (cache_bytecode_outside_the_tree, compile_scripts_once, excludes_e2e, longest_first,
+                        quiet_openmp_workers, scan_components_once)
 
+quiet_openmp_workers()  # before numba's OpenMP pool starts, as the dashboard does
 cache_bytecode_outside_the_tree()  # before the test modules are imported and rewritten
 scan_components_once()  # one scan of the installed packages per test process, not one per AppTest
+compile_scripts_once()  # each page script compiled once per test process, not on every AppTest run
 
 from reference import (  # noqa: E402,F401  (re-exported for test files)
     SMALL_SIZES,

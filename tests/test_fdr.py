@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from apnull import fdr
 from apnull.fdr import GRID, Exact, benjamini_hochberg, bh_count, bh_reject, first_levels, fractions_of
 
 # -- references ----------------------------------------------------------------------------------------
@@ -81,6 +82,28 @@ def test_fractions_of_many_at_once_and_off_grid_values():
     assert (num[grid] / den[grid] == x[grid]).all()  # what is found rounds to the value
     assert grid.mean() < 0.01  # a random float is on no grid of denominator <= 2^20
     assert not fractions_of(np.array([1e-9, np.pi / 4, 1 / 3 + 1e-12]))[2].any()
+
+
+def test_few_values_are_read_as_many_are():
+    """Up to ``_FEW`` values are read one by one in Python integers, more in array steps: the same pairs,
+    on grid fractions, their float neighbours, random floats, tiny values and the edges."""
+    rng = np.random.default_rng(5)
+    b = rng.integers(1, GRID + 1, 4_000)
+    a = np.minimum((rng.random(b.size) * (b + 1)).astype(np.int64), b)
+    edges = [1 / GRID, np.nextafter(1 / GRID, 1), np.nextafter(1 / GRID, 0), np.nextafter(1, 0), 0.0, -0.0, 1.0,
+             np.nan, -0.5, 1.5, np.inf, 5e-324, 0.05, 1 / 3]
+    x = np.concatenate([a / b, np.nextafter(a / b, 0), np.nextafter(a / b, 1), rng.random(4_000),
+                        rng.random(1_000) * 4e-6, 1.0 / rng.integers(1, GRID + 1, 1_000), edges])
+    rng.shuffle(x)
+    assert x.size > fdr._FEW
+    many = fractions_of(x)
+    for s in range(0, x.size, fdr._FEW):
+        few = fractions_of(x[s:s + fdr._FEW])
+        for got, want in zip(few, many):
+            np.testing.assert_array_equal(got, want[s:s + fdr._FEW])
+            assert got.dtype == want.dtype
+    assert [v.shape for v in fractions_of(np.array([[0.5, 0.25], [0.1, np.nan]]))] == [(2, 2)] * 3
+    assert [v.shape for v in fractions_of(0.05)] == [()] * 3
 
 
 # -- BH against Fractions ----------------------------------------------------------------------------------

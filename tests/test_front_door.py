@@ -2,8 +2,11 @@
 runs, its links lead somewhere, its screen example is a screen apnull reads), and visitors get no
 developer toolbar."""
 
+import ast
+import builtins
 import contextlib
 import io
+import os
 import re
 import shlex
 import subprocess
@@ -209,6 +212,46 @@ def test_the_installed_packages_are_scanned_for_components_once_per_test_process
     for _ in range(2):
         assert not AppTest.from_string(script).run().exception
     assert listed == []  # neither AppTest scanned the installed packages again
+
+
+def test_each_page_script_is_compiled_once_per_test_process_and_again_when_it_changes(tmp_path, monkeypatch):
+    """conftest keeps the compiled dashboard and page scripts across AppTest runs: a second run of the same
+    script compiles nothing, and a script changed on disk (same path) is compiled again and runs new."""
+    from collection import compile_scripts_once
+    from streamlit.runtime.scriptrunner.script_cache import ScriptCache
+    from streamlit.testing.v1 import AppTest
+
+    assert ScriptCache.get_bytecode.compiled_once and not compile_scripts_once()  # conftest did it: not twice
+    script = tmp_path / "page.py"
+    script.write_text("import streamlit as st\nst.write('first')")
+    compiled = []
+    real_compile = builtins.compile
+
+    def counting_compile(source, filename, mode, flags=0, *args, **kwargs):
+        if filename == str(script) and not flags & ast.PyCF_ONLY_AST:  # to code, not magic's syntax tree
+            compiled.append(filename)
+        return real_compile(source, filename, mode, flags, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "compile", counting_compile)
+    for _ in range(3):
+        at = AppTest.from_file(str(script)).run()
+        assert at.markdown[0].value == "first"
+    assert compiled == [str(script)]
+    script.write_text("import streamlit as st\nst.write('second')")
+    assert AppTest.from_file(str(script)).run().markdown[0].value == "second"
+    assert compiled == [str(script)] * 2
+
+
+def test_openmp_workers_wait_passively_in_test_processes(monkeypatch):
+    """conftest sets OMP_WAIT_POLICY=PASSIVE before any kernel runs, as the dashboard does, unless the
+    shell chose a policy."""
+    from collection import quiet_openmp_workers
+
+    assert os.environ.get("OMP_WAIT_POLICY")
+    monkeypatch.delenv("OMP_WAIT_POLICY")
+    assert quiet_openmp_workers() and os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
+    assert not quiet_openmp_workers() and os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
 
 
 def test_the_longest_test_files_go_out_first_whole():

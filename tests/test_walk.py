@@ -18,7 +18,7 @@ from apnull.views.sampled import TABS as SAMPLED_TABS
 from apptest import PREFIX, app, errors, exceptions, find_widget, open_page, set_widget
 
 #: per page, (key without prefix, value) in the order a user would set them (later widgets may appear only
-#: after an earlier choice, e.g. lookup's alpha after level = alpha); the time limits are 1 s: the
+#: after an earlier choice, e.g. lookup's alpha after level = alpha); the time limits are 0.25 s: the
 #: examples' adaptive draws run until the limit, and a walk needs no more of them
 CHANGES = {
     "densities": [("M", 3), ("N", 12), ("K", 3), ("draws", 500), ("seed", 5), ("exact", True)],
@@ -32,13 +32,13 @@ CHANGES = {
                 ("ranks_range", "all n"), ("ranks_A", "1, 2, 3"), ("ranks_B", "4, 5"), ("ranks_C", "6"),
                 ("simulate", True), ("reps", 200), ("sim_seed", 3)],
     "score": [("similarity", "correlation"), ("perms", 99), ("seed", 3), ("fdr", 0.1), ("nan", "leave out those rows"),
-              ("negatives", "every other profile of its plate"), ("copairs", True), ("auto", True), ("budget", 1.0),
+              ("negatives", "every other profile of its plate"), ("copairs", True), ("auto", True), ("budget", 0.25),
               ("null", "independent"), ("normalize", "per plate, against all its wells"),
               ("cs_aggregate", "mean"), ("cs_similarity", "correlation"), ("cs_perms", 99), ("cs_seed", 3),
               ("cs_fdr", 0.1), ("cs_scope", "active only (q ≤ FDR level above)")],
     "compare": [("similarity", "correlation"), ("perms", 99), ("seed", 3), ("alpha", 0.1),
                 ("features_a", "^px_[0-5]"), ("features_b", "^half_0"), ("normalize", "per plate, against all its wells"),
-                ("nan", "leave out those rows"), ("auto", True), ("budget", 1.0)],
+                ("nan", "leave out those rows"), ("auto", True), ("budget", 0.25)],
 }
 #: the reported case: lookup with the grid method and its defaults, then every other page
 REPORTED_LOOKUP = [("method", "grid"), ("draws", 100_000), ("seed", 0)]
@@ -93,9 +93,9 @@ def test_changes_cover_every_page_and_input():
 
 def test_walk_all_pages_after_changing_every_input(baseline, monkeypatch):
     # the adaptive draws of the score and compare examples run until the time limit on (compare: 7 s of
-    # the default 10): a default of 2 s (the pages read it on every run) spares the walk's CPU; the walk
-    # then sets 1 s, still a change
-    monkeypatch.setattr(score_view, "PAGE_BUDGET", 2.0)
+    # the default 10): a default of 0.5 s (the pages read it on every run) spares the walk's CPU; the walk
+    # then sets 0.25 s, still a change
+    monkeypatch.setattr(score_view, "PAGE_BUDGET", 0.5)
     assert all(not errs for errs in baseline.values()), baseline
     at = app(timeout=120)
     at.run()

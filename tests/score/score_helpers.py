@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import numba
@@ -9,9 +10,11 @@ import numpy as np
 import pandas as pd
 
 
+@functools.cache
 def from_python(kernel):
     """A compiled caller of ``kernel``, an ``apnull.compiled.inner`` kernel (which Python cannot call):
-    ``from_python(kernel)(*args)`` is ``kernel(*args)``."""
+    ``from_python(kernel)(*args)`` is ``kernel(*args)``. One caller per kernel and test process: each
+    compiles the kernel's whole body into itself (seconds for ``pool_layout``), once per argument types."""
 
     @numba.njit
     def call(*args):  # pragma: no cover - compiled
