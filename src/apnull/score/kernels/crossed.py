@@ -47,12 +47,12 @@ from ...compiled import entry
 from ...streams import draw_distinct, uniform
 from .chunks import count_draw, record_draw
 from .querylaw import law_count
-from .filled import filled_mean, five_mean, quotients, rank_four, shared_fill, untied_mean
+from .filled import filled_mean, five_mean, five_untied, quotients, rank_four, shared_fill, untied_mean
 from .lookups import (FILL_DRAWS, ROW_DRAWS, batch_lookups, crossed_pool, fill_all, know_all, mean_ap, query_ap,
                       query_row, untied_ap)
 from .ranking import count_sorted
 
-__all__ = ["MAX_TABLE", "pool_sizes", "EXACT_STEPS", "EXACT_MOST", "law_batch", "crossed_pools", "crossed_batch", "crossed_conditional_batch"]
+__all__ = ["MAX_TABLE", "LAZY_CHUNK", "pool_sizes", "EXACT_STEPS", "EXACT_MOST", "law_batch", "crossed_pools", "crossed_batch", "crossed_conditional_batch"]
 
 #: Most member pairs of one pool's look-up table (P * P for P pool members: 16 bytes each, 32 MB).
 MAX_TABLE = 1 << 21
@@ -64,6 +64,9 @@ EXACT_STEPS = 2
 #: Most plate-mates of a crossed pool's query whose counts a filled table holds as int16 (:func:`.filled.filled_mean`);
 #: a larger plate draws by the look-ups of every pair.
 COUNTS_MOST = 32767
+
+#: Draws of five strata drawn at a time before their pairs are computed (one :func:`.lookups.know_all` call).
+LAZY_CHUNK = 16
 
 #: Most choices T of a query's exact law (counts stay exact in float64).
 EXACT_MOST = float(1 << 52)
@@ -134,6 +137,7 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
     q = np.int64(0)
     one = np.int64(1)
     none = np.int64(-1)
+    Dc = np.empty((LAZY_CHUNK, 5), dtype=np.int64)  # a chunk of five-strata draws
     for t in range(pos.size):
         j = pos[t]
         pool, P, D, vals, iwork = crossed_pool(part, j, controls, kind, tab, shared)
@@ -194,11 +198,39 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
         g_str, s_n, g_rep, simRP, g_row = pool.stratum, pool.n, pool.replicate, pool.sim, pool.row
         Xc, sortedRC, c_off, c_sorted = controls.X, pool.sorted_rc, controls.sorted_offset, controls.sorted_sims
         s_comp, g_ctl, rep_lo, rep_hi = pool.component_stratum, pool.control, pool.rep_lo, pool.rep_hi
+        if k == 5 and drawn < target and not stopped:  # a chunk of draws (pick), their pairs known in one call
+            most = np.int64(0)                           # and each untied draw's mean from its counts
+            for s in range(k):
+                most = max(most, s_n[s])
+            quot = quotients(k - 1, most)
+            while drawn < target and not stopped:
+                B = min(LAZY_CHUNK, target - drawn)
+                for r in range(B):
+                    for s in range(k):
+                        Dc[r, s] = pick(keys[s], counters[s] + np.uint64(r), size[s], first[s])
+                know_all(Dc, B, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC, c_off, c_sorted,
+                         s_comp, g_ctl, rep_lo, rep_hi, shv, shg, she)
+                used = B  # a stop leaves the chunk's later draws unused (their pairs stay known: same values)
+                for r in range(B):
+                    d0, d1, d2, d3, d4 = Dc[r, 0], Dc[r, 1], Dc[r, 2], Dc[r, 3], Dc[r, 4]
+                    if five_untied(d0, d1, d2, d3, d4, P, tv, te):
+                        v = five_mean(d0, d1, d2, d3, d4, P, tg, quot)
+                    else:
+                        for s in range(k):
+                            D[s] = Dc[r, s]
+                        v = mean_ap(D, P, tv, tg, te, vals, iwork, vals, vals, False)
+                    drawn, reached, stop = record_draw(saved, drawn, v, m, tol, reached, early, h)
+                    if stop:
+                        stopped = True
+                        used = r + 1
+                        break
+                for s in range(k):
+                    counters[s] += np.uint64(used)
         while drawn < target and not stopped:  # the look-ups a draw needs, as it needs them
             for s in range(k):  # draw_assignment's draws, one member a stratum
                 counters[s] = draw_distinct(keys[s], counters[s], size[s], first[s], D, s, one, none)
-            know_all(D, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC, c_off, c_sorted, s_comp,
-                     g_ctl, rep_lo, rep_hi, shv, shg, she)
+            know_all(D.reshape((1, k)), one, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC, c_off,
+                     c_sorted, s_comp, g_ctl, rep_lo, rep_hi, shv, shg, she)
             v = mean_ap(D, P, tv, tg, te, vals, iwork, vals, vals, False)
             drawn, reached, stop = record_draw(saved, drawn, v, m, tol, reached, early, h)
             if stop:

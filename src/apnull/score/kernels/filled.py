@@ -23,7 +23,7 @@ from .lookups import query_ap
 from .ranking import count_sorted
 from .similarity import sim_rows
 
-__all__ = ["Shared", "shared_fill", "quotients", "rank_four", "five_mean", "untied_mean", "filled_mean"]
+__all__ = ["Shared", "shared_fill", "quotients", "rank_four", "five_mean", "untied_four", "five_untied", "untied_mean", "filled_mean"]
 
 
 class Shared(NamedTuple):
@@ -108,6 +108,27 @@ def five_mean(d0, d1, d2, d3, d4, P, counts, quot):  # pragma: no cover - compil
     b = d4 * P
     total += rank_four(counts[b + d0], counts[b + d1], counts[b + d2], counts[b + d3], quot) / m
     return total / 5
+
+
+@numba.njit(cache=True, inline="always")
+def untied_four(u, y0, y1, y2, y3, P, tv, te):  # pragma: no cover - compiled
+    """True when query u's four positives y0 .. y3 (every pair known in ``tv`` / ``te``, a
+    :class:`.lookups.Lookups`' arrays) have no tie: none as similar to u as one of u's plate-mates (eq 0)
+    and no two as similar to u as each other. u's AP is then :func:`rank_four` of their counts over 4, the
+    tie-aware walk's bits (:func:`.lookups.untied_ap`). Straight-line, on scalars (no reference count)."""
+    b = u * P
+    v0, v1, v2, v3 = tv[b + y0], tv[b + y1], tv[b + y2], tv[b + y3]
+    return (((te[b + y0] | te[b + y1] | te[b + y2] | te[b + y3]) == 0) & (v0 != v1) & (v0 != v2) & (v0 != v3)
+            & (v1 != v2) & (v1 != v3) & (v2 != v3))
+
+
+@numba.njit(cache=True, inline="always")
+def five_untied(d0, d1, d2, d3, d4, P, tv, te):  # pragma: no cover - compiled
+    """True when no query of the assignment d0 .. d4 has a tie (:func:`untied_four`): its mean AP is then
+    :func:`five_mean` of the counts, bit for bit :func:`.lookups.mean_ap`'s."""
+    return (untied_four(d0, d1, d2, d3, d4, P, tv, te) & untied_four(d1, d0, d2, d3, d4, P, tv, te)
+            & untied_four(d2, d0, d1, d3, d4, P, tv, te) & untied_four(d3, d0, d1, d2, d4, P, tv, te)
+            & untied_four(d4, d0, d1, d2, d3, P, tv, te))
 
 
 @numba.njit(cache=True, inline="always")
