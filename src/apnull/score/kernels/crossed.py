@@ -94,11 +94,23 @@ def crossed_pools(arrays, controls_of, pos) -> np.ndarray:
 def pool_sizes(arrays, controls_of, pos) -> np.ndarray:
     """(len(pos),) int64: the pool members P of perturbations ``pos`` (:func:`crossed_pools`'s
     arguments): in each of its strata its replicates and the controls there."""
-    out = np.zeros(len(pos), dtype=np.int64)
-    for t, j in enumerate(np.asarray(pos, dtype=np.int64).tolist()):
-        a, b = int(arrays.soff[j]), int(arrays.soff[j + 1])
-        out[t] = int(controls_of(j).size[arrays.seg_comp[a:b]].sum()) + int(arrays.seg_len[a:b].sum())
-    return out
+    pos = np.asarray(pos, dtype=np.int64)
+    if not pos.size:
+        return np.zeros(0, dtype=np.int64)
+    first = arrays.soff[pos]
+    J = arrays.soff[pos + 1] - first  # every perturbation has a stratum
+    start = np.concatenate([[0], np.cumsum(J)[:-1]])
+    segs = np.repeat(first - start, J) + np.arange(int(J.sum()))
+    owner = np.repeat(np.arange(pos.size), J)
+    members = arrays.seg_len[segs].astype(np.int64)
+    groups = {}  # perturbations by component (its ControlRows)
+    for t, j in enumerate(pos.tolist()):
+        c = controls_of(j)
+        groups.setdefault(id(c), (c, []))[1].append(t)
+    for c, ts in groups.values():
+        at = np.isin(owner, ts) if len(groups) > 1 else slice(None)
+        members[at] += c.size[arrays.seg_comp[segs[at]]]
+    return np.add.reduceat(members, start)
 
 
 @numba.njit(cache=True, inline="always")
