@@ -19,11 +19,12 @@ import numba
 import numpy as np
 
 from ...compiled import inner
+from ...streams import uniform
 from .lookups import query_ap
 from .ranking import count_sorted
 from .similarity import sim_rows
 
-__all__ = ["Shared", "shared_fill", "quotients", "rank_four", "five_mean", "untied_four", "five_untied", "untied_mean", "filled_mean"]
+__all__ = ["Shared", "shared_fill", "pick", "draw_one", "quotients", "rank_four", "five_mean", "untied_four", "five_untied", "untied_mean", "filled_mean"]
 
 
 class Shared(NamedTuple):
@@ -59,6 +60,26 @@ def shared_fill(controls, kind, v, gt, eq):  # pragma: no cover - compiled
                     g, e = count_sorted(row, v[a, b])
                     gt[a, b] = g
                     eq[a, b] = e
+
+
+@numba.njit(cache=True, inline="always")
+def pick(key, counter, size, first):  # pragma: no cover - compiled
+    """:func:`.streams.draw_distinct`'s draw of one member of a stratum's pool (``size`` members from
+    ``first``, the number ``counter`` of stream ``key``), written out for one: scalars only, so a draw
+    loop calling it takes no reference count."""
+    idx = np.int64(uniform(key, counter) * size)
+    if idx >= size:
+        idx = size - 1
+    return first + idx
+
+
+@numba.njit(cache=True, inline="always")
+def draw_one(keys, counters, size, first, D):  # pragma: no cover - compiled
+    """:func:`pick` of one member of each stratum's pool (stratum s: ``size[s]`` members from
+    ``first[s]``, stream ``keys[s]`` at ``counters[s]``) into D."""
+    for s in range(D.size):
+        D[s] = pick(keys[s], counters[s], size[s], first[s])
+        counters[s] += np.uint64(1)
 
 
 @numba.njit(cache=True, inline="always")
