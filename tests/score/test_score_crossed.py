@@ -126,23 +126,6 @@ def test_untied_pools_draw_the_general_paths_values(general_only, plates):
     assert_same_as_general(general_only, new, table, permutations=999, seed=9)
 
 
-@pytest.mark.parametrize("ties, B", [(False, 300), (True, 300), (False, "auto"), (True, "auto")])
-def test_lazy_five_strata_draws_the_general_paths_values(general_only, ties, B):
-    """Perturbations on five plates with fewer than FILL_DRAWS draws to go draw a chunk at a time
-    (``crossed.LAZY_CHUNK``, their pairs known in one call) and take an untied draw's mean from its counts
-    (``filled.five_untied``, ``five_mean``), a tied one by the walk; a stop inside a chunk leaves its
-    streams where the draws before it left them ("auto": rounds continue them); their queries' conditional
-    draws, not yet reading whole rows, likewise (an untied draw's AP from its counts, ``filled.untied_four``).
-    Every table and drawn value the general path's, bit for bit, with ties (rounded rows, no plate effect: members of other plates as
-    similar to a query as its plate-mates) and without."""
-    table = crossed_screen(np.random.default_rng(31), perts=15, plates=6, ties=ties, extra=False,
-                           plate_effect=0.0 if ties else 0.5)
-    assert (table.groupby("Metadata_pert").size().drop("DMSO") == 5).sum() >= 3
-    general_only(False)
-    new = score_profiles(table, **KW, permutations=B, seed=2)
-    assert_same_as_general(general_only, new, table, permutations=B, seed=2)
-
-
 def test_shared_control_pairs_against_brute_force(monkeypatch):
     """The component's shared pairs of two controls (:func:`apnull.score.nulls.permutation.shared_table`):
     each similarity the dot product of the prepared rows, each count what a scan of the control's

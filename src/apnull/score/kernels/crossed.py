@@ -26,11 +26,9 @@ general path's, drawn from the same streams with the same draws as :func:`.pool.
   label moved within its own plate's pool), only the query's own AP computed: k - 1 look-ups a draw.
   A query with many draws to go reads its whole row first (:func:`.lookups.query_row`); without a tie in it, a
   draw is k - 1 uniforms, k - 1 counts read, sorted and summed (:func:`.lookups.untied_ap`).
-- Five strata (JUMP's five replicates), the draws of both nulls are written on scalars (:func:`.filled.pick`,
-  :func:`.filled.five_mean`, :func:`.filled.rank_four`): a helper with loops inlined in a draw loop takes and
-  drops a reference to each of its arrays every draw (atomic operations, half a filled draw's time). A
-  draw whose positives tie (:func:`.filled.untied_four`) takes the tie-aware walk; not yet filled, a chunk
-  of :data:`LAZY_CHUNK` draws has its pairs computed in one :func:`.lookups.know_all` call.
+- Five strata (JUMP's five replicates): a filled pool without ties and a query's row draw on scalars
+  (:func:`pick`, :func:`.filled.five_mean`, :func:`.filled.rank_four`): a helper with loops inlined in a draw
+  loop takes and drops a reference to each of its arrays every draw (atomic operations: half the draw).
 - :func:`law_batch`: the exact conditional law of the queries about to take many draws, counted instead
   (:func:`.querylaw.law_count`) from the rows :func:`crossed_conditional_batch` gives them, where the
   row has no tie and the count stays within ``limit`` steps (the caller allows :data:`EXACT_STEPS` a
@@ -49,30 +47,26 @@ import numba
 import numpy as np
 
 from ...compiled import entry
-from ...streams import draw_distinct
+from ...streams import draw_distinct, uniform
 from .chunks import count_draw, record_draw
 from .querylaw import law_count
-from .filled import (draw_one, filled_mean, five_mean, five_untied, pick, quotients, rank_four, shared_fill,
-                     untied_four, untied_mean)
+from .filled import filled_mean, five_mean, quotients, rank_four, shared_fill, untied_mean
 from .lookups import (FILL_DRAWS, ROW_DRAWS, batch_lookups, crossed_pool, fill_all, know_all, mean_ap, query_ap,
                       query_row, untied_ap)
 from .ranking import count_sorted
 
-__all__ = ["MAX_TABLE", "LAZY_CHUNK", "pool_sizes", "EXACT_STEPS", "EXACT_MOST", "law_batch", "crossed_pools", "crossed_batch", "crossed_conditional_batch"]
+__all__ = ["MAX_TABLE", "pool_sizes", "EXACT_STEPS", "EXACT_MOST", "law_batch", "crossed_pools", "crossed_batch", "crossed_conditional_batch"]
 
 #: Most member pairs of one pool's look-up table (P * P for P pool members: 16 bytes each, 32 MB).
 MAX_TABLE = 1 << 21
 
-#: Steps of :func:`.querylaw.law_count` allowed for each draw the exact law replaces (a step costs about a
-#: third of a draw): a count that would cost more than the draws gives up, and the draws run.
+#: Steps of :func:`.querylaw.law_count` allowed for each draw the exact law replaces (a step costs
+#: about a third of a draw): a count that would cost more than the draws gives up, and the draws run.
 EXACT_STEPS = 2
 
 #: Most plate-mates of a crossed pool's query whose counts a filled table holds as int16 (:func:`.filled.filled_mean`);
 #: a larger plate draws by the look-ups of every pair.
 COUNTS_MOST = 32767
-
-#: Draws of five strata drawn at a time before their pairs are computed (one :func:`.lookups.know_all` call).
-LAZY_CHUNK = 16
 
 #: Most choices T of a query's exact law (counts stay exact in float64).
 EXACT_MOST = float(1 << 52)
@@ -119,6 +113,26 @@ def pool_sizes(arrays, controls_of, pos) -> np.ndarray:
     return np.add.reduceat(members, start)
 
 
+@numba.njit(cache=True, inline="always")
+def pick(key, counter, size, first):  # pragma: no cover - compiled
+    """:func:`.streams.draw_distinct`'s draw of one member of a stratum's pool (``size`` members from
+    ``first``, the number ``counter`` of stream ``key``), written out for one: scalars only, so a draw
+    loop calling it takes no reference count."""
+    idx = np.int64(uniform(key, counter) * size)
+    if idx >= size:
+        idx = size - 1
+    return first + idx
+
+
+@numba.njit(cache=True, inline="always")
+def draw_one(keys, counters, size, first, D):  # pragma: no cover - compiled
+    """:func:`pick` of one member of each stratum's pool (stratum s: ``size[s]`` members from
+    ``first[s]``, stream ``keys[s]`` at ``counters[s]``) into D."""
+    for s in range(D.size):
+        D[s] = pick(keys[s], counters[s], size[s], first[s])
+        counters[s] += np.uint64(1)
+
+
 @entry(nogil=True)
 def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, values, shared,
                   build):  # pragma: no cover - compiled
@@ -135,7 +149,6 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
     q = np.int64(0)
     one = np.int64(1)
     none = np.int64(-1)
-    Dc = np.empty((LAZY_CHUNK, 5), dtype=np.int64)  # a chunk of five-strata draws
     for t in range(pos.size):
         j = pos[t]
         pool, P, D, vals, iwork = crossed_pool(part, j, controls, kind, tab, shared)
@@ -196,39 +209,11 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
         g_str, s_n, g_rep, simRP, g_row = pool.stratum, pool.n, pool.replicate, pool.sim, pool.row
         Xc, sortedRC, c_off, c_sorted = controls.X, pool.sorted_rc, controls.sorted_offset, controls.sorted_sims
         s_comp, g_ctl, rep_lo, rep_hi = pool.component_stratum, pool.control, pool.rep_lo, pool.rep_hi
-        if k == 5 and drawn < target and not stopped:  # a chunk of draws (pick), their pairs known in one call
-            most = np.int64(0)                           # and each untied draw's mean from its counts
-            for s in range(k):
-                most = max(most, s_n[s])
-            quot = quotients(k - 1, most)
-            while drawn < target and not stopped:
-                B = min(LAZY_CHUNK, target - drawn)
-                for r in range(B):
-                    for s in range(k):
-                        Dc[r, s] = pick(keys[s], counters[s] + np.uint64(r), size[s], first[s])
-                know_all(Dc, B, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC, c_off, c_sorted,
-                         s_comp, g_ctl, rep_lo, rep_hi, shv, shg, she)
-                used = B  # a stop leaves the chunk's later draws unused (their pairs stay known: same values)
-                for r in range(B):
-                    d0, d1, d2, d3, d4 = Dc[r, 0], Dc[r, 1], Dc[r, 2], Dc[r, 3], Dc[r, 4]
-                    if five_untied(d0, d1, d2, d3, d4, P, tv, te):
-                        v = five_mean(d0, d1, d2, d3, d4, P, tg, quot)
-                    else:
-                        for s in range(k):
-                            D[s] = Dc[r, s]
-                        v = mean_ap(D, P, tv, tg, te, vals, iwork, vals, vals, False)
-                    drawn, reached, stop = record_draw(saved, drawn, v, m, tol, reached, early, h)
-                    if stop:
-                        stopped = True
-                        used = r + 1
-                        break
-                for s in range(k):
-                    counters[s] += np.uint64(used)
         while drawn < target and not stopped:  # the look-ups a draw needs, as it needs them
             for s in range(k):  # draw_assignment's draws, one member a stratum
                 counters[s] = draw_distinct(keys[s], counters[s], size[s], first[s], D, s, one, none)
-            know_all(D.reshape((1, k)), one, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC, c_off,
-                     c_sorted, s_comp, g_ctl, rep_lo, rep_hi, shv, shg, she)
+            know_all(D, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC, c_off, c_sorted, s_comp,
+                     g_ctl, rep_lo, rep_hi, shv, shg, she)
             v = mean_ap(D, P, tv, tg, te, vals, iwork, vals, vals, False)
             drawn, reached, stop = record_draw(saved, drawn, v, m, tol, reached, early, h)
             if stop:
@@ -264,11 +249,7 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
         size, first = pool.n + 1, pool.offset  # one replicate and n_s controls a stratum
         row = np.empty(P, dtype=np.int64)
         G = np.empty(k, dtype=np.int64)
-        most = np.int64(0)
-        for s in range(k):
-            most = max(most, s_n[s])
-        quot = quotients(k - 1, most)  # rank_four's precisions (five strata)
-        o = np.zeros(max(k, 5), dtype=np.int64)  # the strata other than a query's, in order
+        quot = np.empty((0, 0))  # rank_four's precisions (filled.quotients), made when a row is first drawn
         for i in range(k):
             g = q + i
             if not active[g]:
@@ -287,16 +268,22 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
             u = pool.observed[i]
             D[i] = u
             ru = g_rep[u]
-            srow = sortedRC[ru, :s_n[g_str[u]]]  # u's plate-mates, sorted
-            c = 0
-            for s in range(k):
-                if s != i:
-                    o[c] = s
-                    c += 1
-            o0, o1, o2, o3 = o[0], o[1], o[2], o[3]  # (five strata: the four others)
-            m = k - 1
+            nu = s_n[g_str[u]]
             if target - drawn >= ROW_DRAWS and query_row(pool, tab, P, i, u, size, first, row):
+                m = k - 1
                 if k == 5:  # four positives: the draw on scalars (pick, rank_four), as untied_ap adds them
+                    o = np.empty(4, dtype=np.int64)  # the other strata, in order
+                    c = 0
+                    for s in range(k):
+                        if s != i:
+                            o[c] = s
+                            c += 1
+                    o0, o1, o2, o3 = o[0], o[1], o[2], o[3]
+                    if quot.shape[0] == 0:
+                        most = np.int64(0)
+                        for s in range(k):
+                            most = max(most, s_n[s])
+                        quot = quotients(m, most)
                     while drawn < target:
                         v = rank_four(row[pick(keys[g], counter, size[o0], first[o0])],
                                       row[pick(keys[g], counter + np.uint64(1), size[o1], first[o1])],
@@ -312,8 +299,11 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
                     c = 0
                     for s in range(k):
                         if s != i:
-                            G[c] = row[pick(keys[g], counter, size[s], first[s])]
+                            idx = np.int64(uniform(keys[g], counter) * size[s])
                             counter += np.uint64(1)
+                            if idx >= size[s]:
+                                idx = size[s] - 1
+                            G[c] = row[first[s] + idx]
                             c += 1
                     v = untied_ap(G, m)
                     drawn += 1
@@ -321,34 +311,15 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
                     if stop:
                         counts.stopped[g] = True
                         break
-            while k == 5 and drawn < target and not counts.stopped[g]:  # the same draws (pick: u is never in
-                y0 = pick(keys[g], counter, size[o0], first[o0])        # range), the pairs known in place, an
-                y1 = pick(keys[g], counter + np.uint64(1), size[o1], first[o1])  # untied draw's AP from its
-                y2 = pick(keys[g], counter + np.uint64(2), size[o2], first[o2])  # counts (no reference count
-                y3 = pick(keys[g], counter + np.uint64(3), size[o3], first[o3])  # in the loop but the walk's)
-                counter += np.uint64(4)
-                for y in (y0, y1, y2, y3):
-                    if tg[u * P + y] < 0:  # pair_counts's steps for a replicate query (u is one), without
-                        tv[u * P + y] = simRP[ru, y]  # its 22 arrays (each costs two atomic reference counts)
-                        tg[u * P + y], te[u * P + y] = count_sorted(srow, simRP[ru, y])
-                if untied_four(u, y0, y1, y2, y3, P, tv, te):
-                    b = u * P
-                    v = rank_four(tg[b + y0], tg[b + y1], tg[b + y2], tg[b + y3], quot) / m
-                else:
-                    D[o0], D[o1], D[o2], D[o3] = y0, y1, y2, y3
-                    v, _ = query_ap(D, i, P, tv, tg, te, vals, iwork)
-                drawn += 1
-                reached, stop = count_draw(v, ap[g], tol, reached, early, h)
-                if stop:
-                    counts.stopped[g] = True
             while drawn < target and not counts.stopped[g]:
                 for s in range(k):  # draw_query's draws: a member of each other stratum's pool
                     if s != i:
                         counter = draw_distinct(keys[g], counter, size[s], first[s], D, s, one, u)
                         y = D[s]
-                        if tg[u * P + y] < 0:  # as above
-                            tv[u * P + y] = simRP[ru, y]
-                            tg[u * P + y], te[u * P + y] = count_sorted(srow, simRP[ru, y])
+                        if tg[u * P + y] < 0:  # pair_counts's steps for a replicate query (u is one), without
+                            w = simRP[ru, y]  # handing on its 22 arrays (each costs two atomic reference counts)
+                            tv[u * P + y] = w
+                            tg[u * P + y], te[u * P + y] = count_sorted(sortedRC[ru, :nu], w)
                 v, _ = query_ap(D, i, P, tv, tg, te, vals, iwork)
                 drawn += 1
                 reached, stop = count_draw(v, ap[g], tol, reached, early, h)

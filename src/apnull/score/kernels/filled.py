@@ -19,12 +19,11 @@ import numba
 import numpy as np
 
 from ...compiled import inner
-from ...streams import uniform
 from .lookups import query_ap
 from .ranking import count_sorted
 from .similarity import sim_rows
 
-__all__ = ["Shared", "shared_fill", "pick", "draw_one", "quotients", "rank_four", "five_mean", "untied_four", "five_untied", "untied_mean", "filled_mean"]
+__all__ = ["Shared", "shared_fill", "quotients", "rank_four", "five_mean", "untied_mean", "filled_mean"]
 
 
 class Shared(NamedTuple):
@@ -60,26 +59,6 @@ def shared_fill(controls, kind, v, gt, eq):  # pragma: no cover - compiled
                     g, e = count_sorted(row, v[a, b])
                     gt[a, b] = g
                     eq[a, b] = e
-
-
-@numba.njit(cache=True, inline="always")
-def pick(key, counter, size, first):  # pragma: no cover - compiled
-    """:func:`.streams.draw_distinct`'s draw of one member of a stratum's pool (``size`` members from
-    ``first``, the number ``counter`` of stream ``key``), written out for one: scalars only, so a draw
-    loop calling it takes no reference count."""
-    idx = np.int64(uniform(key, counter) * size)
-    if idx >= size:
-        idx = size - 1
-    return first + idx
-
-
-@numba.njit(cache=True, inline="always")
-def draw_one(keys, counters, size, first, D):  # pragma: no cover - compiled
-    """:func:`pick` of one member of each stratum's pool (stratum s: ``size[s]`` members from
-    ``first[s]``, stream ``keys[s]`` at ``counters[s]``) into D."""
-    for s in range(D.size):
-        D[s] = pick(keys[s], counters[s], size[s], first[s])
-        counters[s] += np.uint64(1)
 
 
 @numba.njit(cache=True, inline="always")
@@ -132,38 +111,15 @@ def five_mean(d0, d1, d2, d3, d4, P, counts, quot):  # pragma: no cover - compil
 
 
 @numba.njit(cache=True, inline="always")
-def untied_four(u, y0, y1, y2, y3, P, tv, te):  # pragma: no cover - compiled
-    """True when query u's four positives y0 .. y3 (every pair known in ``tv`` / ``te``, a
-    :class:`.lookups.Lookups`' arrays) have no tie: none as similar to u as one of u's plate-mates (eq 0)
-    and no two as similar to u as each other. u's AP is then :func:`rank_four` of their counts over 4, the
-    tie-aware walk's bits (:func:`.lookups.untied_ap`). Straight-line, on scalars (no reference count)."""
-    b = u * P
-    v0, v1, v2, v3 = tv[b + y0], tv[b + y1], tv[b + y2], tv[b + y3]
-    return (((te[b + y0] | te[b + y1] | te[b + y2] | te[b + y3]) == 0) & (v0 != v1) & (v0 != v2) & (v0 != v3)
-            & (v1 != v2) & (v1 != v3) & (v2 != v3))
-
-
-@numba.njit(cache=True, inline="always")
-def five_untied(d0, d1, d2, d3, d4, P, tv, te):  # pragma: no cover - compiled
-    """True when no query of the assignment d0 .. d4 has a tie (:func:`untied_four`): its mean AP is then
-    :func:`five_mean` of the counts, bit for bit :func:`.lookups.mean_ap`'s."""
-    return (untied_four(d0, d1, d2, d3, d4, P, tv, te) & untied_four(d1, d0, d2, d3, d4, P, tv, te)
-            & untied_four(d2, d0, d1, d3, d4, P, tv, te) & untied_four(d3, d0, d1, d2, d4, P, tv, te)
-            & untied_four(d4, d0, d1, d2, d3, P, tv, te))
-
-
-@numba.njit(cache=True, inline="always")
 def untied_mean(D, P, counts, quot, G, S):  # pragma: no cover - compiled
     """:func:`filled_mean` of an assignment D every member of which has an untied row: the same
     operations on the same counts, so the same bits, without the tie-aware walk that the other rows
     need. Kept apart so the draw loop of a pool without ties holds no call of that walk: its mere
-    presence in the loop made each draw about twice as slow. Five queries (four positives each) read
-    their counts into scalars and rank them by :func:`rank_four`."""
+    presence in the loop made each draw about twice as slow. Five strata (four positives a query) draw by
+    :func:`five_mean` instead, in a loop of their own (:func:`.crossed.crossed_batch`)."""
     k = D.size
     m = k - 1
     total = 0.0
-    if m == 4:
-        return five_mean(D[0], D[1], D[2], D[3], D[4], P, counts, quot)
     for qi in range(k):
         base = D[qi] * P
         c = np.int64(0)

@@ -252,46 +252,43 @@ def crossed_pool(part, j, controls, kind, tab, shared):  # pragma: no cover - co
     P = pool.stratum.size
     reset(tab, P)
     D = pool.observed.copy()
-    know_all(D.reshape((1, D.size)), np.int64(1), P, tab.v, tab.gt, tab.eq, pool.stratum, pool.n, pool.replicate,
-             pool.sim, pool.row, controls.X, kind, pool.sorted_rc, controls.sorted_offset, controls.sorted_sims,
-             pool.component_stratum, pool.control, pool.rep_lo, pool.rep_hi, shared.v, shared.gt, shared.eq)
+    know_all(D, P, tab.v, tab.gt, tab.eq, pool.stratum, pool.n, pool.replicate, pool.sim, pool.row, controls.X, kind,
+             pool.sorted_rc, controls.sorted_offset, controls.sorted_sims, pool.component_stratum, pool.control,
+             pool.rep_lo, pool.rep_hi, shared.v, shared.gt, shared.eq)
     return pool, P, D, np.empty(D.size), np.empty((5, D.size), dtype=np.int64)
 
 
 @inner()
-def know_all(Ds, rows, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC, c_off, c_sorted, s_comp,
-             g_ctl, rep_lo, rep_hi, sv, sg, se):  # pragma: no cover - compiled
-    """Every look-up (D[qi], D[yi]), qi != yi, of the assignments D = Ds[r], r < ``rows``, known:
-    :func:`pair_counts` (its arguments) where it is not yet. An inner kernel, compiled once: copied into
-    both crossed entries (through :func:`crossed_pool`) it added about 8 s (14%) to a fresh install's
-    first crossed run. Each call takes and drops a reference to each of its 22 arrays (44 atomic
-    operations, about 0.3 us, ten times a look-up), so a draw loop hands it a chunk of draws at a time.
+def know_all(D, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC, c_off, c_sorted, s_comp, g_ctl,
+             rep_lo, rep_hi, sv, sg, se):  # pragma: no cover - compiled
+    """Every look-up (D[qi], D[yi]), qi != yi, of assignment D known: :func:`pair_counts` (its arguments)
+    where it is not yet. An inner kernel, compiled once: copied into both crossed entries (through
+    :func:`crossed_pool`) it added about 8 s (14%) to a fresh install's first crossed run.
 
     A pair of two controls with a :class:`.filled.Shared` built is read here, as :func:`pair_counts` reads it,
-    without calling it (the same reference counts, a pair)."""
+    without calling it: each call of a kernel handed 22 arrays takes and drops a reference to each (44
+    atomic operations, about 0.3 us), ten times what the look-up costs."""
     shared = sv.shape[0] > 0
-    k = Ds.shape[1]
-    for r in range(rows):
-        for qi in range(k):
-            u = Ds[r, qi]
-            base = u * P
-            su = g_str[u]
-            for yi in range(k):
-                y = Ds[r, yi]
-                i = base + y
-                if yi == qi or tg[i] >= 0:
-                    continue
-                if shared and g_rep[u] < 0 and g_rep[y] < 0:
-                    a, b = g_row[u], g_row[y]
-                    v = sv[a, b]
-                    tv[i] = v
-                    g, e = count_replicates(simRP, u, rep_lo[su], rep_hi[su], g_rep[u], v, np.int64(sg[a, b]),
-                                            np.int64(se[a, b]))  # pair_counts's count of the plate's replicate
-                    tg[i] = g
-                    te[i] = e
-                else:
-                    pair_counts(u, y, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC, c_off,
-                                c_sorted, s_comp, g_ctl, rep_lo, rep_hi)
+    for qi in range(D.size):
+        u = D[qi]
+        base = u * P
+        su = g_str[u]
+        for yi in range(D.size):
+            y = D[yi]
+            i = base + y
+            if yi == qi or tg[i] >= 0:
+                continue
+            if shared and g_rep[u] < 0 and g_rep[y] < 0:
+                a, b = g_row[u], g_row[y]
+                v = sv[a, b]
+                tv[i] = v
+                g, e = count_replicates(simRP, u, rep_lo[su], rep_hi[su], g_rep[u], v, np.int64(sg[a, b]),
+                                        np.int64(se[a, b]))  # pair_counts's count of the plate's replicate
+                tg[i] = g
+                te[i] = e
+            else:
+                pair_counts(u, y, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC, c_off,
+                            c_sorted, s_comp, g_ctl, rep_lo, rep_hi)
 
 
 #: A query whose round has at least this many draws left reads its whole row first (:func:`query_row`).
