@@ -175,6 +175,29 @@ def test_crossed_pools_choose_one_replicate_a_stratum():
         crossed.MAX_TABLE = small
 
 
+def test_pool_sizes_count_each_plates_controls_and_replicates():
+    """A perturbation's pool members (``crossed.pool_sizes``): on each of its plates its replicates and that
+    plate's controls, counted from the table, on a screen of two components (two sets of plates)."""
+    from apnull.score.nulls.permutation import ScreenWork
+    from apnull.score.table.screen import prepare_screen
+
+    one = crossed_screen(np.random.default_rng(1), perts=6, controls=5)
+    two = crossed_screen(np.random.default_rng(2), perts=5, plates=5, controls=7, extra=False)
+    two["Metadata_plate"] = "Q" + two["Metadata_plate"]
+    two["Metadata_pert"] = two["Metadata_pert"].where(two["Metadata_pert"] == "DMSO", "u" + two["Metadata_pert"])
+    table = pd.concat([one, two], ignore_index=True)
+    screen = prepare_screen(table, "Metadata_pert", "DMSO", "Metadata_plate", None, "cosine")
+    work = ScreenWork(screen, 0)
+    part = work.part(np.arange(len(screen.perts)), False)
+    assert len(part.comps) == 2
+    pos = np.arange(len(screen.perts))[::-1]  # any order
+    got = crossed.pool_sizes(part.arrays, lambda j: part.comps[part.comp_of[j]], pos)
+    ctl = table[table["Metadata_pert"] == "DMSO"].groupby("Metadata_plate").size()
+    for t, j in enumerate(pos.tolist()):
+        rows = table[table["Metadata_pert"] == screen.perts[int(part.index[j])].name]
+        assert got[t] == len(rows) + int(ctl[rows["Metadata_plate"].unique()].sum())
+
+
 def tiny_crossed(rng, ties):
     rows = [("DMSO", "A")] * 3 + [("DMSO", "B")] * 2 + [("DMSO", "C")] * 3 + [("t", "A"), ("t", "B"), ("t", "C")]
     X = rng.normal(size=(len(rows), 3))

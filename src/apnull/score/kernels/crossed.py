@@ -26,6 +26,9 @@ general path's, drawn from the same streams with the same draws as :func:`.pool.
   label moved within its own plate's pool), only the query's own AP computed: k - 1 look-ups a draw.
   A query with many draws to go reads its whole row first (:func:`.lookups.query_row`); without a tie in it, a
   draw is k - 1 uniforms, k - 1 counts read, sorted and summed (:func:`.lookups.untied_ap`).
+- Five strata (JUMP's five replicates): a filled pool without ties and a query's row draw on scalars
+  (:func:`pick`, :func:`.filled.five_mean`, :func:`.filled.rank_four`): a helper with loops inlined in a draw
+  loop takes and drops a reference to each of its arrays every draw (atomic operations: half the draw).
 - :func:`law_batch`: the exact conditional law of the queries about to take many draws, counted instead
   (:func:`.querylaw.law_count`) from the rows :func:`crossed_conditional_batch` gives them, where the
   row has no tie and the count stays within ``limit`` steps (the caller allows :data:`EXACT_STEPS` a
@@ -47,7 +50,7 @@ from ...compiled import entry
 from ...streams import draw_distinct, uniform
 from .chunks import count_draw, record_draw
 from .querylaw import law_count
-from .filled import filled_mean, quotients, shared_fill, untied_mean
+from .filled import filled_mean, five_mean, quotients, rank_four, shared_fill, untied_mean
 from .lookups import (FILL_DRAWS, ROW_DRAWS, batch_lookups, crossed_pool, fill_all, know_all, mean_ap, query_ap,
                       query_row, untied_ap)
 from .ranking import count_sorted
@@ -91,23 +94,43 @@ def crossed_pools(arrays, controls_of, pos) -> np.ndarray:
 def pool_sizes(arrays, controls_of, pos) -> np.ndarray:
     """(len(pos),) int64: the pool members P of perturbations ``pos`` (:func:`crossed_pools`'s
     arguments): in each of its strata its replicates and the controls there."""
-    out = np.zeros(len(pos), dtype=np.int64)
-    for t, j in enumerate(np.asarray(pos, dtype=np.int64).tolist()):
-        a, b = int(arrays.soff[j]), int(arrays.soff[j + 1])
-        out[t] = int(controls_of(j).size[arrays.seg_comp[a:b]].sum()) + int(arrays.seg_len[a:b].sum())
-    return out
+    pos = np.asarray(pos, dtype=np.int64)
+    if not pos.size:
+        return np.zeros(0, dtype=np.int64)
+    first = arrays.soff[pos]
+    J = arrays.soff[pos + 1] - first  # every perturbation has a stratum
+    start = np.concatenate([[0], np.cumsum(J)[:-1]])
+    segs = np.repeat(first - start, J) + np.arange(int(J.sum()))
+    owner = np.repeat(np.arange(pos.size), J)
+    members = arrays.seg_len[segs].astype(np.int64)
+    groups = {}  # perturbations by component (its ControlRows)
+    for t, j in enumerate(pos.tolist()):
+        c = controls_of(j)
+        groups.setdefault(id(c), (c, []))[1].append(t)
+    for c, ts in groups.values():
+        at = np.isin(owner, ts) if len(groups) > 1 else slice(None)
+        members[at] += c.size[arrays.seg_comp[segs[at]]]
+    return np.add.reduceat(members, start)
+
+
+@numba.njit(cache=True, inline="always")
+def pick(key, counter, size, first):  # pragma: no cover - compiled
+    """:func:`.streams.draw_distinct`'s draw of one member of a stratum's pool (``size`` members from
+    ``first``, the number ``counter`` of stream ``key``), written out for one: scalars only, so a draw
+    loop calling it takes no reference count."""
+    idx = np.int64(uniform(key, counter) * size)
+    if idx >= size:
+        idx = size - 1
+    return first + idx
 
 
 @numba.njit(cache=True, inline="always")
 def draw_one(keys, counters, size, first, D):  # pragma: no cover - compiled
-    """:func:`.streams.draw_distinct`'s draw of one member of each stratum's pool (stratum s: ``size[s]``
-    members from ``first[s]``, stream ``keys[s]`` at ``counters[s]``) into D, written out for one."""
+    """:func:`pick` of one member of each stratum's pool (stratum s: ``size[s]`` members from
+    ``first[s]``, stream ``keys[s]`` at ``counters[s]``) into D."""
     for s in range(D.size):
-        idx = np.int64(uniform(keys[s], counters[s]) * size[s])
+        D[s] = pick(keys[s], counters[s], size[s], first[s])
         counters[s] += np.uint64(1)
-        if idx >= size[s]:
-            idx = size[s] - 1
-        D[s] = first[s] + idx
 
 
 @entry(nogil=True)
@@ -154,7 +177,22 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
                 every = True  # no tie in any row: draws without the tie-aware walk (untied_mean)
                 for u in range(P):
                     every = every and untied[u]
-                while drawn < target and every:
+                if every and k == 5:  # five strata: the draw on scalars (pick, five_mean), the loop
+                    start = drawn     # holding no reference count; each draw takes one number a stream
+                    while drawn < target:
+                        n = np.uint64(drawn - start)
+                        v = five_mean(pick(keys[0], counters[0] + n, size[0], first[0]),
+                                      pick(keys[1], counters[1] + n, size[1], first[1]),
+                                      pick(keys[2], counters[2] + n, size[2], first[2]),
+                                      pick(keys[3], counters[3] + n, size[3], first[3]),
+                                      pick(keys[4], counters[4] + n, size[4], first[4]), P, small, quot)
+                        drawn, reached, stop = record_draw(saved, drawn, v, m, tol, reached, early, h)
+                        if stop:
+                            stopped = True
+                            break
+                    for s in range(k):
+                        counters[s] += np.uint64(drawn - start)
+                while drawn < target and every and not stopped:
                     draw_one(keys, counters, size, first, D)
                     v = untied_mean(D, P, small, quot, G, S)
                     drawn, reached, stop = record_draw(saved, drawn, v, m, tol, reached, early, h)
@@ -211,6 +249,7 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
         size, first = pool.n + 1, pool.offset  # one replicate and n_s controls a stratum
         row = np.empty(P, dtype=np.int64)
         G = np.empty(k, dtype=np.int64)
+        quot = np.empty((0, 0))  # rank_four's precisions (filled.quotients), made when a row is first drawn
         for i in range(k):
             g = q + i
             if not active[g]:
@@ -232,7 +271,31 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
             nu = s_n[g_str[u]]
             if target - drawn >= ROW_DRAWS and query_row(pool, tab, P, i, u, size, first, row):
                 m = k - 1
-                while drawn < target:  # draw_distinct's draw of one member a stratum: u is never in range
+                if k == 5:  # four positives: the draw on scalars (pick, rank_four), as untied_ap adds them
+                    o = np.empty(4, dtype=np.int64)  # the other strata, in order
+                    c = 0
+                    for s in range(k):
+                        if s != i:
+                            o[c] = s
+                            c += 1
+                    o0, o1, o2, o3 = o[0], o[1], o[2], o[3]
+                    if quot.shape[0] == 0:
+                        most = np.int64(0)
+                        for s in range(k):
+                            most = max(most, s_n[s])
+                        quot = quotients(m, most)
+                    while drawn < target:
+                        v = rank_four(row[pick(keys[g], counter, size[o0], first[o0])],
+                                      row[pick(keys[g], counter + np.uint64(1), size[o1], first[o1])],
+                                      row[pick(keys[g], counter + np.uint64(2), size[o2], first[o2])],
+                                      row[pick(keys[g], counter + np.uint64(3), size[o3], first[o3])], quot) / m
+                        counter += np.uint64(4)
+                        drawn += 1
+                        reached, stop = count_draw(v, ap[g], tol, reached, early, h)
+                        if stop:
+                            counts.stopped[g] = True
+                            break
+                while drawn < target and not counts.stopped[g]:  # draw_distinct's draw of one member a stratum: u is never in range
                     c = 0
                     for s in range(k):
                         if s != i:

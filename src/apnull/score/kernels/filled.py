@@ -23,7 +23,7 @@ from .lookups import query_ap
 from .ranking import count_sorted
 from .similarity import sim_rows
 
-__all__ = ["Shared", "shared_fill", "quotients", "rank_four", "untied_mean", "filled_mean"]
+__all__ = ["Shared", "shared_fill", "quotients", "rank_four", "five_mean", "untied_mean", "filled_mean"]
 
 
 class Shared(NamedTuple):
@@ -89,28 +89,37 @@ def rank_four(x0, x1, x2, x3, quot):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, inline="always")
+def five_mean(d0, d1, d2, d3, d4, P, counts, quot):  # pragma: no cover - compiled
+    """:func:`untied_mean` of five members d0 .. d4 (four positives a query): each query's counts read
+    into scalars, ranked by :func:`rank_four`, the APs added in query order and divided as
+    :func:`.lookups.mean_ap` does. Straight-line code on scalars: a draw loop calling it takes no
+    reference count of its arrays (a helper with loops, inlined, takes and drops one per array every
+    draw: two atomic operations each, which cost more than the draw)."""
+    m = 4
+    total = 0.0
+    b = d0 * P
+    total += rank_four(counts[b + d1], counts[b + d2], counts[b + d3], counts[b + d4], quot) / m
+    b = d1 * P
+    total += rank_four(counts[b + d0], counts[b + d2], counts[b + d3], counts[b + d4], quot) / m
+    b = d2 * P
+    total += rank_four(counts[b + d0], counts[b + d1], counts[b + d3], counts[b + d4], quot) / m
+    b = d3 * P
+    total += rank_four(counts[b + d0], counts[b + d1], counts[b + d2], counts[b + d4], quot) / m
+    b = d4 * P
+    total += rank_four(counts[b + d0], counts[b + d1], counts[b + d2], counts[b + d3], quot) / m
+    return total / 5
+
+
+@numba.njit(cache=True, inline="always")
 def untied_mean(D, P, counts, quot, G, S):  # pragma: no cover - compiled
     """:func:`filled_mean` of an assignment D every member of which has an untied row: the same
     operations on the same counts, so the same bits, without the tie-aware walk that the other rows
     need. Kept apart so the draw loop of a pool without ties holds no call of that walk: its mere
-    presence in the loop made each draw about twice as slow. Five queries (four positives each) read
-    their counts into scalars and rank them by :func:`rank_four`."""
+    presence in the loop made each draw about twice as slow. Five strata (four positives a query) draw by
+    :func:`five_mean` instead, in a loop of their own (:func:`.crossed.crossed_batch`)."""
     k = D.size
     m = k - 1
     total = 0.0
-    if m == 4:
-        d0, d1, d2, d3, d4 = D[0], D[1], D[2], D[3], D[4]
-        b = d0 * P
-        total += rank_four(counts[b + d1], counts[b + d2], counts[b + d3], counts[b + d4], quot) / m
-        b = d1 * P
-        total += rank_four(counts[b + d0], counts[b + d2], counts[b + d3], counts[b + d4], quot) / m
-        b = d2 * P
-        total += rank_four(counts[b + d0], counts[b + d1], counts[b + d3], counts[b + d4], quot) / m
-        b = d3 * P
-        total += rank_four(counts[b + d0], counts[b + d1], counts[b + d2], counts[b + d4], quot) / m
-        b = d4 * P
-        total += rank_four(counts[b + d0], counts[b + d1], counts[b + d2], counts[b + d3], quot) / m
-        return total / k
     for qi in range(k):
         base = D[qi] * P
         c = np.int64(0)
