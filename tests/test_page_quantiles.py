@@ -1,3 +1,5 @@
+import threading
+
 import numpy as np
 import pytest
 
@@ -60,11 +62,16 @@ def test_a_large_new_view_shows_its_preview_then_the_whole_view():
 
     args = (3, 31, 20, 10_000, 8, "mc")
     assert not cache.QUANTILE_VIEWS.ready(*args)
-    at = _run(M=3, N=31, K=20, seed=8)
-    assert not at.exception and not at.error
-    assert len(at.info) == 1 and "Preview from the first 6,000 random rankings per size" in at.info[0].value
-    row = at.dataframe[0].value.query("m == 3 and metric == 'ap'").iloc[0]
-    assert row["q95"] == pytest.approx(np.quantile(apnull.sample_null(3, 31, 6000, 8).ap, 0.95))
+    gate = threading.Event()  # the one background thread waits, so the whole view cannot be stored before the
+    cache._background_worker().submit(gate.wait, 120)  # page shows its preview (on a busy machine it could be)
+    try:
+        at = _run(M=3, N=31, K=20, seed=8)
+        assert not at.exception and not at.error
+        assert len(at.info) == 1 and "Preview from the first 6,000 random rankings per size" in at.info[0].value
+        row = at.dataframe[0].value.query("m == 3 and metric == 'ap'").iloc[0]
+        assert row["q95"] == pytest.approx(np.quantile(apnull.sample_null(3, 31, 6000, 8).ap, 0.95))
+    finally:
+        gate.set()
     cache.quantile_view(*args, progress=False)  # joins the background computation
     assert cache.QUANTILE_VIEWS.ready(*args)
     at.run()  # what the page's look at the view does when it is stored
