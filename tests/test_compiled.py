@@ -148,7 +148,7 @@ def test_a_cached_kernel_is_compiled_again_when_a_module_it_imports_changes(tmp_
     assert _package_run(tmp_path, show) == ["22", "1", "0"]
 
 
-def test_the_stamp_covers_the_kernels_imports_and_nothing_else():
+def test_the_stamp_covers_the_kernels_imports_and_nothing_else(tmp_path):
     from pathlib import Path
 
     import apnull
@@ -161,6 +161,9 @@ def test_the_stamp_covers_the_kernels_imports_and_nothing_else():
             "compiled.py", "score/kernels/ranking.py"} <= names
     assert not any(n.startswith(("ui/", "views/", "plots/", "score/nulls/")) for n in names), names
     assert "__init__.py" not in names  # ``from ... import exact`` names a module, not the package's names
+    outside = tmp_path / "mod.py"  # a file outside the stamped packages: its imports are not followed
+    outside.write_text("from apnull import exact\n")
+    assert imported_sources(outside) == (outside.resolve(),)
 
 
 def test_every_module_making_kernels_imports_compiled_first():
