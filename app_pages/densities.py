@@ -6,7 +6,7 @@ from apnull.sampling import sample_grid
 from apnull.views import null as summaries
 from apnull.plots import pending_figure
 from apnull.plots.null import METRIC_NAMES
-from apnull.ui import bound_int, bound_toggle, chart_slots, download_csv, guard, intro, show_figure, wait_for
+from apnull.ui import bound_int, bound_toggle, chart_slots, charts_now, download_csv, guard, intro, show_figure, wait_for
 from apnull.ui.cache import DENSITY_VIEWS, density_preview, settled
 
 D = summaries.DEFAULT_VIEW  # the first experiment: the view a visitor sees first (warmed at server start)
@@ -56,7 +56,7 @@ if shown_draws < draws:  # a preview: the whole view is drawn in the background,
             "being drawn and the charts will update by themselves in a moment.", icon=":material/hourglass_top:")
     wait_for(lambda: settled(DENSITY_VIEWS, M, N, K, draws, seed, show_exact))
 
-for slot, (metric, fig, exact_sizes) in zip(slots, view):
+for slot, (metric, fig, exact_sizes) in zip(slots, view[:charts_now(len(view), slots)]):
     with slot.container():
         show_figure(fig, key=f"density_{metric}")
         if metric == "pr":

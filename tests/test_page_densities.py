@@ -164,3 +164,23 @@ def test_a_failed_background_view_is_met_again_in_front(monkeypatch):
     with pytest.raises(MemoryError, match="could not be made"):
         cache.density_preview(*args)  # in front: the page shows the error
     assert not cache.settled(cache.DENSITY_VIEWS, *args)  # the failure is met once; a new ask may try again
+
+
+def test_a_sessions_first_chart_is_sent_alone_then_both():
+    """On a browser session's first chart, with the view ready, the page sends the first chart alone (the
+    browser draws every chart that arrives while it loads plotly in one task, so the first would show only
+    once both are drawn) and a browser-side element in the second slot that asks for the page again once
+    a chart is drawn; the next run sends both charts, and no such element."""
+    from apnull.ui import cache
+
+    d = summaries.DEFAULT_VIEW
+    cache.density_figures(d["M"], d["N"], d["K"], d["draws"], d["seed"], False, progress=False)
+    at = run_page("densities")
+    figs = _figures(at)
+    assert len(figs) == 1 and "Average Precision" in figs[0]["layout"]["title"]["text"]
+    assert any(c.value == "Drawing the chart..." for c in at.caption)
+    assert "_apnull_first_drawn" in at.session_state  # the element that asks for the rest
+    at.run()  # the browser's ask once the first chart is drawn
+    ap_fig, pr_fig = _figures(at)
+    assert "Precision@R" in pr_fig["layout"]["title"]["text"]
+    assert not any(c.value == "Drawing the chart..." for c in at.caption)

@@ -35,6 +35,40 @@ def test_default_charts_are_drawn_once_at_a_desktop_width(app_url, page, path):
     assert margins and all(set_l == drawn_l and set_b == drawn_b for set_l, set_b, drawn_l, drawn_b in margins), margins
 
 
+#: the moment (performance.now()) each plotly chart first showed a drawn trace, in the order they did
+_DRAWN_AT = """
+(() => {
+  window.__drawnAt = [];
+  const seen = new WeakSet();
+  new MutationObserver(() => {
+    for (const gd of document.querySelectorAll('.js-plotly-plot')) {
+      if (!seen.has(gd) && gd.querySelector('g.trace')) { seen.add(gd); window.__drawnAt.push(performance.now()); }
+    }
+  }).observe(document, {childList: true, subtree: true});
+})();
+"""
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_densities_first_chart_is_drawn_alone_then_the_second(app_url, browser, width):
+    """A new session's first chart comes alone, so the browser draws it as soon as plotly is loaded instead of
+    in one task with the second (ui.charts_now); the second follows by itself once the first is drawn, its
+    slot keeping the chart's height meanwhile."""
+    page = new_page(browser, {"width": width, "height": 844 if width == 390 else 1000})
+    try:
+        page.add_init_script(_DRAWN_AT)
+        page.goto(build_url(app_url, "densities"))
+        assert_charts_rendered(page, 2, timeout=60_000)
+        drawn = page.evaluate("() => window.__drawnAt")
+        assert len(drawn) == 2 and drawn[1] > drawn[0], drawn
+        assert page.get_by_text("Drawing the chart...").count() == 0
+        assert_no_exception(page)
+        assert query_params(page) == {}
+        screenshot(page, f"densities_first_visit_{width}")
+    finally:
+        page.context.close()
+
+
 @pytest.mark.parametrize("width", [1400, 390])
 def test_densities_new_large_view_shows_a_preview_then_the_whole_view(app_url, browser, width):
     """A view of 184 million ranks not computed yet (about 2.6 s of one core): a preview from its first

@@ -192,7 +192,54 @@ def chart_slots(count: int, placeholder: Callable[[int], object], ready: bool = 
     if not ready and not st.session_state.get(_CHARTS_SENT):
         for i, slot in enumerate(slots):
             slot.plotly_chart(prepared(placeholder(i)), config=CHART_CONFIG)
+        st.session_state[_CHARTS_SENT] = True  # the browser loads plotly for them: no need of charts_now
     return slots
+
+
+#: Seconds after which the browser asks for a page's later charts even if it saw no chart drawn
+LATER_CHARTS_AFTER = 10.0
+#: A browser-side element (no height) that triggers a rerun once the page shows a drawn plotly chart,
+#: in a task of its own after that draw (:func:`charts_now`), or after ``LATER_CHARTS_AFTER`` s
+_FIRST_DRAWN = st.components.v2.component("apnull_first_chart_drawn", js="""
+export default function (component) {
+  const { setTriggerValue } = component;
+  const start = performance.now();
+  let timer = null;
+  const look = () => {
+    const drawn = document.querySelector('[data-testid="stPlotlyChart"] .js-plotly-plot g.trace');
+    if (drawn || performance.now() - start > %d) {
+      timer = null;
+      setTriggerValue("drawn", true);
+    } else {
+      timer = setTimeout(look, 50);
+    }
+  };
+  timer = setTimeout(look, 50);
+  return () => { if (timer !== null) clearTimeout(timer); };
+}
+""" % (LATER_CHARTS_AFTER * 1000))
+
+
+def charts_now(count: int, slots: list | None = None, height: int = 460) -> int:
+    """How many of a page's ``count`` charts to send in this run: all of them, but 1 on a browser
+    session's first chart.
+
+    On a first chart the browser loads its charting code (plotly, 4.7 MB evaluated in one long task)
+    and then draws every chart that arrived meanwhile in one task: the first showed only once all were
+    drawn (the densities page's two charts: 1.6 to 1.8 s of drawing on the 2-core machine). Sent alone,
+    the first chart is drawn as soon as plotly is loaded; a small browser-side element in the second
+    slot sees it drawn and asks for the page again (a rerun, from a task after that draw), and that run
+    sends them all. The later ``slots`` keep the charts' ``height`` (px) meanwhile, so what is below
+    them moves once at most. Call it after the page's inputs, before its charts.
+    """
+    if count <= 1 or st.session_state.get(_CHARTS_SENT):
+        return count
+    holders = [slot.container(height=height, border=False) for slot in (slots or [])[1:count]]
+    for holder in holders:
+        holder.caption("Drawing the chart...")
+    with holders[0] if holders else st.container():
+        _FIRST_DRAWN(key="_apnull_first_drawn", on_drawn_change=lambda: None)
+    return 1
 
 
 def p_formats(table: pd.DataFrame, labels: dict | None = None) -> dict:
