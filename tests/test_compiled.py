@@ -139,13 +139,13 @@ def test_a_cached_kernel_is_compiled_again_when_a_module_it_imports_changes(tmp_
                                  "from .helper import value\n\n\n@entry()\ndef run():\n    return value() + OFFSET\n")
     show = "from pkg.main import run\nprint(run(), len(run.stats.cache_hits), len(run.stats.cache_misses))"
     assert _package_run(tmp_path, show) == ["11", "0", "1"]
-    assert _package_run(tmp_path, show) == ["11", "1", "0"]  # from the cache
     (pkg / "helper.py").write_text((pkg / "helper.py").read_text().replace("return 1", "return 2"))
     assert _package_run(tmp_path, show) == ["12", "0", "1"]  # numba alone printed 11 from its cache
     (pkg / "constants.py").write_text("OFFSET = 20\n")  # a global is frozen into the machine code
     assert _package_run(tmp_path, show) == ["22", "0", "1"]
     (pkg / "other.py").write_text("NOTE = 'changed'\n")  # not imported: the cached kernel stays valid
-    assert _package_run(tmp_path, show) == ["22", "1", "0"]
+    assert _package_run(tmp_path, show) == ["22", "1", "0"]  # read from the cache (one fresh process fewer:
+    # this hit after a change to a file the kernel does not import also shows an unchanged package hits)
 
 
 def test_the_stamp_covers_the_kernels_imports_and_nothing_else(tmp_path):

@@ -188,3 +188,22 @@ def test_bh_count_runs_inside_compiled_code():
 
     p = np.array([0.01, 0.02, 0.0375, 0.5])  # 4 * 0.0375 / 3 = 0.05: a tie
     assert rejections(first_levels(p, 0.05), np.int64(4)) == int(bh_reject(p, 0.05).sum()) == 3
+
+
+@given(st.lists(st.tuples(st.integers(0, 3), st.sampled_from([0.0, 0.01, 0.05, 0.2, 1.0]) | st.floats(0, 1)),
+                max_size=30))
+@settings(max_examples=60, deadline=None)
+def test_scaled_min_within_runs_is_each_runs_own_minimum(rows):
+    """``scaled_min`` with groups: at each i the minimum over j >= i of i's run of equal groups (a brute
+    force over the fractions), the same group number in two runs kept apart, the float of the exact one."""
+    groups = np.array([g for g, _ in rows], dtype=np.int64)
+    p = np.array([x for _, x in rows])
+    mul = np.arange(1, p.size + 1)[::-1].copy()
+    div = np.arange(1, p.size + 1)
+    got = fdr.scaled_min(Exact.of(p), mul, div, groups=groups)
+    for i in range(p.size):
+        end = i
+        while end + 1 < p.size and groups[end + 1] == groups[i]:
+            end += 1
+        want = min(Fraction(p[j]) * int(mul[j]) / int(div[j]) for j in range(i, end + 1))
+        assert got.value[i] == pytest.approx(float(want), rel=1e-15, abs=0)

@@ -32,7 +32,6 @@ from typing import NamedTuple
 
 import numba
 import numpy as np
-import pandas as pd
 
 from . import compiled  # noqa: F401 - its cache locators, before the kernels below are made
 
@@ -196,12 +195,23 @@ def scaled_min(x: Exact, mul, div, groups=None) -> Exact:
     inside families). Floats of exact fractions are correctly rounded, so their minimum is the minimum's
     float."""
     r = x.times(mul, div)
-    if groups is None:
-        mins = np.minimum.accumulate(r.value[::-1])[::-1]
-    else:
-        groups = np.asarray(groups)
-        mins = pd.Series(r.value[::-1]).groupby(groups[::-1], sort=False).cummin().to_numpy()[::-1]
-    return r.take(_argmin_after(r.value, mins))
+    return r.take(_argmin_after(r.value, _min_after(r.value, groups)))
+
+
+def _min_after(values: np.ndarray, groups=None) -> np.ndarray:
+    """``min(values[i:])`` for each i, within i's run of equal ``groups`` when given (values not NaN).
+
+    Within runs: each value's rank among the distinct values, plus its run's number times the count of
+    distinct values, is a key whose running minimum from the end never reaches past the run (a later
+    run's keys all lie above an earlier run's), so one accumulate gives every run's minima, in integers."""
+    if groups is None or values.size == 0:
+        return np.minimum.accumulate(values[::-1])[::-1]
+    groups = np.asarray(groups)
+    uniq, rank = np.unique(values, return_inverse=True)
+    run = np.concatenate(([0], np.cumsum(groups[1:] != groups[:-1])))
+    offset = run * np.int64(uniq.size)
+    key = offset + rank.ravel()
+    return uniq[np.minimum.accumulate(key[::-1])[::-1] - offset]
 
 
 def _checked(pvalues) -> tuple:

@@ -20,14 +20,18 @@ NEW = ["stage1_p_value", "stage1_q_value", "stage1_significant", "stage2_q_value
 
 # -- references ---------------------------------------------------------------------------------------
 
-def exact_procedure(families, a):
+def _families_sorted(families):
+    """Each family's finite p-values sorted, and the Simes p-value of each family holding one (exact)."""
+    ordered = [sorted(x for x in vals if x is not None) for vals in families]
+    simes = {f: min(len(v) * x / j for j, x in enumerate(v, 1)) for f, v in enumerate(ordered) if v}
+    return ordered, simes
+
+
+def exact_procedure(families, a, _sorted=None):
     """The two-stage procedure at level ``a`` in exact arithmetic: the set of (family, member) rejected.
-    ``families``: lists of Fractions (None for a missing p-value)."""
-    simes = {}
-    for f, vals in enumerate(families):
-        v = sorted(x for x in vals if x is not None)
-        if v:
-            simes[f] = min(len(v) * x / j for j, x in enumerate(v, 1))
+    ``families``: lists of Fractions (None for a missing p-value); ``_sorted``: their
+    :func:`_families_sorted`, when the caller runs the procedure at many levels."""
+    ordered, simes = _sorted or _families_sorted(families)
     F = len(simes)
     s = sorted(simes.values())
     R = max([i for i in range(1, F + 1) if s[i - 1] <= i * a / F], default=0)
@@ -38,7 +42,7 @@ def exact_procedure(families, a):
     for f, vals in enumerate(families):
         if f not in simes or simes[f] > R * a / F:
             continue
-        v = sorted(x for x in vals if x is not None)
+        v = ordered[f]
         k = len(v)
         m = max([j for j in range(1, k + 1) if v[j - 1] <= j * level / k], default=0)
         out |= {(f, i) for i, x in enumerate(vals) if x is not None and m and x <= v[m - 1]}
@@ -49,16 +53,16 @@ def exact_q(families):
     """Each member's smallest level at which :func:`exact_procedure` rejects it, by running the procedure
     at every level where a decision can change (p_(j) k / j * F / r and s_(j) F / r, and 1); also checks
     that rejections only grow with the level."""
-    F = sum(any(x is not None for x in vals) for vals in families)
+    ordered, simes = _families_sorted(families)
+    F = len(simes)
     ratios = set()
-    for vals in families:
-        v = sorted(x for x in vals if x is not None)
+    for v in ordered:
         ratios |= {len(v) * x / j for j, x in enumerate(v, 1)}
     levels = sorted({r * F / d for r in ratios for d in range(1, F + 1) if r * F / d <= 1}
                     | {r for r in ratios if r <= 1} | {Fraction(1)})
     q, before = {}, set()
     for a in levels:
-        now = exact_procedure(families, a)
+        now = exact_procedure(families, a, (ordered, simes))
         assert before <= now, "rejections must grow with the level"
         for key in now - before:
             q[key] = a
