@@ -11,6 +11,7 @@ from score_helpers import brute_permutation_p, reference_ap
 
 import apnull.score.nulls.conditional as conditional
 import apnull.score.nulls.permutation as permutation
+import apnull.score.nulls.pooltables as pooltables
 from apnull.score import score_profiles
 from apnull.score.kernels import crossed
 from apnull.score.kernels.querylaw import law_count
@@ -127,10 +128,11 @@ def test_untied_pools_draw_the_general_paths_values(general_only, plates):
 
 
 def test_shared_control_pairs_against_brute_force(monkeypatch):
-    """The component's shared pairs of two controls (:func:`apnull.score.nulls.permutation.shared_table`):
+    """The component's shared pairs of two controls (:func:`apnull.score.nulls.pooltables.shared_table`):
     each similarity the dot product of the prepared rows, each count what a scan of the control's
     plate-mates gives; built once for the run, and none past SHARED_MOST pairs."""
-    from apnull.score.nulls.permutation import ScreenWork, shared_table
+    from apnull.score.nulls.permutation import ScreenWork
+    from apnull.score.nulls.pooltables import shared_table
     from apnull.score.table.screen import prepare_screen
 
     table = crossed_screen(np.random.default_rng(5), perts=6, ties=True, extra=False)
@@ -152,7 +154,7 @@ def test_shared_control_pairs_against_brute_force(monkeypatch):
             assert (tab.gt[a, b], tab.eq[a, b]) == (sum(m > v for m in mates), sum(m == v for m in mates))
             checked += 1
     assert checked and (tab.eq > 0).any()  # ties among them (rounded rows)
-    monkeypatch.setattr(permutation, "SHARED_MOST", C * C - 1)
+    monkeypatch.setattr(pooltables, "SHARED_MOST", C * C - 1)
     assert shared_table(ScreenWork(screen, 0).part(np.arange(2), False), 0).v.size == 0
 
 
@@ -428,3 +430,24 @@ def test_a_small_screen_takes_the_general_kernels(monkeypatch):
     assert not calls
     pd.testing.assert_frame_equal(crossed_run.groups, general.groups)
     pd.testing.assert_frame_equal(crossed_run.queries, general.queries)
+
+
+def test_kept_fills_give_the_same_tables(monkeypatch):
+    """Filled pools' counts kept between rounds (:func:`apnull.score.nulls.pooltables.kept_fills`): a run
+    keeps some (the refined pools draw without filling again) and gives the tables of a run keeping none,
+    bit for bit."""
+    table = crossed_screen(np.random.default_rng(7), perts=12, plates=6, extra=False, plate_effect=0.5)
+    kept = []
+    real = pooltables.keep_done
+
+    def spy(part, c, pos, k):
+        kept.append(int(k.done.sum()) + int((k.start >= 0).sum()))
+        return real(part, c, pos, k)
+
+    monkeypatch.setattr(permutation, "keep_done", spy)
+    new = score_profiles(table, **KW, permutations=2999, seed=2)
+    assert sum(kept) > 0
+    monkeypatch.setattr(pooltables, "KEPT_MOST", 0)
+    old = score_profiles(table, **KW, permutations=2999, seed=2)
+    pd.testing.assert_frame_equal(new.groups, old.groups)
+    pd.testing.assert_frame_equal(new.queries, old.queries)

@@ -134,12 +134,14 @@ def draw_one(keys, counters, size, first, D):  # pragma: no cover - compiled
 
 
 @entry(nogil=True)
-def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, values, shared,
+def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, values, shared, kept,
                   build):  # pragma: no cover - compiled
     """The mAP null of the crossed perturbations ``pos`` of ``part`` (:func:`.draws.mean_batch`'s
     arguments, without pair rule or enumeration): the same draws and values, by look-ups. ``shared``:
-    the component's :class:`.filled.Shared` (empty arrays: none); with ``build`` True this call only
-    fills it (:func:`.filled.shared_fill`), the one entry serving both, so no other is compiled."""
+    the component's :class:`.filled.Shared` (empty arrays: none); ``kept``: a :class:`.filled.Kept`, the
+    filled pools' counts kept between rounds (a pool kept draws without filling again); with ``build``
+    True this call only fills ``shared`` (:func:`.filled.shared_fill`), the one entry serving both, so no
+    other is compiled."""
     if build:
         shared_fill(controls, kind, shared.v, shared.gt, shared.eq)
         return
@@ -165,18 +167,23 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
         saved = values[t]  # room for the draws' values (the null's histogram)
         size, first = pool.n + 1, pool.offset  # one replicate and n_s controls a stratum
         if target - drawn >= FILL_DRAWS:  # every pair known: draws read the counts only (filled_mean)
-            untied = fill_all(pool, controls, kind, tab, P, shared)
+            at = kept.start[t]
+            again = at >= 0 and kept.done[t]  # its untied counts kept from an earlier round: no fill
+            untied = kept.done[:0] if again else fill_all(pool, controls, kind, tab, P, shared)
             most = np.int64(0)
             for s in range(k):
                 most = max(most, pool.n[s])
             if most <= COUNTS_MOST:
                 quot = quotients(k - 1, most)
-                small = tg[:P * P].astype(np.int16)
+                small = kept.buf[at:at + P * P] if again else tg[:P * P].astype(np.int16)
                 G = np.empty(k, dtype=np.int64)
                 S = np.empty(k)
                 every = True  # no tie in any row: draws without the tie-aware walk (untied_mean)
-                for u in range(P):
+                for u in range(untied.size):
                     every = every and untied[u]
+                if every and at >= 0 and not again:  # kept for the next rounds
+                    kept.buf[at:at + P * P] = small
+                    kept.done[t] = True
                 if every and k == 5:  # five strata: the draw on scalars (pick, five_mean), the loop
                     start = drawn     # holding no reference count; each draw takes one number a stream
                     while drawn < target:

@@ -3,7 +3,7 @@ and the draws of a pool whose look-ups are all known.
 
 - :class:`Shared` (:func:`shared_fill`): the pairs of two controls of different strata, their similarity
   and their counts among the first control's plate-mates, computed once for every pool, round and null of
-  a run (:func:`..nulls.permutation.shared_table` builds it within a memory bound); a pool's pair of two
+  a run (:func:`..nulls.pooltables.shared_table` builds it within a memory bound); a pool's pair of two
   controls is then three reads and a comparison with its plate's replicate
   (:func:`.lookups.pair_counts`, :func:`.lookups.know_all`, :func:`.lookups.fill_all`).
 - :func:`filled_mean` / :func:`untied_mean`: a draw's mean AP from the counts of a filled table
@@ -23,7 +23,7 @@ from .lookups import query_ap
 from .ranking import count_sorted
 from .similarity import sim_rows
 
-__all__ = ["Shared", "shared_fill", "quotients", "rank_four", "five_mean", "untied_mean", "filled_mean"]
+__all__ = ["Shared", "Kept", "shared_fill", "quotients", "rank_four", "five_mean", "untied_mean", "filled_mean"]
 
 
 class Shared(NamedTuple):
@@ -36,6 +36,17 @@ class Shared(NamedTuple):
     v: np.ndarray     #: (C, C) float64
     gt: np.ndarray    #: (C, C) int32
     eq: np.ndarray    #: (C, C) int32
+
+
+class Kept(NamedTuple):
+    """Filled pools' counts kept from one round to the next (:func:`.crossed.crossed_batch`): a pool filled
+    (:func:`.lookups.fill_all`) whose rows have no tie keeps its table's gt as int16 (P * P values, all its
+    draws read) at ``buf[start[t]:]``; a later round draws from them without filling again. The same
+    counts, so the same draws and values (:func:`..nulls.pooltables.kept_fills` assigns the room)."""
+
+    buf: np.ndarray     #: int16 room of the kept counts (empty: none kept)
+    start: np.ndarray   #: (perturbations of the batch,) int64 first value of its room, -1: none
+    done: np.ndarray    #: (perturbations of the batch,) bool: its room holds its counts (set by the kernel)
 
 
 @inner()

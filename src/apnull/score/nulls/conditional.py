@@ -42,7 +42,7 @@ from ..engine.clock import deadline_of, tell_stage
 from ..engine.sequential import Null, resolve, rounds_of, undecided
 from ..kernels.crossed import EXACT_STEPS, crossed_conditional_batch, crossed_pools, law_batch, pool_sizes
 from ..kernels.draws import Counts, conditional_batch
-from .permutation import shared_table
+from .pooltables import shared_table
 
 __all__ = ["QUERY_NULLS", "QueryP", "query_null", "conditional_pvalues", "query_pvalues", "bounds_undecided",
            "QUERY_CHUNK"]

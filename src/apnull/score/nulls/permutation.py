@@ -23,7 +23,6 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-import threading
 from typing import NamedTuple
 
 import numpy as np
@@ -39,10 +38,10 @@ from ..kernels.controls import ControlRows, control_rows
 from ..kernels.crossed import crossed_batch as _crossed_kernel
 from ..kernels.crossed import crossed_pools
 from ..kernels.draws import NO_MEMBERS, Counts, Observed, PartRows
-from ..kernels.filled import Shared
 from ..kernels.draws import mean_batch as _mean_kernel
 from ..kernels.draws import single_batch as _single_kernel
 from ..table.perts import components_of
+from .pooltables import keep_done, kept_fills, shared_table
 
 __all__ = ["Part", "ScreenWork", "mean_null", "perturbations_batch", "null_values", "segment_keys",
            "assignment_count", "all_assignments", "MAX_EXACT_ASSIGNMENTS", "NO_CODES_2D"]
@@ -105,35 +104,6 @@ def prepare_part(part: Part) -> Part:
     """``part`` with each component's control rows made into its :class:`ControlRows` (on a worker)."""
     return part._replace(comps=[control_rows(rows, part.kind) for rows in part.comps],
                          shared=[{} for _ in part.comps])
-
-
-#: Most control pairs (C * C for C controls of a component) of a :class:`..kernels.filled.Shared`: 16
-#: bytes each, 128 MB. A larger component's crossed pools compute each pair of controls themselves.
-SHARED_MOST = 1 << 23
-NO_SHARED = Shared(np.zeros((0, 0)), np.zeros((0, 0), dtype=np.int32), np.zeros((0, 0), dtype=np.int32))
-_SHARED_LOCK = threading.Lock()
-
-
-def shared_table(part: Part, c: int) -> Shared:
-    """The :class:`..kernels.filled.Shared` of component ``c`` of ``part`` (its crossed pools' pairs of
-    two controls, computed once for every pool, round and null of the run), built on first use;
-    :data:`NO_SHARED` when it would exceed :data:`SHARED_MOST` pairs. The values are those each pool
-    would compute, so a run gives the same bits with or without it."""
-    controls = part.comps[c]
-    C = controls.X.shape[0]
-    if not part.shared or C * C > SHARED_MOST:
-        return NO_SHARED
-    holder = part.shared[c]
-    with _SHARED_LOCK:  # the threads of a round share it: one builds it
-        if "table" not in holder:
-            table = Shared(np.empty((C, C)), np.empty((C, C), dtype=np.int32), np.empty((C, C), dtype=np.int32))
-            _crossed_kernel(part.arrays, controls, part.kind, np.zeros(0, dtype=np.int64),
-                            Counts(np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64),
-                                   np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)),
-                            0, 1, VALUE_TOL, Observed(np.empty(0), np.empty(0), np.empty(0)), np.empty((0, 0)),
-                            table, True)
-            holder["table"] = table
-        return holder["table"]
 
 
 class ScreenWork:
@@ -278,9 +248,11 @@ def perturbations_batch(part: Part, pos, st, target, h, exhaustive=False, keep=0
     for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
         controls = part.comps[comp_of[a]]
         if crossed[a]:  # one replicate a stratum: look-ups (the same values as the general path)
+            kept = kept_fills(part, comp_of[a], pos[a:b], counts.drawn[a:b], target)
             _crossed_kernel(arr, controls, part.kind, pos[a:b], _counts(counts, slice(a, b), slice(so[a], so[b])),
                             target, h, VALUE_TOL, _observed(seen, slice(a, b), slice(qo[a], qo[b])), values[a:b],
-                            shared_table(part, comp_of[a]), False)
+                            shared_table(part, comp_of[a]), kept, False)
+            keep_done(part, comp_of[a], pos[a:b], kept)
             continue
         if single[a]:
             _single_kernel(arr, controls, part.kind, pos[a:b], _counts(counts, slice(a, b), slice(so[a], so[b])),
