@@ -158,6 +158,43 @@ def test_shared_control_pairs_against_brute_force(monkeypatch):
     assert shared_table(ScreenWork(screen, 0).part(np.arange(2), False), 0).v.size == 0
 
 
+@pytest.mark.parametrize("similarity, ties, B", [("cosine", False, 99), ("abs_cosine", True, 99),
+                                                 ("correlation", False, "auto"), ("euclidean", False, 99)])
+def test_lazy_control_pairs_without_the_shared_table(general_only, monkeypatch, similarity, ties, B):
+    """A component too large for the shared table (:data:`apnull.score.nulls.permutation.SHARED_MOST`,
+    as on a full JUMP screen): each pool computes its pairs of two controls as its draws need them, the
+    dot products four at a time (:func:`apnull.score.kernels.similarity.dot4`). Every table and drawn
+    value the general path's, bit for bit, on rows long enough for the order of a sum to matter."""
+    monkeypatch.setattr(conditional, "EXACT_DRAWS", 0)
+    monkeypatch.setattr(permutation, "SHARED_MOST", 0)
+    table = crossed_screen(np.random.default_rng(31), perts=14, plates=5, controls=6, d=48, ties=ties,
+                           plate_effect=0.5)
+    general_only(False)
+    new = score_profiles(table, **KW, similarity=similarity, permutations=B, seed=8)
+    assert_same_as_general(general_only, new, table, ("t00", "t03", "t07"), similarity=similarity,
+                           permutations=B, seed=8)
+
+
+def test_dot4_has_the_bits_of_sim():
+    """Four dot products side by side, each the bits of ``sim`` (kind 0) one at a time: rows of 737
+    features whose sums round differently in another order (checked: a pairwise sum differs)."""
+    from score_helpers import from_python
+
+    from apnull.score.kernels import similarity
+
+    dot4, sim = from_python(similarity.dot4), similarity.sim
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(9, 737)) * np.exp(rng.normal(size=(9, 737)))
+    pairs = rng.integers(0, 9, size=(40, 4, 2))
+    reordered = 0
+    for quad in pairs:
+        got = dot4(X, *quad.ravel().tolist())
+        for (a, b), v in zip(quad.tolist(), got):
+            assert v == sim(X, a, X, b, 0)
+            reordered += v != float(np.sum(X[a] * X[b]))
+    assert reordered  # numpy's pairwise sum differs in the last bits: the order is tested
+
+
 def test_crossed_pools_choose_one_replicate_a_stratum():
     from apnull.score.nulls.permutation import ScreenWork
     from apnull.score.table.screen import prepare_screen

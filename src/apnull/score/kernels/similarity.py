@@ -12,7 +12,8 @@ threads, no fastmath): the same inputs give the same bits in any process.
 Blocks:
 
 ``sim(X, i, Y, j, kind)`` sums over the features in order, one product (or squared difference) at a
-time, from 0.0. Here four rows of A are taken against a range of columns of ``XT`` (the other rows,
+time, from 0.0; ``dot4`` runs four such dot products side by side (the same bits, in about the time of
+one). ``sim_block4`` takes four rows of A against a range of columns of ``XT`` (the other rows,
 transposed: feature by feature), and the loop over the columns is innermost, so the compiler runs it
 on vector registers, while every single sum still adds its terms in feature order, from 0.0, with no
 fused multiply-add: the same bits as ``sim``. One pass over ``XT`` serves four rows.
@@ -33,7 +34,7 @@ from numba.extending import intrinsic
 
 from ...compiled import entry, inner
 
-__all__ = ["sim", "sim_block4", "sim_rows", "prefetch"]
+__all__ = ["sim", "dot4", "sim_block4", "sim_rows", "prefetch"]
 
 
 @intrinsic
@@ -85,6 +86,26 @@ def sim(X, i, Y, j, kind):  # pragma: no cover - compiled
         s += x * y
         union += max(x, y)
     return s / union if union > 0.0 else 1.0
+
+
+@inner()
+def dot4(X, a0, b0, a1, b1, a2, b2, a3, b3):  # pragma: no cover - compiled
+    """The dot products of four pairs of rows of X, (a0, b0) to (a3, b3), in one pass over the features.
+
+    Each sum adds its products in feature order from 0.0, as ``sim`` (kind 0) does, so each has
+    ``sim``'s bits; only the four sums run side by side. One sum's additions each wait for the one
+    before, so ``sim`` of a long row is bound by the adder's latency: four independent sums take about
+    the time of one (the crossed layout's pairs of two controls, :func:`.lookups.know_all`)."""
+    s0 = 0.0
+    s1 = 0.0
+    s2 = 0.0
+    s3 = 0.0
+    for t in range(X.shape[1]):
+        s0 += X[a0, t] * X[b0, t]
+        s1 += X[a1, t] * X[b1, t]
+        s2 += X[a2, t] * X[b2, t]
+        s3 += X[a3, t] * X[b3, t]
+    return s0, s1, s2, s3
 
 
 @inner()
