@@ -470,21 +470,28 @@ def test_a_small_screen_takes_the_general_kernels(monkeypatch):
 
 
 def test_kept_fills_give_the_same_tables(monkeypatch):
-    """Filled pools' counts kept between rounds (:func:`apnull.score.nulls.pooltables.kept_fills`): a run
-    keeps some (the refined pools draw without filling again) and gives the tables of a run keeping none,
-    bit for bit."""
-    table = crossed_screen(np.random.default_rng(7), perts=12, plates=6, extra=False, plate_effect=0.5)
-    kept = []
-    real = pooltables.keep_done
+    """Filled pools' counts kept between rounds (:func:`apnull.score.nulls.pooltables.kept_fills`): with
+    adaptive rounds a pool near the decision line fills once, later rounds draw from the counts kept
+    (seen: a round finds them there), and the tables are those of a run keeping none, bit for bit."""
+    rng = np.random.default_rng(1)
+    table = crossed_screen(rng, perts=16, plates=6, extra=False, plate_effect=0.5)
+    feats = [c for c in table.columns if c.startswith("f")]
+    for i in range(6):  # weak effects: a few perturbations near the line, refined over several rounds
+        rows = table["Metadata_pert"] == f"t{i:02d}"
+        table.loc[rows, feats] += 0.5 * rng.normal(size=len(feats))
+    found = []
+    real = pooltables.kept_fills
 
-    def spy(part, c, pos, k):
-        kept.append(int(k.done.sum()) + int((k.start >= 0).sum()))
-        return real(part, c, pos, k)
+    def spy(*args, **kw):
+        kept = real(*args, **kw)
+        found.append(int(kept.done.sum()))  # perturbations whose counts an earlier round kept
+        return kept
 
-    monkeypatch.setattr(permutation, "keep_done", spy)
-    new = score_profiles(table, **KW, permutations=2999, seed=2)
-    assert sum(kept) > 0
+    monkeypatch.setattr(permutation, "kept_fills", spy)
+    new = score_profiles(table, **KW, permutations="auto", seed=2)
+    assert sum(found) > 0
     monkeypatch.setattr(pooltables, "KEPT_MOST", 0)
-    old = score_profiles(table, **KW, permutations=2999, seed=2)
+    old = score_profiles(table, **KW, permutations="auto", seed=2)
+    assert old.groups["permutations"].max() >= 25_600
     pd.testing.assert_frame_equal(new.groups, old.groups)
     pd.testing.assert_frame_equal(new.queries, old.queries)
