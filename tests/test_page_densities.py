@@ -175,7 +175,7 @@ def test_a_sessions_first_chart_is_sent_alone_then_both():
 
     d = summaries.DEFAULT_VIEW
     cache.density_figures(d["M"], d["N"], d["K"], d["draws"], d["seed"], False, progress=False)
-    at = run_page("densities")
+    at = run_page("densities", first_chart_alone=True)
     figs = _figures(at)
     assert len(figs) == 1 and "Average Precision" in figs[0]["layout"]["title"]["text"]
     assert any(c.value == "Drawing the chart..." for c in at.caption)

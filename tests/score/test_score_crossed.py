@@ -166,7 +166,7 @@ def test_lazy_control_pairs_without_the_shared_table(general_only, monkeypatch, 
     dot products four at a time (:func:`apnull.score.kernels.similarity.dot4`). Every table and drawn
     value the general path's, bit for bit, on rows long enough for the order of a sum to matter."""
     monkeypatch.setattr(conditional, "EXACT_DRAWS", 0)
-    monkeypatch.setattr(permutation, "SHARED_MOST", 0)
+    monkeypatch.setattr(pooltables, "SHARED_MOST", 0)
     table = crossed_screen(np.random.default_rng(31), perts=14, plates=5, controls=6, d=48, ties=ties,
                            plate_effect=0.5)
     general_only(False)
