@@ -11,6 +11,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from apnull.ui.common import LATER_CHARTS_CAPTION
 from apnull.ui.state import PAGE_PARAMS
 from plotly_json import decode, figures, trace  # noqa: F401  (re-exported)
 
@@ -45,7 +46,7 @@ def open_page(page: str, query: dict | None = None, timeout: float = 180, at: Ap
     at.query_params.clear()
     at.query_params.update(query or {})
     at.run()
-    if not first_chart_alone and any(c.value == "Drawing the chart..." for c in at.caption):
+    if not first_chart_alone and any(c.value == LATER_CHARTS_CAPTION for c in at.caption):
         at.run()
     return at
 

@@ -170,8 +170,8 @@ def _module_file(where: Path) -> Path | None:
 @functools.lru_cache(maxsize=512)
 def _direct_imports(path: Path, mtime_ns: int, size: int) -> tuple[Path, ...]:
     """The files of this package's root that ``path`` imports by name (``from .x import y``: x, and y when it
-    is a module; ``import apnull.x``), read from its text; (mtime, size) key the memo. None for a file
-    outside :data:`STAMPED_ROOTS`: its stamp is its own."""
+    is a module; ``import apnull.x``), read from its text; (mtime, size) key the memo. No files (an empty tuple)
+    for a file outside :data:`STAMPED_ROOTS`: its stamp is its own."""
     root = _root_of(path)
     if root is None:
         return ()

@@ -197,6 +197,8 @@ def chart_slots(count: int, placeholder: Callable[[int], object], ready: bool = 
 
 
 #: Seconds after which the browser asks for a page's later charts even if it saw no chart drawn
+#: What a later chart's slot shows until the browser asks for it (:func:`charts_now`)
+LATER_CHARTS_CAPTION = "Drawing the chart..."
 LATER_CHARTS_AFTER = 10.0
 #: A browser-side element (no height) that triggers a rerun once the page shows a drawn plotly chart,
 #: in a task of its own after that draw (:func:`charts_now`), or after ``LATER_CHARTS_AFTER`` s
@@ -236,7 +238,7 @@ def charts_now(count: int, slots: list | None = None, height: int = 460) -> int:
         return count
     holders = [slot.container(height=height, border=False) for slot in (slots or [])[1:count]]
     for holder in holders:
-        holder.caption("Drawing the chart...")
+        holder.caption(LATER_CHARTS_CAPTION)
     with holders[0] if holders else st.container():
         _FIRST_DRAWN(key="_apnull_first_drawn", on_drawn_change=lambda: None)
     return 1
