@@ -115,7 +115,7 @@ def test_mad_zero_feature_left_out_and_named():
     raw.loc[ctl[ctl].index[:7], col] = 5.0  # 7 of 12 equal: the median and the MAD's median are 0 away
     res = score_profiles(raw, normalize="controls", permutations=99, **KW)
     left = {d["column"]: d["reason"] for d in res.settings["columns_left_out"]}
-    assert "MAD 0" in left[col] and "'P2'" in left[col] and "normalize='controls'" in left[col]
+    assert left[col] == "MAD 0 on the control rows of stratum 'P2' (normalize='controls')"
     assert res.settings["features"] == len(FEATS) - 1
     assert any(col in w and "MAD 0" in w for w in res.warnings)
     # all wells of P2 are not all equal: normalize="plate" keeps the feature

@@ -217,9 +217,9 @@ def normalize_rows(values: np.ndarray, stratum: np.ndarray, strata: np.ndarray, 
         for j in np.flatnonzero(~keep).tolist():
             first = int(np.flatnonzero(bad[:, j])[0])
             why = "no finite value" if np.isnan(scale[present][first, j]) else "MAD 0"
-            at = "the table's" if names[first] == "" else f"stratum {str(names[first])!r}'s"
+            on = f"the table's {what}" if names[first] == "" else f"the {what} of stratum {str(names[first])!r}"
             more = int(bad[:, j].sum()) - 1
-            left_out.append((str(features[j]), f"{why} on {at} {what} (normalize={how!r})"
+            left_out.append((str(features[j]), f"{why} on {on} (normalize={how!r})"
                                                f"{f' and {more} more strata' if more else ''}"))
         gone = [c for c, _ in left_out]
         if keep.sum() == 0:
