@@ -278,6 +278,27 @@ def test_unwritable_out_path(tmp_path):
     assert not err.rstrip().endswith("None"), err
 
 
+
+def test_sample_out_is_written_atomically(tmp_path, monkeypatch):
+    """``sample --out`` over an existing file: a write failing halfway (a full disk) leaves the old file
+    byte for byte, names it in one line, and leaves no temporary file beside it."""
+    import pandas as pd
+
+    target = tmp_path / "null.csv"
+    target.write_text("m,n,ap,pr\nkeep,me,1,1\n")
+    real = pd.DataFrame.to_csv
+
+    def half_then_full_disk(self, path, *a, **k):
+        real(self.iloc[:3], path, *a, **k)  # some rows reach the file, then the disk is full
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", half_then_full_disk)
+    status, out, err = run("sample", "--m", "2", "--n", "3", "--draws", "10", "--seed", "1", "--out", str(target))
+    assert status == 2 and out == "" and err.count("\n") == 1
+    assert "No space left on device" in err and "nothing was changed there" in err
+    assert target.read_text() == "m,n,ap,pr\nkeep,me,1,1\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["null.csv"]
+
 # ------------------------------------------------------------------------------------------------
 # The installed console script
 # ------------------------------------------------------------------------------------------------

@@ -125,6 +125,7 @@ def _sample(args, out, err) -> int:
     import pandas as pd
 
     from ..sampling import iter_sample_grid
+    from ..score.results.write import write_table
 
     report = LineProgress(err, label="sampling sizes")
     frames = []
@@ -132,10 +133,7 @@ def _sample(args, out, err) -> int:
         frames.append(s.to_frame())
         report(i, args.sizes)
     table = pd.concat(frames, ignore_index=True)
-    try:
-        table.to_csv(args.out, index=False)
-    except OSError as exc:  # e.g. the disk filled up; pandas may leave strerror empty
-        raise ValueError(f"cannot write {args.out}: {exc.strerror or exc}") from None
+    write_table(table, args.out)  # atomic: an old file stays whole when writing fails or is interrupted
     result = {"rows": len(table), "sizes": args.sizes, "draws": args.draws, "out": args.out}
     return emit(args, out, result, text=f"wrote {len(table):,} rows (m, n, ap, pr) for {args.sizes} sizes to {args.out}")
 
