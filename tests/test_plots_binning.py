@@ -26,6 +26,19 @@ def test_breakpoint_figure_is_the_reference_diagram():
     assert fig.layout.xaxis.title.text == "break point" and fig.layout.yaxis.title.text == "break width"
 
 
+def test_one_breakpoint_says_why_there_is_nothing_to_draw():
+    """max below 2^power leaves breakpoint 1 alone: no width exists, and the chart says so instead of
+    showing empty axes."""
+    bps = apnull.breakpoints(3, 2.5)
+    assert bps.tolist() == [1.0]
+    fig = breakpoint_figure(bps, 3, 2.5)
+    assert len(fig.data[0].x) == 0
+    (note,) = fig.layout.annotations
+    assert "no width" in note.text and "5.657" in note.text and "raise max" in note.text
+    assert "at most 3: 1 breakpoint, the last at 1.0" in fig.layout.title.text
+    assert not breakpoint_figure(apnull.breakpoints(6, 2.5), 6, 2.5).layout.annotations
+
+
 def test_bin_edge_trace_sits_between_whole_numbers():
     tr = bin_edge_trace([1, 3, 5], top=0.9, bottom=0.1)
     assert list(tr.x) == [0.5, 0.5, None, 2.5, 2.5, None, 4.5, 4.5, None]

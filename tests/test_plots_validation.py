@@ -80,6 +80,7 @@ def _cases():
         "lookup_stems": lambda: law_figure(narrow, float(narrow.quantile(0.95)), 0.41, mean=0.3, q=0.95),
         "lookup_bars": lambda: law_figure(wide_law, float(wide_law.quantile(0.9)), None),
         "binning_breakpoints": lambda: binning_plots.breakpoint_figure(apnull.breakpoints(120, 1.3), 120, 1.3),
+        "binning_one_breakpoint": lambda: binning_plots.breakpoint_figure(apnull.breakpoints(3, 2.5), 3, 2.5),
         "binning_thresholds": lambda: binning_plots.threshold_binning_figure(lower, first, 4, 0.95, "ap", "lower"),
         "binning_errors": lambda: binning_plots.threshold_error_figure(middle, first, 4, 0.95, "ap", "middle"),
         "hypergeom_histograms": lambda: hypergeom_plots.precision_histograms(

@@ -21,16 +21,27 @@ def breakpoint_figure(bps, max_value: float, power: float) -> go.Figure:
     The bin-width diagram: x = ``bps[1:]``, y = ``np.diff(bps)``; the first breakpoint (1) has no width.
     Hover gives the bin number, the breakpoint and the width. Built from plain dicts (no plotly
     validation; tests/test_plots_validation.py holds it to the validated JSON), as are the other figures here.
+
+    With one breakpoint (``max_value`` below ``2^power``) there is no width to draw: the figure says so in
+    its middle and what to change, rather than showing empty axes.
     """
     bps = np.asarray(bps, dtype=float)
     x, y = bps[1:], np.diff(bps)
     trace = dict(type="scatter", x=x, y=y, mode="lines+markers", name="break width",
                  line=dict(color=PALETTE["ap"], width=2), marker=dict(size=6), customdata=np.arange(2, bps.size + 1),
                  hovertemplate="breakpoint %{customdata} = %{x:.4f}<br>width = %{y:.4f}<extra></extra>")
+    count = f"{bps.size} breakpoint{'s' if bps.size != 1 else ''}"
+    extra = {}
+    if bps.size < 2:
+        extra["annotations"] = [dict(
+            text=f"Only breakpoint 1 (1 to the power {power:g}) is at most {max_value:g}, so there is no width "
+                 f"to draw.<br>The next breakpoint, 2 to the power {power:g}, is {2.0 ** power:.4g}: raise max "
+                 "past it or lower the power.", xref="paper", yref="paper", x=0.5, y=0.5, showarrow=False)]
+        extra["xaxis"], extra["yaxis"] = dict(visible=False), dict(visible=False)
     return fast_figure([trace], layout_dict(
         f"Nonlinear breakpoints<br><sup>breakpoint i is i to the power {power:g}, for i = 1, 2, 3, ...<br>"
-        f"while it stays at most {max_value:g}: {bps.size} breakpoints, the last at {bps[-1]:.1f}</sup>",
-        "break point", "break width", height=380, margin=dict(t=75)))
+        f"while it stays at most {max_value:g}: {count}, the last at {bps[-1]:.1f}</sup>",
+        "break point", "break width", height=380, margin=dict(t=75), **extra))
 
 
 def _edges(first_n, top: float, bottom: float = 0.0) -> dict:
