@@ -536,3 +536,41 @@ def test_no_two_modules_define_the_same_public_name():
     twice = {name: where for name, where in _public_definitions().items()
              if len(where) > 1 and name not in SHARED_PROTOCOL}
     assert not twice, twice
+
+
+def _compiled_functions(source: str):
+    """The functions of ``source`` that numba compiles (decorated by ``entry``, ``inner`` or ``njit``)."""
+    for node in _walk(source):
+        if isinstance(node, ast.FunctionDef) and any(
+                any(isinstance(n, (ast.Name, ast.Attribute)) and getattr(n, "id", getattr(n, "attr", None)) in
+                    {"entry", "inner", "njit", "jit"} for n in ast.walk(d)) for d in node.decorator_list):
+            yield node
+
+
+def _array_slice_assignments(source: str) -> list[str]:
+    """Assignments ``a[i:j] = b`` of something other than a number inside compiled functions: numba
+    compiles such a copy with its shape-mismatch error, whose message formatting (strings, repr, integer
+    to text) cost several seconds of a first run's compiling, measured."""
+    found = []
+    for fn in _compiled_functions(source):
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if (isinstance(target, ast.Subscript)
+                            and any(isinstance(n, ast.Slice) for n in ast.walk(target.slice))
+                            and not (isinstance(node.value, ast.Constant)
+                                     or (isinstance(node.value, ast.UnaryOp) and isinstance(node.value.operand, ast.Constant)))):
+                        found.append(f"{fn.name}, line {node.lineno}")
+    return found
+
+
+def test_compiled_code_copies_arrays_by_loops():
+    """No compiled function assigns an array to a slice (a loop copies the same values): each such
+    copy makes a first run compile numba's shape-mismatch message (see _array_slice_assignments)."""
+    found = {str(rel): _array_slice_assignments(path.read_text()) for rel, path in _modules()}
+    assert {rel: f for rel, f in found.items() if f} == {}
+    # the check finds the form, with numbers (a fill) allowed
+    assert _array_slice_assignments("@inner()\ndef f(a, b):\n    a[1:3] = b[0:2]\n    a[:] = 0\n    a[0] = b[1]\n") \
+        == ["f, line 3"]
+    assert _array_slice_assignments("@numba.njit(cache=True)\ndef g(a, b):\n    a[:, 0:2] = b\n") == ["g, line 3"]
+    assert _array_slice_assignments("def h(a, b):\n    a[1:3] = b\n") == []

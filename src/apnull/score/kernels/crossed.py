@@ -182,7 +182,9 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
                 for u in range(untied.size):
                     every = every and untied[u]
                 if every and at >= 0 and not again:  # kept for the next rounds
-                    kept.buf[at:at + P * P] = small
+                    buf = kept.buf
+                    for u in range(P * P):  # a loop, not a slice assignment: numba compiles that one's shape
+                        buf[at + u] = small[u]  # error message (string formatting) for seconds on a first run
                     kept.done[t] = True
                 if every and k == 5:  # five strata: the draw on scalars (pick, five_mean), the loop
                     start = drawn     # holding no reference count; each draw takes one number a stream
