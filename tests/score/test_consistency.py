@@ -183,11 +183,12 @@ def test_only_keeps_the_significant_groups():
 
 def test_dask_equals_in_process():
     from dask.distributed import Client, LocalCluster
+    from apnull.score.engine.connect import LOCAL_CLUSTER_HTTP
 
     df = _table(n_pert=20)
     kw = dict(label_sep="|", permutations=99, seed=1)
     local = score_consistency(df, "Metadata_pert", "Metadata_target", **kw)
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster, \
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, **LOCAL_CLUSTER_HTTP) as cluster, \
             Client(cluster) as client:
         remote = score_consistency(df, "Metadata_pert", "Metadata_target", scheduler=client, **kw)
     pd.testing.assert_frame_equal(local.labels, remote.labels, check_exact=True)

@@ -105,10 +105,11 @@ def test_auto_identical_across_threads_row_order_and_labels():
 
 def test_auto_dask_equals_in_process():
     from dask.distributed import Client, LocalCluster
+    from apnull.score.engine.connect import LOCAL_CLUSTER_HTTP
 
     df = _table(n_pert=24, seed=8)
     local = score_consistency(df, seed=2, **KW)
-    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=":0") as cluster, \
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False, **LOCAL_CLUSTER_HTTP) as cluster, \
             Client(cluster) as client:
         pd.testing.assert_frame_equal(local.labels, score_consistency(df, seed=2, scheduler=client, **KW).labels,
                                       check_exact=True)

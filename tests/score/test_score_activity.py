@@ -305,13 +305,14 @@ def test_copairs_names():
 
 def test_positives_differ_by_on_dask_threads_and_null_maps():
     from dask.distributed import Client, LocalCluster
+    from apnull.score.engine.connect import LOCAL_CLUSTER_HTTP
 
     table = _wells(2)
     kw = dict(perturbation="Metadata_pert", control="DMSO", stratum="Metadata_plate", permutations=199, seed=1,
               positives_differ_by="Metadata_well")
     local = score_profiles(table, threads=1, **kw)
     threaded = score_profiles(table, threads=2, **kw)
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, **LOCAL_CLUSTER_HTTP) as cluster, \
             Client(cluster) as client:
         remote = score_profiles(table, scheduler=client, **kw)
     for other in (threaded, remote):

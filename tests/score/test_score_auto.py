@@ -184,13 +184,14 @@ def test_same_results_for_any_threads_and_row_order():
 def test_dask_equals_in_process(differ):
     """Dask gives the in-process rounds bit for bit, with the positives_differ_by rule too."""
     from dask.distributed import Client, LocalCluster
+    from apnull.score.engine.connect import LOCAL_CLUSTER_HTTP
 
     table = _well_screen(1) if differ else digits_screen(seed=4)
     kw = dict(KW, permutations="auto", seed=3)
     if differ:
         kw.update(positives_differ_by="Metadata_well")
     local = score_profiles(table, **kw)
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, **LOCAL_CLUSTER_HTTP) as cluster, \
             Client(cluster) as client:
         far = score_profiles(table, scheduler=client, **kw)
     pd.testing.assert_frame_equal(local.groups, far.groups, check_exact=True)

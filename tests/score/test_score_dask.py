@@ -15,10 +15,11 @@ def _check_same(a, b):
 
 def test_local_cluster_equals_in_process():
     from dask.distributed import Client, LocalCluster
+    from apnull.score.engine.connect import LOCAL_CLUSTER_HTTP
 
     table = digits_screen(seed=4)
     local = score_profiles(table, **KW)
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, **LOCAL_CLUSTER_HTTP) as cluster, \
             Client(cluster) as client:
         _check_same(local, score_profiles(table, scheduler=client, **KW))
         _check_same(local, score_profiles(table, scheduler=cluster.scheduler_address, **KW))
@@ -51,11 +52,40 @@ def test_missing_dask_is_a_clear_error(monkeypatch):
 def test_adaptive_rounds_on_dask_equal_in_process():
     """permutations="auto": the components scattered once give the in-process rounds bit for bit."""
     from dask.distributed import Client, LocalCluster
+    from apnull.score.engine.connect import LOCAL_CLUSTER_HTTP
 
     table = digits_screen(seed=9)  # refined to 6,400 draws in 0.3 s of CPU a run (seed 5: 2.5 s)
     kw = dict(KW, permutations="auto")
     local = score_profiles(table, **kw)
     assert local.groups["permutations"].max() > 1600  # several rounds after the first
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, **LOCAL_CLUSTER_HTTP) as cluster, \
             Client(cluster) as client:
         _check_same(local, score_profiles(table, scheduler=client, **kw))
+
+
+def test_a_local_cluster_leaves_port_8787_alone():
+    """Every local cluster (``connect``'s and the tests') serves its scheduler's HTTP routes on a free port:
+    with 8787 taken (another cluster, another run) no "Port 8787 is already in use" warning, and the port
+    is not 8787. ``dashboard_address=None`` alone still bound 8787."""
+    import socket
+    import warnings
+
+    from dask.distributed import LocalCluster
+
+    from apnull.score.engine.connect import LOCAL_CLUSTER_HTTP
+
+    holder = socket.socket()
+    try:
+        holder.bind(("", 8787))
+        holder.listen()
+    except OSError:
+        pass  # already taken by something else: the same situation
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, **LOCAL_CLUSTER_HTTP) as cluster:
+                port = cluster.scheduler.http_server.port
+    finally:
+        holder.close()
+    assert port != 8787
+    assert not [w for w in caught if "already in use" in str(w.message)]

@@ -99,12 +99,13 @@ def test_crossed_screen_on_dask_equals_in_process(monkeypatch, sent, B):
     """Fixed B and adaptive rounds (the exact query law counted too) on a cut component: the tables of
     one process, bit for bit, and the work went out in several shards, each with fewer plates."""
     from dask.distributed import Client, LocalCluster
+    from apnull.score.engine.connect import LOCAL_CLUSTER_HTTP
 
     monkeypatch.setattr(permutation, "CROSSED_MIN_PERTURBATIONS", 0)  # the crossed kernels on a small screen
     monkeypatch.setattr(conditional, "EXACT_MIN_QUERIES", 1)
     table = crossed()
     local = score_profiles(table, permutations=B, **KW)
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, **LOCAL_CLUSTER_HTTP) as cluster, \
             Client(cluster) as client:
         _same(local, score_profiles(table, permutations=B, scheduler=client, **KW))
     [where] = sent
@@ -117,10 +118,11 @@ def test_crossed_screen_on_dask_equals_in_process(monkeypatch, sent, B):
 def test_block_screen_on_dask_unchanged(sent):
     """The block layout: whole components a shard, the same tables as in process."""
     from dask.distributed import Client, LocalCluster
+    from apnull.score.engine.connect import LOCAL_CLUSTER_HTTP
 
     table = block()
     local = score_profiles(table, permutations="auto", **KW)
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, **LOCAL_CLUSTER_HTTP) as cluster, \
             Client(cluster) as client:
         _same(local, score_profiles(table, permutations="auto", scheduler=client, **KW))
 

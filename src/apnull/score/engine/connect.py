@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import threading
 
-__all__ = ["connect", "connected", "CONNECT_SECONDS", "LOCAL_CLUSTER_CONFIG"]
+__all__ = ["connect", "connected", "CONNECT_SECONDS", "LOCAL_CLUSTER_CONFIG", "LOCAL_CLUSTER_HTTP"]
 
 #: Longest wait, in seconds, for a dask scheduler to accept and answer.
 CONNECT_SECONDS = 10.0
@@ -28,6 +28,12 @@ LOCAL_CLUSTER_CONFIG = {"distributed.worker.profile.enabled": False,
                         "distributed.worker.memory.monitor-interval": "1s",
                         "distributed.admin.system-monitor.interval": "2s",
                         "distributed.admin.tick.interval": "200ms"}
+
+#: ``LocalCluster`` keywords of every local cluster (:func:`connect`'s, the tests'): the scheduler's HTTP
+#: server (health and metrics routes) on a free port, and no dashboard. ``dashboard_address=None`` only
+#: turns the dashboard off: the HTTP server still takes port 8787, and a second cluster on the machine
+#: (another run, another test process) then warns "Port 8787 is already in use".
+LOCAL_CLUSTER_HTTP = {"dashboard_address": ":0", "scheduler_kwargs": {"dashboard": False}}
 
 
 def _distributed():
@@ -90,7 +96,7 @@ def connect(scheduler, workers, seconds: float = CONNECT_SECONDS):
         import dask
 
         with dask.config.set(LOCAL_CLUSTER_CONFIG):  # the workers take the config they start with
-            cluster = dd.LocalCluster(n_workers=int(workers), threads_per_worker=1, dashboard_address=None)
+            cluster = dd.LocalCluster(n_workers=int(workers), threads_per_worker=1, **LOCAL_CLUSTER_HTTP)
             client = dd.Client(cluster)
         return client, lambda: (client.close(), cluster.close())
     if scheduler is None:
