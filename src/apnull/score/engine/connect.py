@@ -80,7 +80,7 @@ def _within(make, seconds: float, what: str):
     return box["value"]
 
 
-def connect(scheduler, workers, seconds: float = CONNECT_SECONDS):
+def connect(scheduler, workers, seconds: float | None = None):
     """(dask client or None, a function that closes what was opened) for checked scheduler/workers.
 
     Parameters
@@ -88,9 +88,10 @@ def connect(scheduler, workers, seconds: float = CONNECT_SECONDS):
     scheduler : None, str address (``tcp://host:8786``) or dask.distributed.Client
     workers : None or int
         Start a local cluster of this many single-thread worker processes.
-    seconds : float
-        Hard deadline for reaching an address (default :data:`CONNECT_SECONDS`).
+    seconds : float, optional
+        Hard deadline for reaching an address (default :data:`CONNECT_SECONDS`, read at the call).
     """
+    seconds = CONNECT_SECONDS if seconds is None else seconds
     if workers is not None:
         dd = _distributed()
         import dask
@@ -113,7 +114,7 @@ def connect(scheduler, workers, seconds: float = CONNECT_SECONDS):
 
 
 @contextlib.contextmanager
-def connected(scheduler, workers, seconds: float = CONNECT_SECONDS):
+def connected(scheduler, workers, seconds: float | None = None):
     """:func:`connect` as a ``with`` block: the dask client (or None, in process) inside it, and what
     was opened for it (a local cluster, a connection to an address) closed on leaving, also on an
     error; a client the caller passed in stays open."""
