@@ -140,12 +140,12 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
     arguments, without pair rule or enumeration): the same draws and values, by look-ups. ``shared``:
     the component's :class:`.filled.Shared` (empty arrays: none); ``kept``: a :class:`.filled.Kept`, the
     filled pools' counts kept between rounds (a pool kept draws without filling again); with ``build``
-    True this call only fills ``shared`` (:func:`.filled.shared_fill`), the one entry serving both, so no
-    other is compiled."""
+    True this call only fills the blocks of ``shared`` from pair ``target`` on (:func:`.filled.shared_fill`),
+    the one entry serving both, so no other is compiled."""
     if build:
-        shared_fill(controls, kind, shared.v, shared.gt, shared.eq)
+        shared_fill(controls, kind, shared, target)
         return
-    shv, shg, she = shared.v, shared.gt, shared.eq
+    shv, shg, she, sha = shared.v, shared.gt, shared.eq, shared.at
     tab = batch_lookups(part, controls, pos)
     tv, tg, te = tab.v, tab.gt, tab.eq
     q = np.int64(0)
@@ -222,7 +222,7 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
             for s in range(k):  # draw_assignment's draws, one member a stratum
                 counters[s] = draw_distinct(keys[s], counters[s], size[s], first[s], D, s, one, none)
             know_all(D, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC, c_off, c_sorted, s_comp,
-                     g_ctl, rep_lo, rep_hi, shv, shg, she)
+                     g_ctl, rep_lo, rep_hi, shv, shg, she, sha)
             v = mean_ap(D, P, tv, tg, te, vals, iwork, vals, vals, False)
             drawn, reached, stop = record_draw(saved, drawn, v, m, tol, reached, early, h)
             if stop:
@@ -242,8 +242,9 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
     An active query marked ``lawful`` draws nothing: its row goes to ``rows[g]`` (:func:`.lookups.query_row`,
     ``untied[g]`` whether it has no tie), its pool's layout to ``shape[g]`` (its position i among the
     perturbation's queries, the strata k, then each stratum's first member and size), for
-    :func:`law_batch` to count its exact law. ``shared``: as :func:`crossed_batch`'s (a query is a
-    replicate, so only its observed assignment's pairs read it)."""
+    :func:`law_batch` to count its exact law. ``shared``: as :func:`crossed_batch`'s; no draw here reads
+    it (a query is a replicate, and its observed assignment holds replicates only), so the null hands
+    none (:data:`..nulls.pooltables.NO_SHARED`)."""
     tab = batch_lookups(part, controls, pos)
     tv, tg, te = tab.v, tab.gt, tab.eq
     q = np.int64(0)

@@ -2,10 +2,11 @@
 and the draws of a pool whose look-ups are all known.
 
 - :class:`Shared` (:func:`shared_fill`): the pairs of two controls of different strata, their similarity
-  and their counts among the first control's plate-mates, computed once for every pool, round and null of
-  a run (:func:`..nulls.pooltables.shared_table` builds it within a memory bound); a pool's pair of two
-  controls is then three reads and a comparison with its plate's replicate
-  (:func:`.lookups.pair_counts`, :func:`.lookups.know_all`, :func:`.lookups.fill_all`).
+  and their counts among the first control's plate-mates, one block for each ordered pair of strata that
+  some pool spans, computed once for every pool, round and null of a run
+  (:func:`..nulls.pooltables.shared_table` chooses the blocks within a memory bound); a pool's pair of two
+  controls in a held block is then three reads and a comparison with its plate's replicate
+  (:func:`.lookups.know_all`, :func:`.lookups.fill_all`).
 - :func:`filled_mean` / :func:`untied_mean`: a draw's mean AP from the counts of a filled table
   (:func:`.lookups.fill_all`), the precisions read from :func:`quotients`; every value bit for bit the
   tie-aware walk's (:func:`.lookups.query_ap`).
@@ -27,15 +28,20 @@ __all__ = ["Shared", "Kept", "shared_fill", "quotients", "rank_four", "five_mean
 
 
 class Shared(NamedTuple):
-    """What every pool of a component's crossed perturbations shares (:func:`shared_fill`): for two
-    controls a, b of different strata (rows of ``ControlRows.X``) v[a, b] = sim(a, b), and gt / eq the
-    controls of a's stratum (a excluded) more similar to a than v / as similar, the counts of a's sorted
-    row. A pool's pair of two controls is then these three reads and a comparison with the replicate
-    on a's plate (:func:`.lookups.pair_counts`). Empty (0 x 0) arrays: not built (every pair computed per pool)."""
+    """What every pool of a component's crossed perturbations shares (:func:`shared_fill`), by blocks of
+    pairs of strata (plates): the block of strata (a, b), a != b, held when ``at[a, b]`` >= 0, is the
+    size[a] x size[b] pairs of controls (a row-major block at ``at[a, b]`` in the flat arrays); for
+    control i of a and control j of b (their positions in their strata, ``Pool.control``), at
+    ``at[a, b] + i * size[b] + j``: v = sim(i, j), and gt / eq the controls of a (i excluded) more similar
+    to i than v / as similar, the counts of i's sorted row. Blocks come in both orders (a, b) and (b, a).
+    A pool's pair of two controls in a held block is then these three reads and a comparison with the
+    replicate on i's plate (:func:`.lookups.know_all`); a pair of strata without a block is computed by the
+    pool (:func:`.lookups.pair_counts`). An empty (0 x 0) ``at``: no block (every pair computed per pool)."""
 
-    v: np.ndarray     #: (C, C) float64
-    gt: np.ndarray    #: (C, C) int32
-    eq: np.ndarray    #: (C, C) int32
+    v: np.ndarray     #: (pairs,) float64
+    gt: np.ndarray    #: (pairs,) int32
+    eq: np.ndarray    #: (pairs,) int32
+    at: np.ndarray    #: (S, S) int64 first pair of the block of strata (a, b), -1: not held
 
 
 class Kept(NamedTuple):
@@ -50,26 +56,42 @@ class Kept(NamedTuple):
 
 
 @inner()
-def shared_fill(controls, kind, v, gt, eq):  # pragma: no cover - compiled
-    """Fill a :class:`Shared`'s arrays (C x C, C the component's controls) for every pair of controls
-    of different strata: the similarities by :func:`.similarity.sim_rows` (the bits of ``sim``; every
-    pair of the matrix, so both directions, ``sim`` being exactly symmetric), the counts by a binary
-    search in each control's sorted row (:func:`.ranking.count_sorted`), as :func:`pair_counts` counts."""
-    C = controls.X.shape[0]
+def shared_fill(controls, kind, shared, first):  # pragma: no cover - compiled
+    """Fill the blocks of a :class:`Shared` that start at pair ``first`` or later (those before it are
+    filled already): the similarities of a block of strata (a, b), a < b, by :func:`.similarity.sim_rows`
+    (the bits of ``sim``), its block (b, a) the same values transposed (``sim`` is exactly symmetric); the
+    counts of each block by a binary search in each control's sorted row (:func:`.ranking.count_sorted`),
+    as :func:`.lookups.pair_counts` counts."""
+    at, v = shared.at, shared.v
+    S = at.shape[0]
     zero = np.int64(0)  # not a literal 0: a literal argument would compile sim_rows once more
-    sim_rows(controls.X, zero, C, controls.X, controls.XT, zero, C, kind, v, zero, zero)
-    for j in range(controls.size.size):
-        n = controls.size[j]
-        a0 = controls.start[j]
-        for c in range(n):
-            a = a0 + c
-            rs = controls.sorted_offset[j] + c * (n - 1)
-            row = controls.sorted_sims[rs:rs + n - 1]
-            for b in range(C):
-                if b < a0 or b >= a0 + n:
-                    g, e = count_sorted(row, v[a, b])
-                    gt[a, b] = g
-                    eq[a, b] = e
+    for a in range(S):
+        na, a0 = controls.size[a], controls.start[a]
+        for b in range(a + 1, S):
+            o = at[a, b]
+            if o < first:
+                continue
+            nb, b0 = controls.size[b], controls.start[b]
+            block = v[o:o + na * nb].reshape((na, nb))
+            sim_rows(controls.X, a0, a0 + na, controls.X, controls.XT, b0, b0 + nb, kind, block, zero, zero)
+            ob = at[b, a]
+            for i in range(na):
+                for j in range(nb):
+                    v[ob + j * na + i] = block[i, j]
+    for a in range(S):
+        na = controls.size[a]
+        for b in range(S):
+            o = at[a, b]
+            if b == a or o < first:
+                continue
+            nb = controls.size[b]
+            for i in range(na):
+                rs = controls.sorted_offset[a] + i * (na - 1)
+                row = controls.sorted_sims[rs:rs + na - 1]
+                for j in range(nb):
+                    g, e = count_sorted(row, v[o + i * nb + j])
+                    shared.gt[o + i * nb + j] = g
+                    shared.eq[o + i * nb + j] = e
 
 
 @numba.njit(cache=True, inline="always")

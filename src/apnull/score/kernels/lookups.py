@@ -55,12 +55,10 @@ def pair_counts(u, y, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, 
     from the pool's replicate rows or ``sim`` of two controls (an unordered pair once, for both
     directions: ``sim`` is exactly symmetric); gt / eq the members of u's pool (u excluded) more similar
     to u than v / as similar, as :func:`.pool.evaluate` counts them (a binary search in u's sorted
-    plate-mates and a comparison with its plate's replicate). The pool's and controls' arrays come by
-    name, not as their tuples: the draw loops call this where a draw first needs a pair, and a tuple of
-    arrays handed on costs a reference count per array. Callers call it only for a pair not yet known
-    (``tg`` < 0): the same test inside it made the lazy draw loops measurably slower. A pair of two
-    controls with a :class:`.filled.Shared` built is read from it instead (:func:`know_all`,
-    :func:`fill_all`)."""
+    plate-mates and a comparison with its plate's replicate). Arrays come by name, not as tuples (a
+    tuple handed on costs a reference count per array); callers call it only for a pair not yet known
+    (``tg`` < 0; the test inside it slowed the draw loops). A pair of two controls in a block of a
+    :class:`.filled.Shared` is read from it instead (:func:`know_all`, :func:`fill_all`)."""
     i = u * P + y
     v = tv[i]
     su = g_str[u]
@@ -93,13 +91,12 @@ FILL_DRAWS = 512
 @inner()
 def fill_all(pool, controls, kind, tab, P, shared):  # pragma: no cover - compiled
     """Every look-up of the pool (pairs of members of different strata), the values :func:`pair_counts`
-    gives: the similarities of two strata's controls a block at a time by :func:`.similarity.sim_rows`
-    (the bits of ``sim`` at a fraction of its cost), the others from the replicate rows; then member u's
-    row, each pair's counts by a binary search in u's sorted plate-mates (and a comparison with its
-    plate's replicate). Returns (P,) bool: member u's row has no tie (every eq 0, and no two members of
+    gives: two strata's controls read from a :class:`.filled.Shared` block (``shared``) or computed a block
+    at a time by :func:`.similarity.sim_rows` (the bits of ``sim``), the others from the replicate rows;
+    then u's row, each pair's counts by a binary search in u's sorted plate-mates (and its plate's
+    replicate). Returns (P,) bool: member u's row has no tie (every eq 0, and no two members of
     other strata as similar to u: equal similarities have equal gt, so only members of equal gt are
-    compared); u's AP as a query is then :func:`untied_ap` of its positives' gt (:func:`.filled.filled_mean`).
-    With a :class:`.filled.Shared` built (``shared``), two controls' pair is read from it (:func:`pair_counts`)."""
+    compared); u's AP as a query is then :func:`untied_ap` of its positives' gt (:func:`.filled.filled_mean`)."""
     tv, tg, te = tab.v, tab.gt, tab.eq
     g_str, s_n, g_rep, simRP, g_row = pool.stratum, pool.n, pool.replicate, pool.sim, pool.row
     sortedRC, c_off, c_sorted = pool.sorted_rc, controls.sorted_offset, controls.sorted_sims
@@ -111,11 +108,16 @@ def fill_all(pool, controls, kind, tab, P, shared):  # pragma: no cover - compil
     block = np.empty((most, most))
     zero = np.int64(0)  # not a literal 0: a literal argument would compile sim_rows once more
     sv, sg, se = shared.v, shared.gt, shared.eq
-    known = sv.shape[0] > 0
-    for s in range(J if not known else 0):  # two strata's controls
+    held = np.full((J, J), -1, dtype=np.int64)  # the shared block of two strata, -1: none
+    for s in range(J if shared.at.shape[0] > 0 else 0):
+        for s2 in range(J):
+            held[s, s2] = shared.at[s_comp[s], s_comp[s2]] if s2 != s else -1
+    for s in range(J):  # two strata's controls
         a0 = controls.start[s_comp[s]]
         ga = pool.offset[s] + rep_hi[s] - rep_lo[s]  # the stratum's first control member
         for s2 in range(s + 1, J):
+            if held[s, s2] >= 0:  # both orders held (pooltables.shared_table)
+                continue
             c0 = controls.start[s_comp[s2]]
             gc = pool.offset[s2] + rep_hi[s2] - rep_lo[s2]
             sim_rows(controls.X, a0, a0 + s_n[s], controls.X, controls.XT, c0, c0 + s_n[s2], kind, block, zero, zero)
@@ -146,14 +148,14 @@ def fill_all(pool, controls, kind, tab, P, shared):  # pragma: no cover - compil
             elif g_rep[y] >= 0:
                 v = simRP[g_rep[y], u]
                 tv[i] = v
-            elif known:  # two controls: the shared counts and the plate's replicate (as know_all reads them)
-                a, b = g_row[u], g_row[y]
-                v = sv[a, b]
+            elif held[su, g_str[y]] >= 0:  # two controls: the shared counts and the plate's replicate (as know_all)
+                a = held[su, g_str[y]] + g_ctl[u] * s_n[g_str[y]] + g_ctl[y]
+                v = sv[a]
                 tv[i] = v
-                g, e = count_replicates(simRP, u, rep_lo[su], rep_hi[su], ru, v, np.int64(sg[a, b]), np.int64(se[a, b]))
+                g, e = count_replicates(simRP, u, rep_lo[su], rep_hi[su], ru, v, np.int64(sg[a]), np.int64(se[a]))
             else:
                 v = tv[i]
-            if ru >= 0 or g_rep[y] >= 0 or not known:
+            if ru >= 0 or g_rep[y] >= 0 or held[su, g_str[y]] < 0:
                 g, e = count_sorted(row, v)
                 # a control query: its plate's replicate too
                 g, e = count_replicates(simRP, u, rep_lo[su], rep_hi[su], ru, v, g, e)
@@ -254,7 +256,7 @@ def crossed_pool(part, j, controls, kind, tab, shared):  # pragma: no cover - co
     D = pool.observed.copy()
     know_all(D, P, tab.v, tab.gt, tab.eq, pool.stratum, pool.n, pool.replicate, pool.sim, pool.row, controls.X, kind,
              pool.sorted_rc, controls.sorted_offset, controls.sorted_sims, pool.component_stratum, pool.control,
-             pool.rep_lo, pool.rep_hi, shared.v, shared.gt, shared.eq)
+             pool.rep_lo, pool.rep_hi, shared.v, shared.gt, shared.eq, shared.at)
     return pool, P, D, np.empty(D.size), np.empty((5, D.size), dtype=np.int64)
 
 
@@ -277,21 +279,18 @@ def control_sims(tv, P, Xc, g_row, kind, u0, y0, u1, y1, u2, y2, u3, y3):  # pra
 
 @inner()
 def know_all(D, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC, c_off, c_sorted, s_comp, g_ctl,
-             rep_lo, rep_hi, sv, sg, se):  # pragma: no cover - compiled
+             rep_lo, rep_hi, sv, sg, se, sat):  # pragma: no cover - compiled
     """Every look-up (D[qi], D[yi]), qi != yi, of assignment D known: :func:`pair_counts` (its arguments)
     where it is not yet. An inner kernel, compiled once: copied into both crossed entries (through
     :func:`crossed_pool`) it added about 8 s (14%) to a fresh install's first crossed run.
 
-    A pair of two controls with a :class:`.filled.Shared` built is read here, as :func:`pair_counts` reads it,
-    without calling it: each call of a kernel handed 22 arrays takes and drops a reference to each (44
-    atomic operations, about 0.3 us), ten times what the look-up costs.
-
-    Without it, the similarities of D's pairs of two controls not yet known are computed first, four at a
-    time (:func:`control_sims`; dot products: kinds 0 and 2), with ``sim``'s bits: a draw's first pairs
-    are mostly such pairs, and on long rows (737 features) ``sim`` one at a time was 40% of the early
-    rounds; four side by side cost about what one does."""
-    shared = sv.shape[0] > 0
-    if not shared and (kind == 0 or kind == 2):
+    A pair of two controls in a block of a :class:`.filled.Shared` (``sv``, ``sg``, ``se``, ``sat``) is
+    read here as :func:`pair_counts` would count it, without calling it (a call handed 22 arrays takes and
+    drops a reference to each: about 0.3 us, ten times the look-up). The other pairs of two controls not
+    yet known have their similarities computed first, four at a time (:func:`control_sims`; kinds 0 and
+    2), with ``sim``'s bits: on long rows (737 features) ``sim`` one at a time was 40% of early rounds."""
+    shared = sat.shape[0] > 0
+    if kind == 0 or kind == 2:
         pending = 0
         u0 = y0 = u1 = y1 = u2 = y2 = np.int64(0)
         for qi in range(D.size):
@@ -301,6 +300,8 @@ def know_all(D, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sorted
             for yi in range(qi + 1, D.size):
                 y = D[yi]
                 if g_rep[y] >= 0 or tv[u * P + y] == tv[u * P + y]:
+                    continue
+                if shared and sat[s_comp[g_str[u]], s_comp[g_str[y]]] >= 0:
                     continue
                 if pending == 0:
                     u0, y0 = u, y
@@ -327,12 +328,14 @@ def know_all(D, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sorted
             i = base + y
             if yi == qi or tg[i] >= 0:
                 continue
-            if shared and g_rep[u] < 0 and g_rep[y] < 0:
-                a, b = g_row[u], g_row[y]
-                v = sv[a, b]
+            sy = g_str[y]
+            o = sat[s_comp[su], s_comp[sy]] if shared and g_rep[u] < 0 and g_rep[y] < 0 else -1
+            if o >= 0:
+                a = o + g_ctl[u] * s_n[sy] + g_ctl[y]
+                v = sv[a]
                 tv[i] = v
-                g, e = count_replicates(simRP, u, rep_lo[su], rep_hi[su], g_rep[u], v, np.int64(sg[a, b]),
-                                        np.int64(se[a, b]))  # pair_counts's count of the plate's replicate
+                g, e = count_replicates(simRP, u, rep_lo[su], rep_hi[su], g_rep[u], v, np.int64(sg[a]),
+                                        np.int64(se[a]))  # pair_counts's count of the plate's replicate
                 tg[i] = g
                 te[i] = e
             else:

@@ -42,7 +42,7 @@ from ..engine.clock import deadline_of, tell_stage
 from ..engine.sequential import Null, resolve, rounds_of, undecided
 from ..kernels.crossed import EXACT_STEPS, crossed_conditional_batch, crossed_pools, law_batch, pool_sizes
 from ..kernels.draws import Counts, conditional_batch
-from .pooltables import shared_table
+from .pooltables import NO_SHARED
 
 __all__ = ["QUERY_NULLS", "QueryP", "query_null", "conditional_pvalues", "query_pvalues", "bounds_undecided",
            "QUERY_CHUNK"]
@@ -121,7 +121,7 @@ def query_batch(part, pos, st, target, h):
         kmax = int((arr.soff[pos[a:b] + 1] - arr.soff[pos[a:b]]).max())
         shape = np.zeros((rows.shape[0], 2 + 2 * kmax), dtype=np.int64)
         untied = np.zeros(lawful.size, dtype=bool)
-        shared = shared_table(part, comp_of[a])
+        shared = NO_SHARED  # its draws read no pair of two controls: a query is a replicate
         crossed_conditional_batch(*args, active, target, h, VALUE_TOL, ap[q], lawful, rows, shape, untied, shared)
         if (lawful & untied).any():  # the exact law where it costs less than the draws (a small entry)
             law_batch(rows, shape, lawful & untied, ap[q], VALUE_TOL, EXACT_STEPS * expect, batch, exact[q])

@@ -1,10 +1,12 @@
 """What the crossed pools of a component keep for the whole run (:mod:`..kernels.crossed`): the pairs of two
-controls every pool shares (:func:`shared_table`) and the counts of pools already filled (:func:`kept_fills`).
+controls the pools share, by blocks of two plates (:func:`shared_table`), and the counts of pools already
+filled (:func:`kept_fills`).
 
 Both live in the part's ``shared`` holder of the component (:class:`.permutation.Part`): in process the same
-holder in every round and null of the run, on a dask worker the one its prepared part keeps. Each holds
-values a pool would compute itself, so a run gives the same bits with or without them; each is bounded in
-memory (:data:`SHARED_MOST`, :data:`KEPT_MOST`), and past its bound the pools compute as before.
+holder in every round and null of the run while the component's part is kept, on a dask worker the one its
+prepared part keeps. Each holds values a pool would compute itself, so a run gives the same bits with or
+without them; each is bounded in memory (:data:`SHARED_MOST`, :data:`KEPT_MOST`), and past its bound the
+pools compute as before.
 """
 
 from __future__ import annotations
@@ -15,42 +17,91 @@ import numpy as np
 
 from ...law import VALUE_TOL
 from ..kernels.crossed import crossed_batch as _crossed_kernel
-from ..kernels.crossed import pool_sizes
+from ..kernels.crossed import crossed_pools, pool_sizes
 from ..kernels.draws import Counts, Observed
 from ..kernels.filled import Kept, Shared
 from ..kernels.lookups import FILL_DRAWS
 
-__all__ = ["SHARED_MOST", "NO_SHARED", "shared_table", "KEPT_MOST", "NO_KEPT", "kept_fills", "keep_done"]
+__all__ = ["SHARED_MOST", "NO_SHARED", "spanned_pairs", "shared_table", "KEPT_MOST", "NO_KEPT", "kept_fills",
+           "keep_done"]
 
-#: Most control pairs (C * C for C controls of a component) of a :class:`..kernels.filled.Shared`: 16
-#: bytes each, 128 MB. A larger component's crossed pools compute each pair of controls themselves.
+#: Most control pairs of a component's :class:`..kernels.filled.Shared`, 16 bytes each (128 MB), its
+#: index of S x S strata (8 bytes a pair of strata, counted as half a control pair) included. Blocks past
+#: it are not held: their pools compute those pairs themselves.
 SHARED_MOST = 1 << 23
-NO_SHARED = Shared(np.zeros((0, 0)), np.zeros((0, 0), dtype=np.int32), np.zeros((0, 0), dtype=np.int32))
+NO_SHARED = Shared(np.zeros(0), np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32),
+                   np.zeros((0, 0), dtype=np.int64))
 #: An empty :class:`..kernels.filled.Kept` room: no pool's counts kept.
 NO_KEPT = np.zeros(0, dtype=np.int16)
 _SHARED_LOCK = threading.Lock()
+_NO_COUNTS = Counts(np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
+                    np.zeros(0, dtype=bool))
+
+
+def spanned_pairs(part, c) -> tuple:
+    """(a, b, count): the pairs of strata a < b of component ``c`` (positions in its
+    :class:`..kernels.controls.ControlRows`) on both of which some crossed perturbation of ``part``
+    (:func:`..kernels.crossed.crossed_pools`) has a replicate, and how many such perturbations each has;
+    by a * S + b ascending (S strata)."""
+    arr = part.arrays
+    S = part.comps[c].size.size
+    pos = np.flatnonzero(part.comp_of == c)
+    pos = pos[crossed_pools(arr, lambda j: part.comps[c], pos)]
+    first, J = arr.soff[pos], arr.soff[pos + 1] - arr.soff[pos]
+    keys = [np.zeros(0, dtype=np.int64)]
+    for k in np.unique(J).tolist():
+        strata = arr.seg_comp[first[J == k][:, None] + np.arange(k)]  # (perturbations, k) its strata
+        i, i2 = np.triu_indices(k, 1)
+        keys.append((np.minimum(strata[:, i], strata[:, i2]) * S + np.maximum(strata[:, i], strata[:, i2])).ravel())
+    keys, count = np.unique(np.concatenate(keys), return_counts=True)
+    return keys // S, keys % S, count
 
 
 def shared_table(part, c: int) -> Shared:
-    """The :class:`..kernels.filled.Shared` of component ``c`` of ``part`` (its crossed pools' pairs of
-    two controls, computed once for every pool, round and null of the run), built on first use;
-    :data:`NO_SHARED` when it would exceed :data:`SHARED_MOST` pairs. The values are those each pool
-    would compute, so a run gives the same bits with or without it."""
-    controls = part.comps[c]
-    C = controls.X.shape[0]
-    if not part.shared or C * C > SHARED_MOST:
+    """The :class:`..kernels.filled.Shared` of component ``c`` of ``part``: for each pair of strata (plates)
+    a, b that a crossed perturbation of the part spans (:func:`spanned_pairs`), the blocks (a, b) and
+    (b, a) of their controls' pairs, computed once for every pool, round and null of the run, the pairs
+    spanned by the most perturbations first, within :data:`SHARED_MOST` pairs (the pools of a pair of
+    strata left out compute its pairs themselves); :data:`NO_SHARED` when no block is held. A later part
+    of the same component (its next group) adds the blocks it needs that are not held yet (a new table:
+    the one a running batch reads stays whole). The values are those each pool would compute, so a run
+    gives the same bits with or without it, whatever the blocks held."""
+    if not part.shared:
         return NO_SHARED
+    controls = part.comps[c]
     holder = part.shared[c]
+    idx = part.index[part.comp_of == c]
+    key = (int(idx[0]), int(idx[-1]), idx.size) if idx.size else None
     with _SHARED_LOCK:  # the threads of a round share it: one builds it
-        if "table" not in holder:
-            table = Shared(np.empty((C, C)), np.empty((C, C), dtype=np.int32), np.empty((C, C), dtype=np.int32))
-            _crossed_kernel(part.arrays, controls, part.kind, np.zeros(0, dtype=np.int64),
-                            Counts(np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64),
-                                   np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)),
-                            0, 1, VALUE_TOL, Observed(np.empty(0), np.empty(0), np.empty(0)), np.empty((0, 0)),
+        if holder.get("for") == key:
+            return holder["table"]
+        old = holder.get("table", NO_SHARED)
+        size = controls.size
+        S = size.size
+        a, b, count = spanned_pairs(part, c)
+        if old.at.shape[0]:
+            keep = old.at[a, b] < 0
+            a, b, count = a[keep], b[keep], count[keep]
+        cost = 2 * size[a] * size[b]  # both orders
+        room = SHARED_MOST - old.v.size - S * S // 2
+        order = np.lexsort((b, a, -count))  # the most perturbations first
+        order = order[(cost[order] > 0) & (np.cumsum(cost[order]) <= room)]
+        table = old
+        if order.size:
+            a, b = a[order], b[order]
+            ab, ba = size[a] * size[b], size[b] * size[a]
+            start = old.v.size + np.concatenate([[0], np.cumsum(ab + ba)[:-1]])
+            used = old.v.size
+            total = used + int((ab + ba).sum())
+            at = old.at.copy() if old.at.shape[0] else np.full((S, S), -1, dtype=np.int64)
+            at[a, b], at[b, a] = start, start + ab
+            table = Shared(np.empty(total), np.empty(total, dtype=np.int32), np.empty(total, dtype=np.int32), at)
+            table.v[:used], table.gt[:used], table.eq[:used] = old.v, old.gt, old.eq
+            _crossed_kernel(part.arrays, controls, part.kind, np.zeros(0, dtype=np.int64), _NO_COUNTS, used, 1,
+                            VALUE_TOL, Observed(np.empty(0), np.empty(0), np.empty(0)), np.empty((0, 0)),
                             table, Kept(NO_KEPT, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)), True)
-            holder["table"] = table
-        return holder["table"]
+        holder["table"], holder["for"] = table, key
+        return table
 
 
 #: Bytes of filled crossed pools' counts kept between rounds per component (:class:`..kernels.filled.Kept`:
