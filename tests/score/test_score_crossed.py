@@ -127,35 +127,134 @@ def test_untied_pools_draw_the_general_paths_values(general_only, plates):
     assert_same_as_general(general_only, new, table, permutations=999, seed=9)
 
 
-def test_shared_control_pairs_against_brute_force(monkeypatch):
-    """The component's shared pairs of two controls (:func:`apnull.score.nulls.pooltables.shared_table`):
-    each similarity the dot product of the prepared rows, each count what a scan of the control's
-    plate-mates gives; built once for the run, and none past SHARED_MOST pairs."""
+def check_shared_blocks(tab, ctl, kind=0) -> set:
+    """Every held block of the :class:`apnull.score.kernels.filled.Shared` ``tab`` of the controls
+    ``ctl`` against brute force: at ``at[a, b] + i * size[b] + j`` the bits of ``sim`` of control i of
+    plate a and control j of plate b, and the counts a scan of i's plate-mates gives; both orders of a
+    pair of plates held, and no two blocks overlapping. Returns the pairs of plates a < b held."""
+    from apnull.score.kernels.similarity import sim
+
+    X = np.asarray(ctl.X, dtype=float)
+    size, start = ctl.size.tolist(), ctl.start.tolist()
+    held, cover = set(), np.zeros(tab.v.size, dtype=int)
+    for a, b in zip(*np.nonzero(tab.at >= 0)):
+        a, b = int(a), int(b)
+        assert a != b and tab.at[b, a] >= 0
+        held.add((min(a, b), max(a, b)))
+        o = int(tab.at[a, b])
+        cover[o:o + size[a] * size[b]] += 1
+        for i in range(size[a]):
+            mates = [sim(X, start[a] + i, X, start[a] + m, kind) for m in range(size[a]) if m != i]
+            for j in range(size[b]):
+                v = tab.v[o + i * size[b] + j]
+                assert v == sim(X, start[a] + i, X, start[b] + j, kind)
+                assert (tab.gt[o + i * size[b] + j], tab.eq[o + i * size[b] + j]) == (
+                    sum(m > v for m in mates), sum(m == v for m in mates))
+    assert np.array_equal(cover, np.ones(tab.v.size, dtype=int))  # every pair in exactly one block
+    return held
+
+
+def test_shared_blocks_against_brute_force(monkeypatch):
+    """The component's shared pairs of two controls (:func:`apnull.score.nulls.pooltables.shared_table`), a
+    block for each pair of plates a perturbation spans: each similarity the bits of ``sim``, each count
+    what a scan of the control's plate-mates gives, in its place (a block transposed or misplaced fails);
+    the pairs held those spanned; built once for the run; within SHARED_MOST, the pairs spanned by the
+    most perturbations first; none with no room."""
     from apnull.score.nulls.permutation import ScreenWork
-    from apnull.score.nulls.pooltables import shared_table
+    from apnull.score.nulls.pooltables import shared_table, spanned_pairs
     from apnull.score.table.screen import prepare_screen
 
-    table = crossed_screen(np.random.default_rng(5), perts=6, ties=True, extra=False)
+    table = crossed_screen(np.random.default_rng(6), perts=5, plates=8, controls=4, ties=True, extra=False)
     screen = prepare_screen(table, "Metadata_pert", "DMSO", "Metadata_plate", None, "cosine")
     work = ScreenWork(screen, 0)
     part = work.part(np.arange(len(screen.perts)), False)
-    tab = shared_table(part, 0)
     ctl = part.comps[0]
-    X = np.asarray(ctl.X, dtype=float)
-    C = X.shape[0]
-    assert tab.v.shape == (C, C) and shared_table(work.part(np.arange(2), False), 0) is tab  # built once
-    plate = np.repeat(np.arange(ctl.size.size), ctl.size)
-    checked = 0
-    for a in range(C):
-        mates = [X[a] @ X[c] for c in np.flatnonzero(plate == plate[a]) if c != a]
-        for b in np.flatnonzero(plate != plate[a]):
-            v = tab.v[a, b]
-            assert v == pytest.approx(X[a] @ X[b], abs=1e-12) and v == tab.v[b, a]
-            assert (tab.gt[a, b], tab.eq[a, b]) == (sum(m > v for m in mates), sum(m == v for m in mates))
-            checked += 1
-    assert checked and (tab.eq > 0).any()  # ties among them (rounded rows)
-    monkeypatch.setattr(pooltables, "SHARED_MOST", C * C - 1)
-    assert shared_table(ScreenWork(screen, 0).part(np.arange(2), False), 0).v.size == 0
+    position = {screen.perts.strata[s]: i for i, s in enumerate(work.components[0][1].tolist())}  # ControlRows order
+    spans = {}  # the pairs of plates of each perturbation (one replicate a plate), counted by hand
+    for name, plates in table[table["Metadata_pert"] != "DMSO"].groupby("Metadata_pert")["Metadata_plate"]:
+        for pair in itertools.combinations(sorted(position[p] for p in plates), 2):
+            spans[pair] = spans.get(pair, 0) + 1
+    assert len(spans) < 8 * 7 // 2 and max(spans.values()) > 1  # some pairs not spanned, some more than once
+    a, b, count = spanned_pairs(part, 0)
+    assert dict(zip(zip(a.tolist(), b.tolist()), count.tolist())) == spans
+    tab = shared_table(part, 0)
+    assert check_shared_blocks(tab, ctl) == set(spans)
+    assert (tab.eq > 0).any()  # ties among them (rounded rows)
+    assert shared_table(work.part(np.arange(2), False), 0) is tab  # built once: a part needing no new block
+    size = ctl.size
+    cost = {pair: 2 * int(size[pair[0]] * size[pair[1]]) for pair in spans}
+    S = size.size
+    for room in (sum(cost.values()) - 1, max(cost.values()) * 2):
+        monkeypatch.setattr(pooltables, "SHARED_MOST", room + S * S // 2)
+        held = check_shared_blocks(shared_table(ScreenWork(screen, 0).part(np.arange(len(screen.perts)), False), 0), ctl)
+        assert held and held < set(spans) and sum(cost[p] for p in held) <= room
+        assert min(spans[p] for p in held) >= max(spans[p] for p in set(spans) - held)  # the most spanned first
+    monkeypatch.setattr(pooltables, "SHARED_MOST", S * S // 2)
+    assert shared_table(ScreenWork(screen, 0).part(np.arange(len(screen.perts)), False), 0).at.size == 0
+
+
+def test_shared_blocks_grow_with_the_next_part():
+    """The next group of a component (its own part, the same holder) adds the blocks it needs: a new table
+    whose old blocks keep their places and values (a batch still reading the old one reads it whole), each
+    block checked against brute force."""
+    from apnull.score.nulls.permutation import ScreenWork
+    from apnull.score.nulls.pooltables import shared_table, spanned_pairs
+    from apnull.score.table.screen import prepare_screen
+
+    table = crossed_screen(np.random.default_rng(8), perts=10, plates=6, controls=4, extra=False)
+    screen = prepare_screen(table, "Metadata_pert", "DMSO", "Metadata_plate", None, "euclidean")
+    work = ScreenWork(screen, 0)
+    first = work.part(np.arange(2), False)
+    tab = shared_table(first, 0)
+    kept = (tab.v.copy(), tab.gt.copy(), tab.eq.copy(), tab.at.copy())
+    second = work.part(np.arange(2, len(screen.perts)), False)
+    assert second.shared[0] is first.shared[0]  # the same component's holder
+    grown = shared_table(second, 0)
+    n = kept[0].size
+    assert grown is not tab and grown.v.size > n
+    assert all(np.array_equal(x, y) for x, y in zip(kept, tab))  # the old table untouched
+    assert (np.array_equal(grown.v[:n], kept[0]) and np.array_equal(grown.gt[:n], kept[1])
+            and np.array_equal(grown.eq[:n], kept[2]))
+    assert np.array_equal(grown.at[kept[3] >= 0], kept[3][kept[3] >= 0])
+    wanted = set()
+    for part in (first, second):
+        a, b, _ = spanned_pairs(part, 0)
+        wanted |= set(zip(a.tolist(), b.tolist()))
+    assert check_shared_blocks(grown, second.comps[0], kind=1) == wanted
+
+
+@pytest.mark.parametrize("similarity, B", [("cosine", 99), ("cosine", 999), ("euclidean", "auto"),
+                                           ("abs_cosine", 999)])
+def test_some_shared_blocks_give_the_same_tables(general_only, monkeypatch, similarity, B):
+    """A component too large to share every pair of plates (SHARED_MOST below them all, as on a full JUMP
+    screen): the pools read the blocks held and compute the others (lazily, four at a time, or filled a
+    block at a time); every table and drawn value that of a run sharing none and the general path's,
+    bit for bit. The run did share some blocks and leave some out."""
+    monkeypatch.setattr(conditional, "EXACT_DRAWS", 0)
+    table = crossed_screen(np.random.default_rng(41), perts=16, plates=6, controls=6, d=48, ties=similarity == "abs_cosine",
+                           plate_effect=0.5)
+    monkeypatch.setattr(pooltables, "SHARED_MOST", 18 + 5 * 72)  # the index (6 x 6 plates) and 5 pairs of plates
+    tables = []
+    real = pooltables.shared_table
+
+    def spy(part, c):
+        tab = real(part, c)
+        a, _, _ = pooltables.spanned_pairs(part, c)
+        tables.append(((tab.at >= 0).sum() // 2, a.size))
+        return tab
+
+    monkeypatch.setattr(permutation, "shared_table", spy)
+    general_only(False)
+    new = score_profiles(table, **KW, similarity=similarity, permutations=B, seed=8)
+    held, spanned = tables[0]
+    assert 0 < held < spanned
+    names = ("t00", "t03", "t07", "t12")
+    monkeypatch.setattr(pooltables, "SHARED_MOST", 0)
+    old = score_profiles(table, **KW, similarity=similarity, permutations=B, seed=8)
+    pd.testing.assert_frame_equal(new.groups, old.groups)
+    pd.testing.assert_frame_equal(new.queries, old.queries)
+    monkeypatch.setattr(pooltables, "SHARED_MOST", 18 + 5 * 72)
+    assert_same_as_general(general_only, new, table, names, similarity=similarity, permutations=B, seed=8)
 
 
 @pytest.mark.parametrize("similarity, ties, B", [("cosine", False, 99), ("abs_cosine", True, 99),
