@@ -594,3 +594,61 @@ def test_kept_fills_give_the_same_tables(monkeypatch):
     assert old.groups["permutations"].max() >= 25_600
     pd.testing.assert_frame_equal(new.groups, old.groups)
     pd.testing.assert_frame_equal(new.queries, old.queries)
+
+
+def test_components_are_built_once_for_every_round(monkeypatch):
+    """A screen of two crossed components (disjoint plates), adaptive: each component's control tables and
+    holder (shared pairs, kept counts) are built once for all the rounds and both nulls
+    (:class:`apnull.score.nulls.pooltables.BuiltComponents`), where keeping only the last one built made
+    every round build both again; the tables are those of a run keeping the last one only, bit for bit."""
+    rng = np.random.default_rng(4)
+    halves = []
+    for half, plate in (("a", "P"), ("b", "Q")):
+        part = crossed_screen(rng, perts=10, plates=5, extra=False, plate_effect=0.5)
+        part["Metadata_plate"] = part["Metadata_plate"].str.replace("P", plate)
+        part["Metadata_pert"] = part["Metadata_pert"].where(part["Metadata_pert"] == "DMSO",
+                                                            half + part["Metadata_pert"])
+        halves.append(part)
+    table = pd.concat(halves, ignore_index=True)
+    feats = [c for c in table.columns if c.startswith("f")]
+    for name in ("at00", "at01", "bt00", "bt01"):  # weak effects: refined over several rounds
+        rows = table["Metadata_pert"] == name
+        table.loc[rows, feats] += 0.5 * rng.normal(size=len(feats))
+    builds = []
+    real = permutation.control_rows
+
+    def spy(rows, kind):
+        builds.append(len(rows))
+        return real(rows, kind)
+
+    monkeypatch.setattr(permutation, "control_rows", spy)
+    kept = score_profiles(table, **KW, permutations="auto", seed=2)
+    assert kept.groups["permutations"].max() > 1000  # several rounds
+    assert builds == [5, 5]
+    builds.clear()
+
+    class LastOnly(pooltables.BuiltComponents):  # what was kept before: the last component built
+        def get(self, comp):
+            return self._last[1:] if self._last is not None and self._last[0] == comp else None
+
+    monkeypatch.setattr(permutation, "BuiltComponents", LastOnly)
+    again = score_profiles(table, **KW, permutations="auto", seed=2)
+    assert len(builds) > 4  # each round builds both again
+    pd.testing.assert_frame_equal(kept.groups, again.groups)
+    pd.testing.assert_frame_equal(kept.queries, again.queries)
+
+
+def test_built_components_stay_within_their_bound(monkeypatch):
+    """The first components built are kept while their arrays fit BUILT_MOST; one past it is not, the last
+    one built is at hand all the same, and kept ones growing past the bound are let go, the last kept first."""
+    monkeypatch.setattr(pooltables, "BUILT_MOST", 1000)
+    held = pooltables.BuiltComponents()
+    a, b, c = np.zeros(50), np.zeros(50), np.zeros(100)  # 400, 400 and 800 bytes
+    held.keep(0, a, {})
+    held.keep(1, b, {})
+    held.keep(2, c, {})  # 1,600 bytes: past the bound, not kept
+    assert held.get(0)[0] is a and held.get(1)[0] is b and held.get(2)[0] is c  # c: the last one built
+    held.keep(3, np.zeros(1), {})
+    assert held.get(2) is None and held.get(3) is not None
+    held.get(1)[1]["kept"] = {"buf": np.zeros(100)}  # component 1's kept counts grow: 1,600 bytes
+    assert held.get(1) is None and held.get(0)[0] is a  # let go, the first kept stays

@@ -41,7 +41,7 @@ from ..kernels.draws import NO_MEMBERS, Counts, Observed, PartRows
 from ..kernels.draws import mean_batch as _mean_kernel
 from ..kernels.draws import single_batch as _single_kernel
 from ..table.perts import components_of
-from .pooltables import keep_done, kept_fills, shared_table
+from .pooltables import BuiltComponents, keep_done, kept_fills, shared_table
 
 __all__ = ["Part", "ScreenWork", "mean_null", "perturbations_batch", "null_values", "segment_keys",
            "assignment_count", "all_assignments", "MAX_EXACT_ASSIGNMENTS", "NO_CODES_2D"]
@@ -120,7 +120,7 @@ class ScreenWork:
         self.size = len(pt)
         self.offsets = {"seg": pt.soff, "query": pt.qoff}
         self._comps = self._keys = self._comp_of = None
-        self._built = (None, None, None)  # (component, its ControlRows, its shared dict): the last one built
+        self._built = BuiltComponents()  # each component's ControlRows and holder, kept for later rounds
 
     @property
     def components(self) -> list:
@@ -183,9 +183,10 @@ class ScreenWork:
             c = len(built)
             where[strata] = np.arange(strata.size)
             names = [pt.strata[s] for s in strata.tolist()]
-            if not worker and self._built[0] == comp:  # the same component's next group: its tables again
-                built.append(self._built[1])
-                holders.append(self._built[2])
+            known = None if worker else self._built.get(comp)
+            if known is not None:  # built for an earlier round, null or group: its tables again
+                built.append(known[0])
+                holders.append(known[1])
             else:
                 pools = [sc.controls[s] for s in names]
                 every = sc.X[np.concatenate(pools)] if pools else np.empty((0, sc.X.shape[1]))
@@ -195,7 +196,7 @@ class ScreenWork:
                 built.append(rows if worker else control_rows(rows, sc.kind))
                 holders.append({})
                 if not worker:
-                    self._built = (comp, built[-1], holders[-1])
+                    self._built.keep(comp, built[-1], holders[-1])
             comp_of[todo] = c
             width = 0 if codes is None else codes.shape[1]
             ctl_codes.append(np.ascontiguousarray(np.concatenate([codes[sc.controls[s]] for s in names]))

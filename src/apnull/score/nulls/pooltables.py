@@ -23,7 +23,7 @@ from ..kernels.filled import Kept, Shared
 from ..kernels.lookups import FILL_DRAWS
 
 __all__ = ["SHARED_MOST", "NO_SHARED", "spanned_pairs", "shared_table", "KEPT_MOST", "NO_KEPT", "kept_fills",
-           "keep_done"]
+           "keep_done", "BUILT_MOST", "BuiltComponents"]
 
 #: Most control pairs of a component's :class:`..kernels.filled.Shared`, 16 bytes each (128 MB), its
 #: index of S x S strata (8 bytes a pair of strata, counted as half a control pair) included. Blocks past
@@ -147,3 +147,54 @@ def keep_done(part, c: int, pos, kept: Kept) -> None:
     if part.shared and kept.done.any():
         with _SHARED_LOCK:
             part.shared[c]["kept"]["done"].update(part.index[np.asarray(pos)[kept.done]].tolist())
+
+
+#: Bytes of built components an in-process run keeps between its rounds and nulls (:class:`BuiltComponents`):
+#: 1 GiB of control tables, shared pairs and kept counts.
+BUILT_MOST = 1 << 30
+
+
+def _nbytes(value) -> int:
+    """Bytes of the numpy arrays in ``value`` (named tuples, tuples, lists and dict values, recursively)."""
+    if isinstance(value, np.ndarray):
+        return value.nbytes
+    if isinstance(value, dict):
+        return sum(_nbytes(v) for v in value.values() if isinstance(v, (np.ndarray, tuple, list, dict)))
+    if isinstance(value, (tuple, list)):
+        return sum(_nbytes(v) for v in value)
+    return 0
+
+
+class BuiltComponents:
+    """The components an in-process run has built (each one's control tables, :func:`..kernels.controls.
+    control_rows`, and its holder of :func:`shared_table` and :func:`kept_fills`), kept for its later
+    rounds and nulls.
+
+    The rounds visit the components in the same order each time, so the first ones built are kept, within
+    :data:`BUILT_MOST` bytes of their arrays as they grow (the last kept are let go first when they pass
+    it), and the last one built is always at hand (a component cut into groups uses it for each group).
+    A component kept nowhere is built again when next needed, with the same values: what each round did
+    for every component when only the last was kept (a screen of 12 crossed components built each one's
+    shared pairs again, and filled again every pool whose counts it had kept, in every round)."""
+
+    def __init__(self):
+        self._kept, self._last, self._lock = {}, None, threading.Lock()
+
+    def get(self, comp: int):
+        """(control tables, holder) of component ``comp`` if kept, else None."""
+        with self._lock:
+            while len(self._kept) > 1 and self._held() > BUILT_MOST:
+                self._kept.popitem()  # the last kept goes first: the first ones serve every round
+            if comp in self._kept:
+                return self._kept[comp]
+            return self._last[1:] if self._last is not None and self._last[0] == comp else None
+
+    def keep(self, comp: int, rows, holder: dict) -> None:
+        """Note component ``comp``'s newly built tables."""
+        with self._lock:
+            self._last = (comp, rows, holder)
+            if not self._kept or self._held() + _nbytes(rows) <= BUILT_MOST:
+                self._kept[comp] = (rows, holder)
+
+    def _held(self) -> int:
+        return sum(_nbytes(rows) + _nbytes(holder) for rows, holder in self._kept.values())
