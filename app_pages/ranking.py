@@ -7,7 +7,7 @@ import streamlit as st
 from apnull.views import ranking as rk
 from apnull.significance import choose_method
 from apnull.ui import bound_int, download_csv, guard, intro, show_figure, show_table
-from apnull.ui.ranking_cache import DRAWS, position_view, ranking_view
+from apnull.ui.ranking_cache import DEFAULT_K, DRAWS, position_view, ranking_view
 from apnull.ui.ranking_editor import load_ranking, preset_controls, ranking_editor
 from apnull.ui.relevance_pills import relevance_pills
 
@@ -36,7 +36,7 @@ cards_box = st.container()
 curve_box = st.container()
 
 with right:
-    k = bound_int("k, the cut-off of the @k metrics", "rk_k", 3, min_value=1,
+    k = bound_int("k, the cut-off of the @k metrics", "rk_k", DEFAULT_K, min_value=1,
                   help="P@k, R@k, F1@k, AP@k and NDCG@k look at the top k items only; k runs from 1 to the "
                        "number of items.")
 with left:

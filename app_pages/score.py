@@ -195,7 +195,10 @@ with st.expander(f"Plan: {len(plan.strata):,} plate(s) or batch(es), {len(plan.l
 auto = source == EXAMPLE  # the example is scored at once; an upload when the button is pressed
 key = settings.key()
 result = cache.cached_score(digest, key)
-b1, b2 = st.columns([1, 5], vertical_alignment="center")
+if auto:  # the example: no button, and a place for the scoring's progress only while it is not scored yet
+    b2 = st.container() if result is None else None
+else:
+    b1, b2 = st.columns([1, 5], vertical_alignment="center")
 pressed = not auto and b1.button("Score", type="primary", key="score", icon=":material/play_arrow:")
 if result is None and (auto or pressed):
     with guard(report.page_words):
@@ -224,7 +227,8 @@ if groups.empty:
              "and the stratum column.", icon=":material/error:")
     st.stop()
 
-k1, k2, k3, k4 = st.columns(4)
+# one row that wraps when narrow (a horizontal container: one element, where four columns were five)
+k1 = k2 = k3 = k4 = st.container(horizontal=True, gap="small")
 k1.metric("Perturbations scored", f"{len(groups):,}", border=True)
 k2.metric(f"Hits at q ≤ {fdr:g}", f"{shown_view.hits:,}", border=True,
           help="Perturbations whose Benjamini-Hochberg q-value is at most the FDR level.")
@@ -279,7 +283,7 @@ def bundle() -> bytes:
     return report.bundle_zip({f"{file_name}_perturbations": g, f"{file_name}_queries": q}, record)
 
 
-d1, d2 = st.columns(2)
+d1 = d2 = st.container(horizontal=True)
 with d1:
     download_csv(lambda: downloads()[0],
                  f"{file_name}_perturbations.csv", label="Download the perturbation table (CSV)",

@@ -407,3 +407,26 @@ def test_the_page_says_rows_are_reordered_by_position_not_dragged():
     (help_text,) = [c for c in captions if "reorder" in c]
     assert "cannot be dragged" in help_text and "**position**" in help_text
     assert "type its new rank" in at.markdown[0].value
+
+
+def test_the_warm_up_leaves_the_first_visit_built(monkeypatch):
+    """The server's warm-up (first phase) builds what the page's first visit shows: the editor's frame, the
+    view at the default k and the null position of the default ranking. The first visit then builds nothing
+    (under a class, the first visitors waited for one another's build of it)."""
+    from apnull.ui import ranking_cache as rc
+    from apnull.ui import warmup
+
+    for memo in (rc.RANKINGS, rc.NULLS, rc.FRAMES):
+        memo.clear()
+    warmup._binning_and_hypergeometric()  # the first phase's step for the pages' default views
+    built = []
+    for memo in (rc.RANKINGS, rc.NULLS, rc.FRAMES):
+        real = memo.get_or_compute
+
+        def counting(key, compute, real=real):
+            return real(key, lambda: built.append(key) or compute())
+
+        monkeypatch.setattr(memo, "get_or_compute", counting)
+    at = open_page()
+    ok(at)
+    assert cards(at)["AP"] and not built, built

@@ -7,7 +7,7 @@ including the start of numba's thread pool). Its first page then samples the ref
 does that work in a daemon thread as soon as the server starts: the kernel, the figure modules, and
 the default views of the first pages (:func:`apnull.ui.cache.warm_default_views`: the densities and
 quantiles pages' first view, the threshold lookup's laws; about 0.3 s more), the binning and hypergeometric
-pages' default views (0.2 to 0.4 s each), and inspect's map of the loaded modules' files
+pages' default views (0.2 to 0.4 s each), the ranking editor's (milliseconds), and inspect's map of the loaded modules' files
 (:func:`map_module_files`, which Streamlit's first element in a process otherwise made). app.py's ``st.App``
 lifespan starts it and waits for it (at most 60 s) before the server accepts visitors, so the first
 page finds its figures cached. Work left running in the background while the first visitor's
@@ -152,14 +152,16 @@ def _warm_other_pages(steps: dict, t0: float) -> None:
 
 
 def _binning_and_hypergeometric() -> None:
-    """The binning and hypergeometric pages' default views (0.2 to 0.4 s each on the 2-core machine, alone).
+    """The binning and hypergeometric pages' default views (0.2 to 0.4 s each on the 2-core machine, alone), and
+    the ranking editor's (:func:`apnull.ui.ranking_cache.warm_default_view`).
     In the first phase: as a step run only while the server was idle they never ran under a class, and the
     class's first visitor of the binning page computed its view while the others waited for it
     (``to_binning``, 0.73 s p95 of benchmarks/load.py --lesson all quiet)."""
-    from apnull.ui import binning_cache, hypergeom_cache
+    from apnull.ui import binning_cache, hypergeom_cache, ranking_cache
 
     binning_cache.binning_view(4, 0.95, 300, 1.3, "lower", "ap")
     hypergeom_cache.hypergeom_view(4, 32, 4, 10_000, 2022)
+    ranking_cache.warm_default_view()  # milliseconds alone; under a class its first visitor's build was waited for
 
 
 def _consistency() -> None:
