@@ -10,6 +10,7 @@ import textwrap
 
 import numba
 import numpy as np
+import pytest
 
 from apnull.compiled import entry, inner
 
@@ -57,6 +58,7 @@ def _expected(i):
     return float(s + leaf[0]), float(s * 2.0 + leaf[i])
 
 
+@pytest.mark.slow  # fresh Python processes compiling kernels: 6 to 12 s each
 def test_callers_of_inner_kernels_compute_on_a_fresh_and_a_warm_cache(tmp_path):
     (tmp_path / "kern.py").write_text(KERNELS)
     one, two = _expected(3)
@@ -124,6 +126,7 @@ def _package_run(tmp_path, code):
     return out.stdout.split()
 
 
+@pytest.mark.slow  # fresh Python processes compiling kernels: 6 to 12 s each
 def test_a_cached_kernel_is_compiled_again_when_a_module_it_imports_changes(tmp_path):
     """numba checks a cached kernel against its own file only: a helper inlined from another module kept its
     old code after that module changed. A kernel of a stamped package is checked against every package file

@@ -91,6 +91,7 @@ def test_changes_cover_every_page_and_input():
                                                                            "sm_tab"}  # a tab: no AppTest widget
 
 
+@pytest.mark.slow  # about 24 s of CPU on one worker, quiet: a whole-app walk, run with the full suite
 def test_walk_all_pages_after_changing_every_input(baseline, monkeypatch):
     # the adaptive draws of the score and compare examples run until the time limit on (compare: 7 s of
     # the default 10): a default of 0.5 s (the pages read it on every run) spares the walk's CPU; the walk
