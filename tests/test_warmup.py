@@ -137,7 +137,7 @@ def test_the_first_element_of_a_process_maps_no_module_after_the_warm_up(tmp_pat
     assert modules_mapped(warm=True) == 0
 
 
-def test_the_server_waits_for_the_binning_and_hypergeometric_views(monkeypatch):
+def test_the_server_waits_for_the_other_default_views_views(monkeypatch):
     """The binning and hypergeometric pages' default views are made in the first phase, which the server waits
     for: as a step of the second phase run only while the server was idle, they never ran under a class and
     the class's first visitor of the binning page made its view while the others waited for it."""
@@ -154,7 +154,7 @@ def test_the_server_waits_for_the_binning_and_hypergeometric_views(monkeypatch):
     monkeypatch.setattr(warmup, "_first_figure", lambda: calls.append("figure"))
     monkeypatch.setattr(warmup, "map_module_files", lambda: calls.append("inspect"))
     monkeypatch.setattr(cache, "warm_default_views", lambda: calls.append("views"))
-    monkeypatch.setattr(warmup, "_binning_and_hypergeometric", lambda: calls.append(("pages", done.is_set())))
+    monkeypatch.setattr(warmup, "_other_default_views", lambda: calls.append(("pages", done.is_set())))
     monkeypatch.setattr(warmup, "_warm_other_pages", lambda steps, t0: calls.append(("second", done.is_set())))
     warmup._warm()
     assert ("pages", False) in calls and ("second", True) in calls, calls

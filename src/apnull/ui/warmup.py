@@ -115,7 +115,7 @@ def _warm() -> None:
 
         warm_default_views()
         steps["views"] = time.perf_counter() - t0
-        _binning_and_hypergeometric()
+        _other_default_views()
         steps["pages"] = time.perf_counter() - t0
         _status.update(state="done", seconds=steps)
     except Exception as exc:  # noqa: BLE001 - a warm-up must never break the app
@@ -151,9 +151,10 @@ def _warm_other_pages(steps: dict, t0: float) -> None:
         steps[name] = time.perf_counter() - t0
 
 
-def _binning_and_hypergeometric() -> None:
-    """The binning and hypergeometric pages' default views (0.2 to 0.4 s each on the 2-core machine, alone), and
-    the ranking editor's (:func:`apnull.ui.ranking_cache.warm_default_view`).
+def _other_default_views() -> None:
+    """The other pages' default views the first phase builds: the binning and hypergeometric pages' (0.2 to
+    0.4 s each on the 2-core machine, alone) and the ranking editor's
+    (:func:`apnull.ui.ranking_cache.warm_default_view`).
     In the first phase: as a step run only while the server was idle they never ran under a class, and the
     class's first visitor of the binning page computed its view while the others waited for it
     (``to_binning``, 0.73 s p95 of benchmarks/load.py --lesson all quiet)."""
