@@ -629,7 +629,7 @@ def test_components_are_built_once_for_every_round(monkeypatch):
 
     class LastOnly(pooltables.BuiltComponents):  # what was kept before: the last component built
         def get(self, comp):
-            return self._last[1:] if self._last is not None and self._last[0] == comp else None
+            return self._last[1] if self._last is not None and self._last[0] == comp else None
 
     monkeypatch.setattr(permutation, "BuiltComponents", LastOnly)
     again = score_profiles(table, **KW, permutations="auto", seed=2)
@@ -647,8 +647,8 @@ def test_built_components_stay_within_their_bound(monkeypatch):
     held.keep(0, a, {})
     held.keep(1, b, {})
     held.keep(2, c, {})  # 1,600 bytes: past the bound, not kept
-    assert held.get(0)[0] is a and held.get(1)[0] is b and held.get(2)[0] is c  # c: the last one built
+    assert held.get(0).rows is a and held.get(1).rows is b and held.get(2).rows is c  # c: the last one built
     held.keep(3, np.zeros(1), {})
     assert held.get(2) is None and held.get(3) is not None
-    held.get(1)[1]["kept"] = {"buf": np.zeros(100)}  # component 1's kept counts grow: 1,600 bytes
-    assert held.get(1) is None and held.get(0)[0] is a  # let go, the first kept stays
+    held.get(1).holder["kept"] = {"buf": np.zeros(100)}  # component 1's kept counts grow: 1,600 bytes
+    assert held.get(1) is None and held.get(0).rows is a  # let go, the first kept stays

@@ -196,9 +196,9 @@ def chart_slots(count: int, placeholder: Callable[[int], object], ready: bool = 
     return slots
 
 
-#: Seconds after which the browser asks for a page's later charts even if it saw no chart drawn
 #: What a later chart's slot shows until the browser asks for it (:func:`charts_now`)
 LATER_CHARTS_CAPTION = "Drawing the chart..."
+#: Seconds after which the browser asks for a page's later charts even if it saw no chart drawn
 LATER_CHARTS_AFTER = 10.0
 #: A browser-side element (no height) that triggers a rerun once the page shows a drawn plotly chart,
 #: in a task of its own after that draw (:func:`charts_now`), or after ``LATER_CHARTS_AFTER`` s

@@ -185,8 +185,8 @@ class ScreenWork:
             names = [pt.strata[s] for s in strata.tolist()]
             known = None if worker else self._built.get(comp)
             if known is not None:  # built for an earlier round, null or group: its tables again
-                built.append(known[0])
-                holders.append(known[1])
+                built.append(known.rows)
+                holders.append(known.holder)
             else:
                 pools = [sc.controls[s] for s in names]
                 every = sc.X[np.concatenate(pools)] if pools else np.empty((0, sc.X.shape[1]))

@@ -12,6 +12,7 @@ pools compute as before.
 from __future__ import annotations
 
 import threading
+from typing import NamedTuple
 
 import numpy as np
 
@@ -165,6 +166,13 @@ def _nbytes(value) -> int:
     return 0
 
 
+class Built(NamedTuple):
+    """A component's tables an in-process run keeps (:class:`BuiltComponents`)."""
+
+    rows: object    #: its :class:`..kernels.controls.ControlRows`
+    holder: dict    #: its holder of :func:`shared_table` and :func:`kept_fills`
+
+
 class BuiltComponents:
     """The components an in-process run has built (each one's control tables, :func:`..kernels.controls.
     control_rows`, and its holder of :func:`shared_table` and :func:`kept_fills`), kept for its later
@@ -180,21 +188,21 @@ class BuiltComponents:
     def __init__(self):
         self._kept, self._last, self._lock = {}, None, threading.Lock()
 
-    def get(self, comp: int):
-        """(control tables, holder) of component ``comp`` if kept, else None."""
+    def get(self, comp: int) -> Built | None:
+        """The :class:`Built` tables of component ``comp`` if kept, else None."""
         with self._lock:
             while len(self._kept) > 1 and self._held() > BUILT_MOST:
                 self._kept.popitem()  # the last kept goes first: the first ones serve every round
             if comp in self._kept:
                 return self._kept[comp]
-            return self._last[1:] if self._last is not None and self._last[0] == comp else None
+            return self._last[1] if self._last is not None and self._last[0] == comp else None
 
     def keep(self, comp: int, rows, holder: dict) -> None:
         """Note component ``comp``'s newly built tables."""
         with self._lock:
-            self._last = (comp, rows, holder)
+            self._last = (comp, Built(rows, holder))
             if not self._kept or self._held() + _nbytes(rows) <= BUILT_MOST:
-                self._kept[comp] = (rows, holder)
+                self._kept[comp] = self._last[1]
 
     def _held(self) -> int:
-        return sum(_nbytes(rows) + _nbytes(holder) for rows, holder in self._kept.values())
+        return sum(_nbytes(built.rows) + _nbytes(built.holder) for built in self._kept.values())
