@@ -97,7 +97,7 @@ def test_scoring_the_example_does_not_import_scipy_stats():
     load no scipy.stats:
     importing it took 2.4 to 3 s of the server's GIL, which the warm-up's score step and the first visitor
     of the binning page spent in the middle of a class's lesson (benchmarks/load.py). The few functions that
-    need it (the adaptive engine's intervals, the crossed comparison's t test, the binning curve of
+    need it (the crossed comparison's t test, the binning curve of
     Precision@R, the hypergeometric threshold beyond 2,000 draws) import it when called."""
     import subprocess
     import sys

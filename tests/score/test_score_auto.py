@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -248,6 +249,40 @@ def test_auto_applies_positives_differ_by():
         assert row["p_value"] == pytest.approx(g / L if stopped else (1 + g) / (1 + L), rel=1e-12)
     strong = res.groups.set_index("Metadata_perturbation").loc[["t0", "t1"]]
     assert (strong["permutations"] > 99).all()
+
+
+def test_clopper_pearson_is_scipy_stats_beta_ppf_bit_for_bit():
+    """The intervals come from scipy.special.betaincinv (no scipy.stats import): the very values of
+    scipy.stats.beta.ppf, the textbook Clopper-Pearson ends, over every count of small L and the ends and
+    random counts of large L, at the levels the engine uses."""
+    from scipy.stats import beta
+
+    rng = np.random.default_rng(3)
+    for L in [1, 2, 7, 100, 999, 6400, 10**6]:
+        g = np.arange(L + 1) if L <= 999 else np.unique(np.r_[np.arange(200), rng.integers(0, L + 1, 2000),
+                                                              L - np.arange(200)])
+        g, Lf = g.astype(float), np.full(g.size, float(L))
+        for err in [1e-3, 1e-6, 0.05 / (7 * 8), 1e-12]:
+            lo, hi = _adaptive._interval(g, Lf, err)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                ref_lo = np.where(g > 0, beta.ppf(err / 2, g, Lf - g + 1), 0.0)
+                ref_hi = np.where(g < Lf, beta.ppf(1 - err / 2, g + 1, Lf - g), 1.0)
+            assert np.array_equal(lo, np.nan_to_num(ref_lo, nan=0.0)) and np.array_equal(hi, np.nan_to_num(ref_hi, nan=1.0))
+
+
+def test_an_adaptive_run_imports_no_scipy_stats():
+    """scipy.stats takes about 1.2 s of CPU to import, and a run with permutations="auto" (block and crossed
+    layouts) needs none of it: a fresh process scores both and has not imported it."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom score_helpers import block_table, crossed_table\nfrom apnull.score import score_profiles\n"
+            "for t in (block_table(plate_effect=0.3), crossed_table(compounds=30, plates=7)):\n"
+            "    score_profiles(t, perturbation='cmp', stratum='plate', permutations='auto', seed=1)\n"
+            "print('scipy.stats' in sys.modules, flush=True)\n")
+    here = str(Path(__file__).parent)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, cwd=here)
+    assert out.stdout.strip() == "False", out.stdout + out.stderr
 
 
 def test_clopper_pearson_of_many_units_equals_one_by_one():

@@ -81,11 +81,15 @@ def clopper_pearson(g, L, err):
 
 
 def _interval(g, L, err):
-    from scipy.stats import beta  # here: scipy.stats takes seconds to import and few runs need it
+    """The Beta quantiles of :func:`clopper_pearson`: lo = B^-1(err/2; g, L-g+1), hi = B^-1(1-err/2; g+1, L-g).
+    ``scipy.special.betaincinv`` is the inverse regularised incomplete beta that ``scipy.stats.beta.ppf``
+    evaluates (the same bits), without importing scipy.stats: about 1.2 s of CPU in every process that
+    runs an adaptive null, where the rest of scoring needs none of it."""
+    from scipy.special import betaincinv
 
     with np.errstate(invalid="ignore", divide="ignore"):
-        lo = np.where(g > 0, beta.ppf(err / 2, g, L - g + 1), 0.0)
-        hi = np.where(g < L, beta.ppf(1 - err / 2, g + 1, L - g), 1.0)
+        lo = np.where(g > 0, betaincinv(g, L - g + 1, err / 2), 0.0)
+        hi = np.where(g < L, betaincinv(g + 1, L - g, 1 - err / 2), 1.0)
     return np.nan_to_num(lo, nan=0.0), np.nan_to_num(hi, nan=1.0)
 
 
