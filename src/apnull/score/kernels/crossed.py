@@ -50,9 +50,8 @@ from ...compiled import entry
 from ...streams import draw_distinct, uniform
 from .chunks import count_draw, record_draw
 from .querylaw import law_count
-from .filled import filled_mean, five_mean, quotients, rank_four, shared_fill, untied_mean
-from .lookups import (FILL_DRAWS, ROW_DRAWS, batch_lookups, crossed_pool, fill_all, know_all, mean_ap, query_ap,
-                      query_row, untied_ap)
+from .filled import crossed_pool, filled_mean, five_mean, quotients, rank_four, shared_fill, untied_mean
+from .lookups import FILL_DRAWS, ROW_DRAWS, batch_lookups, fill_all, know_all, mean_ap, query_ap, query_row, untied_ap
 from .ranking import count_sorted
 
 __all__ = ["MAX_TABLE", "pool_sizes", "EXACT_STEPS", "EXACT_MOST", "law_batch", "crossed_pools", "crossed_batch", "crossed_conditional_batch"]
@@ -134,12 +133,13 @@ def draw_one(keys, counters, size, first, D):  # pragma: no cover - compiled
 
 
 @entry(nogil=True)
-def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, values, shared, kept,
+def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, values, shared, kept, pools,
                   build):  # pragma: no cover - compiled
     """The mAP null of the crossed perturbations ``pos`` of ``part`` (:func:`.draws.mean_batch`'s
     arguments, without pair rule or enumeration): the same draws and values, by look-ups. ``shared``:
     the component's :class:`.filled.Shared` (empty arrays: none); ``kept``: a :class:`.filled.Kept`, the
-    filled pools' counts kept between rounds (a pool kept draws without filling again); with ``build``
+    filled pools' counts kept between rounds (a pool kept draws without filling again); ``pools``: a
+    :class:`.filled.Kept` of the pools' similarities kept between rounds and nulls (:func:`.filled.crossed_pool`); with ``build``
     True this call only fills the blocks of ``shared`` from pair ``target`` on (:func:`.filled.shared_fill`),
     the one entry serving both, so no other is compiled."""
     if build:
@@ -153,7 +153,7 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
     none = np.int64(-1)
     for t in range(pos.size):
         j = pos[t]
-        pool, P, D, vals, iwork = crossed_pool(part, j, controls, kind, tab, shared)
+        pool, P, D, vals, iwork = crossed_pool(part, j, controls, kind, tab, shared, pools, t)
         k = D.size
         m = mean_ap(D, P, tv, tg, te, vals, iwork, observed.ap[q:q + k], observed.pr[q:q + k], True)
         observed.maps[t] = m
@@ -234,7 +234,7 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
 
 @entry(nogil=True)
 def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, target, h, tol, ap, lawful, rows,
-                              shape, untied, shared):  # pragma: no cover - compiled
+                              shape, untied, shared, pools):  # pragma: no cover - compiled
     """The conditional null of the queries of the crossed perturbations ``pos`` of ``part``
     (:func:`.draws.conditional_batch`'s arguments): the same draws and values, by look-ups of the
     query's own row only.
@@ -244,14 +244,14 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
     perturbation's queries, the strata k, then each stratum's first member and size), for
     :func:`law_batch` to count its exact law. ``shared``: as :func:`crossed_batch`'s; no draw here reads
     it (a query is a replicate, and its observed assignment holds replicates only), so the null hands
-    none (:data:`..nulls.pooltables.NO_SHARED`)."""
+    none (:data:`..nulls.pooltables.NO_SHARED`); ``pools``: as :func:`crossed_batch`'s, the same rooms."""
     tab = batch_lookups(part, controls, pos)
     tv, tg, te = tab.v, tab.gt, tab.eq
     q = np.int64(0)
     one = np.int64(1)
     for t in range(pos.size):
         j = pos[t]
-        pool, P, D, vals, iwork = crossed_pool(part, j, controls, kind, tab, shared)
+        pool, P, D, vals, iwork = crossed_pool(part, j, controls, kind, tab, shared, pools, t)
         k = D.size
         g_str, s_n, g_rep, simRP, sortedRC = pool.stratum, pool.n, pool.replicate, pool.sim, pool.sorted_rc
         pr = np.empty(k)

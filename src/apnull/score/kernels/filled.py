@@ -20,11 +20,13 @@ import numba
 import numpy as np
 
 from ...compiled import inner
-from .lookups import query_ap
+from .draws import replicates
+from .lookups import know_all, query_ap, reset
+from .pool import Pool, pool_layout, pool_members
 from .ranking import count_sorted
 from .similarity import sim_rows
 
-__all__ = ["Shared", "Kept", "shared_fill", "quotients", "rank_four", "five_mean", "untied_mean", "filled_mean"]
+__all__ = ["Shared", "Kept", "crossed_pool", "keep_pool", "kept_pool", "shared_fill", "quotients", "rank_four", "five_mean", "untied_mean", "filled_mean"]
 
 
 class Shared(NamedTuple):
@@ -45,14 +47,77 @@ class Shared(NamedTuple):
 
 
 class Kept(NamedTuple):
-    """Filled pools' counts kept from one round to the next (:func:`.crossed.crossed_batch`): a pool filled
-    (:func:`.lookups.fill_all`) whose rows have no tie keeps its table's gt as int16 (P * P values, all its
-    draws read) at ``buf[start[t]:]``; a later round draws from them without filling again. The same
-    counts, so the same draws and values (:func:`..nulls.pooltables.kept_fills` assigns the room)."""
+    """What a crossed pool keeps from one round (or null) to the next, in a room of ``buf`` a pool:
 
-    buf: np.ndarray     #: int16 room of the kept counts (empty: none kept)
+    - filled pools' counts (:func:`.crossed.crossed_batch`, int16 ``buf``): a pool filled
+      (:func:`.lookups.fill_all`) whose rows have no tie keeps its table's gt (P * P values, all its draws
+      read) at ``buf[start[t]:]``; a later round draws from them without filling again
+      (:func:`..nulls.pooltables.kept_fills` assigns the room);
+    - pools' similarities (both crossed entries, float64 ``buf``): :func:`crossed_pool` keeps its
+      replicates' rows ``Pool.sim`` and ``Pool.sorted_rc`` (:func:`keep_pool`), and a later round or null
+      lays the pool out around them (:func:`kept_pool`) instead of computing them again
+      (:func:`..nulls.pooltables.kept_pools` assigns the room).
+
+    The same values, so the same draws and values."""
+
+    buf: np.ndarray     #: room of the kept values (empty: none kept)
     start: np.ndarray   #: (perturbations of the batch,) int64 first value of its room, -1: none
-    done: np.ndarray    #: (perturbations of the batch,) bool: its room holds its counts (set by the kernel)
+    done: np.ndarray    #: (perturbations of the batch,) bool: its room holds its values (set by the kernel)
+
+
+@numba.njit(cache=True, inline="always")
+def crossed_pool(part, j, controls, kind, tab, shared, pools, t):  # pragma: no cover - compiled
+    """(pool, P, D, vals, iwork) of perturbation j (position t of its batch): its pool (P members) with its
+    look-ups forgotten, then those of its observed assignment D (each replicate, a copy of
+    ``pool.observed``) computed (:func:`.lookups.know_all`); ``vals`` (k,) and ``iwork`` (5, k) the
+    workspaces of :func:`.lookups.mean_ap`. ``pools``: a :class:`Kept` of pools' similarities; a pool kept
+    there (``done[t]``) is laid out around them (:func:`kept_pool`), one with a room and none kept yet
+    keeps them (:func:`keep_pool`)."""
+    reps = replicates(part, j)
+    at = pools.start[t]
+    if at >= 0 and pools.done[t]:
+        pool = kept_pool(reps, controls, pools.buf, at)
+    else:
+        pool = pool_layout(reps, controls, kind, np.int64(1) << 40)  # every stratum ranked: J >= 2
+        if at >= 0:
+            keep_pool(pool, pools.buf, at)
+            pools.done[t] = True
+    P = pool.stratum.size
+    reset(tab, P)
+    D = pool.observed.copy()
+    know_all(D, P, tab.v, tab.gt, tab.eq, pool.stratum, pool.n, pool.replicate, pool.sim, pool.row, controls.X, kind,
+             pool.sorted_rc, controls.sorted_offset, controls.sorted_sims, pool.component_stratum, pool.control,
+             pool.rep_lo, pool.rep_hi, shared.v, shared.gt, shared.eq, shared.at)
+    return pool, P, D, np.empty(D.size), np.empty((5, D.size), dtype=np.int64)
+
+
+@inner()
+def keep_pool(pool, buf, at):  # pragma: no cover - compiled
+    """Copy a crossed pool's ``sim`` (k x P) then ``sorted_rc`` (k x max n_s) to ``buf[at:]``, row-major."""
+    k, P = pool.sim.shape
+    w = pool.sorted_rc.shape[1]
+    for r in range(k):
+        for g in range(P):
+            buf[at + r * P + g] = pool.sim[r, g]
+        for c in range(w):
+            buf[at + k * P + r * w + c] = pool.sorted_rc[r, c]
+
+
+@inner()
+def kept_pool(reps, controls, buf, at):  # pragma: no cover - compiled
+    """The :class:`.pool.Pool` of a crossed perturbation whose similarities :func:`keep_pool` put at
+    ``buf[at:]``: its members laid out again (:func:`.pool.pool_members`, as :func:`.pool.pool_layout` lays
+    them out), ``sim`` and ``sorted_rc`` views of the kept values, no rank tables ``gt`` / ``eq`` (no
+    crossed kernel reads them)."""
+    g_str, g_rep, g_row, g_ctl, s_n, s_lo, s_hi, poff, D0 = pool_members(reps, controls)
+    k, P = D0.size, g_str.size
+    w = np.int64(0)
+    for s in range(s_n.size):
+        w = max(w, s_n[s])
+    sim = buf[at:at + k * P].reshape((k, P))
+    srt = buf[at + k * P:at + k * (P + w)].reshape((k, w))
+    none = np.zeros((k, 0), dtype=np.int64)
+    return Pool(g_str, g_rep, g_row, g_ctl, s_n, reps.strata, s_lo, s_hi, poff, sim, srt, none, none, D0, s_hi - s_lo)
 
 
 @inner()

@@ -16,14 +16,12 @@ import numba
 import numpy as np
 
 from ...compiled import inner
-from .draws import replicates
-from .pool import pool_layout
 from .ranking import add_query, count_replicates, count_sorted, walk_blocks
 from .similarity import dot4, sim, sim_rows
 from .sort import insertion_sort
 
 __all__ = ["Lookups", "lookups", "reset", "pair_counts", "fill_all", "FILL_DRAWS", "walk_positives", "query_ap",
-           "mean_ap", "batch_lookups", "crossed_pool", "control_sims", "know_all", "query_row", "untied_ap", "ROW_DRAWS"]
+           "mean_ap", "batch_lookups", "control_sims", "know_all", "query_row", "untied_ap", "ROW_DRAWS"]
 
 class Lookups(NamedTuple):
     """Member-pair look-ups of one pool (P members; pair (u, y) at u * P + y): the similarity (NaN until
@@ -244,22 +242,6 @@ def batch_lookups(part, controls, pos):  # pragma: no cover - compiled
     return lookups(most)
 
 
-@numba.njit(cache=True, inline="always")
-def crossed_pool(part, j, controls, kind, tab, shared):  # pragma: no cover - compiled
-    """(pool, P, D, vals, iwork) of perturbation j: its pool (P members) with its look-ups forgotten,
-    then those of its observed assignment D (each replicate, a copy of ``pool.observed``) computed
-    (:func:`pair_counts`); ``vals`` (k,) and ``iwork`` (5, k) the workspaces of :func:`mean_ap`."""
-    reps = replicates(part, j)
-    pool = pool_layout(reps, controls, kind, np.int64(1) << 40)  # every stratum ranked: J >= 2
-    P = pool.stratum.size
-    reset(tab, P)
-    D = pool.observed.copy()
-    know_all(D, P, tab.v, tab.gt, tab.eq, pool.stratum, pool.n, pool.replicate, pool.sim, pool.row, controls.X, kind,
-             pool.sorted_rc, controls.sorted_offset, controls.sorted_sims, pool.component_stratum, pool.control,
-             pool.rep_lo, pool.rep_hi, shared.v, shared.gt, shared.eq, shared.at)
-    return pool, P, D, np.empty(D.size), np.empty((5, D.size), dtype=np.int64)
-
-
 @inner()
 def control_sims(tv, P, Xc, g_row, kind, u0, y0, u1, y1, u2, y2, u3, y3):  # pragma: no cover - compiled
     """The similarities of four pairs (u, y) of a pool's controls (dot products: kinds 0 and 2) into the
@@ -282,7 +264,7 @@ def know_all(D, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sorted
              rep_lo, rep_hi, sv, sg, se, sat):  # pragma: no cover - compiled
     """Every look-up (D[qi], D[yi]), qi != yi, of assignment D known: :func:`pair_counts` (its arguments)
     where it is not yet. An inner kernel, compiled once: copied into both crossed entries (through
-    :func:`crossed_pool`) it added about 8 s (14%) to a fresh install's first crossed run.
+    :func:`.filled.crossed_pool`) it added about 8 s (14%) to a fresh install's first crossed run.
 
     A pair of two controls in a block of a :class:`.filled.Shared` (``sv``, ``sg``, ``se``, ``sat``) is
     read here as :func:`pair_counts` would count it, without calling it (a call handed 22 arrays takes and

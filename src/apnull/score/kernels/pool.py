@@ -27,7 +27,7 @@ from .ranking import add_query, count_replicates, count_sorted, walk_counts
 from .similarity import sim, sim_rows
 from .sort import sort_work, stable_argsort
 
-__all__ = ["Replicates", "Pool", "pool_layout", "member_pool", "replicate_sims", "replicate_ranks", "rank_members",
+__all__ = ["Replicates", "Pool", "pool_members", "pool_layout", "member_pool", "replicate_sims", "replicate_ranks", "rank_members",
            "replicate_counts", "equal_below", "shares_code", "evaluate", "draw_assignment", "NO_CODES", "RANK_TABLE_RATIO"]
 
 #: ``codes`` of a pool without a pair rule: no column.
@@ -142,16 +142,12 @@ RANK_TABLE_RATIO = 50
 
 
 @inner()
-def pool_layout(reps, controls, kind, draws):  # pragma: no cover - compiled
-    """The :class:`Pool` of perturbation t: layout, replicate-to-pool similarities, sorted
-    replicate-to-control rows and their ranks (``reps`` a ``Replicates``, ``controls`` a ``ControlRows``).
-
-    ``draws``: about how many assignments will be evaluated on the pool. A pool over one stratum keeps
-    no rank table when few are (``RANK_TABLE_RATIO``): a replicate query then counts its ranks when
-    drawn (:func:`replicate_counts`, the same values)."""
-    Xr, rep_str, t_strata = reps.X, reps.stratum, reps.strata
-    Xc, cstart, csize = controls.X, controls.start, controls.size
-    k = Xr.shape[0]
+def pool_members(reps, controls):  # pragma: no cover - compiled
+    """The members of :func:`pool_layout`'s :class:`Pool`, without its similarities: (stratum, replicate,
+    row, control, n, rep_lo, rep_hi, offset, observed), as the :class:`Pool` names them."""
+    rep_str, t_strata = reps.stratum, reps.strata
+    cstart, csize = controls.start, controls.size
+    k = rep_str.size
     J = t_strata.size
     s_n = np.empty(J, dtype=np.int64)
     s_lo = np.zeros(J, dtype=np.int64)
@@ -183,7 +179,28 @@ def pool_layout(reps, controls, kind, draws):  # pragma: no cover - compiled
             g_row[g] = cstart[t_strata[s]] + c
             g_ctl[g] = c
             g += 1
-    simRP = replicate_sims(Xr, Xc, controls.XT, g_rep, g_row, kind)
+    D0 = np.empty(k, dtype=np.int64)
+    for r in range(k):
+        s = rep_str[r]
+        D0[r] = poff[s] + r - s_lo[s]
+    return g_str, g_rep, g_row, g_ctl, s_n, s_lo, s_hi, poff, D0
+
+
+@inner()
+def pool_layout(reps, controls, kind, draws):  # pragma: no cover - compiled
+    """The :class:`Pool` of perturbation t: layout (:func:`pool_members`), replicate-to-pool similarities,
+    sorted replicate-to-control rows and their ranks (``reps`` a ``Replicates``, ``controls`` a
+    ``ControlRows``).
+
+    ``draws``: about how many assignments will be evaluated on the pool. A pool over one stratum keeps
+    no rank table when few are (``RANK_TABLE_RATIO``): a replicate query then counts its ranks when
+    drawn (:func:`replicate_counts`, the same values)."""
+    Xr, rep_str = reps.X, reps.stratum
+    k = Xr.shape[0]
+    J = reps.strata.size
+    g_str, g_rep, g_row, g_ctl, s_n, s_lo, s_hi, poff, D0 = pool_members(reps, controls)
+    P = g_str.size
+    simRP = replicate_sims(Xr, controls.X, controls.XT, g_rep, g_row, kind)
     nmax = np.int64(0)
     for s in range(J):
         nmax = max(nmax, s_n[s])
@@ -196,11 +213,7 @@ def pool_layout(reps, controls, kind, draws):  # pragma: no cover - compiled
         gtR = np.zeros((k, P), dtype=np.int64)
         eqR = np.zeros((k, P), dtype=np.int64)
         replicate_ranks(simRP, rep_str, poff, s_lo, s_hi, s_n, sortedRC, gtR, eqR)
-    D0 = np.empty(k, dtype=np.int64)
-    for r in range(k):
-        s = rep_str[r]
-        D0[r] = poff[s] + r - s_lo[s]
-    return Pool(g_str, g_rep, g_row, g_ctl, s_n, t_strata, s_lo, s_hi, poff, simRP, sortedRC, gtR, eqR, D0,
+    return Pool(g_str, g_rep, g_row, g_ctl, s_n, reps.strata, s_lo, s_hi, poff, simRP, sortedRC, gtR, eqR, D0,
                 s_hi - s_lo)
 
 

@@ -42,7 +42,7 @@ from ..engine.clock import deadline_of, tell_stage
 from ..engine.sequential import Null, resolve, rounds_of, undecided
 from ..kernels.crossed import EXACT_STEPS, crossed_conditional_batch, crossed_pools, law_batch, pool_sizes
 from ..kernels.draws import Counts, conditional_batch
-from .pooltables import NO_SHARED
+from .pooltables import NO_SHARED, keep_done, kept_pools
 
 __all__ = ["QUERY_NULLS", "QueryP", "query_null", "conditional_pvalues", "query_pvalues", "bounds_undecided",
            "QUERY_CHUNK"]
@@ -122,13 +122,16 @@ def query_batch(part, pos, st, target, h):
         shape = np.zeros((rows.shape[0], 2 + 2 * kmax), dtype=np.int64)
         untied = np.zeros(lawful.size, dtype=bool)
         shared = NO_SHARED  # its draws read no pair of two controls: a query is a replicate
-        crossed_conditional_batch(*args, active, target, h, VALUE_TOL, ap[q], lawful, rows, shape, untied, shared)
+        pools = kept_pools(part, comp_of[a], pos[a:b])  # the pools' similarities, kept by the mAP null's rounds
+        crossed_conditional_batch(*args, active, target, h, VALUE_TOL, ap[q], lawful, rows, shape, untied, shared,
+                                  pools)
         if (lawful & untied).any():  # the exact law where it costs less than the draws (a small entry)
             law_batch(rows, shape, lawful & untied, ap[q], VALUE_TOL, EXACT_STEPS * expect, batch, exact[q])
         rest = lawful & ~exact[q]  # a tied row, or a count past its limit: drawn after all
         if rest.any():
             crossed_conditional_batch(*args, rest, target, h, VALUE_TOL, ap[q], np.zeros_like(rest), rows, shape,
-                                      untied, shared)
+                                      untied, shared, pools)
+        keep_done(part, comp_of[a], pos[a:b], pools, "pools")
     return {"counters": counts.counters, "drawn": counts.drawn, "reached": counts.reached, "stopped": counts.stopped,
             "exact": exact}
 

@@ -41,7 +41,7 @@ from ..kernels.draws import NO_MEMBERS, Counts, Observed, PartRows
 from ..kernels.draws import mean_batch as _mean_kernel
 from ..kernels.draws import single_batch as _single_kernel
 from ..table.perts import components_of
-from .pooltables import BuiltComponents, keep_done, kept_fills, shared_table
+from .pooltables import BuiltComponents, keep_done, kept_fills, kept_pools, shared_table
 
 __all__ = ["Part", "ScreenWork", "mean_null", "perturbations_batch", "null_values", "segment_keys",
            "assignment_count", "all_assignments", "MAX_EXACT_ASSIGNMENTS", "NO_CODES_2D"]
@@ -205,11 +205,19 @@ class ScreenWork:
         index = np.concatenate(order) if order else np.empty(0, np.int64)
         segs = ranges(pt.soff, index)
         rows = pt.rows[ranges(pt.qoff, index)]
-        X = np.ascontiguousarray(sc.X[rows]) if copy else sc.X
+        kept = None if worker or not copy else self._built.kept_rows(index, pt.qoff)
+        if kept is not None:  # an earlier round's or null's part made them: read from its rows
+            X, at = kept
+        elif copy:
+            X, at = np.ascontiguousarray(sc.X[rows]), np.arange(rows.size)
+            if not worker:
+                self._built.keep_rows(index, pt.qoff, X)
+        else:
+            X, at = sc.X, rows
         rep_codes = (np.ascontiguousarray(codes[rows]) if codes is not None else
                      np.zeros((rows.size, 0), dtype=np.int64))
         members = NO_MEMBERS if sc.member is None else np.ascontiguousarray(sc.member[rows])
-        arrays = PartRows(X, np.arange(rows.size) if copy else rows, offsets(pt.qoff[index + 1] - pt.qoff[index]),
+        arrays = PartRows(X, at, offsets(pt.qoff[index + 1] - pt.qoff[index]),
                           offsets(pt.soff[index + 1] - pt.soff[index]), pt.seg_len[segs], where[pt.seg_stratum[segs]],
                           self.keys[segs], rep_codes, members)
         return Part(built, comp_of[index], index, arrays, sc.kind, ctl_codes, self.size >= CROSSED_MIN_PERTURBATIONS,
@@ -250,10 +258,12 @@ def perturbations_batch(part: Part, pos, st, target, h, exhaustive=False, keep=0
         controls = part.comps[comp_of[a]]
         if crossed[a]:  # one replicate a stratum: look-ups (the same values as the general path)
             kept = kept_fills(part, comp_of[a], pos[a:b], counts.drawn[a:b], target)
+            pools = kept_pools(part, comp_of[a], pos[a:b])
             _crossed_kernel(arr, controls, part.kind, pos[a:b], _counts(counts, slice(a, b), slice(so[a], so[b])),
                             target, h, VALUE_TOL, _observed(seen, slice(a, b), slice(qo[a], qo[b])), values[a:b],
-                            shared_table(part, comp_of[a]), kept, False)
+                            shared_table(part, comp_of[a]), kept, pools, False)
             keep_done(part, comp_of[a], pos[a:b], kept)
+            keep_done(part, comp_of[a], pos[a:b], pools, "pools")
             continue
         if single[a]:
             _single_kernel(arr, controls, part.kind, pos[a:b], _counts(counts, slice(a, b), slice(so[a], so[b])),

@@ -1,12 +1,12 @@
 """What the crossed pools of a component keep for the whole run (:mod:`..kernels.crossed`): the pairs of two
-controls the pools share, by blocks of two plates (:func:`shared_table`), and the counts of pools already
-filled (:func:`kept_fills`).
+controls the pools share, by blocks of two plates (:func:`shared_table`), the counts of pools already
+filled (:func:`kept_fills`) and each pool's similarities (:func:`kept_pools`).
 
-Both live in the part's ``shared`` holder of the component (:class:`.permutation.Part`): in process the same
+All live in the part's ``shared`` holder of the component (:class:`.permutation.Part`): in process the same
 holder in every round and null of the run while the component's part is kept, on a dask worker the one its
 prepared part keeps. Each holds values a pool would compute itself, so a run gives the same bits with or
-without them; each is bounded in memory (:data:`SHARED_MOST`, :data:`KEPT_MOST`), and past its bound the
-pools compute as before.
+without them; each is bounded in memory (:data:`SHARED_MOST`, :data:`KEPT_MOST`, :data:`POOLS_MOST`), and
+past its bound the pools compute as before.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ...law import VALUE_TOL
+from ..table.segments import offsets, ranges
 from ..kernels.crossed import crossed_batch as _crossed_kernel
 from ..kernels.crossed import crossed_pools, pool_sizes
 from ..kernels.draws import Counts, Observed
@@ -24,7 +25,7 @@ from ..kernels.filled import Kept, Shared
 from ..kernels.lookups import FILL_DRAWS
 
 __all__ = ["SHARED_MOST", "NO_SHARED", "spanned_pairs", "shared_table", "KEPT_MOST", "NO_KEPT", "kept_fills",
-           "keep_done", "BUILT_MOST", "BuiltComponents"]
+           "POOLS_MOST", "NO_POOLS", "Rooms", "kept_pools", "keep_done", "BUILT_MOST", "BuiltComponents"]
 
 #: Most control pairs of a component's :class:`..kernels.filled.Shared`, 16 bytes each (128 MB), its
 #: index of S x S strata (8 bytes a pair of strata, counted as half a control pair) included. Blocks past
@@ -100,7 +101,7 @@ def shared_table(part, c: int) -> Shared:
             table.v[:used], table.gt[:used], table.eq[:used] = old.v, old.gt, old.eq
             _crossed_kernel(part.arrays, controls, part.kind, np.zeros(0, dtype=np.int64), _NO_COUNTS, used, 1,
                             VALUE_TOL, Observed(np.empty(0), np.empty(0), np.empty(0)), np.empty((0, 0)),
-                            table, Kept(NO_KEPT, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)), True)
+                            table, Kept(NO_KEPT, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)), NO_POOLS, True)
         holder["table"], holder["for"] = table, key
         return table
 
@@ -109,6 +110,59 @@ def shared_table(part, c: int) -> Shared:
 #: 2 P * P bytes a pool, 54 KB for a pool of 165 members, JUMP's five plates of 32 controls): 64 MB. A
 #: pool refined past them fills its table again each round (about 0.7 ms), with the same values.
 KEPT_MOST = 1 << 26
+#: Bytes of crossed pools' similarities kept for the run per component (:func:`kept_pools`: 8 k (P + max
+#: n_s) bytes a pool, 7.9 KB for JUMP's five plates of 32 controls): 64 MB, about 8,000 such pools. A pool
+#: past them computes its similarities again in each round and null (about 45 us), with the same values.
+POOLS_MOST = 1 << 26
+#: An empty :class:`..kernels.filled.Kept` of pools' similarities: none kept.
+NO_POOLS = Kept(np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool))
+
+
+class Rooms:
+    """Rooms of one buffer of ``most`` bytes, one a perturbation (by its index in the screen), kept in a
+    component's holder for the run: its values (a :class:`..kernels.filled.Kept`'s ``buf``) and which
+    rooms the kernels filled. The buffer is made at the first room, its pages taken as rooms are filled,
+    so it holds (:attr:`nbytes`) the rooms given out."""
+
+    def __init__(self, most: int, dtype):
+        self.dtype = np.dtype(dtype)
+        self.size = most // self.dtype.itemsize
+        self.buf, self.used, self.start, self.done = None, 0, {}, set()
+
+    @property
+    def nbytes(self) -> int:
+        return self.used * self.dtype.itemsize
+
+    def kept(self, index: list, sizes: dict) -> Kept:
+        """The :class:`..kernels.filled.Kept` of the perturbations ``index``: a room for each one in
+        ``sizes`` (index -> values) that has none yet, while they fit; each one's room and whether its
+        values are there."""
+        for j, size in sizes.items():
+            if j not in self.start and self.used + size <= self.size:
+                self.start[j] = self.used
+                self.used += size
+        start = np.array([self.start.get(j, -1) for j in index], dtype=np.int64)
+        if self.start and self.buf is None:
+            self.buf = np.empty(self.size, dtype=self.dtype)
+        return Kept(self.buf if self.buf is not None else np.zeros(0, dtype=self.dtype), start,
+                    np.array([j in self.done for j in index], dtype=bool))
+
+
+def _rooms(part, c: int, name: str, most: int, dtype, pos, wanted, sizes) -> Kept:
+    """:meth:`Rooms.kept` of the perturbations ``pos`` of ``part`` (component ``c``) in its holder's rooms
+    ``name`` (made of ``most`` bytes when first asked), a room wanted by those where ``wanted`` (a bool
+    array over ``pos``), ``sizes(positions)`` the values each of them needs. Nothing when ``part`` has no
+    holder (every pool then computes as before)."""
+    pos = np.asarray(pos, dtype=np.int64)
+    if not part.shared or not pos.size:
+        return Kept(np.zeros(0, dtype=dtype), np.full(pos.size, -1, dtype=np.int64), np.zeros(pos.size, dtype=bool))
+    holder = part.shared[c]
+    with _SHARED_LOCK:
+        rooms = holder.setdefault(name, Rooms(most, dtype))
+        index = part.index[pos].tolist()
+        new = [t for t, j in enumerate(index) if wanted[t] and j not in rooms.start]
+        sizes = dict(zip([index[t] for t in new], sizes(pos[new]).tolist())) if new else {}
+        return rooms.kept(index, sizes)
 
 
 def kept_fills(part, c: int, pos, drawn, target) -> Kept:
@@ -117,37 +171,33 @@ def kept_fills(part, c: int, pos, drawn, target) -> Kept:
     one that fills its pool this round (at least :data:`..kernels.lookups.FILL_DRAWS` draws to go) and
     has none yet; the room a perturbation got in an earlier round, and whether its counts are there.
     Nothing when ``part`` has no holder of shared tables (every pool then fills as before)."""
-    pos = np.asarray(pos, dtype=np.int64)
-    n = pos.size
-    start, done = np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=bool)
-    if not part.shared or not n:
-        return Kept(NO_KEPT, start, done)
-    holder = part.shared[c]
-    with _SHARED_LOCK:
-        store = holder.setdefault("kept", {"buf": None, "used": 0, "start": {}, "done": set()})
-        index = part.index[pos].tolist()
-        fills = (target - np.asarray(drawn)) >= FILL_DRAWS
-        new = [t for t, j in enumerate(index) if fills[t] and j not in store["start"]]
-        if new:
-            sizes = pool_sizes(part.arrays, lambda j: part.comps[c], pos[new])
-            for t, P in zip(new, sizes.tolist()):
-                if store["used"] + P * P <= KEPT_MOST // 2:
-                    store["start"][index[t]] = store["used"]
-                    store["used"] += P * P
-        if store["start"]:
-            if store["buf"] is None:  # its pages are taken as pools are kept
-                store["buf"] = np.empty(KEPT_MOST // 2, dtype=np.int16)
-            for t, j in enumerate(index):
-                start[t] = store["start"].get(j, -1)
-                done[t] = j in store["done"]
-        return Kept(store["buf"] if store["buf"] is not None else NO_KEPT, start, done)
+    fills = (target - np.asarray(drawn)) >= FILL_DRAWS
+    return _rooms(part, c, "kept", KEPT_MOST, np.int16, pos, fills,
+                  lambda at: pool_sizes(part.arrays, lambda j: part.comps[c], at) ** 2)
 
 
-def keep_done(part, c: int, pos, kept: Kept) -> None:
-    """Note the perturbations whose counts ``kept`` now holds (the kernel set ``done``)."""
+def kept_pools(part, c: int, pos) -> Kept:
+    """The :class:`..kernels.filled.Kept` of the similarities of the crossed perturbations ``pos`` of
+    ``part`` (component ``c``): a room for each, within :data:`POOLS_MOST` bytes of the component, where the
+    first round or null to lay a pool out keeps its replicates' rows (``Pool.sim``, ``Pool.sorted_rc``: k (P
+    + max n_s) values) and every later one reads them (:func:`..kernels.filled.crossed_pool`); the same
+    values, so the same draws."""
+    def sizes(at):
+        arr = part.arrays
+        P = pool_sizes(arr, lambda j: part.comps[c], at)
+        first, J = arr.soff[at], arr.soff[at + 1] - arr.soff[at]
+        n = part.comps[c].size[arr.seg_comp[np.repeat(first - np.cumsum(J) + J, J) + np.arange(int(J.sum()))]]
+        return J * (P + np.maximum.reduceat(n, np.cumsum(J) - J))
+
+    return _rooms(part, c, "pools", POOLS_MOST, np.float64, pos, np.ones(len(pos), dtype=bool), sizes)
+
+
+def keep_done(part, c: int, pos, kept: Kept, name: str = "kept") -> None:
+    """Note the perturbations whose values ``kept`` (the holder's rooms ``name``) now holds (the kernel set
+    ``done``)."""
     if part.shared and kept.done.any():
         with _SHARED_LOCK:
-            part.shared[c]["kept"]["done"].update(part.index[np.asarray(pos)[kept.done]].tolist())
+            part.shared[c][name].done.update(part.index[np.asarray(pos)[kept.done]].tolist())
 
 
 #: Bytes of built components an in-process run keeps between its rounds and nulls (:class:`BuiltComponents`):
@@ -157,10 +207,10 @@ BUILT_MOST = 1 << 30
 
 def _nbytes(value) -> int:
     """Bytes of the numpy arrays in ``value`` (named tuples, tuples, lists and dict values, recursively)."""
-    if isinstance(value, np.ndarray):
+    if isinstance(value, (np.ndarray, Rooms)):
         return value.nbytes
     if isinstance(value, dict):
-        return sum(_nbytes(v) for v in value.values() if isinstance(v, (np.ndarray, tuple, list, dict)))
+        return sum(_nbytes(v) for v in value.values() if isinstance(v, (np.ndarray, Rooms, tuple, list, dict)))
     if isinstance(value, (tuple, list)):
         return sum(_nbytes(v) for v in value)
     return 0
@@ -187,6 +237,27 @@ class BuiltComponents:
 
     def __init__(self):
         self._kept, self._last, self._lock = {}, None, threading.Lock()
+        self._rows = None  # (perturbations, their replicates' offsets, their prepared rows) of the last part made
+
+    def keep_rows(self, items, qoff, X) -> None:
+        """Keep the prepared replicate rows ``X`` of the perturbations ``items`` (ascending; ``qoff`` the
+        screen's query offsets) that an in-process part has just made from a table read when asked, in
+        place of those kept before: the last part's only (at most a group's, :data:`.permutation.PART_CELLS`
+        values), so its later rounds and the queries' null read them instead of making them again."""
+        with self._lock:
+            self._rows = (items, offsets(qoff[items + 1] - qoff[items]), X)
+
+    def kept_rows(self, items, qoff):
+        """(X, rows) of the perturbations ``items``' replicates (ascending, in their order, as
+        ``qoff`` lays them out) in the kept rows (:meth:`keep_rows`), or None when some are not kept."""
+        with self._lock:
+            if self._rows is None:
+                return None
+            members, off, X = self._rows
+        where = np.minimum(np.searchsorted(members, items), members.size - 1)
+        if not members.size or not np.array_equal(members[where], items):
+            return None
+        return X, ranges(off, where)
 
     def get(self, comp: int) -> Built | None:
         """The :class:`Built` tables of component ``comp`` if kept, else None."""

@@ -1,0 +1,106 @@
+"""What a crossed run keeps between its rounds and its two nulls: each pool's similarities
+(:func:`apnull.score.nulls.pooltables.kept_pools`) and the prepared replicate rows of a table read when asked
+(:meth:`apnull.score.nulls.pooltables.BuiltComponents.keep_rows`), each with the tables of a run keeping none."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from test_score_crossed import KW, crossed_screen
+
+import apnull.score.nulls.conditional as conditional
+import apnull.score.nulls.permutation as permutation
+import apnull.score.nulls.pooltables as pooltables
+from apnull.score import score_profiles
+
+
+@pytest.fixture(autouse=True)
+def crossed_on_small_screens(monkeypatch):
+    """A small screen takes the crossed kernels (from permutation.CROSSED_MIN_PERTURBATIONS on)."""
+    monkeypatch.setattr(permutation, "CROSSED_MIN_PERTURBATIONS", 0)
+
+
+def near_line_screen(seed=1, float32=False):
+    """A crossed screen with a few weak perturbations, refined over several rounds of both nulls."""
+    rng = np.random.default_rng(seed)
+    table = crossed_screen(rng, perts=16, plates=6, extra=False, plate_effect=0.5)
+    feats = [c for c in table.columns if c.startswith("f")]
+    for i in range(6):
+        rows = table["Metadata_pert"] == f"t{i:02d}"
+        table.loc[rows, feats] += 0.5 * rng.normal(size=len(feats))
+    if float32:
+        table[feats] = table[feats].astype(np.float32)
+    return table
+
+
+def test_pools_are_laid_out_once_for_every_round_and_null(monkeypatch):
+    """Each crossed pool's similarities are computed by the first round that lays it out and read by every
+    later round of the mAP null and by every round of the queries' null (a room of the component's
+    ``pools``, marked done), and the tables are those of a run keeping none (``POOLS_MOST`` 0), bit for bit."""
+    calls = {"mAP": [], "queries": []}
+    real = pooltables.kept_pools
+
+    def spy(name):
+        def kept(part, c, pos):
+            out = real(part, c, pos)
+            calls[name].append((part.index[np.asarray(pos)].tolist(), out.start.copy(), out.done.copy()))
+            return out
+        return kept
+
+    monkeypatch.setattr(permutation, "kept_pools", spy("mAP"))
+    monkeypatch.setattr(conditional, "kept_pools", spy("queries"))
+    table = near_line_screen()
+    new = score_profiles(table, **KW, permutations="auto", seed=2)
+    seen = set()
+    for name in ("mAP", "queries"):
+        for index, start, done in calls[name]:
+            assert (start >= 0).all()
+            assert done.tolist() == [j in seen for j in index]  # kept from the first time on
+            seen.update(index)
+    assert len(calls["mAP"]) > 1 and calls["queries"] and all(d.all() for _, _, d in calls["queries"])
+    monkeypatch.setattr(pooltables, "POOLS_MOST", 0)
+    calls = {"mAP": [], "queries": []}
+    old = score_profiles(table, **KW, permutations="auto", seed=2)
+    assert all((s < 0).all() for name in calls for _, s, _ in calls[name])  # none kept: each computed again
+    assert new.groups["permutations"].max() >= 1_600
+    pd.testing.assert_frame_equal(new.groups, old.groups)
+    pd.testing.assert_frame_equal(new.queries, old.queries)
+
+
+def test_pool_rooms_are_bounded_and_counted(monkeypatch):
+    """Past ``POOLS_MOST`` bytes a pool gets no room (it computes its similarities each time, the same
+    values); the rooms held count as their bytes in :class:`apnull.score.nulls.pooltables.BuiltComponents`,
+    not as the buffer's."""
+    rooms = pooltables.Rooms(800, np.float64)  # 100 values
+    kept = rooms.kept([3, 5, 7], {3: 60, 5: 50, 7: 40})
+    assert kept.start.tolist() == [0, -1, 60] and rooms.nbytes == 800 and kept.buf.size == 100
+    assert pooltables._nbytes({"pools": rooms}) == 800
+    assert rooms.kept([7], {}).start.tolist() == [60]
+    table = near_line_screen()
+    base = score_profiles(table, **KW, permutations=99, seed=3)
+    monkeypatch.setattr(pooltables, "POOLS_MOST", 8 * 200)  # room for a pool or two of this screen only
+    small = score_profiles(table, **KW, permutations=99, seed=3)
+    pd.testing.assert_frame_equal(base.groups, small.groups)
+    pd.testing.assert_frame_equal(base.queries, small.queries)
+
+
+def test_rows_of_a_table_read_when_asked_are_made_once(monkeypatch):
+    """A float32 table's prepared replicate rows (read when asked) are made by the first in-process part
+    and every later round's part of both nulls reads them (the same array), where every part made its own;
+    the tables are those of the same screen given as float64 (made once, held as a matrix)."""
+    table = near_line_screen(float32=True)
+    parts = []
+    real = permutation.ScreenWork.part
+
+    def spy(self, items, worker):
+        out = real(self, items, worker)
+        parts.append(out.arrays.X)
+        return out
+
+    monkeypatch.setattr(permutation.ScreenWork, "part", spy)
+    new = score_profiles(table, **KW, permutations="auto", seed=2)
+    assert len(parts) > 3 and all(X is parts[0] for X in parts)
+    feats = [c for c in table.columns if c.startswith("f")]
+    wide = table.astype({c: np.float64 for c in feats})
+    old = score_profiles(wide, **KW, permutations="auto", seed=2)
+    pd.testing.assert_frame_equal(new.groups, old.groups)
+    pd.testing.assert_frame_equal(new.queries, old.queries)
