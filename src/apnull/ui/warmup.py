@@ -257,11 +257,11 @@ def freeze_heap() -> None:
 
     Python's cyclic garbage collector walks every tracked object in a full (generation 2) collection,
     holding the GIL: once a server has imported numba, scipy.stats, pandas and plotly and warmed its
-    views, that took 0.26 to 0.57 s on the shared 2-core machine, 3 times in a run of
+    views, that took 0.26 to 1.04 s on the shared 2-core machine, 3 times in each run of
     benchmarks/load.py --lesson all (timed with ``gc.callbacks``), and every session's run waited for it.
     The modules, their functions and the warmed views live as long as the server, so the collector has
     nothing to find among them; frozen, a full collection walks only what was made since (the sessions,
-    the caches' later entries): 0.05 to 0.16 s in the same benchmark. An object frozen while alive that
+    the caches' later entries): 0.04 to 0.16 s in the same benchmark (docs/serving.md). An object frozen while alive that
     later becomes garbage in a reference cycle is never freed: at the second call, the objects of the
     sessions running then (once per server).
     """
