@@ -19,6 +19,7 @@ async def lifespan(_app):
 
     warmup.start()
     await asyncio.to_thread(warmup.wait, 60)  # bounded: a failed warm-up only means a slower first page
+    warmup.freeze_heap()  # what the warm-up loaded lives as long as the server: full collections skip it
     yield
 
 

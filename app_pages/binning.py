@@ -64,7 +64,8 @@ show_table(bins, height=250,
 download_csv(bins, f"bins_max{max_value}_pow{power:g}.csv", label="Download the bins (CSV)", key="download_bins")
 
 st.subheader(f"What binning costs: {SHORT[metric]} threshold for m = {m}, q = {q:g}")
-k1, k2, k3, k4 = st.columns(4)
+# one row that wraps when narrow (a horizontal container: one element, where four columns were five)
+k1 = k2 = k3 = k4 = st.container(horizontal=True, gap="small")
 k1.metric("laws to compute (bins)", f"{summary['bins']}", border=True,
           help=f"Bins met by n = 0..{cost['n'].iloc[-1]}: one null law (the chance distribution of the score) "
                f"per bin, instead of {summary['n_values']} nulls, one per n.")

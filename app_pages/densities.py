@@ -23,7 +23,8 @@ intro(
     "exact probabilities.",
 )
 
-c1, c2, c3, c4, c5 = st.columns(5)
+# the five number inputs share one row (a horizontal container: one element, where five columns were six)
+c1 = c2 = c3 = c4 = c5 = st.container(horizontal=True, gap="small")
 M = bound_int("M (positives at i = 1)", "dn_M", D["M"], min_value=0, container=c1,
               help="Positives of the smallest size; size i has M·i positives. At least 1.")
 N = bound_int("N (negatives at i = 1)", "dn_N", D["N"], min_value=0, container=c2,

@@ -34,7 +34,8 @@ method = bound_select("Method", "lk_method", list(METHODS), "auto", container=c4
                            "with a guaranteed error (the grid law). mc: random rankings (Monte Carlo) with the "
                            "draws and seed below. Precision@R is always exact unless you pick mc. Far tails "
                            "that a grid or random rankings cannot see are counted.")
-c5, c6, c7, c8 = st.columns(4)
+# the four number inputs share one row (a horizontal container: one element, where four columns were five)
+c5 = c6 = c7 = c8 = st.container(horizontal=True, gap="small")
 value_ap = bound_float("your AP", "lk_ap", 0.41, step=0.01, format="%.4g", container=c5,
                        help="An observed Average Precision to test, between 0 and 1.")
 value_pr = bound_float("your Precision@R", "lk_pr", 0.5, step=0.05, format="%.4g", container=c6,
@@ -72,7 +73,8 @@ with guard():
 
 ratio = m / (m + n)
 level_text = f"{q * 100:g}%" if alpha is None or alpha >= 1e-6 else f"α = {alpha:.3g}"
-k1, k2, k3 = st.columns(3)
+# one row that wraps when narrow (a horizontal container: one element, where three columns were four)
+k1 = k2 = k3 = st.container(horizontal=True, gap="small")
 k1.metric("E[AP] (closed form)", f"{mean_ap:.5f}", border=True,
           help="The exact null mean of AP: p + (1 − p)(H_N − 1)/(N − 1), with N = m + n, p = m/N.")
 k2.metric("SD[AP] (closed form)", f"{sd_ap:.5f}", border=True, help="The exact null standard deviation of AP.")

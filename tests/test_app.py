@@ -26,3 +26,20 @@ def test_every_page_runs_from_the_app(page):
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
     assert len(at.title) == 1
+
+
+#: st.columns blocks a page's default run draws at most (each column is one more element a run sends, one
+#: more wake-up of the server's event loop: a row of number inputs or metric cards is one horizontal
+#: container instead; docs/serving.md). The lookup page keeps its first input row (a radio and its number
+#: stacked in one column) and its two metric panels side by side, each two cards wide.
+COLUMN_BUDGET = {"densities": 0, "lookup": 10, "binning": 6}
+
+
+@pytest.mark.parametrize("page", sorted(COLUMN_BUDGET))
+def test_rows_of_inputs_and_cards_are_one_element(page):
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.run()
+    at.switch_page(f"app_pages/{page}.py").run()
+    assert not at.exception and not at.error
+    assert len(at.columns) <= COLUMN_BUDGET[page], len(at.columns)
+    assert len(at.metric) == {"densities": 0, "lookup": 7, "binning": 4}[page]  # the cards are all still there

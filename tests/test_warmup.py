@@ -160,3 +160,45 @@ def test_the_server_waits_for_the_other_default_views_views(monkeypatch):
     assert ("pages", False) in calls and ("second", True) in calls, calls
     assert "inspect" in calls
     assert all(name != "pages" for name, _ in warmup.IDLE_STEPS)
+
+
+def _run(code: str, cwd=None) -> str:
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=cwd)
+    assert out.returncode == 0, out.stdout + out.stderr
+    return out.stdout.strip()
+
+
+def test_the_server_freezes_its_heap_before_taking_visitors():
+    """app.py's lifespan, once the warm-up's first phase is done, moves the objects alive into the garbage
+    collector's permanent generation: a full collection then walks none of the modules and warmed views (it
+    walked them all, 0.26 to 0.57 s of the GIL each time under a class, while every session waited)."""
+    from pathlib import Path
+
+    code = ("import asyncio, gc\nfrom apnull.ui import warmup\n"
+            "warmup.start = lambda: None\nwarmup.wait = lambda *a, **k: True\n"
+            "import pandas, plotly.graph_objects\nimport app\n"
+            "before = len(gc.get_objects(2))\n"
+            "async def serve():\n    async with app.lifespan(None):\n        pass\n"
+            "asyncio.run(serve())\n"
+            "print(before, len(gc.get_objects(2)), gc.get_freeze_count(), flush=True)\n")
+    before, walked, frozen = map(int, _run(code, cwd=Path(__file__).resolve().parents[1]).split())
+    assert before > 50_000 and walked < before // 20 and frozen > before // 2, (before, walked, frozen)
+
+
+def test_the_second_phase_freezes_again_only_a_frozen_heap():
+    """After the score page's example the second phase freezes again what it loaded (the scoring package's
+    modules), but only in a process whose heap was frozen already (a server, app.py): AppTest runs
+    dashboard.py, which starts the warm-up too, and a test's heap is never frozen."""
+    def frozen_after(before: str) -> list[int]:
+        return [int(x) for x in _run(
+            "import gc\nfrom apnull.ui import score_cache, warmup\n"
+            "warmup._wait_quiet = lambda *a, **k: None\nwarmup.IDLE_STEPS = ()\n"
+            "loaded = []\nscore_cache.warm_example = lambda: loaded.extend([] for _ in range(5000))\n"
+            + before + "warmup._warm_other_pages({}, 0.0)\nprint(gc.get_freeze_count(), flush=True)\n").split()]
+
+    assert frozen_after("") == [0]
+    first, again = frozen_after("gc.freeze()\nprint(gc.get_freeze_count())\n")
+    assert again >= first + 5000, (first, again)

@@ -59,13 +59,14 @@ Failures are logged, never raised: the pages then do the same work themselves, a
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import sys
 import threading
 import time
 
-__all__ = ["start", "wait", "status", "note_run", "warm_scoring", "map_module_files"]
+__all__ = ["start", "wait", "status", "note_run", "warm_scoring", "map_module_files", "freeze_heap"]
 
 _LOG = logging.getLogger(__name__)
 _lock = threading.Lock()
@@ -143,6 +144,8 @@ def _warm_other_pages(steps: dict, t0: float) -> None:
     from apnull.ui import score_cache
 
     score_cache.warm_example()
+    if gc.get_freeze_count():  # a server's heap (app.py froze it): the scoring modules live as long
+        freeze_heap()
     steps["score"] = time.perf_counter() - t0
     _lower_priority(IDLE_NICE)
     for name, step in IDLE_STEPS:
@@ -243,6 +246,27 @@ def map_module_files() -> None:
     import inspect
 
     inspect.stack()  # as Streamlit calls it: with context=0 frames of files on disk map nothing
+
+
+def freeze_heap() -> None:
+    """Collect the garbage, then move every object alive into the garbage collector's permanent
+    generation (``gc.freeze``), which its full collections no longer walk. app.py's lifespan calls it once
+    the first phase is done, before the server takes visitors; the second phase calls it again after the
+    score page's example (whose modules it imports) when the heap was frozen before, so only a server's
+    heap is frozen, never a test's (AppTest runs dashboard.py, which starts the warm-up too).
+
+    Python's cyclic garbage collector walks every tracked object in a full (generation 2) collection,
+    holding the GIL: once a server has imported numba, scipy.stats, pandas and plotly and warmed its
+    views, that took 0.26 to 1.04 s on the shared 2-core machine, 3 times in each run of
+    benchmarks/load.py --lesson all (timed with ``gc.callbacks``), and every session's run waited for it.
+    The modules, their functions and the warmed views live as long as the server, so the collector has
+    nothing to find among them; frozen, a full collection walks only what was made since (the sessions,
+    the caches' later entries): 0.04 to 0.16 s in the same benchmark (docs/serving.md). An object frozen while alive that
+    later becomes garbage in a reference cycle is never freed: at the second call, the objects of the
+    sessions running then (once per server).
+    """
+    gc.collect()
+    gc.freeze()
 
 
 def start() -> threading.Thread | None:
