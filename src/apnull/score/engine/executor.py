@@ -269,14 +269,23 @@ def run_round(run, idx, state, levels, inputs, target, h, fn, progress=None) -> 
     the levels ``levels[name]``: "item", or a level of ``run.work.offsets``)."""
     offs = run.work.offsets
 
-    def at(name, chunk):
-        level = levels[name]
-        return chunk if level == "item" else ranges(offs[level], chunk)
+    def positions(chunk):
+        """name -> the positions of the items ``chunk``'s entries in ``state[name]`` (each level's once)."""
+        known = {"item": chunk}
+
+        def at(name):
+            level = levels[name]
+            if level not in known:
+                known[level] = ranges(offs[level], chunk)
+            return known[level]
+        return at
 
     def gather(chunk):
-        return {name: state[name][at(name, chunk)] for name in inputs}
+        at = positions(chunk)
+        return {name: state[name][at(name)] for name in inputs}
 
     for chunk, out in run.run(np.asarray(idx, dtype=np.int64), gather, target, h, fn, progress):
+        at = positions(chunk)
         for name, arr in out.items():
-            state[name][at(name, chunk)] = arr
+            state[name][at(name)] = arr
 
