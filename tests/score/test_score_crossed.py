@@ -246,7 +246,7 @@ def test_some_shared_blocks_give_the_same_tables(general_only, monkeypatch, simi
     monkeypatch.setattr(permutation, "shared_table", spy)
     general_only(False)
     new = score_profiles(table, **KW, similarity=similarity, permutations=B, seed=8)
-    held, spanned = tables[0]
+    held, spanned = max(tables)  # a batch asking while another thread builds it goes on without it (held 0)
     assert 0 < held < spanned
     names = ("t00", "t03", "t07", "t12")
     monkeypatch.setattr(pooltables, "SHARED_MOST", 0)

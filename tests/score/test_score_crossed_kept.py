@@ -104,3 +104,33 @@ def test_rows_of_a_table_read_when_asked_are_made_once(monkeypatch):
     old = score_profiles(wide, **KW, permutations="auto", seed=2)
     pd.testing.assert_frame_equal(new.groups, old.groups)
     pd.testing.assert_frame_equal(new.queries, old.queries)
+
+
+def test_a_batch_does_not_wait_for_a_shared_table_being_built(monkeypatch):
+    """While one thread builds a component's shared table of control pairs, a batch of another asking for
+    it takes the table as it was (none at first) instead of waiting; once built, the batches read it. The
+    tables of a run whose every batch found the table being built (so computed every pair itself) are
+    those of a run reading it, bit for bit."""
+    table = near_line_screen()
+    kw = dict(KW, permutations="auto", threads=2)
+    want = score_profiles(table, **kw)
+    asked = []
+    real = pooltables.shared_table
+
+    def spy(part, c):
+        got = real(part, c)
+        asked.append(got.v.size)
+        return got
+
+    monkeypatch.setattr(permutation, "shared_table", spy)
+    assert pooltables._BUILD_LOCK.acquire(blocking=False)  # another thread is building, for the whole run
+    try:
+        got = score_profiles(table, **kw)
+    finally:
+        pooltables._BUILD_LOCK.release()
+    assert asked and not any(asked)  # every batch went on without a table (none was built yet)
+    pd.testing.assert_frame_equal(got.groups, want.groups, check_exact=True)
+    pd.testing.assert_frame_equal(got.queries, want.queries, check_exact=True)
+    asked.clear()
+    score_profiles(table, **dict(kw, threads=1))
+    assert asked and all(asked)  # one thread: built by its first batch, read by every batch after it

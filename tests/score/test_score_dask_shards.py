@@ -150,3 +150,37 @@ def test_a_local_cluster_runs_without_the_profiler():
     with connected(None, 1) as client:
         [got] = client.run(settings).values()
     assert got == LOCAL_CLUSTER_CONFIG
+
+
+def test_in_process_groups_are_drawn_in_order_of_their_plates():
+    """In process, a group's perturbations are drawn in :func:`strata_order` (the pools of one set of
+    plates read the same shared blocks of control pairs one after the other), each batch consecutive
+    perturbations of that order; in index order before, which on this screen is not that order."""
+    work = work_of(crossed())
+    pt = work.screen.perts
+    [group] = work.groups()
+    want = strata_order(pt.soff, pt.seg_stratum, np.arange(work.size))
+    assert not np.array_equal(want, np.arange(work.size))
+    assert np.array_equal(group, want)
+    seen = []
+
+    def fn(part, pos, st, target, h):
+        seen.append(part.index[pos])
+        return {}
+
+    run = executor.InProcess(work)
+    items = np.arange(0, work.size, 3)  # a round of some of them: their order kept
+    for _ in run.run(items, lambda chunk: {}, 0, 1, fn):
+        pass
+    assert len(seen) > 1 and all(b.size <= executor.BATCH for b in seen)
+    assert np.array_equal(np.concatenate(seen), want[np.isin(want, items)])
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_the_order_of_drawing_changes_no_value(monkeypatch, threads):
+    """The crossed tables are the same bits whether a group is drawn in order of its plates or of its
+    perturbations' indices (each perturbation reads its own pools and streams)."""
+    table = crossed(compounds=60)
+    want = score_profiles(table, permutations="auto", threads=threads, **KW)
+    monkeypatch.setattr(permutation, "strata_order", lambda soff, seg_stratum, items: np.sort(items))
+    _same(score_profiles(table, permutations="auto", threads=threads, **KW), want)

@@ -84,3 +84,28 @@ def test_one_permutation_pvalue_formula():
     stopped = np.array([False, False, False, True])
     p, bound = sequential_pvalue(g, L, stopped)
     assert p.tolist() == [1 / 101, 4 / 401, 21 / 1601, 20 / 350] and bound.tolist() == [True, False, False, False]
+
+
+def test_a_round_finds_each_levels_positions_once_a_batch(monkeypatch):
+    """A round gathers a batch's state arrays, and writes its outputs back, at the positions of each level
+    (a perturbation's strata, its queries) found once for the batch however many arrays share the level:
+    for the mAP null one ``ranges`` call to gather and two to write back a batch (four before: the
+    outputs ``ap`` and ``pr`` share the queries' level)."""
+    import apnull.score.engine.executor as executor
+
+    screen = prepare_screen(digits_screen(), "Metadata_perturbation", "DMSO", "Metadata_plate", None, "cosine")
+    null = mean_null(ScreenWork(screen, 3))
+    calls, outputs = [], []
+    real, fn = executor.ranges, null.fn
+    monkeypatch.setattr(executor, "ranges", lambda off, idx: calls.append(len(idx)) or real(off, idx))
+
+    def spy(part, pos, st, target, h):
+        out = fn(part, pos, st, target, h)
+        outputs.append({null.levels[name] for name in out} - {"item"})
+        return out
+
+    null.fn = spy
+    resolve(null, rounds_of(20), threads=1)
+    gathered = {null.levels[name] for name in null.inputs} - {"item"}
+    assert outputs and outputs[0] == {"seg", "query"} and gathered == {"seg"}
+    assert len(calls) == len(outputs) * (len(gathered) + 2)

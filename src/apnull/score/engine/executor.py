@@ -10,8 +10,8 @@ the part of the batch's items; ``state`` the input arrays cut to the batch (entr
 at each level); the output arrays, laid out the same way, are written back by :func:`run_round`.
 
 - :class:`InProcess`: one group of items (items sharing prepared data, e.g. the perturbations of a
-  component of strata) at a time, so memory follows the largest group; its batches on a thread pool,
-  a bounded number in flight. The compiled kernels release the GIL.
+  component of strata) at a time, so memory follows the largest group; its batches (consecutive items
+  in the group's order) on a thread pool, a bounded number in flight. The compiled kernels release the GIL.
 - :class:`Scattered`: the work's parts are sent to the dask workers once (``client.scatter``) and
   prepared there; a round's tasks carry only positions and state arrays, and return arrays.
 
@@ -35,7 +35,7 @@ from ..table.segments import ranges
 from .connect import connect
 
 __all__ = ["Work", "WholeWork", "whole", "InProcess", "Scattered", "run_round", "runner", "thread_pool",
-           "default_threads", "connect", "BATCH", "TASK_BATCH", "SHARDS"]
+           "default_threads", "drawing_order", "connect", "BATCH", "TASK_BATCH", "SHARDS"]
 
 #: Items per in-process batch at most (fewer when a round has few, so threads share them).
 BATCH = 64
@@ -62,7 +62,9 @@ class Work(Protocol):
     broadcast: bool  #: its one part goes to every worker (work that cannot be cut)
 
     def groups(self) -> list:
-        """Item indices (sorted arrays) sharing prepared data, in a fixed order."""
+        """Item indices sharing prepared data, in a fixed order: the groups, and each group's items in
+        the order they are drawn in process (batches of consecutive items; e.g. items reading the same
+        data one after the other, so it stays in the processor's caches). No output depends on it."""
 
     def part(self, items: np.ndarray, worker: bool):
         """The part holding ``items`` (sorted; within one group for ``worker=False``), with an ``index``
@@ -133,8 +135,9 @@ class InProcess:
                 todo = members[chosen[members]]
                 if todo.size:
                     part = work.part(np.sort(todo), False)
+                    at = drawing_order(part.index, todo)
                     for a in range(0, todo.size, size):
-                        pos = np.arange(a, min(a + size, todo.size))
+                        pos = at[a:a + size]
                         yield part, pos, gather(part.index[pos])
 
         def one(part, pos, st):
@@ -159,6 +162,14 @@ class InProcess:
             if progress:
                 progress(done, total)
             yield out
+
+
+def drawing_order(index: np.ndarray, todo: np.ndarray) -> np.ndarray:
+    """The positions in a part (its items ``index``) of the items ``todo``, in the order of ``todo``: a
+    group's items are drawn in the order :meth:`Work.groups` gives them (ascending positions when it
+    gives them ascending)."""
+    sorter = np.argsort(index, kind="stable")
+    return sorter[np.searchsorted(index, todo, sorter=sorter)]
 
 
 def _run_part(part, pos, state, target, h, fn):
@@ -258,14 +269,23 @@ def run_round(run, idx, state, levels, inputs, target, h, fn, progress=None) -> 
     the levels ``levels[name]``: "item", or a level of ``run.work.offsets``)."""
     offs = run.work.offsets
 
-    def at(name, chunk):
-        level = levels[name]
-        return chunk if level == "item" else ranges(offs[level], chunk)
+    def positions(chunk):
+        """name -> the positions of the items ``chunk``'s entries in ``state[name]`` (each level's once)."""
+        known = {"item": chunk}
+
+        def at(name):
+            level = levels[name]
+            if level not in known:
+                known[level] = ranges(offs[level], chunk)
+            return known[level]
+        return at
 
     def gather(chunk):
-        return {name: state[name][at(name, chunk)] for name in inputs}
+        at = positions(chunk)
+        return {name: state[name][at(name)] for name in inputs}
 
     for chunk, out in run.run(np.asarray(idx, dtype=np.int64), gather, target, h, fn, progress):
+        at = positions(chunk)
         for name, arr in out.items():
-            state[name][at(name, chunk)] = arr
+            state[name][at(name)] = arr
 

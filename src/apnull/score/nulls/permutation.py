@@ -32,7 +32,7 @@ from ...limits import SCORE_MAX_EXACT_ASSIGNMENTS as MAX_EXACT_ASSIGNMENTS
 from ...streams import stream_key
 from ..table.segments import offsets, ranges
 from ..engine.sequential import Null
-from ..engine.shards import screen_shards, touched_strata
+from ..engine.shards import screen_shards, strata_order, touched_strata
 from ..kernels.chunks import FIRST_CHUNK
 from ..kernels.controls import ControlRows, control_rows
 from ..kernels.crossed import crossed_batch as _crossed_kernel
@@ -141,17 +141,23 @@ class ScreenWork:
     def groups(self) -> list:
         """Each component's perturbations; when the rows are made when asked (``X`` not an array), a
         component's cut into groups of about :data:`PART_CELLS` values of replicate rows (its control
-        tables are built once for all of them)."""
+        tables are built once for all of them). A group's perturbations are drawn in order of their
+        strata (:func:`..engine.shards.strata_order`): on the crossed layout the pools of perturbations on
+        the same plates read the same blocks of the shared pairs of two controls (:func:`.pooltables.
+        shared_table`), so a block stays in the processor's caches from one pool to the next (in index
+        order a draw's look-ups missed them: the most of the first rounds' draws). No value changes:
+        each perturbation reads its own data and streams."""
+        pt = self.screen.perts
         if isinstance(self.screen.X, np.ndarray):
-            return [members for members, _ in self.components]
-        qoff = self.screen.perts.qoff
-        rows = max(1, PART_CELLS // max(self.screen.X.shape[1], 1))
-        out = []
-        for members, _ in self.components:
-            size = np.cumsum(qoff[members + 1] - qoff[members])
-            cut = np.searchsorted(size, np.arange(rows, int(size[-1]), rows), side="right")
-            out.extend(np.split(members, np.unique(cut)))
-        return [g for g in out if g.size]
+            groups = [members for members, _ in self.components]
+        else:
+            rows = max(1, PART_CELLS // max(self.screen.X.shape[1], 1))
+            groups = []
+            for members, _ in self.components:
+                size = np.cumsum(pt.qoff[members + 1] - pt.qoff[members])
+                cut = np.searchsorted(size, np.arange(rows, int(size[-1]), rows), side="right")
+                groups.extend(np.split(members, np.unique(cut)))
+        return [strata_order(pt.soff, pt.seg_stratum, g) for g in groups if g.size]
 
     def shards(self, count: int) -> list:
         """About ``count`` shards of similar numbers of replicates: whole components, and a component

@@ -11,6 +11,7 @@ past its bound the pools compute as before.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from typing import NamedTuple
 
@@ -36,6 +37,8 @@ NO_SHARED = Shared(np.zeros(0), np.zeros(0, dtype=np.int32), np.zeros(0, dtype=n
 #: An empty :class:`..kernels.filled.Kept` room: no pool's counts kept.
 NO_KEPT = np.zeros(0, dtype=np.int16)
 _SHARED_LOCK = threading.Lock()
+#: Held by the one thread building a shared table (:func:`shared_table`); the others go on without it.
+_BUILD_LOCK = threading.Lock()
 _NO_COUNTS = Counts(np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
                     np.zeros(0, dtype=bool))
 
@@ -59,6 +62,15 @@ def spanned_pairs(part, c) -> tuple:
     return keys // S, keys % S, count
 
 
+@contextlib.contextmanager
+def _releasing(lock):
+    """Release ``lock`` (acquired already) when the block ends."""
+    try:
+        yield
+    finally:
+        lock.release()
+
+
 def shared_table(part, c: int) -> Shared:
     """The :class:`..kernels.filled.Shared` of component ``c`` of ``part``: for each pair of strata (plates)
     a, b that a crossed perturbation of the part spans (:func:`spanned_pairs`), the blocks (a, b) and
@@ -67,14 +79,20 @@ def shared_table(part, c: int) -> Shared:
     strata left out compute its pairs themselves); :data:`NO_SHARED` when no block is held. A later part
     of the same component (its next group) adds the blocks it needs that are not held yet (a new table:
     the one a running batch reads stays whole). The values are those each pool would compute, so a run
-    gives the same bits with or without it, whatever the blocks held."""
+    gives the same bits with or without it, whatever the blocks held: one thread of a round builds it, and
+    a batch of another asking meanwhile takes the table as it was (the component's first: none) instead of
+    waiting for it."""
     if not part.shared:
         return NO_SHARED
     controls = part.comps[c]
     holder = part.shared[c]
     idx = part.index[part.comp_of == c]
     key = (int(idx[0]), int(idx[-1]), idx.size) if idx.size else None
-    with _SHARED_LOCK:  # the threads of a round share it: one builds it
+    if holder.get("for") == key:  # built for this part ("table" is set before "for")
+        return holder["table"]
+    if not _BUILD_LOCK.acquire(blocking=False):  # another thread of the round builds it: this batch does not
+        return holder.get("table", NO_SHARED)  # wait, its pools compute the pairs not held yet (the same bits)
+    with _releasing(_BUILD_LOCK):
         if holder.get("for") == key:
             return holder["table"]
         old = holder.get("table", NO_SHARED)
@@ -102,7 +120,8 @@ def shared_table(part, c: int) -> Shared:
             _crossed_kernel(part.arrays, controls, part.kind, np.zeros(0, dtype=np.int64), _NO_COUNTS, used, 1,
                             VALUE_TOL, Observed(np.empty(0), np.empty(0), np.empty(0)), np.empty((0, 0)),
                             table, Kept(NO_KEPT, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)), NO_POOLS, True)
-        holder["table"], holder["for"] = table, key
+        holder["table"] = table
+        holder["for"] = key
         return table
 
 
