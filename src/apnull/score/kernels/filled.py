@@ -65,7 +65,7 @@ class Kept(NamedTuple):
     done: np.ndarray    #: (perturbations of the batch,) bool: its room holds its values (set by the kernel)
 
 
-@numba.njit(cache=True, inline="always")
+@inner()  # once a pool (a query row), not a draw: compiled once, not copied into each call site
 def crossed_pool(part, j, controls, kind, tab, shared, pools, t):  # pragma: no cover - compiled
     """(pool, P, D, vals, iwork) of perturbation j (position t of its batch): its pool (P members) with its
     look-ups forgotten, then those of its observed assignment D (each replicate, a copy of
@@ -159,7 +159,7 @@ def shared_fill(controls, kind, shared, first):  # pragma: no cover - compiled
                     shared.eq[o + i * nb + j] = e
 
 
-@numba.njit(cache=True, inline="always")
+@inner()  # once a pool (a query row), not a draw: compiled once, not copied into each call site
 def quotients(m, most):  # pragma: no cover - compiled
     """(m, most + 1) table of (b + 1) / (g + b + 1): :func:`.lookups.untied_ap`'s precision of the positive of
     rank b (from 0) with g plate-mates above it, each computed as it does, so the same bits."""

@@ -329,7 +329,7 @@ def know_all(D, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sorted
 ROW_DRAWS = 256
 
 
-@numba.njit(cache=True, inline="always")
+@inner()  # once a pool (a query row), not a draw: compiled once, not copied into each call site
 def query_row(pool, tab, P, qi, u, size, first, row):  # pragma: no cover - compiled
     """Fill ``row`` with the count gt (plate-mates of query u, a replicate, more similar to it) of every member
     of every other stratum's pool, stratum by stratum (stratum s at ``first[s]``, ``size[s]`` members,
