@@ -386,6 +386,16 @@ def test_inner_kernels_are_called_by_kernels_only():
             assert not _inner_uses(path.read_text(), inner), (rel, _inner_uses(path.read_text(), inner))
 
 
+def test_the_crossed_entries_compile_their_once_a_pool_steps_once():
+    """The crossed entries' steps that run once a pool, a query row or a query (not once a draw) are inner
+    kernels, typed and lowered once, not IR-copied into each entry and call site (numba's copy of
+    ``law_count`` alone cost seconds of a first run; docs/benchmarks.md, first run of the crossed layout)."""
+    inner = _inner_kernels()
+    once = {"crossed_pool": "filled.py", "quotients": "filled.py", "query_row": "lookups.py",
+            "law_count": "querylaw.py", "pool_layout": "pool.py", "know_all": "lookups.py", "fill_all": "lookups.py"}
+    assert {name: inner.get(name, Path("not inner")).name for name in once} == once
+
+
 def test_the_inner_kernel_check_catches_each_form():
     inner = {"evaluate": "pool", "draw_distinct": "streams"}
     assert _inner_uses("from apnull.score.kernels.pool import evaluate", inner) == ["imports evaluate"]

@@ -7,14 +7,14 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy.stats import binom, chisquare
-from score_helpers import brute_permutation_p, reference_ap
+from score_helpers import brute_permutation_p, from_python, reference_ap
 
 import apnull.score.nulls.conditional as conditional
 import apnull.score.nulls.permutation as permutation
 import apnull.score.nulls.pooltables as pooltables
 from apnull.score import score_profiles
 from apnull.score.kernels import crossed
-from apnull.score.kernels.querylaw import law_count
+from apnull.score.kernels import querylaw
 
 KW = dict(perturbation="Metadata_pert", control="DMSO", stratum="Metadata_plate")
 
@@ -452,6 +452,10 @@ def test_crossed_same_answer_on_any_threads():
     two = score_profiles(table, **KW, permutations="auto", seed=2, threads=2)
     pd.testing.assert_frame_equal(one.groups, two.groups)
     pd.testing.assert_frame_equal(one.queries, two.queries)
+
+
+#: :func:`apnull.score.kernels.querylaw.law_count` (an inner kernel) called from Python.
+law_count = from_python(querylaw.law_count)
 
 
 def brute_law_count(row, first, size, qi, observed, tol=1e-12):

@@ -153,9 +153,9 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
     none = np.int64(-1)
     for t in range(pos.size):
         j = pos[t]
-        pool, P, D, vals, iwork = crossed_pool(part, j, controls, kind, tab, shared, pools, t)
+        pool, P, D, vals, iwork, m = crossed_pool(part, j, controls, kind, tab, shared, pools, t, observed.ap,
+                                                  observed.pr, q)
         k = D.size
-        m = mean_ap(D, P, tv, tg, te, vals, iwork, observed.ap[q:q + k], observed.pr[q:q + k], True)
         observed.maps[t] = m
         sg = part.soff[j]
         keys = part.keys[sg:sg + k]
@@ -249,13 +249,12 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
     tv, tg, te = tab.v, tab.gt, tab.eq
     q = np.int64(0)
     one = np.int64(1)
+    pr = np.empty(ap.size)  # the observed queries' P@R, unused here
     for t in range(pos.size):
         j = pos[t]
-        pool, P, D, vals, iwork = crossed_pool(part, j, controls, kind, tab, shared, pools, t)
+        pool, P, D, vals, iwork, _ = crossed_pool(part, j, controls, kind, tab, shared, pools, t, ap, pr, q)
         k = D.size
         g_str, s_n, g_rep, simRP, sortedRC = pool.stratum, pool.n, pool.replicate, pool.sim, pool.sorted_rc
-        pr = np.empty(k)
-        mean_ap(D, P, tv, tg, te, vals, iwork, ap[q:q + k], pr, True)
         size, first = pool.n + 1, pool.offset  # one replicate and n_s controls a stratum
         row = np.empty(P, dtype=np.int64)
         G = np.empty(k, dtype=np.int64)

@@ -21,7 +21,7 @@ import numpy as np
 
 from ...compiled import inner
 from .draws import replicates
-from .lookups import know_all, query_ap, reset
+from .lookups import know_all, mean_ap, query_ap, reset
 from .pool import Pool, pool_layout, pool_members
 from .ranking import count_sorted
 from .similarity import sim_rows
@@ -65,12 +65,13 @@ class Kept(NamedTuple):
     done: np.ndarray    #: (perturbations of the batch,) bool: its room holds its values (set by the kernel)
 
 
-@numba.njit(cache=True, inline="always")
-def crossed_pool(part, j, controls, kind, tab, shared, pools, t):  # pragma: no cover - compiled
-    """(pool, P, D, vals, iwork) of perturbation j (position t of its batch): its pool (P members) with its
+@inner()  # once a pool (a query row), not a draw: compiled once, not copied into each call site
+def crossed_pool(part, j, controls, kind, tab, shared, pools, t, ap_out, pr_out, q):  # pragma: no cover - compiled
+    """(pool, P, D, vals, iwork, m) of perturbation j (position t of its batch): its pool (P members) with its
     look-ups forgotten, then those of its observed assignment D (each replicate, a copy of
-    ``pool.observed``) computed (:func:`.lookups.know_all`); ``vals`` (k,) and ``iwork`` (5, k) the
-    workspaces of :func:`.lookups.mean_ap`. ``pools``: a :class:`Kept` of pools' similarities; a pool kept
+    ``pool.observed``) computed (:func:`.lookups.know_all`) and its mean AP m (:func:`.lookups.mean_ap`; each
+    query's AP and P@R into ``ap_out[q:q + k]`` and ``pr_out[q:q + k]``); ``vals`` (k,) and ``iwork`` (5, k)
+    the workspaces of :func:`.lookups.mean_ap`. ``pools``: a :class:`Kept` of pools' similarities; a pool kept
     there (``done[t]``) is laid out around them (:func:`kept_pool`), one with a room and none kept yet
     keeps them (:func:`keep_pool`)."""
     reps = replicates(part, j)
@@ -88,7 +89,10 @@ def crossed_pool(part, j, controls, kind, tab, shared, pools, t):  # pragma: no 
     know_all(D, P, tab.v, tab.gt, tab.eq, pool.stratum, pool.n, pool.replicate, pool.sim, pool.row, controls.X, kind,
              pool.sorted_rc, controls.sorted_offset, controls.sorted_sims, pool.component_stratum, pool.control,
              pool.rep_lo, pool.rep_hi, shared.v, shared.gt, shared.eq, shared.at)
-    return pool, P, D, np.empty(D.size), np.empty((5, D.size), dtype=np.int64)
+    k = D.size
+    vals, iwork = np.empty(k), np.empty((5, k), dtype=np.int64)
+    m = mean_ap(D, P, tab.v, tab.gt, tab.eq, vals, iwork, ap_out[q:q + k], pr_out[q:q + k], True)
+    return pool, P, D, vals, iwork, m
 
 
 @inner()
@@ -159,7 +163,7 @@ def shared_fill(controls, kind, shared, first):  # pragma: no cover - compiled
                     shared.eq[o + i * nb + j] = e
 
 
-@numba.njit(cache=True, inline="always")
+@inner()  # once a pool (a query row), not a draw: compiled once, not copied into each call site
 def quotients(m, most):  # pragma: no cover - compiled
     """(m, most + 1) table of (b + 1) / (g + b + 1): :func:`.lookups.untied_ap`'s precision of the positive of
     rank b (from 0) with g plate-mates above it, each computed as it does, so the same bits."""

@@ -18,7 +18,7 @@ import numpy as np
 from ...compiled import inner
 from .ranking import add_query, count_replicates, count_sorted, walk_blocks
 from .similarity import dot4, sim, sim_rows
-from .sort import insertion_sort
+from .sort import insertion_sort, sort_work, stable_argsort
 
 __all__ = ["Lookups", "lookups", "reset", "pair_counts", "fill_all", "FILL_DRAWS", "walk_positives", "query_ap",
            "mean_ap", "batch_lookups", "control_sims", "know_all", "query_row", "untied_ap", "ROW_DRAWS"]
@@ -329,7 +329,7 @@ def know_all(D, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sorted
 ROW_DRAWS = 256
 
 
-@numba.njit(cache=True, inline="always")
+@inner()  # once a pool (a query row), not a draw: compiled once, not copied into each call site
 def query_row(pool, tab, P, qi, u, size, first, row):  # pragma: no cover - compiled
     """Fill ``row`` with the count gt (plate-mates of query u, a replicate, more similar to it) of every member
     of every other stratum's pool, stratum by stratum (stratum s at ``first[s]``, ``size[s]`` members,
@@ -362,9 +362,9 @@ def query_row(pool, tab, P, qi, u, size, first, row):  # pragma: no cover - comp
             for y in range(first[s], first[s] + size[s]):
                 vals[n] = tab.v[u * P + y]
                 n += 1
-    vals.sort()
-    for t in range(1, n):
-        if vals[t] == vals[t - 1]:
+    order = stable_argsort(vals, np.empty(n, dtype=np.int64), sort_work(n))  # the pool's sort: compiled already,
+    for t in range(1, n):                                                    # not numba's quicksort once more
+        if vals[order[t]] == vals[order[t - 1]]:
             return False
     return True
 

@@ -38,7 +38,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ... import compiled  # noqa: F401 - its cache locators, before the kernels below are made
+from ...compiled import inner
 from .sort import insertion_sort
 
 __all__ = ["MARGIN", "law_count"]
@@ -58,7 +58,7 @@ def _sorted_terms(vals, r, b0):  # pragma: no cover - compiled
     return s
 
 
-@numba.njit(cache=True, inline="always")
+@inner()  # not inlined: law_batch calls it once a query, and numba's copy of its IR cost seconds
 def law_count(row, first, size, qi, observed, tol, limit):  # pragma: no cover - compiled
     """(count, steps): how many of the T = prod_{s != qi} size[s] choices of one member of each other
     plate's pool give the query an AP >= ``observed - tol`` (the module's formula), counted exactly;
