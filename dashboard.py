@@ -8,7 +8,7 @@ from pathlib import Path
 import streamlit as st
 
 from apnull.ui import warmup
-from apnull.ui.state import keep_page_params
+from apnull.ui.state import keep_page_params, page
 
 warmup.start()  # no-op under app.py (already warm); run alone, it warms in a background thread
 
@@ -18,25 +18,25 @@ PAGES = HERE / "app_pages"  # not "pages/": that name switches on Streamlit's au
 st.set_page_config(page_title="AP Null Explorer", page_icon=":material/query_stats:", layout="wide")
 
 pages = {
-    "": [st.Page(PAGES / "home.py", title="Start here", icon=":material/home:", default=True)],
+    "": [page(PAGES / "home.py", title="Start here", icon=":material/home:", default=True)],
     "Null distributions": [
-        st.Page(PAGES / "densities.py", title="Null densities", icon=":material/area_chart:",
+        page(PAGES / "densities.py", title="Null densities", icon=":material/area_chart:",
                 url_path="densities"),
-        st.Page(PAGES / "quantiles.py", title="Quantiles vs size", icon=":material/show_chart:",
+        page(PAGES / "quantiles.py", title="Quantiles vs size", icon=":material/show_chart:",
                 url_path="quantiles"),
-        st.Page(PAGES / "lookup.py", title="Threshold lookup", icon=":material/search:", url_path="lookup"),
-        st.Page(PAGES / "binning.py", title="Binning n", icon=":material/view_week:", url_path="binning"),
-        st.Page(PAGES / "hypergeometric.py", title="Hypergeometric check", icon=":material/casino:",
+        page(PAGES / "lookup.py", title="Threshold lookup", icon=":material/search:", url_path="lookup"),
+        page(PAGES / "binning.py", title="Binning n", icon=":material/view_week:", url_path="binning"),
+        page(PAGES / "hypergeometric.py", title="Hypergeometric check", icon=":material/casino:",
                 url_path="hypergeometric"),
     ],
     "Metrics": [
-        st.Page(PAGES / "ranking.py", title="Ranking editor", icon=":material/format_list_numbered:",
+        page(PAGES / "ranking.py", title="Ranking editor", icon=":material/format_list_numbered:",
                 url_path="ranking"),
-        st.Page(PAGES / "sampled.py", title="Sampled metrics", icon=":material/filter_alt:", url_path="sampled"),
+        page(PAGES / "sampled.py", title="Sampled metrics", icon=":material/filter_alt:", url_path="sampled"),
     ],
     "Your data": [
-        st.Page(PAGES / "score.py", title="Score your data", icon=":material/upload_file:", url_path="score"),
-        st.Page(PAGES / "compare.py", title="Compare two pipelines", icon=":material/compare_arrows:",
+        page(PAGES / "score.py", title="Score your data", icon=":material/upload_file:", url_path="score"),
+        page(PAGES / "compare.py", title="Compare two pipelines", icon=":material/compare_arrows:",
                 url_path="compare"),
     ],
 }

@@ -43,3 +43,29 @@ def test_rows_of_inputs_and_cards_are_one_element(page):
     assert not at.exception and not at.error
     assert len(at.columns) <= COLUMN_BUDGET[page], len(at.columns)
     assert len(at.metric) == {"densities": 0, "lookup": 7, "binning": 4}[page]  # the cards are all still there
+
+
+def test_pages_are_resolved_once_per_process(monkeypatch):
+    """dashboard.py names every page on every run; st.Page resolves its file each time (a system call
+    per folder, each one giving up the GIL to the server's other sessions), so each page is built once
+    per process and copied (apnull.ui.state.page): two runs of two sessions build each page once."""
+    import streamlit as st
+
+    from apnull.ui import state
+
+    built = []
+    real = st.Page
+
+    def counting(*args, **kwargs):
+        built.append(str(args[0]))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(st, "Page", counting)
+    state.PAGES.clear()
+    for _ in range(2):
+        at = AppTest.from_file(APP, default_timeout=180)
+        at.run()
+        at.switch_page("app_pages/densities.py").run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert len(at.title) == 1
+    assert len(built) == len(set(built)) == len(PAGES) + 1  # every page and home, once each

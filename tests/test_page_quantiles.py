@@ -84,3 +84,21 @@ def test_the_exact_method_has_no_preview():
     from apnull.ui import cache
 
     assert cache.quantile_preview(3, 31, 3, 10_000, 8, "exact")[1] == 10_000
+
+
+def test_a_view_whose_sizes_the_densities_page_drew_needs_no_preview():
+    """A class sets a new M on the densities page, then on the quantiles page: the densities page's whole
+    view left every size summarised, so the quantiles page shows its whole view at once (no preview, no
+    second build in the background, no later rerun of every session), with the numbers of the draws."""
+    from apnull.ui import cache
+
+    args = (3, 29, 20, 10_000, 9)
+    assert cache.preview_draws(*args[:4]) is not None  # large enough for a preview
+    assert not cache.summarised(*args)
+    cache.density_figures(*args, False, progress=False)
+    assert cache.summarised(*args)
+    at = _run(M=3, N=29, K=20, seed=9)
+    assert not at.exception and not at.error and not at.info
+    row = at.dataframe[0].value.query("m == 6 and metric == 'ap'").iloc[0]
+    assert row["q95"] == pytest.approx(np.quantile(apnull.sample_null(6, 58, 10_000, 9).ap, 0.95))
+    assert cache.quantile_preview(*args, "mc")[1] == 10_000

@@ -249,15 +249,24 @@ def _whole_in_background(view: PageView, args: tuple, make: Callable):
     return _in_background(view.key(*args), lambda: make(args[3], None, False))
 
 
+def summarised(M: int, N: int, K: int, draws: int, seed: int) -> bool:
+    """True when every size summary of the view (M, N, K, draws, seed) is in :data:`SUMMARIES`: its
+    view is then quick to make whatever its size (a view made for the densities page leaves them for the
+    quantiles page, and the other way round), so it needs no preview."""
+    return all((m, n, draws, seed) in SUMMARIES for m, n in summaries.check_grid_request(M, N, K, draws))
+
+
 def _preview(view: PageView, args: tuple, make: Callable, container=None, sampled: bool = True):
-    """(view, draws shown) of the page view ``view`` of ``args`` (M, N, K, draws, ...): the whole view
-    when it is stored, cheap, not ``sampled`` (an exact view has no preview) or its background build
-    failed (built here, so the page meets the error); else its preview from :func:`preview_draws` draws
-    per size, the whole view started in the background (:func:`_whole_in_background`). ``make(draws,
-    container, progress)`` makes the view of ``args`` with ``draws`` draws per size."""
-    M, N, K, draws = args[:4]
+    """(view, draws shown) of the page view ``view`` of ``args`` (M, N, K, draws, seed, ...): the whole
+    view when it is stored, cheap, its sizes all summarised (:func:`summarised`), not ``sampled`` (an
+    exact view has no preview) or its background build failed (built here, so the page meets the
+    error); else its preview from :func:`preview_draws` draws per size, the whole view started in the
+    background (:func:`_whole_in_background`). ``make(draws, container, progress)`` makes the view of
+    ``args`` with ``draws`` draws per size."""
+    M, N, K, draws, seed = args[:5]
     ready, failed = view.ready(*args), _failed_before(view.key(*args))
-    few = None if ready or failed or not sampled else preview_draws(M, N, K, draws)
+    quick = ready or failed or not sampled or summarised(M, N, K, draws, seed)
+    few = None if quick else preview_draws(M, N, K, draws)
     if few is None:
         return make(draws, container, True), draws
     _whole_in_background(view, args, make)

@@ -10,11 +10,14 @@ link holds only the inputs of the page it shows. The table is documented in docs
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Mapping
 
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
+
+from ..memo import Memo
 
 #: url path of the page -> the URL parameters it owns (its widget keys)
 PAGE_PARAMS: dict[str, frozenset[str]] = {
@@ -42,6 +45,22 @@ PAGE_PARAMS: dict[str, frozenset[str]] = {
 
 #: parameters Streamlit itself reads; never dropped
 STREAMLIT_PARAMS = frozenset({"embed", "embed_options"})
+
+
+#: the dashboard's pages (:func:`page`), one ``st.Page`` per page file and settings, built once per process
+PAGES = Memo(64)
+
+
+def page(path, **settings) -> st.Page:
+    """``st.Page(path, **settings)`` for ``st.navigation``, a copy of one built once per process.
+
+    ``st.Page`` resolves its file on every call (a system call per folder of the path, and each one gives
+    up the GIL: a server's other sessions then hold it for up to a switch interval), and dashboard.py
+    names every page on every run: about 1 ms a run alone, 17 ms under four busy threads. The copy is
+    the run's own: ``st.navigation`` marks the page it returns as callable once, and ``run`` clears it.
+    """
+    key = (str(path), tuple(sorted(settings.items())))
+    return copy.copy(PAGES.get_or_compute(key, lambda: st.Page(path, **settings)))
 
 
 def page_params(url_path: str) -> frozenset[str]:
