@@ -97,13 +97,21 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--workers", type=int, default=None, help="a local dask cluster of this many worker processes")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--warm", action="store_true", help="score a small screen first (numba's compilation)")
+    ap.add_argument("--warm", action="store_true",
+                    help="score a small screen first with both tools, large enough to take the same code paths "
+                         "(numba's compilation and cache loading, copairs's imports)")
     ap.add_argument("--no-copairs", action="store_true")
     a = ap.parse_args(argv)
     B = a.permutations if a.permutations in ("auto", "all") else int(a.permutations)
-    if a.warm:
-        small, _ = make_screen(60, a.replicates, 60, a.controls, a.features, a.active, a.plate_effect, seed=99)
+    if a.warm:  # past the sizes from which the crossed kernels and the queries' exact law are taken
+        from apnull.score.nulls.conditional import EXACT_MIN_QUERIES
+        from apnull.score.nulls.permutation import CROSSED_MIN_PERTURBATIONS
+
+        n_warm = max(CROSSED_MIN_PERTURBATIONS, -(-EXACT_MIN_QUERIES // a.replicates)) + 50
+        small, _ = make_screen(n_warm, a.replicates, 60, a.controls, a.features, a.active, a.plate_effect, seed=99)
         run_apnull(small, B, a.threads)
+        if not a.no_copairs:
+            run_copairs(small, a.null_size)
     table, active = make_screen(a.compounds, a.replicates, a.plate_size, a.controls, a.features, a.active,
                                 a.plate_effect, seed=a.seed)
     res, wall, cpu = timed(lambda: run_apnull(table, B, a.threads, a.workers))
