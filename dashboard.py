@@ -21,23 +21,23 @@ pages = {
     "": [page(PAGES / "home.py", title="Start here", icon=":material/home:", default=True)],
     "Null distributions": [
         page(PAGES / "densities.py", title="Null densities", icon=":material/area_chart:",
-                url_path="densities"),
+             url_path="densities"),
         page(PAGES / "quantiles.py", title="Quantiles vs size", icon=":material/show_chart:",
-                url_path="quantiles"),
+             url_path="quantiles"),
         page(PAGES / "lookup.py", title="Threshold lookup", icon=":material/search:", url_path="lookup"),
         page(PAGES / "binning.py", title="Binning n", icon=":material/view_week:", url_path="binning"),
         page(PAGES / "hypergeometric.py", title="Hypergeometric check", icon=":material/casino:",
-                url_path="hypergeometric"),
+             url_path="hypergeometric"),
     ],
     "Metrics": [
         page(PAGES / "ranking.py", title="Ranking editor", icon=":material/format_list_numbered:",
-                url_path="ranking"),
+             url_path="ranking"),
         page(PAGES / "sampled.py", title="Sampled metrics", icon=":material/filter_alt:", url_path="sampled"),
     ],
     "Your data": [
         page(PAGES / "score.py", title="Score your data", icon=":material/upload_file:", url_path="score"),
         page(PAGES / "compare.py", title="Compare two pipelines", icon=":material/compare_arrows:",
-                url_path="compare"),
+             url_path="compare"),
     ],
 }
 
