@@ -396,18 +396,6 @@ def test_the_crossed_entries_compile_their_once_a_pool_steps_once():
     assert {name: inner.get(name, Path("not inner")).name for name in once} == once
 
 
-def test_the_two_crossed_nulls_share_one_compiled_entry():
-    """Both crossed nulls' bodies are inner kernels behind one entry, ``crossed_null``: numba optimises and
-    compiles an entry's whole module, the pool code it links included, so two entries compiled that code
-    twice on a first run (docs/benchmarks.md, one entry for both crossed nulls)."""
-    inner = _inner_kernels()
-    assert inner.get("crossed_means") == inner.get("crossed_queries") == Path("score/kernels/crossed.py")
-    entries = {node.name for node in _parse((SRC / "score/kernels/crossed.py").read_text()).body
-               if isinstance(node, ast.FunctionDef) and any(isinstance(d, ast.Call) and getattr(d.func, "id", None)
-                                                            == "entry" for d in node.decorator_list)}
-    assert entries == {"crossed_null", "law_batch"}
-
-
 def test_the_inner_kernel_check_catches_each_form():
     inner = {"evaluate": "pool", "draw_distinct": "streams"}
     assert _inner_uses("from apnull.score.kernels.pool import evaluate", inner) == ["imports evaluate"]

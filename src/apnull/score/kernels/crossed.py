@@ -16,13 +16,13 @@ that are all kept and all on other plates): the values, counts and arithmetic of
 general path's, drawn from the same streams with the same draws as :func:`.pool.draw_assignment` and
 :func:`.draws.draw_query` (written out here for one member a stratum).
 
-- :func:`crossed_batch` (:func:`crossed_means`): the mAP null (each stratum's pool gives one member the
-  label; the mean of the k APs), continued to ``target`` draws as :func:`.draws.continue_general` does. A perturbation with
+- :func:`crossed_batch`: the mAP null (each stratum's pool gives one member the label; the mean of the
+  k APs), continued to ``target`` draws as :func:`.draws.continue_general` does. A perturbation with
   at least :data:`.lookups.FILL_DRAWS` draws to go fills its whole table first (:func:`.lookups.fill_all`,
   which also finds the members whose rows have no tie) and draws by :func:`.filled.filled_mean`: k
   uniforms, and for each untied query k - 1 int16 counts ranked and k - 1 precisions read from a table
   (:func:`.filled.quotients`); the same values, bit for bit, at about a third of the cost.
-- :func:`crossed_conditional_batch` (:func:`crossed_queries`): the conditional null of each query (the query kept, each positive's
+- :func:`crossed_conditional_batch`: the conditional null of each query (the query kept, each positive's
   label moved within its own plate's pool), only the query's own AP computed: k - 1 look-ups a draw.
   A query with many draws to go reads its whole row first (:func:`.lookups.query_row`); without a tie in it, a
   draw is k - 1 uniforms, k - 1 counts read, sorted and summed (:func:`.lookups.untied_ap`).
@@ -38,8 +38,7 @@ general path's, drawn from the same streams with the same draws as :func:`.pool.
 
 A perturbation takes this path when each of its strata holds one replicate (at least two strata),
 without pair rule, with the control design, and its pool's table fits :data:`MAX_TABLE`
-(:func:`crossed_pools`); the others take the general kernels of :mod:`.draws`. Both nulls' bodies are inner
-kernels behind one compiled entry, :func:`crossed_null`, so the pool code they share is compiled once.
+(:func:`crossed_pools`); the others take the general kernels of :mod:`.draws`.
 """
 
 from __future__ import annotations
@@ -356,8 +355,10 @@ def crossed_null(queries, part, controls, kind, pos, keys, counts, target, h, to
         crossed_means(part, controls, kind, pos, counts, target, h, tol, observed, values, shared, kept, pools, build)
 
 
-_NONE_F, _NONE_B = np.zeros(0), np.zeros(0, dtype=np.bool_)  # the other null's arguments, empty
-_NONE_I, _NONE_V = np.zeros((0, 0), dtype=np.int64), np.zeros((0, 0))
+_NONE_F = np.zeros(0)
+_NONE_B = np.zeros(0, dtype=np.bool_)
+_NONE_I = np.zeros((0, 0), dtype=np.int64)
+_NONE_V = np.zeros((0, 0))
 _NO_FILLS = Kept(np.zeros(0, dtype=np.int16), np.zeros(0, dtype=np.int64), _NONE_B)
 
 
