@@ -46,17 +46,15 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ...compiled import entry, inner
+from ...compiled import entry
 from ...streams import draw_distinct, uniform
 from .chunks import count_draw, record_draw
 from .querylaw import law_count
-from .draws import Observed
-from .filled import Kept, crossed_pool, filled_mean, five_mean, quotients, rank_four, shared_fill, untied_mean
+from .filled import crossed_pool, filled_mean, five_mean, quotients, rank_four, shared_fill, untied_mean
 from .lookups import FILL_DRAWS, ROW_DRAWS, batch_lookups, fill_all, know_all, mean_ap, query_ap, query_row, untied_ap
 from .ranking import count_sorted
 
-__all__ = ["MAX_TABLE", "pool_sizes", "EXACT_STEPS", "EXACT_MOST", "law_batch", "crossed_pools", "crossed_batch",
-           "crossed_conditional_batch", "crossed_null"]
+__all__ = ["MAX_TABLE", "pool_sizes", "EXACT_STEPS", "EXACT_MOST", "law_batch", "crossed_pools", "crossed_batch", "crossed_conditional_batch"]
 
 #: Most member pairs of one pool's look-up table (P * P for P pool members: 16 bytes each, 32 MB).
 MAX_TABLE = 1 << 21
@@ -134,8 +132,8 @@ def draw_one(keys, counters, size, first, D):  # pragma: no cover - compiled
         counters[s] += np.uint64(1)
 
 
-@inner()  # the body of crossed_null's mAP null (crossed_batch)
-def crossed_means(part, controls, kind, pos, counts, target, h, tol, observed, values, shared, kept, pools,
+@entry(nogil=True)
+def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, values, shared, kept, pools,
                   build):  # pragma: no cover - compiled
     """The mAP null of the crossed perturbations ``pos`` of ``part`` (:func:`.draws.mean_batch`'s
     arguments, without pair rule or enumeration): the same draws and values, by look-ups. ``shared``:
@@ -234,9 +232,9 @@ def crossed_means(part, controls, kind, pos, counts, target, h, tol, observed, v
         q += k
 
 
-@inner()  # the body of crossed_null's conditional null (crossed_conditional_batch)
-def crossed_queries(part, controls, kind, pos, keys, counts, active, target, h, tol, ap, lawful, rows, shape, untied,
-                    shared, pools):  # pragma: no cover - compiled
+@entry(nogil=True)
+def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, target, h, tol, ap, lawful, rows,
+                              shape, untied, shared, pools):  # pragma: no cover - compiled
     """The conditional null of the queries of the crossed perturbations ``pos`` of ``part``
     (:func:`.draws.conditional_batch`'s arguments): the same draws and values, by look-ups of the
     query's own row only.
@@ -340,39 +338,6 @@ def crossed_queries(part, controls, kind, pos, keys, counts, active, target, h, 
             counts.drawn[g], counts.reached[g], counts.counters[g] = drawn, reached, counter
         q += k
 
-
-@entry(nogil=True)
-def crossed_null(queries, part, controls, kind, pos, keys, counts, target, h, tol, observed, values, shared, kept,
-                 pools, build, active, lawful, rows, shape, untied):  # pragma: no cover - compiled
-    """The one compiled entry of both crossed nulls: :func:`crossed_queries` (``queries`` True; ``observed.ap``
-    its ``ap``) or :func:`crossed_means`, each argument as theirs (the other null's empty). One entry links
-    the pool code both bodies call (:func:`.filled.crossed_pool` and under it) once: numba optimises and
-    compiles an entry's whole module, so two entries compiled it twice on a fresh install's first run."""
-    if queries:
-        crossed_queries(part, controls, kind, pos, keys, counts, active, target, h, tol, observed.ap, lawful, rows,
-                        shape, untied, shared, pools)
-    else:
-        crossed_means(part, controls, kind, pos, counts, target, h, tol, observed, values, shared, kept, pools, build)
-
-
-_NONE_F = np.zeros(0)
-_NONE_B = np.zeros(0, dtype=np.bool_)
-_NONE_I = np.zeros((0, 0), dtype=np.int64)
-_NONE_V = np.zeros((0, 0))
-_NO_FILLS = Kept(np.zeros(0, dtype=np.int16), np.zeros(0, dtype=np.int64), _NONE_B)
-
-
-def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, values, shared, kept, pools, build):
-    """:func:`crossed_means` (the mAP null) through :func:`crossed_null`."""
-    crossed_null(False, part, controls, kind, pos, np.zeros(0, dtype=np.uint64), counts, target, h, tol, observed,
-                 values, shared, kept, pools, build, _NONE_B, _NONE_B, _NONE_I, _NONE_I, _NONE_B)
-
-
-def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, target, h, tol, ap, lawful, rows,
-                              shape, untied, shared, pools):
-    """:func:`crossed_queries` (the conditional null) through :func:`crossed_null`."""
-    crossed_null(True, part, controls, kind, pos, keys, counts, target, h, tol, Observed(ap, _NONE_F, _NONE_F),
-                 _NONE_V, shared, _NO_FILLS, pools, False, active, lawful, rows, shape, untied)
 
 
 @entry(nogil=True)
