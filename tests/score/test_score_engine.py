@@ -99,8 +99,9 @@ def test_one_permutation_pvalue_formula():
 
 def test_a_round_finds_each_levels_positions_once_a_batch(monkeypatch):
     """A round gathers a batch's state arrays, and writes its outputs back, at the positions of each level
-    (a perturbation's strata, its queries) found once for the batch however many arrays share the level:
-    for the mAP null one ``ranges`` call to gather and two to write back a batch (four before: the
+    (a perturbation's strata, its queries) found once for the batch however many arrays share the level,
+    and the positions found to gather it used again to write it back: for the mAP null one ``ranges`` call
+    a level, two a batch (three when writing back found the strata's again, four before that: the
     outputs ``ap`` and ``pr`` share the queries' level)."""
     import apnull.score.engine.executor as executor
 
@@ -119,4 +120,4 @@ def test_a_round_finds_each_levels_positions_once_a_batch(monkeypatch):
     resolve(null, rounds_of(20), threads=1)
     gathered = {null.levels[name] for name in null.inputs} - {"item"}
     assert outputs and outputs[0] == {"seg", "query"} and gathered == {"seg"}
-    assert len(calls) == len(outputs) * (len(gathered) + 2)
+    assert len(calls) == len(outputs) * len(gathered | outputs[0]) == 2 * len(outputs)
