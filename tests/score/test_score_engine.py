@@ -12,7 +12,7 @@ from apnull.score import digits_screen
 from apnull.score.engine.sequential import resolve, rounds_of, sequential_pvalue
 from apnull.score.nulls.permutation import ScreenWork, mean_null, null_values
 from apnull.score.table.screen import prepare_screen
-from apnull.streams import stream_key
+from apnull.streams import stream_key, stream_keys
 
 
 def test_permutation_pvalue_counts_by_definition():
@@ -29,6 +29,17 @@ def test_stream_key_is_blake2b_of_the_parts():
     want = int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "little")
     assert stream_key(7, "null_01", "plate_2") == want
     assert stream_key(np.int64(7), "law", 3, 20) == stream_key(7, "law", np.int64(3), 20)
+
+
+def test_stream_keys_are_stream_key_row_by_row():
+    """Many keys at once (a screen's segments, its queries) are each row's :func:`stream_key`, bit for bit,
+    whatever the parts' types (text, Python and numpy integers, floats, a repeated constant)."""
+    names = ["null_01", "t\u00e9", "", "a\x1fb", "x" * 40]
+    columns = (names, [3, np.int64(-2), 0, 2**40, 7], [0.5, 1e16, -0.0, 2, np.float32(0.1)], ["query"] * 5)
+    got = stream_keys(np.int64(11), *columns)
+    assert got.dtype == np.uint64 and got.shape == (5,)
+    assert got.tolist() == [stream_key(11, *row) for row in zip(*columns)]
+    assert stream_keys(0, [], []).shape == (0,)
 
 
 def test_null_values_are_what_the_run_counted():
@@ -88,8 +99,9 @@ def test_one_permutation_pvalue_formula():
 
 def test_a_round_finds_each_levels_positions_once_a_batch(monkeypatch):
     """A round gathers a batch's state arrays, and writes its outputs back, at the positions of each level
-    (a perturbation's strata, its queries) found once for the batch however many arrays share the level:
-    for the mAP null one ``ranges`` call to gather and two to write back a batch (four before: the
+    (a perturbation's strata, its queries) found once for the batch however many arrays share the level,
+    and the positions found to gather it used again to write it back: for the mAP null one ``ranges`` call
+    a level, two a batch (three when writing back found the strata's again, four before that: the
     outputs ``ap`` and ``pr`` share the queries' level)."""
     import apnull.score.engine.executor as executor
 
@@ -108,4 +120,4 @@ def test_a_round_finds_each_levels_positions_once_a_batch(monkeypatch):
     resolve(null, rounds_of(20), threads=1)
     gathered = {null.levels[name] for name in null.inputs} - {"item"}
     assert outputs and outputs[0] == {"seg", "query"} and gathered == {"seg"}
-    assert len(calls) == len(outputs) * (len(gathered) + 2)
+    assert len(calls) == len(outputs) * len(gathered | outputs[0]) == 2 * len(outputs)

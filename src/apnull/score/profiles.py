@@ -21,7 +21,7 @@ from .engine.connect import connected
 from .engine.executor import Scattered
 from .table.memory import release_memory
 from .engine.sequential import resolve, rounds_of
-from .nulls.conditional import query_pvalues
+from .nulls.conditional import QueriesBeside
 from .nulls.laws import LawCache
 from .nulls.permutation import MAX_EXACT_ASSIGNMENTS, ScreenWork, assignment_count, mean_null, null_values
 from .nulls.registry import MAP_NULLS, NULL_LABELS, NULLS, null_label
@@ -352,10 +352,10 @@ def _check_exact_sizes(screen: Screen, opts: RunOptions) -> None:
 def _run(screen: Screen, null: str, opts: RunOptions, held, laws: LawCache):
     """Score every perturbation and every query's p-value, in process or on dask.
 
-    The mAP null runs only for ``null="permutation"`` (the other nulls need the observed scores only:
-    one round of no draws). Once the mAPs are scored, ``screen.X`` is replaced by ``held()`` (a
-    :class:`.table.rows.PreparedRows`): the per-query nulls read the rows they need from it, and the
-    matrix's memory is free for the rest.
+    The mAP null runs only for ``null="permutation"`` (the other nulls: one round of no draws). Then
+    ``screen.X`` is replaced by ``held()`` (a :class:`.table.rows.PreparedRows`): the per-query nulls read
+    their rows from it, the matrix's memory free; or the queries' null runs beside the mAP null's
+    refinement rounds, where :class:`.nulls.conditional.QueriesBeside` can (the same p-values).
 
     Returns
     -------
@@ -371,21 +371,20 @@ def _run(screen: Screen, null: str, opts: RunOptions, held, laws: LawCache):
         where = None if client is None else Scattered(client, work)  # the screen goes to dask workers once
         rounds = rounds_of(opts.permutations if (mapped := MAP_NULLS[null].engine) else 0)
         means = mean_null(work, exhaustive=rounds.exhaustive)
-        with reading(screen.X):
+        beside = QueriesBeside(work, means.state, laws, opts, where)  # the queries' null, beside it where it can
+        with reading(screen.X), beside:
             res = resolve(means, rounds, client=where, threads=opts.threads, progress=opts.progress,
-                          budget=opts.deadline)
+                          budget=opts.deadline, after_first=beside.start)
+            query_p = beside.result()  # None unless the queries' null ran beside the mAP null's rounds
         st = means.state
-        P = st["map"].size
+        scores = Scores.observed(st["ap"], st["pr"], st["map"])
         if mapped:
-            scores = Scores(st["ap"], st["pr"], st["map"], res.p_value, res.drawn, res.bound, res.open)
-        else:
-            scores = Scores(st["ap"], st["pr"], st["map"], np.full(P, np.nan), np.zeros(P, dtype=np.int64),
-                            np.zeros(P, dtype=bool), np.zeros(P, dtype=bool))
+            scores = scores._replace(p_value=res.p_value, permutations=res.drawn, bound=res.bound, open=res.open)
         del means, st
-        screen.X = held()
-        with reading(screen.X):
-            query_p = query_pvalues(work, scores, laws, opts.seed, opts.permutations if isinstance(
-                opts.permutations, int) else "auto", where, opts.threads, opts.deadline, opts.progress)
+        if query_p is None:
+            screen.X = held()
+            with reading(screen.X):
+                query_p = beside.after(scores)
         return scores, query_p, res.seconds
 
 

@@ -268,6 +268,7 @@ def run_round(run, idx, state, levels, inputs, target, h, fn, progress=None) -> 
     reading ``state[name]`` for ``name`` in ``inputs`` and writing its outputs into ``state`` (arrays at
     the levels ``levels[name]``: "item", or a level of ``run.work.offsets``)."""
     offs = run.work.offsets
+    found = {}  # a batch's positions, from its gathering to its writing back (the batches in flight)
 
     def positions(chunk):
         """name -> the positions of the items ``chunk``'s entries in ``state[name]`` (each level's once)."""
@@ -281,11 +282,11 @@ def run_round(run, idx, state, levels, inputs, target, h, fn, progress=None) -> 
         return at
 
     def gather(chunk):
-        at = positions(chunk)
+        at = found[chunk.tobytes()] = positions(chunk)
         return {name: state[name][at(name)] for name in inputs}
 
     for chunk, out in run.run(np.asarray(idx, dtype=np.int64), gather, target, h, fn, progress):
-        at = positions(chunk)
+        at = found.pop(chunk.tobytes(), None) or positions(chunk)
         for name, arr in out.items():
             state[name][at(name)] = arr
 

@@ -41,7 +41,7 @@ from ..table.names import count_text
 from .clock import CompileWatch, deadline_of
 from .executor import run_round, runner, thread_pool
 
-__all__ = ["CAP", "FIRST", "GROWTH", "H", "DELTA", "LEVELS", "schedule", "clopper_pearson", "undecided",
+__all__ = ["CAP", "FIRST", "GROWTH", "H", "DELTA", "LEVELS", "schedule", "clopper_pearson", "Intervals", "undecided",
            "still_open", "sequential_pvalue", "Rounds", "rounds_of", "Null", "Resolved", "RoundInfo", "resolve",
            "duration_text", "estimate_text", "CompileWatch"]
 
@@ -93,6 +93,36 @@ def _interval(g, L, err):
     return np.nan_to_num(lo, nan=0.0), np.nan_to_num(hi, nan=1.0)
 
 
+class Intervals:
+    """:func:`clopper_pearson` of a run's rounds, each distinct (g, L) pair computed once: a round changes
+    the counts of the units it drew only, so every later round finds most pairs already known. The same
+    values (the Beta quantiles are computed elementwise); integer counts below 2^32 only, others are
+    computed as :func:`clopper_pearson` does, and a new ``err`` starts afresh."""
+
+    def __init__(self):
+        self.err, self.keys, self.lo, self.hi = None, np.zeros(0, dtype=np.uint64), np.zeros(0), np.zeros(0)
+
+    def __call__(self, g, L, err):
+        g, L = np.asarray(g), np.asarray(L)
+        if (g.dtype.kind not in "iu" or L.dtype.kind not in "iu" or g.ndim != 1 or not g.size
+                or g.min() < 0 or L.max() >= 1 << 32 or L.min() < 0):
+            return clopper_pearson(g, L, err)
+        if err != self.err:
+            self.__init__()
+            self.err = err
+        key = (L.astype(np.uint64) << np.uint64(32)) | g.astype(np.uint64)
+        at = np.minimum(np.searchsorted(self.keys, key), max(self.keys.size - 1, 0))
+        new = np.unique(key[self.keys[at] != key] if self.keys.size else key)
+        if new.size:
+            lo, hi = _interval((new & np.uint64(0xFFFFFFFF)).astype(float), (new >> np.uint64(32)).astype(float), err)
+            keys = np.concatenate([self.keys, new])
+            order = np.argsort(keys, kind="stable")
+            self.keys, self.lo, self.hi = keys[order], np.concatenate([self.lo, lo])[order], np.concatenate(
+                [self.hi, hi])[order]
+            at = np.searchsorted(self.keys, key)
+        return self.lo[at], self.hi[at]
+
+
 def undecided(lo, hi, levels=LEVELS) -> np.ndarray:
     """Units whose BH decision is not settled by their intervals [lo, hi] at some level of ``levels``:
     rejected by BH on the lower ends but not by BH on the upper ends (MMCTest's undecided set), BH being
@@ -104,18 +134,20 @@ def undecided(lo, hi, levels=LEVELS) -> np.ndarray:
     return out
 
 
-def still_open(reached, drawn, rounds, cap=CAP, delta=DELTA, levels=LEVELS, known=None, exact=None) -> np.ndarray:
+def still_open(reached, drawn, rounds, cap=CAP, delta=DELTA, levels=LEVELS, known=None, exact=None,
+               intervals=clopper_pearson) -> np.ndarray:
     """Units to refine after a round: MMCTest-undecided (:func:`undecided` on Clopper-Pearson intervals
     at level ``delta / (tests * rounds)``) and below ``cap`` draws. ``reached``/``drawn`` hold every
     unit of the run (their BH decisions are joint); ``known`` the p-values of the other tests of the
     same BH family, exact ones (e.g. the per-query p-values of the exact law beside the conditional
     ones); ``exact`` (bool per unit, optional) marks units whose counts are an enumeration (p =
     reached / drawn exactly: its interval is that point, and it is never refined); ``rounds`` is
-    ``len(schedule(cap))``."""
+    ``len(schedule(cap))``; ``intervals``: :func:`clopper_pearson`, or an :class:`Intervals` kept over a run's
+    rounds."""
     g = np.asarray(reached)
     L = np.asarray(drawn)
     known = np.empty(0) if known is None else np.asarray(known, dtype=float)
-    lo, hi = clopper_pearson(g, L, delta / (max(g.size + known.size, 1) * rounds))
+    lo, hi = intervals(g, L, delta / (max(g.size + known.size, 1) * rounds))
     if exact is not None and np.any(exact):
         p = counted_pvalue(g, L, exact=True)
         lo, hi = np.where(exact, p, lo), np.where(exact, p, hi)
@@ -220,7 +252,7 @@ def estimate_text(seconds: float) -> str:
 
 
 def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None, progress=None,
-            budget=None, cap=CAP, delta=DELTA, levels=LEVELS) -> Resolved:
+            budget=None, cap=CAP, delta=DELTA, levels=LEVELS, after_first=None) -> Resolved:
     """Run ``null``'s rounds (see the module) and return its units' p-values.
 
     Parameters
@@ -241,11 +273,15 @@ def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None
         Seconds from now, or the run's deadline (shared with its other stages): a refinement round
         (after the first) whose estimated time would take the run past it is not started, and the
         undecided units are reported ``open``.
+    after_first : callable, optional
+        Called (no arguments) once the first round's outputs are in ``null.state``, before the next
+        round: work that needs them may start beside the refinement rounds.
     """
     state = null.state
     U = null.units.size
     active = np.ones(U, dtype=bool)
     info, start, rate = [], time.monotonic(), None
+    intervals = Intervals()  # the units' Clopper-Pearson intervals, each distinct (g, L) computed once
     why = ""
     watch = CompileWatch(progress)
     deadline = deadline_of(budget)
@@ -279,6 +315,9 @@ def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None
             drawn = (int(null.counts()[1].sum()) - so_far if exact is None
                      else int(null.counts()[1][~exact].sum()) - int(L[~exact].sum()))
             rate = seconds / drawn if drawn else rate  # the last round's: the first's holds one-off set-up
+            if after_first is not None and decides:
+                after_first, told = None, after_first
+                told()
             if not rounds.adaptive:
                 active[:] = False
                 break
@@ -286,7 +325,7 @@ def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None
                 active &= ~null.counts()[2]  # a unit stopped at its h-th exceedance draws no more this round
                 continue
             g, L, _ = null.counts()
-            active = still_open(g, L, len(rounds.targets), cap, delta, levels, known, null.exact())
+            active = still_open(g, L, len(rounds.targets), cap, delta, levels, known, null.exact(), intervals)
             if not active.any():
                 break
     g, L, stopped = null.counts()

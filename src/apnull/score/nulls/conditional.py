@@ -31,12 +31,15 @@ ScreenWork`): the same parts, sent to dask workers once.
 
 from __future__ import annotations
 
+import threading
 from typing import NamedTuple
 
 import numpy as np
 
 from ...law import VALUE_TOL
-from ...streams import stream_key
+from ...streams import stream_keys
+from ..table.perts import Scores
+from ..table.rows import PreparedRows
 from ..table.segments import offsets, ranges
 from ..engine.clock import deadline_of, tell_stage
 from ..engine.sequential import Null, resolve, rounds_of, undecided
@@ -45,7 +48,7 @@ from ..kernels.draws import Counts, conditional_batch
 from .pooltables import NO_SHARED, keep_done, kept_pools
 
 __all__ = ["QUERY_NULLS", "QueryP", "query_null", "conditional_pvalues", "query_pvalues", "bounds_undecided",
-           "QUERY_CHUNK"]
+           "QUERY_CHUNK", "QueriesBeside"]
 
 #: The label of each per-query null, as the ``null`` column of the query table says.
 QUERY_NULLS = {"exact": "exact law", "conditional": "conditional permutation",
@@ -148,8 +151,9 @@ def query_null(work, seed) -> Null:
              "stopped": np.zeros(Q, dtype=bool), "active": np.zeros(Q, dtype=bool), "exact": np.zeros(Q, dtype=bool),
              "countable": np.zeros(Q, dtype=bool)}
     names = pt.keys.tolist()
-    state["keys"][qidx] = [stream_key(seed, "query", names[i], j) for i in idx.tolist()
-                           for j in range(int(pt.qoff[i + 1] - pt.qoff[i]))]
+    owner = np.repeat(idx, pt.qoff[idx + 1] - pt.qoff[idx])
+    state["keys"][qidx] = stream_keys(seed, ["query"] * qidx.size, [names[i] for i in owner.tolist()],
+                                      (qidx - pt.qoff[owner]).tolist())  # stream_key(seed, "query", key, j)
     state["countable"][qidx] = qidx.size >= EXACT_MIN_QUERIES  # the exact law: see EXACT_MIN_QUERIES
     unit_item = np.repeat(idx, pt.qoff[idx + 1] - pt.qoff[idx])
     return Null(work, query_batch, state, QUERY_LEVELS, tuple(QUERY_LEVELS), "query", qidx, unit_item, "queries")
@@ -251,3 +255,74 @@ def bounds_undecided(p, bound) -> np.ndarray:
     ends but not with the upper ends (:func:`..engine.sequential.undecided`). NaN counts as 1."""
     hi = np.nan_to_num(np.asarray(p, dtype=float), nan=1.0)
     return undecided(np.where(bound, 0.0, hi), hi)
+
+
+class _Stopped(Exception):
+    """The run that started :class:`QueriesBeside` failed: its thread ends at its next progress call."""
+
+
+class QueriesBeside:
+    """The queries' p-values (:func:`query_pvalues`) of a run whose options are ``opts`` (its seed,
+    permutations, threads, deadline and progress), computed in a thread of their own beside the mAP null's
+    refinement rounds where it can: started (:meth:`start`, the mAP null's ``after_first`` hook of
+    :func:`..engine.sequential.resolve`) once the first round has given every query's observed AP, taken
+    by :meth:`result` (None when it never started: then :meth:`after` runs them once the mAP null is
+    done). Each null's draws read only their own streams and the values its pools would compute, so the
+    p-values are the same bits either way; the two nulls' rounds keep both cores busy where one null
+    alone leaves a core idle (the Python between its rounds, its last rounds' few units, the queries'
+    keys).
+
+    Beside only in process (``client`` None), with no deadline (each null's rounds are estimated and
+    stopped in turn) and no progress (one null's lines at a time), when the screen's rows are read from
+    the table already (``X`` a :class:`..table.rows.PreparedRows`: nothing is let go between the nulls)
+    as one group (:meth:`.permutation.ScreenWork.groups`: the in-process part's rows are kept for both
+    nulls). Used as a context: when the block fails, the thread stops at its next batch and is waited for."""
+
+    def __init__(self, work, state, laws, opts, client=None):
+        self.work, self.state, self.laws, self.opts, self.client = work, state, laws, opts, client
+        self.permutations = opts.permutations if isinstance(opts.permutations, int) else "auto"  # "all": drawn
+        self.able = (client is None and opts.deadline is None and opts.progress is None
+                     and isinstance(work.screen.X, PreparedRows) and len(work.groups()) == 1)
+        self._thread, self._out, self._error, self._stop = None, None, None, threading.Event()
+
+    def after(self, scores) -> QueryP:
+        """The queries' p-values, computed now (``scores``: the run's :class:`..table.perts.Scores`)."""
+        o = self.opts
+        return query_pvalues(self.work, scores, self.laws, o.seed, self.permutations, self.client, o.threads,
+                             o.deadline, o.progress)
+
+    def _checked(self, done, total):  # the progress of the queries' rounds beside: raises once the run failed
+        if self._stop.is_set():
+            raise _Stopped
+
+    def _run(self, scores):
+        o = self.opts
+        try:
+            self._out = query_pvalues(self.work, scores, self.laws, o.seed, self.permutations, None, o.threads, None,
+                                      self._checked)
+        except BaseException as error:  # taken to the caller by result()
+            self._error = error
+
+    def start(self) -> None:
+        if self.able and self._thread is None:  # the first round's observed scores (no mAP p-value yet)
+            state = self.state
+            scores = Scores.observed(state["ap"].copy(), state["pr"].copy(), state["map"].copy())
+            self._thread = threading.Thread(target=self._run, args=(scores,), name="apnull-queries", daemon=True)
+            self._thread.start()
+
+    def result(self) -> QueryP | None:
+        if self._thread is None:
+            return None
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._out
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, trace):
+        if self._thread is not None and kind is not None:
+            self._stop.set()
+            self._thread.join()
+        return False

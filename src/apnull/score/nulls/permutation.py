@@ -29,7 +29,7 @@ import numpy as np
 
 from ...law import VALUE_TOL
 from ...limits import SCORE_MAX_EXACT_ASSIGNMENTS as MAX_EXACT_ASSIGNMENTS
-from ...streams import stream_key
+from ...streams import stream_keys
 from ..table.segments import offsets, ranges
 from ..engine.sequential import Null
 from ..engine.shards import screen_shards, strata_order, touched_strata
@@ -91,12 +91,12 @@ def segment_keys(perts, seed) -> np.ndarray:
     """(s,) uint64 stream key of every segment's permutations: ``stream_key(seed, key, stratum)``."""
     keys = np.empty(perts.seg_stratum.size, dtype=np.uint64)
     owner = np.repeat(np.arange(len(perts)), np.diff(perts.soff))
-    strata = perts.strata.tolist()
     for a in range(0, owner.size, KEY_CHUNK):  # a chunk of names at a time (a Python string each)
+        b = min(a + KEY_CHUNK, owner.size)
         first = int(owner[a])
-        names = perts.keys[first:int(owner[min(a + KEY_CHUNK, owner.size) - 1]) + 1].tolist()
-        for j, (i, s) in enumerate(zip(owner[a:a + KEY_CHUNK].tolist(), perts.seg_stratum[a:a + KEY_CHUNK].tolist()), a):
-            keys[j] = stream_key(seed, names[i - first], strata[s])
+        names = perts.keys[first:int(owner[b - 1]) + 1].tolist()
+        keys[a:b] = stream_keys(seed, [names[i] for i in (owner[a:b] - first).tolist()],
+                                np.asarray(perts.strata, dtype=object)[perts.seg_stratum[a:b]].tolist())
     return keys
 
 
@@ -119,7 +119,7 @@ class ScreenWork:
         pt = screen.perts
         self.size = len(pt)
         self.offsets = {"seg": pt.soff, "query": pt.qoff}
-        self._comps = self._keys = self._comp_of = None
+        self._comps = self._keys = self._comp_of = self._groups = None
         self._built = BuiltComponents()  # each component's ControlRows and holder, kept for later rounds
 
     @property
@@ -147,8 +147,14 @@ class ScreenWork:
         shared_table`), so a block stays in the processor's caches from one pool to the next (in index
         order a draw's look-ups missed them: the most of the first rounds' draws). No value changes:
         each perturbation reads its own data and streams."""
+        whole = isinstance(self.screen.X, np.ndarray)
+        if self._groups is None or self._groups[0] != whole:  # the same each round: made once (per kind of X)
+            self._groups = (whole, self._made_groups(whole))
+        return self._groups[1]
+
+    def _made_groups(self, whole: bool) -> list:
         pt = self.screen.perts
-        if isinstance(self.screen.X, np.ndarray):
+        if whole:
             groups = [members for members, _ in self.components]
         else:
             rows = max(1, PART_CELLS // max(self.screen.X.shape[1], 1))

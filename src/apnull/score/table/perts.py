@@ -221,3 +221,11 @@ class Scores(NamedTuple):
     permutations: np.ndarray    #: (P,) int64 null draws the p-value used
     bound: np.ndarray           #: (P,) bool: no draw reached the observed mAP (p is an upper bound)
     open: np.ndarray            #: (P,) bool: a time budget stopped the rounds before its BH decision settled
+
+    @classmethod
+    def observed(cls, ap, precision_at_r, maps) -> "Scores":
+        """The observed scores with no mAP p-value (NaN, 0 permutations, no bound, not open): a null that
+        draws none, or before its rounds have ended."""
+        P = np.asarray(maps).size
+        return cls(ap, precision_at_r, maps, np.full(P, np.nan), np.zeros(P, dtype=np.int64), np.zeros(P, dtype=bool),
+                   np.zeros(P, dtype=bool))
