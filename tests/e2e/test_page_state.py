@@ -46,7 +46,7 @@ def _errors(page) -> list[str]:
 
 def _link_notices(page) -> list[str]:
     """Warnings that a link value could not be used (apnull.ui.widgets.say_unused_link_value)."""
-    return [t for t in (w.inner_text() for w in page.locator(WARNING).all()) if "could not be used for" in t]
+    return [t for t in (w.inner_text() for w in page.locator(WARNING).all()) if "was not used:" in t]
 
 
 def _path(page) -> str:
@@ -96,9 +96,15 @@ def test_a_link_value_the_page_cannot_use_is_named(app_url, page):
     goto(page, app_url, "densities", dn_M=-4, dn_K=3)
     assert_no_exception(page)
     notices = _link_notices(page)
-    assert len(notices) == 1 and "dn_M=-4" in notices[0] and "Showing 4 instead" in notices[0], notices
+    assert len(notices) == 1 and "dn_M=-4" in notices[0] and notices[0].endswith("; showing 4."), notices
     assert "dn_M" not in query_params(page)  # Streamlit dropped it; the notice says so
     screenshot(page, "link_value_not_used", full_page=False)
+    set_number_input(page, "M (positives at i = 1)", 6)  # the input changed: the notice has said its piece
+    assert_no_exception(page)
+    assert not _link_notices(page), _link_notices(page)
+    set_number_input(page, "M (positives at i = 1)", 8)  # a change sent while the URL still says dn_M=6
+    assert not _link_notices(page), _link_notices(page)
+    assert query_params(page).get("dn_M") == "8"
 
 
 HOSTILE = [  # (page, parameters); sampled from tests/test_hostile_urls.py's table
