@@ -241,7 +241,10 @@ class WsSession:
         self.query = ""
         self.page = ""
         self.widgets: dict[str, object] = {}  # label -> element proto (last seen)
-        self.charts: dict[str, object] = {}  # widget id -> plotly chart element with a selection
+        # the page as the browser shows it: delta path -> (type, element, id of the st.fragment drawing it);
+        # a run's end drops what the run (or the fragment it reran) did not draw again
+        self.drawn: dict[tuple[int, ...], tuple[str, object, str]] = {}
+        self.drawn_this_run: set[tuple[int, ...]] = set()
         self.sent_states: dict[str, object] = {}  # widget id -> WidgetState we set on this page
         self.fragments: dict[str, str] = {}  # widget id -> id of the st.fragment drawing it (as the browser keeps)
         self.running = False
@@ -281,8 +284,9 @@ class WsSession:
 
     def _handle(self, msg) -> None:
         kind = msg.WhichOneof("type")
-        if kind == "new_session":
+        if kind == "new_session":  # sent as every run starts, a fragment's too
             self.running = True
+            self.drawn_this_run = set()
             for p in msg.new_session.app_pages:
                 self.pages[p.url_pathname] = p.page_script_hash
         elif kind == "navigation":
@@ -293,7 +297,9 @@ class WsSession:
         elif kind == "session_status_changed":
             self.running = msg.session_status_changed.script_is_running
         elif kind == "script_finished":
-            self.finished.append((time.perf_counter(), self.ForwardMsg.ScriptFinishedStatus.Name(msg.script_finished)))
+            status = self.ForwardMsg.ScriptFinishedStatus.Name(msg.script_finished)
+            self.finished.append((time.perf_counter(), status))
+            self._forget_undrawn(status)
         elif kind == "delta":
             delta = msg.delta
             if delta.WhichOneof("type") == "new_element":
@@ -302,12 +308,22 @@ class WsSession:
                 self.elements.append((etype, el))
                 if etype in ("number_input", "radio", "button"):
                     self.widgets[getattr(el, etype).label] = el
-                elif etype == "plotly_chart" and el.plotly_chart.id:
-                    self.charts[el.plotly_chart.id] = el
+                path = tuple(msg.metadata.delta_path)
+                self.drawn[path] = (etype, el, delta.fragment_id)
+                self.drawn_this_run.add(path)
                 wid = getattr(getattr(el, etype), "id", "")
                 if wid:
                     self.fragments[wid] = delta.fragment_id
         self.changed.set()
+
+    def _forget_undrawn(self, status: str) -> None:
+        """At a run's end, drop the elements the browser drops: a full run's page is what it drew; a
+        fragment run redraws its fragment(s) only. A run stopped for a rerun changes nothing yet."""
+        if status == "FINISHED_SUCCESSFULLY":
+            self.drawn = {p: d for p, d in self.drawn.items() if p in self.drawn_this_run}
+        elif status == "FINISHED_FRAGMENT_RUN_SUCCESSFULLY":
+            rerun = {self.drawn[p][2] for p in self.drawn_this_run if p in self.drawn}
+            self.drawn = {p: d for p, d in self.drawn.items() if p in self.drawn_this_run or d[2] not in rerun}
 
     # requests ----------------------------------------------------------------------------
     def _request(self, page_name: str = "", page_hash: str = "", query: str | None = None,
@@ -402,7 +418,6 @@ class WsSession:
         self.page = path
         self.sent_states = {}
         self.widgets = {}
-        self.charts = {}
         return await self._run(self._request(page_hash=page_hash, query=""), PAGES.get(path, 0))
 
     def widget(self, prefix: str):
@@ -420,7 +435,16 @@ class WsSession:
             return getattr(s, s.WhichOneof("value"))
         if etype == "number_input":
             return w.value if w.set_value else w.default
-        return w.raw_value if w.set_value else (w.options[w.default[0]] if w.default else None)
+        return w.raw_value if w.set_value else self.default(el)
+
+    @staticmethod
+    def default(el):
+        """The value a number input or radio shows by default (a bound input with it is left out of the URL)."""
+        etype = el.WhichOneof("type")
+        w = getattr(el, etype)
+        if etype == "number_input":
+            return w.default
+        return w.options[w.default[0]] if w.default else None
 
     async def set(self, prefix: str, value) -> float:
         from streamlit.proto.WidgetStates_pb2 import WidgetState
@@ -437,6 +461,9 @@ class WsSession:
         else:  # radio: the formatted option
             state.string_value = str(value)
         self.sent_states[w.id] = state
+        if w.query_param_key:  # the browser writes a bound input's new value into its URL before it reruns
+            self.query = with_param(self.query, w.query_param_key, None if value == self.default(el) else
+                                    (str(value) if etype != "number_input" else number_text(value)))
         return await self._run(self._request(page_hash=self.pages.get(self.page, ""), widget=w.id),
                                PAGES.get(self.page, 0))
 
@@ -452,20 +479,28 @@ class WsSession:
         msg.rerun_script.widget_states.widgets.add().CopyFrom(WidgetState(id=w.id, trigger_value=True))
         return await self._run(msg.SerializeToString(), PAGES.get(self.page, 0))
 
+    def chart(self, key: str):
+        """The selectable plotly chart on the page now whose widget id contains ``key``: its latest delta
+        (a chart's id follows its figure, so e.g. another FDR level makes the volcano a new element, and
+        a fragment's id follows its position on the page). Fails unless exactly one such chart is drawn."""
+        found = [el.plotly_chart for etype, el, _ in self.drawn.values()
+                 if etype == "plotly_chart" and el.plotly_chart.id and key in el.plotly_chart.id]
+        if len(found) != 1:
+            shown = sorted(el.plotly_chart.id for etype, el, _ in self.drawn.values() if etype == "plotly_chart")
+            raise AssertionError(f"{len(found)} selectable charts {key!r} on /{self.page}, expected 1 (charts: {shown})")
+        return found[0]
+
     async def click_point(self, key: str, rng: random.Random) -> float:
-        """Click one point of the plotly chart whose widget id contains ``key`` (a selection event
-        naming the point's customdata, as plotly.js reports a click)."""
+        """Click one point of the chart :meth:`chart` finds (a selection event naming the point's
+        customdata, as plotly.js reports a click)."""
         import json
 
         from streamlit.proto.WidgetStates_pb2 import WidgetState
 
-        ids = [i for i in self.charts if key in i]
-        if not ids:
-            raise AssertionError(f"no selectable chart {key!r} on /{self.page}")
-        el = self.charts[ids[0]].plotly_chart
+        el = self.chart(key)
         points = [(c, j, i, x, y, cd) for c, trace in enumerate(json.loads(el.spec).get("data", []))
-                  for j, (x, y, cd) in enumerate(zip(trace.get("x") or (), trace.get("y") or (),
-                                                     trace.get("customdata") or ()))
+                  for j, (x, y, cd) in enumerate(zip(*(harness._decode_binary(trace.get(a)) or ()
+                                                       for a in ("x", "y", "customdata"))))
                   for i in [j]]
         if not points:
             raise AssertionError(f"chart {key!r} has no point with customdata")
@@ -476,6 +511,20 @@ class WsSession:
         self.sent_states[el.id] = WidgetState(id=el.id, string_value=json.dumps(selection))
         return await self._run(self._request(page_hash=self.pages.get(self.page, ""), widget=el.id),
                                PAGES.get(self.page, 0))
+
+
+def with_param(query: str, key: str, text: str | None) -> str:
+    """``query`` with the parameter ``key`` set to ``text`` (None: left out), the others kept in order."""
+    from urllib.parse import parse_qsl, urlencode
+
+    pairs = [(k, v) for k, v in parse_qsl(query, keep_blank_values=True) if k != key]
+    return urlencode(pairs + ([(key, text)] if text is not None else []))
+
+
+def number_text(value) -> str:
+    """A number as the browser writes it in the URL (JavaScript's String: 2, not 2.0)."""
+    value = float(value)
+    return str(int(value)) if value.is_integer() else repr(value)
 
 
 def rngs(uid: int, args) -> tuple[random.Random, random.Random]:

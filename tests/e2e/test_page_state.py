@@ -37,10 +37,16 @@ WALK = {
     "score": ("Score your data", dict(sc_similarity="correlation", sc_seed=3, sc_fdr=0.1), None),
 }
 ERROR = '[data-testid="stAlertContentError"]'
+WARNING = '[data-testid="stAlertContentWarning"]'
 
 
 def _errors(page) -> list[str]:
     return [e.inner_text() for e in page.locator(ERROR).all()]
+
+
+def _link_notices(page) -> list[str]:
+    """Warnings that a link value could not be used (apnull.ui.widgets.say_unused_link_value)."""
+    return [t for t in (w.inner_text() for w in page.locator(WARNING).all()) if "was not used:" in t]
 
 
 def _path(page) -> str:
@@ -52,6 +58,7 @@ def test_walk_every_page_after_changing_every_input(app_url, page):
         goto(page, app_url, path, **params)
         assert_no_exception(page)
         assert not _errors(page), (path, _errors(page))
+        assert not _link_notices(page), (path, _link_notices(page))  # every value of the link was used
         if typed:
             set_number_input(page, typed[0], typed[1])
             assert_no_exception(page)
@@ -83,6 +90,21 @@ def test_pasted_link_with_foreign_parameters_keeps_only_its_own(app_url, page):
     assert_no_exception(page)
     assert not _errors(page)
     assert query_params(page) == {"qt_K": "3"}
+
+
+def test_a_link_value_the_page_cannot_use_is_named(app_url, page):
+    goto(page, app_url, "densities", dn_M=-4, dn_K=3)
+    assert_no_exception(page)
+    notices = _link_notices(page)
+    assert len(notices) == 1 and "dn_M=-4" in notices[0] and notices[0].endswith("; showing 4."), notices
+    assert "dn_M" not in query_params(page)  # Streamlit dropped it; the notice says so
+    screenshot(page, "link_value_not_used", full_page=False)
+    set_number_input(page, "M (positives at i = 1)", 6)  # the input changed: the notice has said its piece
+    assert_no_exception(page)
+    assert not _link_notices(page), _link_notices(page)
+    set_number_input(page, "M (positives at i = 1)", 8)  # a change sent while the URL still says dn_M=6
+    assert not _link_notices(page), _link_notices(page)
+    assert query_params(page).get("dn_M") == "8"
 
 
 HOSTILE = [  # (page, parameters); sampled from tests/test_hostile_urls.py's table

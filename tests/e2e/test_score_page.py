@@ -5,7 +5,7 @@ import re
 
 from apnull.score import digits_example
 from harness import (assert_charts_rendered, assert_no_exception, chart_data, expect_rerun, goto, plotly_charts,
-                     query_params, screenshot, upload_files)
+                     query_params, screenshot, set_number_input, upload_files)
 
 
 def volcano_points(page):
@@ -54,6 +54,29 @@ def test_score_example_volcano_and_click(app_url, page):
     assert any((t.get("name") or "") == f"selected: {name}" for t in chart_data(page, 0))
     assert not page.page_errors
     screenshot(page, "score_example_clicked")
+
+
+def test_click_after_a_link_notice_and_another_fdr_level(app_url, page):
+    """A link value the page cannot use is named above the inspected perturbation, which moves that part of
+    the page (an st.fragment) one place down; changing the input takes the notice away and moves it back.
+    A click on the volcano then still shows the clicked perturbation's null."""
+    goto(page, app_url, "score", sc_fdr="abc")
+    assert_no_exception(page)
+    assert_charts_rendered(page, 2)
+    notices = [t for t in page.locator('[data-testid="stAlertContentWarning"]').all_inner_texts() if "was not used:" in t]
+    assert len(notices) == 1 and "sc_fdr=abc" in notices[0] and notices[0].endswith("; showing 0.05."), notices
+    set_number_input(page, "FDR level q", 0.1)
+    assert_no_exception(page)
+    assert_charts_rendered(page, 2)
+    assert not [t for t in page.locator('[data-testid="stAlertContentWarning"]').all_inner_texts() if "was not used:" in t]
+    assert query_params(page).get("sc_fdr") == "0.1"
+    points = volcano_points(page)
+    first = null_title(page).split(":")[0]
+    name = next(n for n in points if n != first)
+    click_point(page, *points[name])
+    assert_no_exception(page)
+    assert null_title(page).startswith(f"{name}: mAP = ")
+    assert query_params(page).get("sc_inspect") == name
 
 
 def test_score_upload_csv(app_url, page, tmp_path):
