@@ -81,12 +81,18 @@ def _click(load, session) -> BackMsg:
     raise AssertionError("the click waited for something")
 
 
-def test_the_click_names_the_volcano_and_fragment_on_the_page_now(load):
+def _opened(load, fragment):
+    """A session whose first run drew a text and, in ``fragment``, the volcano "first"."""
     session = load.WsSession("http://127.0.0.1:1", timeout=1)
     _start(session)
     _text(session, [0, 5])
-    _chart(session, [0, 16, 0, 0, 0], "first", "fragment-at-16", "digit_1")
+    _chart(session, [0, 16, 0, 0, 0], "first", fragment, "digit_1")
     _finish(session, "FINISHED_SUCCESSFULLY")
+    return session
+
+
+def test_the_click_names_the_volcano_and_fragment_on_the_page_now(load):
+    session = _opened(load, "fragment-at-16")
     # another FDR level, and a notice above the fragment: a new volcano in a fragment one place down
     _start(session)
     _text(session, [0, 5])
@@ -102,11 +108,7 @@ def test_the_click_names_the_volcano_and_fragment_on_the_page_now(load):
 
 
 def test_a_fragment_run_keeps_the_rest_of_the_page(load):
-    session = load.WsSession("http://127.0.0.1:1", timeout=1)
-    _start(session)
-    _text(session, [0, 5])
-    _chart(session, [0, 16, 0, 0, 0], "first", "fragment", "digit_1")
-    _finish(session, "FINISHED_SUCCESSFULLY")
+    session = _opened(load, "fragment")
     _start(session)  # the fragment alone reruns: a volcano highlighting another point
     _chart(session, [0, 16, 0, 0, 0], "highlighted", "fragment", "digit_3")
     _finish(session, "FINISHED_FRAGMENT_RUN_SUCCESSFULLY")
