@@ -151,11 +151,10 @@ def query_null(work, seed) -> Null:
              "stopped": np.zeros(Q, dtype=bool), "active": np.zeros(Q, dtype=bool), "exact": np.zeros(Q, dtype=bool),
              "countable": np.zeros(Q, dtype=bool)}
     names = pt.keys.tolist()
-    owner = np.repeat(idx, pt.qoff[idx + 1] - pt.qoff[idx])
-    state["keys"][qidx] = stream_keys(seed, ["query"] * qidx.size, [names[i] for i in owner.tolist()],
-                                      (qidx - pt.qoff[owner]).tolist())  # stream_key(seed, "query", key, j)
+    unit_item = np.repeat(idx, pt.qoff[idx + 1] - pt.qoff[idx])  # each query's perturbation
+    state["keys"][qidx] = stream_keys(seed, ["query"] * qidx.size, [names[i] for i in unit_item.tolist()],
+                                      (qidx - pt.qoff[unit_item]).tolist())  # stream_key(seed, "query", key, j)
     state["countable"][qidx] = qidx.size >= EXACT_MIN_QUERIES  # the exact law: see EXACT_MIN_QUERIES
-    unit_item = np.repeat(idx, pt.qoff[idx + 1] - pt.qoff[idx])
     return Null(work, query_batch, state, QUERY_LEVELS, tuple(QUERY_LEVELS), "query", qidx, unit_item, "queries")
 
 
