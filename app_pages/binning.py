@@ -34,7 +34,7 @@ with c3:
                                   help="lower: the smallest n of the bin (conservative); upper: the largest; "
                                        "middle: the middle one. The open-ended last bin always uses its lower end.")
 c4, c5, c6 = st.columns(3)
-m = bound_int("m (positives)", "bn_m", 4, container=c4, help="Number of positives, at least 1.")
+m = bound_int("m (positives)", "bn_m", 4, min_value=1, container=c4, help="Number of positives, at least 1.")
 q = bound_float("quantile q", "bn_q", 0.95, step=0.01, format="%.4g", container=c5,
                 help="The threshold is the score a share q of random rankings stay at or below (the q-quantile "
                      "of the null): between 0 and 1; 0.95 lets 5% of random rankings through.")

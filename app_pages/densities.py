@@ -25,14 +25,14 @@ intro(
 
 # the five number inputs share one row (a horizontal container: one element, where five columns were six)
 c1 = c2 = c3 = c4 = c5 = st.container(horizontal=True, gap="small")
-M = bound_int("M (positives at i = 1)", "dn_M", D["M"], min_value=0, container=c1,
+M = bound_int("M (positives at i = 1)", "dn_M", D["M"], min_value=1, container=c1,
               help="Positives of the smallest size; size i has M·i positives. At least 1.")
 N = bound_int("N (negatives at i = 1)", "dn_N", D["N"], min_value=0, container=c2,
               help="Negatives of the smallest size; size i has N·i negatives.")
 draws = bound_int("draws per size", "dn_draws", D["draws"], min_value=0, step=1000, container=c3,
                   help="Random rankings per size (Monte Carlo draws): 100 to 1,000,000; K x draws at most "
                        "2,000,000.")
-K = bound_int("number of sizes K", "dn_K", D["K"], min_value=0, container=c4, help="Sizes i = 1..K, at most 200.")
+K = bound_int("number of sizes K", "dn_K", D["K"], min_value=1, container=c4, help="Sizes i = 1..K, at most 200.")
 seed = bound_int("seed", "dn_seed", D["seed"], min_value=0, container=c5, help="Same seed, same draws: a link reproduces them.")
 show_exact = bound_toggle(
     "Overlay the exact curve where it is quick to compute", "dn_exact", False,

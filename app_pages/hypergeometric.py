@@ -22,11 +22,11 @@ intro(
 )
 
 c1, c2, c3, c4, c5 = st.columns(5)
-m = bound_int("m (positives)", "hg_m", 4, min_value=0, container=c1,
+m = bound_int("m (positives)", "hg_m", 4, min_value=1, container=c1,
               help=f"White balls in the urn (e.g. replicates). At least 1; m + n at most {MAX_ITEMS:,}.")
 n = bound_int("n (negatives)", "hg_n", 32, min_value=0, container=c2,
               help="Black balls in the urn (e.g. negative controls).")
-k = bound_int("k (top positions)", "hg_k", 4, min_value=0, container=c3,
+k = bound_int("k (top positions)", "hg_k", 4, min_value=1, container=c3,
               help="Balls drawn = top positions counted, between 1 and m + n. k = m gives Precision@R.")
 draws = bound_int("draws", "hg_draws", 10_000, min_value=0, step=1000, container=c4,
                   help="Shuffles and hypergeometric draws: 100 to 1,000,000 (fewer for large m + n).")

@@ -14,8 +14,8 @@ LABEL = {"ap": "AP", "pr": "P@R"}
 
 head = st.container()  # the introduction, written once the score it quotes has been read
 c1, c2, c3, c4 = st.columns(4)
-m = bound_int("m (positives)", "lk_m", DEFAULT_VIEW["M"], container=c1, help="Number of relevant items (e.g. replicates - 1). At least 1.")
-n = bound_int("n (negatives)", "lk_n", DEFAULT_VIEW["N"], container=c2, help="Number of irrelevant items (e.g. controls). At least 0.")
+m = bound_int("m (positives)", "lk_m", DEFAULT_VIEW["M"], min_value=1, container=c1, help="Number of relevant items (e.g. replicates - 1). At least 1.")
+n = bound_int("n (negatives)", "lk_n", DEFAULT_VIEW["N"], min_value=0, container=c2, help="Number of irrelevant items (e.g. controls). At least 0.")
 with c3:
     # no format_func on URL-bound radios: the URL holds the shown label (?level=alpha, ?method=mc)
     level_kind = bound_select("Level given as", "lk_level", ["q", "alpha"], "q",

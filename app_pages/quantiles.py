@@ -20,9 +20,9 @@ intro(
 )
 
 c1, c2, c3, c4, c5, c6 = st.columns([1, 1, 1, 1, 1, 1.4])
-M = bound_int("M (positives at i = 1)", "qt_M", D["M"], min_value=0, container=c1, help="Size i has M·i positives.")
+M = bound_int("M (positives at i = 1)", "qt_M", D["M"], min_value=1, container=c1, help="Size i has M·i positives.")
 N = bound_int("N (negatives at i = 1)", "qt_N", D["N"], min_value=0, container=c2, help="Size i has N·i negatives.")
-K = bound_int("number of sizes K", "qt_K", D["K"], min_value=0, container=c3, help="Sizes i = 1..K, at most 200.")
+K = bound_int("number of sizes K", "qt_K", D["K"], min_value=1, container=c3, help="Sizes i = 1..K, at most 200.")
 draws = bound_int("draws per size", "qt_draws", D["draws"], min_value=0, step=1000, container=c4,
                   help="Monte Carlo only: 100 to 1,000,000 per size, K x draws at most 2,000,000.")
 seed = bound_int("seed", "qt_seed", D["seed"], min_value=0, container=c5, help="Monte Carlo only.")

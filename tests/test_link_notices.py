@@ -22,7 +22,7 @@ def test_a_number_the_link_cannot_use_is_named_until_the_input_changes():
     notes = _notices(at)
     assert len(notes) == 2, notes
     assert notes[0] == ("The link's value `dn_M=-4` was not used: M (positives at i = 1) takes whole numbers of "
-                        "at least 0; showing 4."), notes[0]
+                        "at least 1; showing 4."), notes[0]
     assert "`dn_N=abc`" in notes[1] and notes[1].endswith("; showing 30."), notes[1]
     at.run()  # Streamlit has dropped the values from the URL: the notices stay
     assert len(_notices(at)) == 2
@@ -30,6 +30,16 @@ def test_a_number_the_link_cannot_use_is_named_until_the_input_changes():
     at.run()
     notes = _notices(at)
     assert len(notes) == 1 and "dn_N" in notes[0], notes
+
+
+def test_a_count_of_positives_starts_at_one_on_every_page():
+    """No positives leave AP undefined: each page's input takes what the library takes (at least 1)."""
+    for page, key in (("densities", "dn_M"), ("quantiles", "qt_M"), ("hypergeometric", "hg_m"),
+                      ("binning", "bn_m"), ("lookup", "lk_m")):
+        at = open_page(page, {key: "0"})
+        assert not at.exception, exceptions(at)
+        notes = _notices(at)
+        assert len(notes) == 1 and f"`{key}=0`" in notes[0] and "at least 1;" in notes[0], (page, notes)
 
 
 def test_a_choice_the_link_cannot_use_is_named_with_the_choices():

@@ -116,8 +116,6 @@ def test_threshold_table():
 
 
 @pytest.mark.parametrize("widgets, message", [
-    (dict(m=0), "m (number of positives) must be at least 1, got 0"),
-    (dict(n=-1), "n (number of negatives) must be at least 0, got -1"),
     (dict(q=1.2), "q must lie in [0, 1], got 1.2"),
     (dict(level="alpha", alpha=0.0), "alpha must lie in (0, 1), got 0"),
     (dict(level="alpha", alpha=1.0), "alpha must lie in (0, 1), got 1"),

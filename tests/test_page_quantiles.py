@@ -49,9 +49,9 @@ def test_exact_method_says_when_ap_sizes_are_left_out():
 
 
 def test_bad_input_shows_error():
-    at = _run(M=0)
+    at = _run(K=201)
     assert not at.exception
-    assert any("M (positives of the first size) must be at least 1" in e.value for e in at.error)
+    assert any("at most 200" in e.value for e in at.error), [e.value for e in at.error]
     assert not at.get("plotly_chart")
 
 
