@@ -124,6 +124,15 @@ def pick(key, counter, size, first):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, inline="always")
+def pool_most(s_n):  # pragma: no cover - compiled
+    """The most controls n_s of any stratum of a pool (the columns of :func:`.filled.quotients` less one)."""
+    most = np.int64(0)
+    for s in range(s_n.size):
+        most = max(most, s_n[s])
+    return most
+
+
+@numba.njit(cache=True, inline="always")
 def draw_one(keys, counters, size, first, D):  # pragma: no cover - compiled
     """:func:`pick` of one member of each stratum's pool (stratum s: ``size[s]`` members from
     ``first[s]``, stream ``keys[s]`` at ``counters[s]``) into D."""
@@ -170,9 +179,7 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
             at = kept.start[t]
             again = at >= 0 and kept.done[t]  # its untied counts kept from an earlier round: no fill
             untied = kept.done[:0] if again else fill_all(pool, controls, kind, tab, P, shared)
-            most = np.int64(0)
-            for s in range(k):
-                most = max(most, pool.n[s])
+            most = pool_most(pool.n)
             if most <= COUNTS_MOST:
                 quot = quotients(k - 1, most)
                 small = kept.buf[at:at + P * P] if again else tg[:P * P].astype(np.int16)
@@ -218,12 +225,47 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
         g_str, s_n, g_rep, simRP, g_row = pool.stratum, pool.n, pool.replicate, pool.sim, pool.row
         Xc, sortedRC, c_off, c_sorted = controls.X, pool.sorted_rc, controls.sorted_offset, controls.sorted_sims
         s_comp, g_ctl, rep_lo, rep_hi = pool.component_stratum, pool.control, pool.rep_lo, pool.rep_hi
+        held = sha.shape[0] > 0
+        five = k == 5 and drawn < target and not stopped
+        quot5 = quotients(k - 1, pool_most(s_n)) if five else np.empty((0, 0))
         while drawn < target and not stopped:  # the look-ups a draw needs, as it needs them
-            for s in range(k):  # draw_assignment's draws, one member a stratum
-                counters[s] = draw_distinct(keys[s], counters[s], size[s], first[s], D, s, one, none)
-            know_all(D, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC, c_off, c_sorted, s_comp,
-                     g_ctl, rep_lo, rep_hi, shv, shg, she, sha)
-            v = mean_ap(D, P, tv, tg, te, vals, iwork, vals, vals, False)
+            for s in range(k):  # draw_assignment's draws, one member a stratum (pick: draw_distinct's for one,
+                D[s] = pick(keys[s], counters[s], size[s], first[s])  # on scalars, no reference count a draw)
+                counters[s] += one
+            need = not held  # a pair not yet known that only know_all computes
+            for qi in range(k):  # a shared pair of two controls read here (know_all's read, not its call:
+                u = D[qi]        # a call hands on 23 arrays, a reference count each)
+                su = g_str[u]
+                for yi in range(k):
+                    y = D[yi]
+                    i = u * P + y
+                    if yi == qi or tg[i] >= 0 or need:
+                        continue
+                    o = sha[s_comp[su], s_comp[g_str[y]]] if g_rep[u] < 0 and g_rep[y] < 0 else none
+                    if o < 0:
+                        need = True
+                        continue
+                    a = o + g_ctl[u] * s_n[g_str[y]] + g_ctl[y]
+                    w, gt, eq = shv[a], np.int64(shg[a]), np.int64(she[a])
+                    for r in range(rep_lo[su], rep_hi[su]):  # the plate's replicate (count_replicates)
+                        gt += simRP[r, u] > w
+                        eq += simRP[r, u] == w
+                    tv[i], tg[i], te[i] = w, gt, eq
+            if need:
+                know_all(D, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC, c_off, c_sorted,
+                         s_comp, g_ctl, rep_lo, rep_hi, shv, shg, she, sha)
+            flat = five  # five strata, no tie among a query's positives nor with its plate-mates: five_mean
+            for qi in range(k if five else 0):
+                b = D[qi] * P
+                for yi in range(k):
+                    if yi != qi:
+                        flat = flat and te[b + D[yi]] == 0
+                        for zi in range(yi + 1, k):
+                            flat = flat and (zi == qi or tv[b + D[zi]] != tv[b + D[yi]])
+            if flat:
+                v = five_mean(D[0], D[1], D[2], D[3], D[4], P, tg, quot5)
+            else:
+                v = mean_ap(D, P, tv, tg, te, vals, iwork, vals, vals, False)
             drawn, reached, stop = record_draw(saved, drawn, v, m, tol, reached, early, h)
             if stop:
                 stopped = True
