@@ -47,7 +47,7 @@ import numba
 import numpy as np
 
 from ...compiled import entry
-from ...streams import draw_distinct, uniform
+from ...streams import uniform
 from .chunks import count_draw, record_draw
 from .querylaw import law_count
 from .filled import crossed_pool, filled_mean, five_mean, quotients, rank_four, shared_fill, untied_mean
@@ -158,7 +158,6 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
     tab = batch_lookups(part, controls, pos)
     tv, tg, te = tab.v, tab.gt, tab.eq
     q = np.int64(0)
-    one = np.int64(1)
     none = np.int64(-1)
     for t in range(pos.size):
         j = pos[t]
@@ -231,7 +230,7 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
         while drawn < target and not stopped:  # the look-ups a draw needs, as it needs them
             for s in range(k):  # draw_assignment's draws, one member a stratum (pick: draw_distinct's for one,
                 D[s] = pick(keys[s], counters[s], size[s], first[s])  # on scalars, no reference count a draw)
-                counters[s] += one
+                counters[s] += np.uint64(1)
             need = not held  # a pair not yet known that only know_all computes
             for qi in range(k):  # a shared pair of two controls read here (know_all's read, not its call:
                 u = D[qi]        # a call hands on 23 arrays, a reference count each)
@@ -290,7 +289,6 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
     tab = batch_lookups(part, controls, pos)
     tv, tg, te = tab.v, tab.gt, tab.eq
     q = np.int64(0)
-    one = np.int64(1)
     pr = np.empty(ap.size)  # the observed queries' P@R, unused here
     for t in range(pos.size):
         j = pos[t]
@@ -300,7 +298,7 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
         size, first = pool.n + 1, pool.offset  # one replicate and n_s controls a stratum
         row = np.empty(P, dtype=np.int64)
         G = np.empty(k, dtype=np.int64)
-        quot = np.empty((0, 0))  # rank_four's precisions (filled.quotients), made when a row is first drawn
+        quot = quotients(k - 1, pool_most(s_n)) if k == 5 else np.empty((0, 0))  # rank_four's precisions
         for i in range(k):
             g = q + i
             if not active[g]:
@@ -320,21 +318,10 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
             D[i] = u
             ru = g_rep[u]
             nu = s_n[g_str[u]]
+            o0, o1, o2, o3 = 0 + (i <= 0), 1 + (i <= 1), 2 + (i <= 2), 3 + (i <= 3)  # five strata: the others
             if target - drawn >= ROW_DRAWS and query_row(pool, tab, P, i, u, size, first, row):
                 m = k - 1
                 if k == 5:  # four positives: the draw on scalars (pick, rank_four), as untied_ap adds them
-                    o = np.empty(4, dtype=np.int64)  # the other strata, in order
-                    c = 0
-                    for s in range(k):
-                        if s != i:
-                            o[c] = s
-                            c += 1
-                    o0, o1, o2, o3 = o[0], o[1], o[2], o[3]
-                    if quot.shape[0] == 0:
-                        most = np.int64(0)
-                        for s in range(k):
-                            most = max(most, s_n[s])
-                        quot = quotients(m, most)
                     while drawn < target:
                         v = rank_four(row[pick(keys[g], counter, size[o0], first[o0])],
                                       row[pick(keys[g], counter + np.uint64(1), size[o1], first[o1])],
@@ -362,16 +349,27 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
                     if stop:
                         counts.stopped[g] = True
                         break
+            b = u * P
+            srow = sortedRC[ru, :nu]
             while drawn < target and not counts.stopped[g]:
-                for s in range(k):  # draw_query's draws: a member of each other stratum's pool
-                    if s != i:
-                        counter = draw_distinct(keys[g], counter, size[s], first[s], D, s, one, u)
-                        y = D[s]
-                        if tg[u * P + y] < 0:  # pair_counts's steps for a replicate query (u is one), without
+                flat = k == 5  # four positives, none tied with another or a plate-mate: rank_four, as a row's draws
+                for s in range(k):  # draw_query's draws: a member of each other stratum's pool (pick: draw_distinct's
+                    if s != i:      # for one, on scalars; u is never in range)
+                        y = pick(keys[g], counter, size[s], first[s])
+                        counter += np.uint64(1)
+                        D[s] = y
+                        if tg[b + y] < 0:  # pair_counts's steps for a replicate query (u is one), without
                             w = simRP[ru, y]  # handing on its 22 arrays (each costs two atomic reference counts)
-                            tv[u * P + y] = w
-                            tg[u * P + y], te[u * P + y] = count_sorted(sortedRC[ru, :nu], w)
-                v, _ = query_ap(D, i, P, tv, tg, te, vals, iwork)
+                            tv[b + y] = w
+                            tg[b + y], te[b + y] = count_sorted(srow, w)
+                        flat = flat and te[b + y] == 0
+                for s in range(k if flat else 0):
+                    for s2 in range(s + 1, k):
+                        flat = flat and (s == i or s2 == i or tv[b + D[s]] != tv[b + D[s2]])
+                if flat:
+                    v = rank_four(tg[b + D[o0]], tg[b + D[o1]], tg[b + D[o2]], tg[b + D[o3]], quot) / (k - 1)
+                else:
+                    v, _ = query_ap(D, i, P, tv, tg, te, vals, iwork)
                 drawn += 1
                 reached, stop = count_draw(v, ap[g], tol, reached, early, h)
                 if stop:
