@@ -323,10 +323,11 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
                 m = k - 1
                 if k == 5:  # four positives: the draw on scalars (pick, rank_four), as untied_ap adds them
                     while drawn < target:
-                        v = rank_four(row[pick(keys[g], counter, size[o0], first[o0])],
-                                      row[pick(keys[g], counter + np.uint64(1), size[o1], first[o1])],
-                                      row[pick(keys[g], counter + np.uint64(2), size[o2], first[o2])],
-                                      row[pick(keys[g], counter + np.uint64(3), size[o3], first[o3])], quot) / m
+                        v = rank_four(row[np.uint64(pick(keys[g], counter, size[o0], first[o0]))],  # unsigned: no
+                                      row[np.uint64(pick(keys[g], counter + np.uint64(1), size[o1], first[o1]))],
+                                      row[np.uint64(pick(keys[g], counter + np.uint64(2), size[o2], first[o2]))],
+                                      row[np.uint64(pick(keys[g], counter + np.uint64(3), size[o3], first[o3]))],
+                                      quot) / m  # test for a negative index (rank_four)
                         counter += np.uint64(4)
                         drawn += 1
                         reached, stop = count_draw(v, ap[g], tol, reached, early, h)
