@@ -50,7 +50,7 @@ from ...compiled import entry
 from ...streams import uniform
 from .chunks import count_draw, record_draw
 from .querylaw import law_count
-from .filled import crossed_pool, filled_mean, five_mean, quotients, rank_four, shared_fill, untied_mean
+from .filled import crossed_pool, filled_mean, five_mean, pool_most, quotients, rank_four, shared_fill, untied_mean
 from .lookups import FILL_DRAWS, ROW_DRAWS, batch_lookups, fill_all, know_all, mean_ap, query_ap, query_row, untied_ap
 from .ranking import count_sorted
 
@@ -121,15 +121,6 @@ def pick(key, counter, size, first):  # pragma: no cover - compiled
     if idx >= size:
         idx = size - 1
     return first + idx
-
-
-@numba.njit(cache=True, inline="always")
-def pool_most(s_n):  # pragma: no cover - compiled
-    """The most controls n_s of any stratum of a pool (the columns of :func:`.filled.quotients` less one)."""
-    most = np.int64(0)
-    for s in range(s_n.size):
-        most = max(most, s_n[s])
-    return most
 
 
 @numba.njit(cache=True, inline="always")

@@ -26,7 +26,7 @@ from .pool import Pool, pool_layout, pool_members
 from .ranking import count_sorted
 from .similarity import sim_rows
 
-__all__ = ["Shared", "Kept", "crossed_pool", "keep_pool", "kept_pool", "shared_fill", "quotients", "rank_four", "five_mean", "untied_mean", "filled_mean"]
+__all__ = ["Shared", "Kept", "crossed_pool", "keep_pool", "kept_pool", "shared_fill", "quotients", "pool_most", "rank_four", "five_mean", "untied_mean", "filled_mean"]
 
 
 class Shared(NamedTuple):
@@ -161,6 +161,15 @@ def shared_fill(controls, kind, shared, first):  # pragma: no cover - compiled
                     g, e = count_sorted(row, v[o + i * nb + j])
                     shared.gt[o + i * nb + j] = g
                     shared.eq[o + i * nb + j] = e
+
+
+@numba.njit(cache=True, inline="always")
+def pool_most(s_n):  # pragma: no cover - compiled
+    """The most controls n_s of any stratum of a pool (the columns of :func:`quotients` less one)."""
+    most = np.int64(0)
+    for s in range(s_n.size):
+        most = max(most, s_n[s])
+    return most
 
 
 @inner()  # once a pool (a query row), not a draw: compiled once, not copied into each call site
