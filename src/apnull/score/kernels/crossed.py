@@ -252,8 +252,13 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
                         flat = flat and te[b + D[yi]] == 0
                         for zi in range(yi + 1, k):
                             flat = flat and (zi == qi or tv[b + D[zi]] != tv[b + D[yi]])
-            if flat:
-                v = five_mean(D[0], D[1], D[2], D[3], D[4], P, tg, quot5)
+            if flat:  # five_mean's sums (rank_four ranks its four counts: their order does not matter), in a
+                v = 0.0   # loop: one copy of rank_four to compile, not five
+                for qi in range(k):
+                    b = D[qi] * P
+                    v += rank_four(tg[b + D[(qi + 1) % 5]], tg[b + D[(qi + 2) % 5]], tg[b + D[(qi + 3) % 5]],
+                                   tg[b + D[(qi + 4) % 5]], quot5) / 4
+                v = v / 5
             else:
                 v = mean_ap(D, P, tv, tg, te, vals, iwork, vals, vals, False)
             drawn, reached, stop = record_draw(saved, drawn, v, m, tol, reached, early, h)
