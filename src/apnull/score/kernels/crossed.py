@@ -215,14 +215,12 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
         g_str, s_n, g_rep, simRP, g_row = pool.stratum, pool.n, pool.replicate, pool.sim, pool.row
         Xc, sortedRC, c_off, c_sorted = controls.X, pool.sorted_rc, controls.sorted_offset, controls.sorted_sims
         s_comp, g_ctl, rep_lo, rep_hi = pool.component_stratum, pool.control, pool.rep_lo, pool.rep_hi
-        held = sha.shape[0] > 0
-        five = k == 5 and drawn < target and not stopped
-        quot5 = quotients(k - 1, pool_most(s_n)) if five else np.empty((0, 0))
+        quot5 = quotients(k - 1, pool_most(s_n)) if k == 5 and drawn < target and not stopped else np.empty((0, 0))
         while drawn < target and not stopped:  # the look-ups a draw needs, as it needs them
             for s in range(k):  # draw_assignment's draws, one member a stratum (pick: draw_distinct's for one,
                 D[s] = pick(keys[s], counters[s], size[s], first[s])  # on scalars, no reference count a draw)
                 counters[s] += np.uint64(1)
-            need = not held  # a pair not yet known that only know_all computes
+            need = sha.shape[0] == 0  # a pair not yet known that only know_all computes
             for qi in range(k):  # a shared pair of two controls read here (know_all's read, not its call:
                 u = D[qi]        # a call hands on 23 arrays, a reference count each)
                 su = g_str[u]
@@ -244,20 +242,20 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
             if need:
                 know_all(D, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC, c_off, c_sorted,
                          s_comp, g_ctl, rep_lo, rep_hi, shv, shg, she, sha)
-            flat = five  # five strata, no tie among a query's positives nor with its plate-mates: five_mean
-            for qi in range(k if five else 0):
+            flat = quot5.shape[0] > 0  # five strata; no tie of a positive with another or a plate-mate
+            for qi in range(k if flat else 0):
                 b = D[qi] * P
                 for yi in range(k):
                     if yi != qi:
                         flat = flat and te[b + D[yi]] == 0
                         for zi in range(yi + 1, k):
                             flat = flat and (zi == qi or tv[b + D[zi]] != tv[b + D[yi]])
-            if flat:  # five_mean's sums (rank_four ranks its four counts: their order does not matter), in a
-                v = 0.0   # loop: one copy of rank_four to compile, not five
-                for qi in range(k):
-                    b = D[qi] * P
-                    v += rank_four(tg[b + D[(qi + 1) % 5]], tg[b + D[(qi + 2) % 5]], tg[b + D[(qi + 3) % 5]],
-                                   tg[b + D[(qi + 4) % 5]], quot5) / 4
+            v = 0.0  # flat: five_mean's sums (rank_four ranks its four counts, in any order) in a loop: one copy of
+            for qi in range(k if flat else 0):  # rank_four to compile, not five
+                b = D[qi] * P
+                v += rank_four(tg[b + D[(qi + 1) % 5]], tg[b + D[(qi + 2) % 5]], tg[b + D[(qi + 3) % 5]],
+                               tg[b + D[(qi + 4) % 5]], quot5) / 4
+            if flat:
                 v = v / 5
             else:
                 v = mean_ap(D, P, tv, tg, te, vals, iwork, vals, vals, False)
