@@ -274,6 +274,23 @@ def test_lazy_control_pairs_without_the_shared_table(general_only, monkeypatch, 
                            permutations=B, seed=8)
 
 
+@pytest.mark.parametrize("similarity, ties, B", [("cosine", False, 99), ("abs_cosine", True, 99),
+                                                 ("cosine", True, 300)])
+def test_five_plates_lazy_draws_with_the_shared_table(general_only, monkeypatch, similarity, ties, B):
+    """Perturbations on five plates (JUMP's), drawn lazily (rounds under :data:`apnull.score.kernels.lookups.FILL_DRAWS`)
+    with the shared table held: the mAP null reads each pair of two controls in the draw loop, draws without
+    a tie by :func:`apnull.score.kernels.filled.five_mean` and with one by the tie-aware walk, and a query's
+    draws rank four untied positives by :func:`apnull.score.kernels.filled.rank_four`: every table and drawn
+    value the general path's, bit for bit (with ties, a run that took a tie for none gives other values)."""
+    monkeypatch.setattr(conditional, "EXACT_DRAWS", 0)
+    table = crossed_screen(np.random.default_rng(53), perts=16, plates=5, controls=7, d=6 if ties else 24, ties=ties,
+                           plate_effect=0.0 if ties else 0.5)  # rounded rows of 6 without a shift: many ties
+    general_only(False)
+    new = score_profiles(table, **KW, similarity=similarity, permutations=B, seed=4)
+    assert_same_as_general(general_only, new, table, ("t03", "t07", "t11", "t15"), similarity=similarity,
+                           permutations=B, seed=4)
+
+
 def test_dot4_has_the_bits_of_sim():
     """Four dot products side by side, each the bits of ``sim`` (kind 0) one at a time: rows of 737
     features whose sums round differently in another order (checked: a pairwise sum differs)."""

@@ -47,10 +47,10 @@ import numba
 import numpy as np
 
 from ...compiled import entry
-from ...streams import draw_distinct, uniform
+from ...streams import uniform
 from .chunks import count_draw, record_draw
 from .querylaw import law_count
-from .filled import crossed_pool, filled_mean, five_mean, quotients, rank_four, shared_fill, untied_mean
+from .filled import crossed_pool, filled_mean, five_mean, pool_most, quotients, rank_four, shared_fill, untied_mean
 from .lookups import FILL_DRAWS, ROW_DRAWS, batch_lookups, fill_all, know_all, mean_ap, query_ap, query_row, untied_ap
 from .ranking import count_sorted
 
@@ -149,7 +149,6 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
     tab = batch_lookups(part, controls, pos)
     tv, tg, te = tab.v, tab.gt, tab.eq
     q = np.int64(0)
-    one = np.int64(1)
     none = np.int64(-1)
     for t in range(pos.size):
         j = pos[t]
@@ -170,9 +169,7 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
             at = kept.start[t]
             again = at >= 0 and kept.done[t]  # its untied counts kept from an earlier round: no fill
             untied = kept.done[:0] if again else fill_all(pool, controls, kind, tab, P, shared)
-            most = np.int64(0)
-            for s in range(k):
-                most = max(most, pool.n[s])
+            most = pool_most(pool.n)
             if most <= COUNTS_MOST:
                 quot = quotients(k - 1, most)
                 small = kept.buf[at:at + P * P] if again else tg[:P * P].astype(np.int16)
@@ -218,12 +215,50 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
         g_str, s_n, g_rep, simRP, g_row = pool.stratum, pool.n, pool.replicate, pool.sim, pool.row
         Xc, sortedRC, c_off, c_sorted = controls.X, pool.sorted_rc, controls.sorted_offset, controls.sorted_sims
         s_comp, g_ctl, rep_lo, rep_hi = pool.component_stratum, pool.control, pool.rep_lo, pool.rep_hi
+        quot5 = quotients(k - 1, pool_most(s_n)) if k == 5 and drawn < target and not stopped else np.empty((0, 0))
         while drawn < target and not stopped:  # the look-ups a draw needs, as it needs them
-            for s in range(k):  # draw_assignment's draws, one member a stratum
-                counters[s] = draw_distinct(keys[s], counters[s], size[s], first[s], D, s, one, none)
-            know_all(D, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC, c_off, c_sorted, s_comp,
-                     g_ctl, rep_lo, rep_hi, shv, shg, she, sha)
-            v = mean_ap(D, P, tv, tg, te, vals, iwork, vals, vals, False)
+            for s in range(k):  # draw_assignment's draws, one member a stratum (pick: draw_distinct's for one,
+                D[s] = pick(keys[s], counters[s], size[s], first[s])  # on scalars, no reference count a draw)
+                counters[s] += np.uint64(1)
+            need = sha.shape[0] == 0  # a pair not yet known that only know_all computes
+            for qi in range(k):  # a shared pair of two controls read here (know_all's read, not its call:
+                u = D[qi]        # a call hands on 23 arrays, a reference count each)
+                su = g_str[u]
+                for yi in range(k):
+                    y = D[yi]
+                    i = u * P + y
+                    if yi == qi or tg[i] >= 0 or need:
+                        continue
+                    o = sha[s_comp[su], s_comp[g_str[y]]] if g_rep[u] < 0 and g_rep[y] < 0 else none
+                    if o < 0:
+                        need = True
+                        continue
+                    a = o + g_ctl[u] * s_n[g_str[y]] + g_ctl[y]
+                    w, gt, eq = shv[a], np.int64(shg[a]), np.int64(she[a])
+                    for r in range(rep_lo[su], rep_hi[su]):  # the plate's replicate (count_replicates)
+                        gt += simRP[r, u] > w
+                        eq += simRP[r, u] == w
+                    tv[i], tg[i], te[i] = w, gt, eq
+            if need:
+                know_all(D, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC, c_off, c_sorted,
+                         s_comp, g_ctl, rep_lo, rep_hi, shv, shg, she, sha)
+            flat = quot5.shape[0] > 0  # five strata; no tie of a positive with another or a plate-mate
+            for qi in range(k if flat else 0):
+                b = D[qi] * P
+                for yi in range(k):
+                    if yi != qi:
+                        flat = flat and te[b + D[yi]] == 0
+                        for zi in range(yi + 1, k):
+                            flat = flat and (zi == qi or tv[b + D[zi]] != tv[b + D[yi]])
+            v = 0.0  # flat: five_mean's sums (rank_four ranks its four counts, in any order) in a loop: one copy of
+            for qi in range(k if flat else 0):  # rank_four to compile, not five
+                b = D[qi] * P
+                v += rank_four(tg[b + D[(qi + 1) % 5]], tg[b + D[(qi + 2) % 5]], tg[b + D[(qi + 3) % 5]],
+                               tg[b + D[(qi + 4) % 5]], quot5) / 4
+            if flat:
+                v = v / 5
+            else:
+                v = mean_ap(D, P, tv, tg, te, vals, iwork, vals, vals, False)
             drawn, reached, stop = record_draw(saved, drawn, v, m, tol, reached, early, h)
             if stop:
                 stopped = True
@@ -248,7 +283,6 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
     tab = batch_lookups(part, controls, pos)
     tv, tg, te = tab.v, tab.gt, tab.eq
     q = np.int64(0)
-    one = np.int64(1)
     pr = np.empty(ap.size)  # the observed queries' P@R, unused here
     for t in range(pos.size):
         j = pos[t]
@@ -258,7 +292,7 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
         size, first = pool.n + 1, pool.offset  # one replicate and n_s controls a stratum
         row = np.empty(P, dtype=np.int64)
         G = np.empty(k, dtype=np.int64)
-        quot = np.empty((0, 0))  # rank_four's precisions (filled.quotients), made when a row is first drawn
+        quot = quotients(k - 1, pool_most(s_n)) if k == 5 else np.empty((0, 0))  # rank_four's precisions
         for i in range(k):
             g = q + i
             if not active[g]:
@@ -278,26 +312,16 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
             D[i] = u
             ru = g_rep[u]
             nu = s_n[g_str[u]]
+            o0, o1, o2, o3 = 0 + (i <= 0), 1 + (i <= 1), 2 + (i <= 2), 3 + (i <= 3)  # five strata: the others
             if target - drawn >= ROW_DRAWS and query_row(pool, tab, P, i, u, size, first, row):
                 m = k - 1
                 if k == 5:  # four positives: the draw on scalars (pick, rank_four), as untied_ap adds them
-                    o = np.empty(4, dtype=np.int64)  # the other strata, in order
-                    c = 0
-                    for s in range(k):
-                        if s != i:
-                            o[c] = s
-                            c += 1
-                    o0, o1, o2, o3 = o[0], o[1], o[2], o[3]
-                    if quot.shape[0] == 0:
-                        most = np.int64(0)
-                        for s in range(k):
-                            most = max(most, s_n[s])
-                        quot = quotients(m, most)
                     while drawn < target:
-                        v = rank_four(row[pick(keys[g], counter, size[o0], first[o0])],
-                                      row[pick(keys[g], counter + np.uint64(1), size[o1], first[o1])],
-                                      row[pick(keys[g], counter + np.uint64(2), size[o2], first[o2])],
-                                      row[pick(keys[g], counter + np.uint64(3), size[o3], first[o3])], quot) / m
+                        v = rank_four(row[np.uint64(pick(keys[g], counter, size[o0], first[o0]))],  # unsigned: no
+                                      row[np.uint64(pick(keys[g], counter + np.uint64(1), size[o1], first[o1]))],
+                                      row[np.uint64(pick(keys[g], counter + np.uint64(2), size[o2], first[o2]))],
+                                      row[np.uint64(pick(keys[g], counter + np.uint64(3), size[o3], first[o3]))],
+                                      quot) / m  # test for a negative index (rank_four)
                         counter += np.uint64(4)
                         drawn += 1
                         reached, stop = count_draw(v, ap[g], tol, reached, early, h)
@@ -320,16 +344,27 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
                     if stop:
                         counts.stopped[g] = True
                         break
+            b = u * P
+            srow = sortedRC[ru, :nu]
             while drawn < target and not counts.stopped[g]:
-                for s in range(k):  # draw_query's draws: a member of each other stratum's pool
-                    if s != i:
-                        counter = draw_distinct(keys[g], counter, size[s], first[s], D, s, one, u)
-                        y = D[s]
-                        if tg[u * P + y] < 0:  # pair_counts's steps for a replicate query (u is one), without
+                flat = k == 5  # four positives, none tied with another or a plate-mate: rank_four, as a row's draws
+                for s in range(k):  # draw_query's draws: a member of each other stratum's pool (pick: draw_distinct's
+                    if s != i:      # for one, on scalars; u is never in range)
+                        y = pick(keys[g], counter, size[s], first[s])
+                        counter += np.uint64(1)
+                        D[s] = y
+                        if tg[b + y] < 0:  # pair_counts's steps for a replicate query (u is one), without
                             w = simRP[ru, y]  # handing on its 22 arrays (each costs two atomic reference counts)
-                            tv[u * P + y] = w
-                            tg[u * P + y], te[u * P + y] = count_sorted(sortedRC[ru, :nu], w)
-                v, _ = query_ap(D, i, P, tv, tg, te, vals, iwork)
+                            tv[b + y] = w
+                            tg[b + y], te[b + y] = count_sorted(srow, w)
+                        flat = flat and te[b + y] == 0
+                for s in range(k if flat else 0):
+                    for s2 in range(s + 1, k):
+                        flat = flat and (s == i or s2 == i or tv[b + D[s]] != tv[b + D[s2]])
+                if flat:
+                    v = rank_four(tg[b + D[o0]], tg[b + D[o1]], tg[b + D[o2]], tg[b + D[o3]], quot) / (k - 1)
+                else:
+                    v, _ = query_ap(D, i, P, tv, tg, te, vals, iwork)
                 drawn += 1
                 reached, stop = count_draw(v, ap[g], tol, reached, early, h)
                 if stop:
