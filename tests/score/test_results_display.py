@@ -189,3 +189,34 @@ def test_progress_true_outside_jupyter_writes_lines(capsys, monkeypatch):
     assert isinstance(reporter, live.LineProgress)
     with pytest.raises(ValueError, match="progress must be True, False, None or a function"):
         score_profiles(digits_screen(), perturbation=PCOL, progress="yes")
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_two_nulls_lines_name_their_null_and_table_and_overwrite_whole():
+    """A reporter made for a null beside (``beside``) and the run's own name their null while both run, keep a
+    comparison's table (:class:`Scoped`), and name no null once the other is done; on a terminal a count line
+    written over a longer one covers all of it, and any other line ends the count line first."""
+    from apnull.score.engine.clock import Scoped
+
+    for err in (io.StringIO(), _Terminal()):
+        run = Scoped(live.LineProgress(err, after=0.0, every=0.0, command="apnull compare"), "table A")
+        twin = run.beside("mAP null", "per-query null")
+        twin.stage("perturbations (conditional null of their queries)")
+        twin(1, 2)
+        run(3, 4)
+        run.round(INFO)
+        run.alone()
+        run(4, 4)
+        want = ["apnull compare: table A, per-query null: perturbations (conditional null of their queries): 1 of 2 "
+                "(0 s)", "apnull compare: table A, mAP null: perturbations: 3 of 4 (0 s)",
+                f"apnull compare: table A, mAP null: {live.round_line(INFO)}",
+                "apnull compare: table A: perturbations: 4 of 4 (0 s)"]
+        if isinstance(err, _Terminal):
+            assert err.getvalue() == ("\r" + want[0] + "\r" + want[1].ljust(len(want[0])) + "\n" + want[2] + "\n"
+                                      + "\r" + want[3] + "\n")
+        else:
+            assert err.getvalue().splitlines() == want

@@ -2,6 +2,8 @@
 (:func:`apnull.score.nulls.pooltables.kept_pools`) and the prepared replicate rows of a table read when asked
 (:meth:`apnull.score.nulls.pooltables.BuiltComponents.keep_rows`), each with the tables of a run keeping none."""
 
+import io
+import re
 import threading
 
 import numpy as np
@@ -217,3 +219,64 @@ def test_a_failure_of_either_null_ends_the_queries_thread(monkeypatch):
     with pytest.raises(ValueError, match="queries failed"):
         score_profiles(table, **KW, permutations="auto", seed=2)
     assert not [t for t in threading.enumerate() if t.name == "apnull-queries"]
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+#: Every whole line of a run's progress (after its command's name), the null it names if any.
+_LINE = re.compile(r"^(?:(?P<null>mAP null|per-query null): )?(?:"
+                   r"round \d+: [\d,]+ (?P<round>perturbation|query|queries)s? near the decision line, refined to [\d,]+ draws "
+                   r"each \([\d,]+ draws so far; at most [\d,]+ more(, (about|under) [\d.]+ s)?\)"
+                   r"|(?P<count>[a-z][a-z ,()']*): [\d,]+ of [\d,]+ "
+                   r"\(\d+ s\)"
+                   r"|draws spent: .+ \(\d+ s\)|preparing compiled code \(first run only\) \.\.\.)$")
+
+
+def _progress_lines(text, tty):
+    """The lines written, each checked whole (on a terminal, each count written over the one before it)."""
+    pieces = [p.rstrip(" ") for line in text.split("\n") for p in (line.split("\r") if tty else [line]) if p]
+    for piece in pieces:
+        found = _LINE.match(piece)
+        assert found, f"a torn or unnamed line: {piece!r}"
+        if found["null"] == "per-query null":
+            assert found["round"] in ("query", "queries") or "conditional" in (found["count"] or "")
+        elif found["null"] == "mAP null":
+            assert found["round"] == "perturbation" or found["count"] == "perturbations"
+    return pieces
+
+
+def test_the_command_lines_progress_keeps_the_queries_null_beside(monkeypatch):
+    """Told the command line's progress (a :class:`LineProgress`, on a terminal or not), the queries' null
+    still runs in a thread of its own beside the mAP null's refinement rounds; every line written meanwhile
+    names its null and is written whole; the tables are those of the run without progress and of the run
+    told a plain function (one null after the other), bit for bit, with two threads and with one. With a
+    budget the nulls run in turn (each one's rounds are estimated and stopped within the time left)."""
+    from apnull.score.engine.progress import LineProgress
+
+    table = near_line_screen(float32=True)
+    for threads in (2, 1):
+        quiet = score_profiles(table, **KW, permutations="auto", seed=2, threads=threads)
+        after = score_profiles(table, **KW, permutations="auto", seed=2, threads=threads, progress=lambda d, t: None)
+        for err in (io.StringIO(), _Terminal()):
+            seen = _beside_spies(monkeypatch, hold=True)
+            told = score_profiles(table, **KW, permutations="auto", seed=2, threads=threads,
+                                  progress=LineProgress(err, after=0.0, every=0.0))
+            assert any(s[0] == "queries" and s[2] for s in seen)  # in their own thread
+            first_q = [k for k, s in enumerate(seen) if s[0] == "queries"][0]
+            assert any(s[0] == "mAP" and s[1] > 100 for s in seen[first_q:])  # beside the refinement rounds
+            lines = _progress_lines(err.getvalue(), isinstance(err, _Terminal))
+            named = [line.split(":")[0] for line in lines]
+            assert "mAP null" in named and "per-query null" in named
+            assert lines[-1].startswith("draws spent")  # once both are done, no null named
+            for res in (quiet, after):
+                pd.testing.assert_frame_equal(told.groups, res.groups, check_exact=True)
+                pd.testing.assert_frame_equal(told.queries, res.queries, check_exact=True)
+            monkeypatch.undo()
+            monkeypatch.setattr(permutation, "CROSSED_MIN_PERTURBATIONS", 0)
+    seen = _beside_spies(monkeypatch)
+    err = io.StringIO()
+    score_profiles(table, **KW, permutations="auto", seed=2, budget=600, progress=LineProgress(err, after=0.0))
+    assert seen and not any(s[2] for s in seen) and "null:" not in err.getvalue()

@@ -163,8 +163,8 @@ def deadline_of(budget) -> Deadline | None:
 
 
 class Scoped:
-    """``progress`` with ``scope`` given to every stage it is told (e.g. "table A" of a comparison);
-    every other call is passed on as it is."""
+    """``progress`` with ``scope`` given to every stage it is told (e.g. "table A" of a comparison),
+    and to the reporter it makes for a null beside (``beside``); every other call is passed on as it is."""
 
     def __init__(self, progress, scope: str):
         self.progress, self.scope = progress, scope
@@ -173,8 +173,11 @@ class Scoped:
     def __call__(self, done: int, total: int) -> None:
         self.progress(done, total)
 
-    def __getattr__(self, name):  # round, compiling, compiled: as the wrapped object has them
-        return getattr(self.progress, name)
+    def __getattr__(self, name):  # round, compiling, compiled, beside, alone: as the wrapped object has them
+        found = getattr(self.progress, name)
+        if name == "beside":  # the reporter of the null beside keeps the scope too
+            return lambda mine, other: Scoped(found(mine, other), self.scope)
+        return found
 
     def stage(self, units: str, scope: str = "") -> None:
         tell_stage(self.progress, units, f"{self.scope}, {scope}" if scope else self.scope)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import html
 import sys
+import threading
 import time
 
 from ..table.names import count_text
@@ -66,24 +67,36 @@ def default_progress():
 
 
 class _Clock:
-    """The seconds of a run, compilation left out (it is not scoring time)."""
+    """The seconds of a run, compilation left out (it is not scoring time), and what its lines are about:
+    the stage's units and scope (:meth:`stage`) and, while another null's lines interleave with them
+    (:meth:`LineProgress.beside`), the null they belong to."""
 
     def __init__(self):
         self.start = time.monotonic()
         self.compile_seconds = 0.0
-        self.label = "units"
-        self.scope, self.staged = "", False
+        self.units = "units"
+        self.where, self.null, self.staged = "", "", False
+
+    @property
+    def scope(self) -> str:
+        """What starts the lines after the command's name: ``"table A: "``, ``"mAP null: "``, both, or ``""``."""
+        said = ", ".join(part for part in (self.where, self.null) if part)
+        return f"{said}: " if said else ""
+
+    @property
+    def label(self) -> str:
+        """What the counts count, with the scope: ``"table A: perturbations"``."""
+        return self.scope + self.units
 
     def stage(self, units: str, scope: str = "") -> None:
         """A new stage of the run (:func:`.clock.tell_stage`): later counts are of ``units`` ("queries,
         exact laws and far tails"), of ``scope`` ("table A"), which its round lines name too."""
-        self.scope, self.staged = f"{scope}: " if scope else "", True
-        self.label = self.scope + units
+        self.where, self.units, self.staged = scope, units, True
 
     def named(self, info) -> str:
         """The round line of ``info`` with the stage's scope, and the label its counts take."""
         if not self.staged:
-            self.label = info.label
+            self.units = info.label
         return self.scope + round_line(info)
 
     def compiled(self, seconds: float) -> None:
@@ -147,6 +160,42 @@ class NotebookProgress(_Clock):
         self._show(force=True)
 
 
+class _Lines:
+    """The stream the line reporters of one run share (:meth:`LineProgress.beside`): each write a whole
+    line under one lock, so lines of two nulls never tear; on a terminal the count line is rewritten in
+    place (over the whole of the longer one before it) and ended before any other line is written."""
+
+    def __init__(self, err):
+        self.err, self.lock = err, threading.Lock()
+        self.tty = bool(getattr(err, "isatty", lambda: False)())
+        self.open = 0  # on a terminal: the length of the count line not ended yet (0: none)
+        self.compiling_told = False
+
+    def line(self, text: str) -> None:
+        """``text`` on a line of its own."""
+        with self.lock:
+            self.err.write(("\n" if self.open else "") + text + "\n")
+            self.open = 0
+            self.err.flush()
+
+    def count(self, text: str, last: bool) -> None:
+        """A count line: a line elsewhere; on a terminal over the count line before it, ended when ``last``."""
+        with self.lock:
+            if self.tty:
+                self.err.write("\r" + text.ljust(self.open) + ("\n" if last else ""))
+                self.open = 0 if last else len(text)
+            else:
+                self.err.write(text + "\n")
+            self.err.flush()
+
+    def compiling(self, text: str) -> None:
+        """``text`` (:data:`COMPILING`) once, whichever null's compile watch says it first."""
+        with self.lock:
+            told, self.compiling_told = self.compiling_told, True
+        if not told:
+            self.line(text)
+
+
 class LineProgress(_Clock):
     """Progress lines on ``err``, the command line's and ``progress=True``'s outside Jupyter
     (:func:`round_line`, :func:`count_line`): on a terminal every update overwrites one line, elsewhere a
@@ -155,22 +204,36 @@ class LineProgress(_Clock):
 
     ``command`` ("apnull score") starts every line, as ``"apnull score: round 2: ..."``. ``label`` names
     what the counts count ("rows read") until a stage says otherwise; without it the counts take each
-    round's own units.
+    round's own units. Two nulls running at once report through :meth:`beside`: every line then names
+    its null, and the lines are written whole, one at a time.
     """
 
-    def __init__(self, err, after: float = 2.0, every: float = 5.0, command: str = "", label: str | None = None):
+    def __init__(self, err, after: float = 2.0, every: float = 5.0, command: str = "", label: str | None = None,
+                 *, lines: _Lines | None = None):
         super().__init__()
         self.err, self.after, self.every = err, after, every
         self.prefix = f"{command}: " if command else ""
         if label is not None:
-            self.label, self.staged = label, True
+            self.units, self.staged = label, True
         self.last = self.start
-        self.tty = bool(getattr(err, "isatty", lambda: False)())
-        self.shown = False
+        self.out = lines if lines is not None else _Lines(err)
+
+    def beside(self, mine: str, other: str) -> "LineProgress":
+        """A reporter for another null that runs beside this one from now on (in another thread): its lines
+        start with ``other`` ("per-query null") and this one's with ``mine`` ("mAP null") until
+        :meth:`alone`; both write whole lines to the same stream, and count the same run's seconds (each
+        leaves out the compiling its own runs watch)."""
+        twin = LineProgress(self.err, self.after, self.every, lines=self.out)
+        twin.prefix, twin.where, twin.null, twin.start = self.prefix, self.where, other, self.start
+        self.null = mine
+        return twin
+
+    def alone(self) -> None:
+        """The null beside this one is done: its lines name no null again."""
+        self.null = ""
 
     def compiling(self) -> None:
-        self.err.write(self.prefix + COMPILING + "\n")
-        self.err.flush()
+        self.out.compiling(self.prefix + COMPILING)
 
     def stage(self, units: str, scope: str = "") -> None:
         super().stage(units, scope)
@@ -180,20 +243,15 @@ class LineProgress(_Clock):
         line = self.named(info)
         if info.number == 0:
             return
-        self.err.write(("\r\n" if self.tty and self.shown else "") + self.prefix + line + "\n")
-        self.err.flush()
+        self.out.line(self.prefix + line)
         self.last = time.monotonic()
 
     def __call__(self, done: int, total: int) -> None:
         now = time.monotonic()
-        if now - self.start < self.after or (not self.tty and now - self.last < self.every and done < total):
+        if now - self.start < self.after or (not self.out.tty and now - self.last < self.every and done < total):
             return
         self.last = now
-        end = "\n" if (not self.tty or done >= total) else ""
-        line = self.prefix + count_line(self.label, done, total, self.seconds())
-        self.err.write(("\r" if self.tty else "") + line + end)
-        self.err.flush()
-        self.shown = True
+        self.out.count(self.prefix + count_line(self.label, done, total, self.seconds()), done >= total)
 
     def spent(self, spent) -> None:
         """After the run: its :func:`spent_line` of ``spent`` (with the stage's scope), shown when the run
@@ -201,7 +259,4 @@ class LineProgress(_Clock):
         error, keep stderr to what matters."""
         if self.seconds() < self.after:
             return
-        self.err.write(("\r\n" if self.tty and self.shown else "") + self.prefix + self.scope
-                       + spent_line(spent, self.seconds()) + "\n")
-        self.err.flush()
-        self.shown = False
+        self.out.line(self.prefix + self.scope + spent_line(spent, self.seconds()))

@@ -48,7 +48,7 @@ from ..kernels.draws import Counts, conditional_batch
 from .pooltables import NO_SHARED, keep_done, kept_pools
 
 __all__ = ["QUERY_NULLS", "QueryP", "query_null", "conditional_pvalues", "query_pvalues", "bounds_undecided",
-           "QUERY_CHUNK", "QueriesBeside"]
+           "QUERY_CHUNK", "QueriesBeside", "NULL_NAMES"]
 
 #: The label of each per-query null, as the ``null`` column of the query table says.
 QUERY_NULLS = {"exact": "exact law", "conditional": "conditional permutation",
@@ -260,6 +260,28 @@ class _Stopped(Exception):
     """The run that started :class:`QueriesBeside` failed: its thread ends at its next progress call."""
 
 
+class _Checked:
+    """The progress of the queries' null beside the mAP null: each count first checks that the run still
+    goes on (raises :class:`_Stopped` once it failed), then goes to ``told`` (the run's reporter's
+    ``beside``, or None: nothing shown), whose hooks (round, stage, compiling, ...) it offers as its own."""
+
+    def __init__(self, stop, told):
+        self.stop, self.told = stop, told
+
+    def __call__(self, done, total):
+        if self.stop.is_set():
+            raise _Stopped
+        if self.told is not None:
+            self.told(done, total)
+
+    def __getattr__(self, name):
+        return getattr(self.told, name)  # AttributeError without a reporter: no hook
+
+
+#: The names of the two nulls in progress lines while they run beside each other.
+NULL_NAMES = ("mAP null", "per-query null")
+
+
 class QueriesBeside:
     """The queries' p-values (:func:`query_pvalues`) of a run whose options are ``opts`` (its seed,
     permutations, threads, deadline and progress), computed in a thread of their own beside the mAP null's
@@ -271,16 +293,21 @@ class QueriesBeside:
     alone leaves a core idle (the Python between its rounds, its last rounds' few units, the queries'
     keys).
 
-    Beside only in process (``client`` None), with no deadline (each null's rounds are estimated and
-    stopped in turn) and no progress (one null's lines at a time), when the screen's rows are read from
-    the table already (``X`` a :class:`..table.rows.PreparedRows`: nothing is let go between the nulls)
-    as one group (:meth:`.permutation.ScreenWork.groups`: the in-process part's rows are kept for both
-    nulls). Used as a context: when the block fails, the thread stops at its next batch and is waited for."""
+    Beside only in process (``client`` None), with no deadline (each null's rounds are estimated from the
+    draws per second of its rounds before and started only within the time left, which the other null's
+    draws beside it would take: so a budgeted run's nulls run in turn), with no progress or a reporter
+    that can speak for two nulls at once (``progress.beside``: :class:`..engine.progress.LineProgress`,
+    the command line's; its lines then name their null, :data:`NULL_NAMES`), when the screen's rows are
+    read from the table already (``X`` a :class:`..table.rows.PreparedRows`: nothing is let go between
+    the nulls) as one group (:meth:`.permutation.ScreenWork.groups`: the in-process part's rows are kept
+    for both nulls). Used as a context: when the block fails, the thread stops at its next batch and is
+    waited for."""
 
     def __init__(self, work, state, laws, opts, client=None):
         self.work, self.state, self.laws, self.opts, self.client = work, state, laws, opts, client
         self.permutations = opts.permutations if isinstance(opts.permutations, int) else "auto"  # "all": drawn
-        self.able = (client is None and opts.deadline is None and opts.progress is None
+        self.able = (client is None and opts.deadline is None
+                     and (opts.progress is None or hasattr(opts.progress, "beside"))
                      and isinstance(work.screen.X, PreparedRows) and len(work.groups()) == 1)
         self._thread, self._out, self._error, self._stop = None, None, None, threading.Event()
 
@@ -290,29 +317,32 @@ class QueriesBeside:
         return query_pvalues(self.work, scores, self.laws, o.seed, self.permutations, self.client, o.threads,
                              o.deadline, o.progress)
 
-    def _checked(self, done, total):  # the progress of the queries' rounds beside: raises once the run failed
-        if self._stop.is_set():
-            raise _Stopped
-
-    def _run(self, scores):
+    def _run(self, scores, progress):
         o = self.opts
         try:
             self._out = query_pvalues(self.work, scores, self.laws, o.seed, self.permutations, None, o.threads, None,
-                                      self._checked)
+                                      progress)
         except BaseException as error:  # taken to the caller by result()
             self._error = error
 
     def start(self) -> None:
         if self.able and self._thread is None:  # the first round's observed scores (no mAP p-value yet)
-            state = self.state
+            state, told = self.state, self.opts.progress
             scores = Scores.observed(state["ap"].copy(), state["pr"].copy(), state["map"].copy())
-            self._thread = threading.Thread(target=self._run, args=(scores,), name="apnull-queries", daemon=True)
+            progress = _Checked(self._stop, told.beside(*NULL_NAMES) if told is not None else None)
+            self._thread = threading.Thread(target=self._run, args=(scores, progress), name="apnull-queries",
+                                            daemon=True)
             self._thread.start()
+
+    def _join(self) -> None:
+        self._thread.join()
+        if self.opts.progress is not None:
+            self.opts.progress.alone()  # the mAP null's lines name no null again
 
     def result(self) -> QueryP | None:
         if self._thread is None:
             return None
-        self._thread.join()
+        self._join()
         if self._error is not None:
             raise self._error
         return self._out
@@ -323,5 +353,5 @@ class QueriesBeside:
     def __exit__(self, kind, error, trace):
         if self._thread is not None and kind is not None:
             self._stop.set()
-            self._thread.join()
+            self._join()
         return False
