@@ -71,9 +71,9 @@ def test_lookup_bad_input_shows_error(app_url, page):
     assert alert.count() == 1
     assert "exact AP law for m=40, n=300" in alert.inner_text()
     screenshot(page, "lookup_error_exact_too_big")
-    set_number_input(page, "m (positives)", 0)
+    set_number_input(page, "your AP", 1.3)
     assert_no_exception(page)
-    assert "m (number of positives) must be at least 1" in page.locator('[data-testid="stAlertContentError"]').inner_text()
+    assert "your AP must lie in [0, 1], got 1.3" in page.locator('[data-testid="stAlertContentError"]').inner_text()
     # the server keeps running: a good URL works again
     goto(page, app_url, "lookup", lk_m=3, lk_n=10)
     assert_charts_rendered(page, 2)
