@@ -50,7 +50,8 @@ from ...compiled import entry
 from ...streams import uniform
 from .chunks import count_draw, record_draw
 from .querylaw import law_count
-from .filled import crossed_pool, filled_mean, five_mean, pool_most, quotients, rank_four, shared_fill, untied_mean
+from .filled import crossed_pool, filled_mean, five_mean, quotients, rank_four, shared_fill, untied_mean
+from .pool import pool_most
 from .lookups import FILL_DRAWS, ROW_DRAWS, batch_lookups, fill_all, know_all, mean_ap, query_ap, query_row, untied_ap
 from .ranking import count_sorted
 
@@ -255,10 +256,7 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
                 b = D[qi] * P
                 v += rank_four(tg[b + D[(qi + 1) % 5]], tg[b + D[(qi + 2) % 5]], tg[b + D[(qi + 3) % 5]],
                                tg[b + D[(qi + 4) % 5]], quot5) / 4
-            if flat:
-                v = v / 5
-            else:
-                v = mean_ap(D, P, tv, tg, te, vals, iwork, vals, vals, False)
+            v = v / 5 if flat else mean_ap(D, P, tv, tg, te, vals, iwork, vals, vals, False)
             drawn, reached, stop = record_draw(saved, drawn, v, m, tol, reached, early, h)
             if stop:
                 stopped = True

@@ -22,11 +22,11 @@ import numpy as np
 from ...compiled import inner
 from .draws import replicates
 from .lookups import know_all, mean_ap, query_ap, reset
-from .pool import Pool, pool_layout, pool_members
+from .pool import Pool, pool_layout, pool_members, pool_most
 from .ranking import count_sorted
 from .similarity import sim_rows
 
-__all__ = ["Shared", "Kept", "crossed_pool", "keep_pool", "kept_pool", "shared_fill", "quotients", "pool_most", "rank_four", "five_mean", "untied_mean", "filled_mean"]
+__all__ = ["Shared", "Kept", "crossed_pool", "keep_pool", "kept_pool", "shared_fill", "quotients", "rank_four", "five_mean", "untied_mean", "filled_mean"]
 
 
 class Shared(NamedTuple):
@@ -115,9 +115,7 @@ def kept_pool(reps, controls, buf, at):  # pragma: no cover - compiled
     crossed kernel reads them)."""
     g_str, g_rep, g_row, g_ctl, s_n, s_lo, s_hi, poff, D0 = pool_members(reps, controls)
     k, P = D0.size, g_str.size
-    w = np.int64(0)
-    for s in range(s_n.size):
-        w = max(w, s_n[s])
+    w = pool_most(s_n)
     sim = buf[at:at + k * P].reshape((k, P))
     srt = buf[at + k * P:at + k * (P + w)].reshape((k, w))
     none = np.zeros((k, 0), dtype=np.int64)
@@ -161,15 +159,6 @@ def shared_fill(controls, kind, shared, first):  # pragma: no cover - compiled
                     g, e = count_sorted(row, v[o + i * nb + j])
                     shared.gt[o + i * nb + j] = g
                     shared.eq[o + i * nb + j] = e
-
-
-@numba.njit(cache=True, inline="always")
-def pool_most(s_n):  # pragma: no cover - compiled
-    """The most controls n_s of any stratum of a pool (the columns of :func:`quotients` less one)."""
-    most = np.int64(0)
-    for s in range(s_n.size):
-        most = max(most, s_n[s])
-    return most
 
 
 @inner()  # once a pool (a query row), not a draw: compiled once, not copied into each call site

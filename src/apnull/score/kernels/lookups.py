@@ -16,6 +16,7 @@ import numba
 import numpy as np
 
 from ...compiled import inner
+from .pool import pool_most
 from .ranking import add_query, count_replicates, count_sorted, walk_blocks
 from .similarity import dot4, sim, sim_rows
 from .sort import insertion_sort, sort_work, stable_argsort
@@ -100,9 +101,7 @@ def fill_all(pool, controls, kind, tab, P, shared):  # pragma: no cover - compil
     sortedRC, c_off, c_sorted = pool.sorted_rc, controls.sorted_offset, controls.sorted_sims
     s_comp, g_ctl, rep_lo, rep_hi = pool.component_stratum, pool.control, pool.rep_lo, pool.rep_hi
     J = s_n.size
-    most = np.int64(0)
-    for s in range(J):
-        most = max(most, s_n[s])
+    most = pool_most(s_n)
     block = np.empty((most, most))
     zero = np.int64(0)  # not a literal 0: a literal argument would compile sim_rows once more
     sv, sg, se = shared.v, shared.gt, shared.eq

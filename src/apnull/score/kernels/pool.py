@@ -27,7 +27,7 @@ from .ranking import add_query, count_replicates, count_sorted, walk_counts
 from .similarity import sim, sim_rows
 from .sort import sort_work, stable_argsort
 
-__all__ = ["Replicates", "Pool", "pool_members", "pool_layout", "member_pool", "replicate_sims", "replicate_ranks", "rank_members",
+__all__ = ["Replicates", "Pool", "pool_members", "pool_most", "pool_layout", "member_pool", "replicate_sims", "replicate_ranks", "rank_members",
            "replicate_counts", "equal_below", "shares_code", "evaluate", "draw_assignment", "NO_CODES", "RANK_TABLE_RATIO"]
 
 #: ``codes`` of a pool without a pair rule: no column.
@@ -141,6 +141,15 @@ def replicate_ranks(simRP, rep_str, poff, s_lo, s_hi, s_n, sortedRC, gtR, eqR): 
 RANK_TABLE_RATIO = 50
 
 
+@numba.njit(cache=True, inline="always")
+def pool_most(s_n):  # pragma: no cover - compiled
+    """The most controls n_s of any stratum of a pool (0 for no stratum): the width of its sorted rows."""
+    most = np.int64(0)
+    for s in range(s_n.size):
+        most = max(most, s_n[s])
+    return most
+
+
 @inner()
 def pool_members(reps, controls):  # pragma: no cover - compiled
     """The members of :func:`pool_layout`'s :class:`Pool`, without its similarities: (stratum, replicate,
@@ -201,9 +210,7 @@ def pool_layout(reps, controls, kind, draws):  # pragma: no cover - compiled
     g_str, g_rep, g_row, g_ctl, s_n, s_lo, s_hi, poff, D0 = pool_members(reps, controls)
     P = g_str.size
     simRP = replicate_sims(Xr, controls.X, controls.XT, g_rep, g_row, kind)
-    nmax = np.int64(0)
-    for s in range(J):
-        nmax = max(nmax, s_n[s])
+    nmax = pool_most(s_n)
     if J == 1 and draws * k * (k - 1) < RANK_TABLE_RATIO * s_n[0]:  # counts made when drawn instead
         sortedRC = np.empty((k, 0))
         gtR = np.zeros((k, 0), dtype=np.int64)
