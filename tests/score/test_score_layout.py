@@ -9,7 +9,7 @@ from score_helpers import tiny_screen
 from apnull.score import digits_screen, score_profiles
 from apnull.score.engine import executor
 from apnull.score.table.segments import ranges
-from apnull.score.engine.sequential import resolve, rounds_of
+from apnull.score.engine.sequential import FINE_FROM, resolve, rounds_of, schedule
 from apnull.score.nulls.permutation import ScreenWork, mean_null
 from apnull.score.table.perts import PertTable, components_of
 from apnull.score.table.screen import prepare_screen, text_codes
@@ -44,6 +44,68 @@ def test_perturbation_table_matches_grouped_rows(ties):
     again = PertTable.from_perts(list(screen.perts), screen.perts.strata)
     assert all(a.reps[0].tolist() == b.reps[0].tolist() and a.strata == b.strata
                for a, b in zip(again, screen.perts))
+
+
+@pytest.mark.parametrize("layout, crossed", [
+    # one replicate a plate (JUMP's layout)
+    ({"A": (4, {"x": 1, "y": 1, "z": 1}), "B": (4, {"x": 1, "y": 1}), "C": (4, {"x": 1, "z": 1})}, True),
+    # most perturbations crossed, one with two wells on a plate (a positive control): still crossed
+    ({"A": (4, {"x": 1, "y": 1, "p": 2}), "B": (4, {"x": 1, "y": 1, "p": 2}), "C": (4, {"x": 1, "y": 1})}, True),
+    # replicates together on a plate (block), one plate or several
+    ({"A": (4, {"x": 3, "y": 2})}, False),
+    ({"A": (4, {"x": 2, "y": 2}), "B": (4, {"x": 2, "z": 3})}, False),
+    # half crossed, half not: not most
+    ({"A": (4, {"x": 1, "p": 2}), "B": (4, {"x": 1, "p": 2})}, False),
+])
+def test_the_crossed_layout_as_the_rounds_see_it(layout, crossed):
+    """``PertTable.crossed``: most perturbations that span several strata have one replicate on each."""
+    table = tiny_screen(np.random.default_rng(3), layout)
+    assert prepare_screen(table, "Metadata_pert", "DMSO", "Metadata_plate", None, "cosine").perts.crossed is crossed
+    if crossed:  # without a stratum column the screen is one stratum: block
+        table = table.assign(Metadata_plate="one")
+        assert not prepare_screen(table, "Metadata_pert", "DMSO", "Metadata_plate", None, "cosine").perts.crossed
+
+
+@pytest.mark.parametrize("plates, crossed", [(3, True), (1, False)])
+def test_the_map_null_takes_the_finer_tail_on_the_crossed_layout_only(monkeypatch, plates, crossed):
+    """A run's mAP null refines with ``schedule``'s finer tail on the crossed layout, and with the x4
+    rounds on the block layout (whose p-values stay those of earlier versions); the queries' null keeps
+    the x4 rounds on both."""
+    import apnull.score.nulls.conditional as conditional
+    import apnull.score.profiles as profiles
+
+    seen = []
+
+    def spy(module):
+        real = module.rounds_of
+
+        def rounds(*a, **kw):
+            out = real(*a, **kw)
+            seen.append((module.__name__.rsplit(".", 1)[1], out.targets))
+            return out
+        monkeypatch.setattr(module, "rounds_of", rounds)
+
+    spy(profiles)
+    spy(conditional)
+    rng = np.random.default_rng(5)
+    layout = ({"A": (5, {f"t{i}": 1 for i in range(6)}), "B": (5, {f"t{i}": 1 for i in range(6)}),
+               "C": (5, {f"t{i}": 1 for i in range(6)})} if plates == 3 else {"A": (8, {f"t{i}": 3 for i in range(6)})})
+    score_profiles(tiny_screen(rng, layout), **KW | dict(perturbation="Metadata_pert"), control="DMSO",
+                   permutations="auto", seed=0)
+    fine, coarse = schedule(fine_from=FINE_FROM), schedule()
+    assert ("profiles", fine if crossed else coarse) in seen
+    assert all(targets == coarse for name, targets in seen if name == "conditional")
+    assert crossed == any(name == "conditional" for name, _ in seen)  # the block screen has no conditional query
+
+
+def test_the_finer_tail_of_the_schedule():
+    assert schedule() == [100, 400, 1600, 6400, 25600, 102400, 409600, 1_000_000]
+    assert schedule(fine_from=FINE_FROM) == [100, 400, 1600, 6400, 12800, 25600, 51200, 102400, 204800, 409600,
+                                             819200, 1_000_000]
+    assert schedule(cap=5000, fine_from=FINE_FROM) == [100, 400, 1600, 5000]
+    assert rounds_of("auto", crossed=True).targets == schedule(fine_from=FINE_FROM)
+    assert rounds_of("auto").targets == schedule()
+    assert rounds_of(999, crossed=True).targets == [999] and rounds_of("all", crossed=True).exhaustive
 
 
 def test_text_codes_of_numbers_and_text():

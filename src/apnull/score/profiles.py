@@ -160,7 +160,8 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
         registered in :mod:`apnull.score.nulls.registry`).
     permutations : "auto", int or "all"
         "auto" (default): adaptive permutations (:mod:`apnull.score.engine.sequential`): each p-value's
-        stream is continued in rounds of 100, 400, 1,600, ... draws up to 1,000,000 until its
+        stream is continued in rounds of 100, 400, 1,600, ... draws up to 1,000,000 (x2 from 6,400 on the
+        crossed layout) until its
         Benjamini-Hochberg decision at FDR 0.05 is settled with probability >= 0.999
         (MMCTest, Gandy & Hahn 2014), stopping early at the 20th null value reaching the observed
         one (Besag & Clifford 1991, p = 20 / L). B, from 1 to 1,000,000: a fixed number. "all"
@@ -369,7 +370,7 @@ def _run(screen: Screen, null: str, opts: RunOptions, held, laws: LawCache):
     with connected(opts.scheduler, opts.workers) as client, watching:
         tell_stage(opts.progress, "perturbations")
         where = None if client is None else Scattered(client, work)  # the screen goes to dask workers once
-        rounds = rounds_of(opts.permutations if (mapped := MAP_NULLS[null].engine) else 0)
+        rounds = rounds_of(opts.permutations if (mapped := MAP_NULLS[null].engine) else 0, crossed=screen.perts.crossed)
         means = mean_null(work, exhaustive=rounds.exhaustive)
         beside = QueriesBeside(work, means.state, laws, opts, where)  # the queries' null, beside it where it can
         with reading(screen.X), beside:

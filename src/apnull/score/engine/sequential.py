@@ -6,7 +6,8 @@ the streams in rounds and turns the counts into p-values:
 
 - a fixed number B of draws is one round of B draws: p = (1 + g) / (1 + B), g the draws reaching the
   observed value (``>= observed - tol``); an enumeration of every assignment is one round: p = g / T;
-- ``"auto"``: rounds of ``FIRST * GROWTH**r`` draws in total (100, 400, 1,600, ... up to ``CAP``), each
+- ``"auto"``: rounds of ``FIRST * GROWTH**r`` draws in total (100, 400, 1,600, ... up to ``CAP``; the mAP
+  null of a crossed screen doubles the total from ``FINE_FROM`` draws on instead, see :func:`schedule`), each
   continuing the streams where the last left them, so no draw is wasted and the first L draws are
   those of a fixed run of L. A unit stops at its ``H``-th null value reaching the observed one, with
   p = H / L (Besag & Clifford 1991, "Sequential Monte Carlo p-values", Biometrika 78). After each
@@ -41,24 +42,35 @@ from ..table.names import count_text
 from .clock import CompileWatch, deadline_of
 from .executor import run_round, runner, thread_pool
 
-__all__ = ["CAP", "FIRST", "GROWTH", "H", "DELTA", "LEVELS", "schedule", "clopper_pearson", "Intervals", "undecided",
+__all__ = ["CAP", "FIRST", "GROWTH", "FINE_FROM", "H", "DELTA", "LEVELS", "schedule", "clopper_pearson", "Intervals", "undecided",
            "still_open", "sequential_pvalue", "Rounds", "rounds_of", "Null", "Resolved", "RoundInfo", "resolve",
            "duration_text", "estimate_text", "CompileWatch"]
 
 CAP = 1_000_000     #: most draws of one unit
 FIRST = 100         #: draws of the first round
 GROWTH = 4          #: each round multiplies the total draws by this
+FINE_FROM = 6_400   #: the mAP null of a crossed screen: each round from this total on doubles it (:func:`schedule`)
 H = 20              #: Besag-Clifford: stop at the H-th null value reaching the observed one
 DELTA = 1e-3        #: probability that some BH decision differs from that of the ideal p-values
 LEVELS = (0.05,)    #: FDR levels whose BH decisions are resolved
 
 
-def schedule(cap: int = CAP, first: int = FIRST) -> list:
-    """Total draws after each round: first * GROWTH**r, the last one ``cap``."""
+def schedule(cap: int = CAP, first: int = FIRST, fine_from: int | None = None) -> list:
+    """Total draws after each round: first * GROWTH**r, the last one ``cap``; with ``fine_from``, each
+    round from a total of ``fine_from`` on doubles it instead (100, 400, 1,600, 6,400, 12,800, 25,600, ...).
+
+    Past the first rounds the draws go to the few units near a BH line, and a unit stops in the first
+    round whose total settles it: a round that quadruples the total draws up to 4 times what the unit
+    needed, one that doubles it up to twice, for a few more rounds. The mAP null of a crossed screen takes
+    the finer tail (:func:`rounds_of`): its refinement is a few perturbations at the BH line (on the
+    2,000-compound benchmark screen 25 of them took 83% of the draws under x4 rounds; 23% fewer draws
+    with the finer tail, the same decisions). The block layout keeps ``GROWTH`` throughout, so its
+    p-values stay those of earlier versions, bit for bit, and so does the queries' null (its refinement
+    is mostly counted exactly; there the finer tail took 10% more draws)."""
     out, t = [], int(first)
     while t < cap:
         out.append(t)
-        t *= GROWTH
+        t *= 2 if fine_from is not None and t >= fine_from else GROWTH
     return out + [int(cap)]
 
 
@@ -174,11 +186,13 @@ class Rounds(NamedTuple):
     exhaustive: bool   #: every assignment enumerated (one round): p = g / T
 
 
-def rounds_of(permutations, cap: int = CAP, h: int = H) -> Rounds:
+def rounds_of(permutations, cap: int = CAP, h: int = H, crossed: bool = False) -> Rounds:
     """The :class:`Rounds` of ``permutations``: "auto" (adaptive up to ``cap``), a whole number B (one
-    round, no early stop), "all" (one exhaustive round) or 0 (observed values only)."""
+    round, no early stop), "all" (one exhaustive round) or 0 (observed values only). ``crossed``: the
+    screen has the crossed layout (:attr:`..table.perts.PertTable.crossed`): "auto" refines with the finer
+    tail of :func:`schedule` (from :data:`FINE_FROM` draws)."""
     if permutations == "auto":
-        return Rounds(schedule(cap), int(h), True, False)
+        return Rounds(schedule(cap, fine_from=FINE_FROM if crossed else None), int(h), True, False)
     if permutations == "all":
         return Rounds([0], 1, False, True)  # the null's kernels enumerate; the target is theirs
     B = int(permutations)

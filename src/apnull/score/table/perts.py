@@ -85,6 +85,19 @@ class PertTable:
         """(S,) replicates of each segment."""
         return np.diff(self.seg_off)
 
+    @property
+    def crossed(self) -> bool:
+        """True for the crossed layout (JUMP's): most perturbations spanning several strata have one
+        replicate on each (a few with two wells on a plate, such as positive controls, do not change the
+        layout). A screen without a stratum column is one stratum: block, as is a screen whose
+        perturbations have their replicates together on a plate."""
+        nseg = np.diff(self.soff)
+        spans = nseg > 1
+        if not spans.any():
+            return False
+        longest = np.maximum.reduceat(self.seg_len, self.soff[:-1])[spans]  # every perturbation has a segment
+        return 2 * int((longest == 1).sum()) > int(spans.sum())
+
     def query_pert(self) -> np.ndarray:
         """(Q,) the perturbation of each replicate."""
         return np.repeat(np.arange(len(self), dtype=np.int64), self.k)
