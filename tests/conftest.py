@@ -45,6 +45,29 @@ ROOT = Path(__file__).resolve().parents[1]
 E2E = ROOT / "tests" / "e2e"
 
 
+@pytest.fixture
+def jupyter(monkeypatch):
+    """A fake Jupyter kernel: IPython's shell has a kernel, and what is displayed is recorded."""
+    import types
+
+    import IPython
+    import IPython.display
+
+    shown = []
+
+    class Handle:
+        def update(self, obj):
+            shown.append(("update", obj.data))
+
+    def display(obj, display_id=None):
+        shown.append(("display", obj.data))
+        return Handle()
+
+    monkeypatch.setattr(IPython, "get_ipython", lambda: types.SimpleNamespace(kernel=object()))
+    monkeypatch.setattr(IPython.display, "display", display)
+    return shown
+
+
 def pytest_ignore_collect(collection_path, config):
     """The quick tests (``-m "not slow and not e2e"``) do not import the browser tests at all: every test
     in tests/e2e is marked e2e (tests/e2e/conftest.py), so none could be selected, and importing and

@@ -7,7 +7,6 @@ import html
 import io
 import subprocess
 import sys
-import types
 
 import numpy as np
 import plotly.graph_objects as go
@@ -130,27 +129,6 @@ def test_the_command_line_and_the_library_say_a_round_in_the_same_words():
     lines.round(INFO)
     lines(5, 5)
     assert err.getvalue().splitlines() == [live.round_line(INFO), live.count_line("perturbations", 5, 5, 0)]
-
-
-@pytest.fixture
-def jupyter(monkeypatch):
-    """A fake Jupyter kernel: IPython's shell has a kernel, and what is displayed is recorded."""
-    import IPython
-    import IPython.display
-
-    shown = []
-
-    class Handle:
-        def update(self, obj):
-            shown.append(("update", obj.data))
-
-    def display(obj, display_id=None):
-        shown.append(("display", obj.data))
-        return Handle()
-
-    monkeypatch.setattr(IPython, "get_ipython", lambda: types.SimpleNamespace(kernel=object()))
-    monkeypatch.setattr(IPython.display, "display", display)
-    return shown
 
 
 def test_progress_true_in_jupyter_shows_one_bar_updated_in_place(jupyter, capsys):

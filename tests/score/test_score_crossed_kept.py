@@ -280,3 +280,25 @@ def test_the_command_lines_progress_keeps_the_queries_null_beside(monkeypatch):
     err = io.StringIO()
     score_profiles(table, **KW, permutations="auto", seed=2, budget=600, progress=LineProgress(err, after=0.0))
     assert seen and not any(s[2] for s in seen) and "null:" not in err.getvalue()
+
+
+def test_a_notebooks_bar_shows_the_two_nulls_beside_each_other(monkeypatch, jupyter):
+    """``progress=True`` in Jupyter: the notebook's reporter can speak for two nulls (``beside``), so the
+    queries' null runs beside the mAP null's refinement there too, each with a bar naming its null in the one
+    cell; once the queries are done, their bar becomes its last count line. The tables are those of the run
+    without progress, bit for bit."""
+    table = near_line_screen(float32=True)
+    seen = _beside_spies(monkeypatch, hold=True)
+    shown = score_profiles(table, **KW, permutations="auto", seed=2, progress=True)
+    first_q = [k for k, s in enumerate(seen) if s[0] == "queries"][0]
+    assert any(s[0] == "mAP" and s[1] > 100 for s in seen[first_q:]) and all(s[2] for s in seen if s[0] == "queries")
+    both = [html for _, html in jupyter if "per-query null: " in html and "mAP null: " in html]
+    assert both and max(html.count("<progress") for html in both) == 2
+    last = jupyter[-1][1]
+    assert last.count("<progress") == 1 and "null" not in last.split("<progress")[-1]  # its bar names no null
+    assert re.search(r"<div>per-query null: perturbations \(conditional null of their queries\): (\d+) of \1 ", last)
+    monkeypatch.undo()
+    monkeypatch.setattr(permutation, "CROSSED_MIN_PERTURBATIONS", 0)
+    quiet = score_profiles(table, **KW, permutations="auto", seed=2)
+    pd.testing.assert_frame_equal(shown.groups, quiet.groups, check_exact=True)
+    pd.testing.assert_frame_equal(shown.queries, quiet.queries, check_exact=True)

@@ -108,47 +108,86 @@ class _Clock:
         return time.monotonic() - self.start
 
 
+class _Board:
+    """The output cell the notebook reporters of one run share (:meth:`NotebookProgress.beside`): its
+    lines, a bar for each reporter, the display handle, and one lock, so two nulls' updates from two
+    threads never interleave."""
+
+    def __init__(self):
+        self.lines: list = []
+        self.bars: list = []
+        self.handle, self.last = None, 0.0
+        self.lock = threading.Lock()
+        self.compiling_told = False
+
+
 class NotebookProgress(_Clock):
     """A progress bar in a Jupyter output cell, updated in place (at most every ``every`` seconds, and at
     the end of each round): the units done of the round's total, the seconds, and every refinement round
-    as :func:`round_line` says it. Shown from the first report on."""
+    as :func:`round_line` says it. Shown from the first report on. Two nulls running at once report
+    through :meth:`beside`: a bar each, every line and bar naming its null."""
 
-    def __init__(self, every: float = 0.25):
+    def __init__(self, every: float = 0.25, *, board: _Board | None = None):
         super().__init__()
-        self.every, self.last = every, 0.0
+        self.every = every
         self.done = self.total = 0
-        self.lines: list = []
-        self.handle = None
+        self.board = board if board is not None else _Board()
+        self.board.bars.append(self)
+
+    def _bar(self) -> str:
+        return (f"<div><progress value='{self.done}' max='{max(self.total, 1)}' style='width:24em'></progress> "
+                f"{html.escape(count_line(self.label, self.done, self.total, self.seconds()))}</div>")
 
     def _html(self) -> str:
-        bar = (f"<progress value='{self.done}' max='{max(self.total, 1)}' style='width:24em'></progress> "
-               f"{html.escape(count_line(self.label, self.done, self.total, self.seconds()))}")
-        rows = "".join(f"<div>{html.escape(line)}</div>" for line in self.lines)
-        return f"<div class='apnull-progress'>{rows}<div>{bar}</div></div>"
+        rows = "".join(f"<div>{html.escape(line)}</div>" for line in self.board.lines)
+        return f"<div class='apnull-progress'>{rows}{''.join(bar._bar() for bar in self.board.bars)}</div>"
 
-    def _show(self, force: bool = False) -> None:
-        now = time.monotonic()
-        if not force and now - self.last < self.every:
-            return
-        self.last = now
-        from IPython.display import HTML, display  # a Jupyter kernel always has IPython
+    def _show(self, force: bool = False, line: str | None = None) -> None:
+        """The cell shown again (``line`` added first), unless shown less than ``every`` seconds ago."""
+        board = self.board
+        with board.lock:
+            if line is not None:
+                board.lines.append(line)
+            now = time.monotonic()
+            if not force and now - board.last < self.every:
+                return
+            board.last = now
+            from IPython.display import HTML, display  # a Jupyter kernel always has IPython
 
-        if self.handle is None:
-            self.handle = display(HTML(self._html()), display_id=True)
-        else:
-            self.handle.update(HTML(self._html()))
+            if board.handle is None:
+                board.handle = display(HTML(self._html()), display_id=True)
+            else:
+                board.handle.update(HTML(self._html()))
+
+    def beside(self, mine: str, other: str) -> "NotebookProgress":
+        """A reporter for another null that runs beside this one from now on (in another thread), with a bar
+        of its own in the same cell: its lines and bar start with ``other`` ("per-query null") and this
+        one's with ``mine`` ("mAP null") until :meth:`alone`."""
+        twin = NotebookProgress(self.every, board=self.board)
+        twin.where, twin.null, twin.start = self.where, other, self.start
+        self.null = mine
+        return twin
+
+    def alone(self) -> None:
+        """The nulls beside this one are done: each one's bar becomes its last count line, and this one's
+        lines and bar name no null again."""
+        with self.board.lock:
+            others = [bar for bar in self.board.bars if bar is not self]
+            self.board.bars[:] = [self]
+            self.board.lines.extend(count_line(bar.label, bar.done, bar.total, bar.seconds()) for bar in others)
+        self.null = ""
+        self._show(force=True)
 
     def compiling(self) -> None:
-        """Say that compiled code is being prepared (a fresh install's first run)."""
-        self.lines.append(COMPILING)
-        self._show(force=True)
+        """Say that compiled code is being prepared (a fresh install's first run), once a run."""
+        with self.board.lock:
+            told, self.board.compiling_told = self.board.compiling_told, True
+        self._show(force=True, line=None if told else COMPILING)
 
     def round(self, info) -> None:
         """Before a round: its units' name, and for a refinement round its line."""
         line = self.named(info)
-        if info.number > 0:
-            self.lines.append(line)
-        self._show(force=True)
+        self._show(force=True, line=line if info.number > 0 else None)
 
     def __call__(self, done: int, total: int) -> None:
         self.done, self.total = int(done), int(total)
@@ -156,8 +195,7 @@ class NotebookProgress(_Clock):
 
     def spent(self, spent) -> None:
         """After the run: its :func:`spent_line` of ``spent`` (with the stage's scope)."""
-        self.lines.append(self.scope + spent_line(spent, self.seconds()))
-        self._show(force=True)
+        self._show(force=True, line=self.scope + spent_line(spent, self.seconds()))
 
 
 class _Lines:

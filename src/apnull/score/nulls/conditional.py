@@ -297,7 +297,8 @@ class QueriesBeside:
     draws per second of its rounds before and started only within the time left, which the other null's
     draws beside it would take: so a budgeted run's nulls run in turn), with no progress or a reporter
     that can speak for two nulls at once (``progress.beside``: :class:`..engine.progress.LineProgress`,
-    the command line's; its lines then name their null, :data:`NULL_NAMES`), when the screen's rows are
+    the command line's, and :class:`..engine.progress.NotebookProgress`, a notebook's; its lines then name
+    their null, :data:`NULL_NAMES`), when the screen's rows are
     read from the table already (``X`` a :class:`..table.rows.PreparedRows`: nothing is let go between
     the nulls) as one group (:meth:`.permutation.ScreenWork.groups`: the in-process part's rows are kept
     for both nulls). Used as a context: when the block fails, the thread stops at its next batch and is
