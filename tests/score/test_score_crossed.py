@@ -279,8 +279,8 @@ def test_lazy_control_pairs_without_the_shared_table(general_only, monkeypatch, 
 def test_five_plates_lazy_draws_with_the_shared_table(general_only, monkeypatch, similarity, ties, B):
     """Perturbations on five plates (JUMP's), drawn lazily (rounds under :data:`apnull.score.kernels.lookups.FILL_DRAWS`)
     with the shared table held: the mAP null reads each pair of two controls in the draw loop, draws without
-    a tie by :func:`apnull.score.kernels.filled.five_mean` and with one by the tie-aware walk, and a query's
-    draws rank four untied positives by :func:`apnull.score.kernels.filled.rank_four`: every table and drawn
+    a tie by :func:`apnull.score.kernels.filled.untied_sum` and with one by the tie-aware walk, and a query's
+    draws rank four untied positives by it too: every table and drawn
     value the general path's, bit for bit (with ties, a run that took a tie for none gives other values)."""
     monkeypatch.setattr(conditional, "EXACT_DRAWS", 0)
     table = crossed_screen(np.random.default_rng(53), perts=16, plates=5, controls=7, d=6 if ties else 24, ties=ties,
@@ -289,6 +289,34 @@ def test_five_plates_lazy_draws_with_the_shared_table(general_only, monkeypatch,
     new = score_profiles(table, **KW, similarity=similarity, permutations=B, seed=4)
     assert_same_as_general(general_only, new, table, ("t03", "t07", "t11", "t15"), similarity=similarity,
                            permutations=B, seed=4)
+
+
+def test_untied_sum_adds_the_untied_queries_aps_and_refuses_a_tie():
+    """:func:`apnull.score.kernels.filled.untied_sum` (the lazy draws' sum of five strata, an inner kernel):
+    each query's AP of four untied positives as :func:`apnull.score.kernels.lookups.untied_ap` gives it,
+    added in query order (one query's alone with ``only`` >= 0), bit for bit; -1 when a positive of a
+    query summed is tied with a plate-mate (eq) or with another positive (v), not when another query is."""
+    from apnull.score.kernels import filled, lookups
+
+    untied_sum, quotients = from_python(filled.untied_sum), from_python(filled.quotients)
+    rng = np.random.default_rng(5)
+    P = 12
+    quot = quotients(4, 9)
+    for _ in range(20):
+        tv = rng.permutation(P * P).astype(float)  # every similarity distinct
+        tg = rng.integers(0, 10, size=P * P).astype(np.int32)
+        te = np.zeros(P * P, dtype=np.int32)
+        D = rng.choice(P, size=5, replace=False).astype(np.int64)
+        aps = [lookups.untied_ap(np.array([tg[D[q] * P + D[y]] for y in range(5) if y != q], dtype=np.int64), 4)
+               for q in range(5)]
+        assert untied_sum(D, P, tv, tg, te, quot, -1) == (((aps[0] + aps[1]) + aps[2]) + aps[3]) + aps[4]
+        assert [untied_sum(D, P, tv, tg, te, quot, q) for q in range(5)] == aps
+        eq = te.copy()
+        eq[D[1] * P + D[3]] = 1  # query 1's positive 3 as similar as one of its plate-mates
+        assert [untied_sum(D, P, tv, tg, eq, quot, q) for q in (-1, 1, 0)] == [-1.0, -1.0, aps[0]]
+        v = tv.copy()
+        v[D[2] * P + D[4]] = v[D[2] * P + D[0]]  # query 2's positives 4 and 0 equally similar to it
+        assert [untied_sum(D, P, v, tg, te, quot, q) for q in (-1, 2, 3)] == [-1.0, -1.0, aps[3]]
 
 
 def test_dot4_has_the_bits_of_sim():

@@ -50,7 +50,7 @@ from ...compiled import entry
 from ...streams import uniform
 from .chunks import count_draw, record_draw
 from .querylaw import law_count
-from .filled import crossed_pool, filled_mean, five_mean, quotients, rank_four, shared_fill, untied_mean
+from .filled import crossed_pool, filled_mean, five_mean, quotients, rank_four, shared_fill, untied_mean, untied_sum
 from .pool import pool_most
 from .lookups import FILL_DRAWS, ROW_DRAWS, batch_lookups, fill_all, know_all, mean_ap, query_ap, query_row, untied_ap
 from .ranking import count_sorted
@@ -243,20 +243,8 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
             if need:
                 know_all(D, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sortedRC, c_off, c_sorted,
                          s_comp, g_ctl, rep_lo, rep_hi, shv, shg, she, sha)
-            flat = quot5.shape[0] > 0  # five strata; no tie of a positive with another or a plate-mate
-            for qi in range(k if flat else 0):
-                b = D[qi] * P
-                for yi in range(k):
-                    if yi != qi:
-                        flat = flat and te[b + D[yi]] == 0
-                        for zi in range(yi + 1, k):
-                            flat = flat and (zi == qi or tv[b + D[zi]] != tv[b + D[yi]])
-            v = 0.0  # flat: five_mean's sums (rank_four ranks its four counts, in any order) in a loop: one copy of
-            for qi in range(k if flat else 0):  # rank_four to compile, not five
-                b = D[qi] * P
-                v += rank_four(tg[b + D[(qi + 1) % 5]], tg[b + D[(qi + 2) % 5]], tg[b + D[(qi + 3) % 5]],
-                               tg[b + D[(qi + 4) % 5]], quot5) / 4
-            v = v / 5 if flat else mean_ap(D, P, tv, tg, te, vals, iwork, vals, vals, False)
+            v = untied_sum(D, P, tv, tg, te, quot5, none) if quot5.shape[0] > 0 else -1.0  # five strata, no tie
+            v = v / 5 if v >= 0 else mean_ap(D, P, tv, tg, te, vals, iwork, vals, vals, False)
             drawn, reached, stop = record_draw(saved, drawn, v, m, tol, reached, early, h)
             if stop:
                 stopped = True
@@ -345,7 +333,6 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
             b = u * P
             srow = sortedRC[ru, :nu]
             while drawn < target and not counts.stopped[g]:
-                flat = k == 5  # four positives, none tied with another or a plate-mate: rank_four, as a row's draws
                 for s in range(k):  # draw_query's draws: a member of each other stratum's pool (pick: draw_distinct's
                     if s != i:      # for one, on scalars; u is never in range)
                         y = pick(keys[g], counter, size[s], first[s])
@@ -355,13 +342,8 @@ def crossed_conditional_batch(part, controls, kind, pos, keys, counts, active, t
                             w = simRP[ru, y]  # handing on its 22 arrays (each costs two atomic reference counts)
                             tv[b + y] = w
                             tg[b + y], te[b + y] = count_sorted(srow, w)
-                        flat = flat and te[b + y] == 0
-                for s in range(k if flat else 0):
-                    for s2 in range(s + 1, k):
-                        flat = flat and (s == i or s2 == i or tv[b + D[s]] != tv[b + D[s2]])
-                if flat:
-                    v = rank_four(tg[b + D[o0]], tg[b + D[o1]], tg[b + D[o2]], tg[b + D[o3]], quot) / (k - 1)
-                else:
+                v = untied_sum(D, P, tv, tg, te, quot, i) if k == 5 else -1.0  # four untied positives: rank_four
+                if v < 0:
                     v, _ = query_ap(D, i, P, tv, tg, te, vals, iwork)
                 drawn += 1
                 reached, stop = count_draw(v, ap[g], tol, reached, early, h)

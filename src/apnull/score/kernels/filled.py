@@ -10,6 +10,8 @@ and the draws of a pool whose look-ups are all known.
 - :func:`filled_mean` / :func:`untied_mean`: a draw's mean AP from the counts of a filled table
   (:func:`.lookups.fill_all`), the precisions read from :func:`quotients`; every value bit for bit the
   tie-aware walk's (:func:`.lookups.query_ap`).
+- :func:`untied_sum`: a lazy draw's (look-ups as needed, five strata) sum of untied queries' APs, the one
+  copy both crossed entries call.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from .pool import Pool, pool_layout, pool_members, pool_most
 from .ranking import count_sorted
 from .similarity import sim_rows
 
-__all__ = ["Shared", "Kept", "crossed_pool", "keep_pool", "kept_pool", "shared_fill", "quotients", "rank_four", "five_mean", "untied_mean", "filled_mean"]
+__all__ = ["Shared", "Kept", "crossed_pool", "keep_pool", "kept_pool", "shared_fill", "quotients", "rank_four", "untied_sum", "five_mean", "untied_mean", "filled_mean"]
 
 
 class Shared(NamedTuple):
@@ -187,6 +189,31 @@ def rank_four(x0, x1, x2, x3, quot):  # pragma: no cover - compiled
     a += quot[2, np.uint64(max(m1, m2))]
     a += quot[3, np.uint64(max(h1, h2))]
     return a
+
+
+@inner()  # the lazy draws' (both crossed entries): compiled once, not copied into each draw loop
+def untied_sum(D, P, tv, tg, te, quot, only):  # pragma: no cover - compiled
+    """Sum over the queries qi of assignment D (five members, one a stratum; every qi, or qi = ``only``
+    alone when ``only`` >= 0) of AP(qi) = :func:`rank_four` of its four positives' counts gt / 4, added in
+    query order; -1.0 when a query's row is tied: a positive as similar as a plate-mate (eq != 0) or as
+    another positive (equal v). The table's (``tv``, ``tg``, ``te``, P x P) pairs of the queries must be
+    known. The same operations as :func:`five_mean`'s sum (the sorting network ranks its counts in any
+    order), so the same bits: the mAP null divides the sum of the five by 5, a query's conditional null
+    takes its own. ``only`` is a variable in both callers (a literal argument would compile a second copy)."""
+    lo, hi = (only, only + 1) if only >= 0 else (0, 5)
+    total = 0.0
+    for qi in range(lo, hi):
+        b = D[qi] * P
+        for yi in range(5):
+            if yi != qi:
+                if te[b + D[yi]] != 0:
+                    return -1.0
+                for zi in range(yi + 1, 5):
+                    if zi != qi and tv[b + D[zi]] == tv[b + D[yi]]:
+                        return -1.0
+        total += rank_four(tg[b + D[(qi + 1) % 5]], tg[b + D[(qi + 2) % 5]], tg[b + D[(qi + 3) % 5]],
+                           tg[b + D[(qi + 4) % 5]], quot) / 4
+    return total
 
 
 @numba.njit(cache=True, inline="always")
