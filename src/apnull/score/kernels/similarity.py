@@ -194,13 +194,18 @@ def sim_block4(A, a, XT, c0, c1, kind, out, r0, o0):  # pragma: no cover - compi
 def sim_rows(A, a0, a1, X, XT, c0, c1, kind, out, r0, o0):  # pragma: no cover - compiled
     """out[r0 + a - a0, o0 + c - c0] = sim(A, a, X, c, kind) for a0 <= a < a1, c0 <= c < c1.
 
-    Four rows at a time by :func:`sim_block4`; the last one to three rows by ``sim`` (same bits).
+    Four rows at a time by :func:`sim_block4`; one to three rows left over, of at least four, come with
+    the rows before them as the last four (a row by ``sim`` is bound by the adder's latency: five rows
+    took about twice the time of four); fewer than four rows by ``sim``. The same bits either way.
     Jaccard (kind 5) takes ``sim`` for every pair (binary screens are small).
     """
     a = a0
     while a + 4 <= a1 and kind != 5:
         sim_block4(A, a, XT, c0, c1, kind, out, r0 + a - a0, o0)
         a += 4
+    if a < a1 and a1 - a0 >= 4 and kind != 5:  # the last four rows, some again (the same values): a row by
+        sim_block4(A, a1 - 4, XT, c0, c1, kind, out, r0 + a1 - 4 - a0, o0)  # ``sim`` waits on each addition
+        a = a1
     while a < a1:
         for c in range(c0, c1):
             out[r0 + a - a0, o0 + c - c0] = sim(A, a, X, c, kind)
