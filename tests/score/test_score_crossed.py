@@ -52,7 +52,7 @@ def crossed_on_small_screens(monkeypatch):
 def general_only(monkeypatch):
     """Score with the general kernels only (the path before the crossed kernels)."""
     def use(flag):
-        fn = (lambda arrays, controls_of, pos: np.zeros(len(pos), dtype=bool)) if flag else crossed.crossed_pools
+        fn = (lambda arrays, comps, comp_of, pos: np.zeros(len(pos), dtype=bool)) if flag else crossed.crossed_pools
         monkeypatch.setattr(permutation, "crossed_pools", fn)
         monkeypatch.setattr(conditional, "crossed_pools", fn)
     return use
@@ -84,8 +84,8 @@ def test_crossed_kernels_give_the_general_paths_tables(general_only, monkeypatch
     calls = []
     real = crossed.crossed_pools
 
-    def spy(arrays, controls_of, pos):
-        out = real(arrays, controls_of, pos)
+    def spy(arrays, comps, comp_of, pos):
+        out = real(arrays, comps, comp_of, pos)
         calls.append(int(out.sum()))
         return out
 
@@ -339,6 +339,32 @@ def test_dot4_has_the_bits_of_sim():
     assert reordered  # numpy's pairwise sum differs in the last bits: the order is tested
 
 
+@pytest.mark.parametrize("kind", [0, 1, 2, 3, 4, 5])
+def test_sim_rows_have_the_bits_of_sim_for_any_count_of_rows(kind):
+    """``sim_rows`` over 1 to 9 rows (four at a time, the one to three left over of at least four taken with
+    the rows before them as the last four, fewer than four by ``sim``) into an offset window of ``out``:
+    every value the bits of ``sim``, and nothing outside the window written."""
+    from score_helpers import from_python
+
+    from apnull.score.kernels import similarity
+
+    sim_rows, sim = from_python(similarity.sim_rows), similarity.sim
+    rng = np.random.default_rng(kind)
+    A = rng.normal(size=(9, 101)) * np.exp(rng.normal(size=(9, 101)))
+    X = rng.normal(size=(12, 101)) * np.exp(rng.normal(size=(12, 101)))
+    if kind == 5:  # Jaccard: 0/1 rows
+        A, X = (A > 0).astype(np.float64), (X > 0).astype(np.float64)
+    XT = np.ascontiguousarray(X.T)
+    for a0, a1 in ((0, 1), (2, 5), (0, 4), (1, 6), (0, 7), (2, 9), (0, 9)):
+        out = np.full((a1 - a0 + 3, 14), -7.5)
+        sim_rows(A, a0, a1, X, XT, 3, 11, kind, out, 2, 5)
+        want = np.full_like(out, -7.5)
+        for a in range(a0, a1):
+            for c in range(3, 11):
+                want[2 + a - a0, 5 + c - 3] = sim(A, a, X, c, kind)
+        np.testing.assert_array_equal(out, want)
+
+
 def test_crossed_pools_choose_one_replicate_a_stratum():
     from apnull.score.nulls.permutation import ScreenWork
     from apnull.score.table.screen import prepare_screen
@@ -347,13 +373,13 @@ def test_crossed_pools_choose_one_replicate_a_stratum():
     screen = prepare_screen(table, "Metadata_pert", "DMSO", "Metadata_plate", None, "cosine")
     work = ScreenWork(screen, 0)
     part = work.part(np.arange(len(screen.perts)), False)
-    got = crossed.crossed_pools(part.arrays, lambda j: part.comps[part.comp_of[j]], np.arange(len(screen.perts)))
+    got = crossed.crossed_pools(part.arrays, part.comps, part.comp_of, np.arange(len(screen.perts)))
     names = [screen.perts[int(i)].name for i in part.index]
     assert dict(zip(names, got.tolist())) == {"t00": True, "t01": True, "t02": True, "t03": True, "two": False}
     small = crossed.MAX_TABLE
     try:
         crossed.MAX_TABLE = 10  # a pool whose table would not fit takes the general path
-        assert not crossed.crossed_pools(part.arrays, lambda j: part.comps[part.comp_of[j]], np.arange(5)).any()
+        assert not crossed.crossed_pools(part.arrays, part.comps, part.comp_of, np.arange(5)).any()
     finally:
         crossed.MAX_TABLE = small
 
@@ -374,7 +400,7 @@ def test_pool_sizes_count_each_plates_controls_and_replicates():
     part = work.part(np.arange(len(screen.perts)), False)
     assert len(part.comps) == 2
     pos = np.arange(len(screen.perts))[::-1]  # any order
-    got = crossed.pool_sizes(part.arrays, lambda j: part.comps[part.comp_of[j]], pos)
+    got = crossed.pool_sizes(part.arrays, part.comps, part.comp_of, pos)
     ctl = table[table["Metadata_pert"] == "DMSO"].groupby("Metadata_plate").size()
     for t, j in enumerate(pos.tolist()):
         rows = table[table["Metadata_pert"] == screen.perts[int(part.index[j])].name]
