@@ -1,6 +1,7 @@
 """Large tables: float32 features are held as float32 and prepared in float64 a block of rows at a time,
 with the same results as the float64 path; Parquet by path is limited by what it decodes; reading and
-preparing say their progress."""
+preparing say their progress. The tables here are small, so each test makes them count as large
+(``rows.FLOAT64_CELLS`` 0), except the one on the bound itself."""
 
 import functools
 import io
@@ -14,6 +15,7 @@ from apnull.cli import main
 from apnull.score import read_table, score_profiles
 from apnull.score.nulls import permutation
 from apnull.score.table.matrix import compact_dtype, feature_matrix, row_hash
+from apnull.score.table import rows as prepared
 from apnull.score.table.rows import BlockRows, PreparedRows
 from apnull.score.table.screen import prepare_screen
 from score_helpers import block_table, crossed_table
@@ -26,6 +28,12 @@ def crossed(compounds=60, d=12, seed=0):
 
 #: the block layout with float32 features and ties (two equal controls, a tie in the first feature)
 block = functools.partial(block_table, perts=30, plates=3, controls=12, d=9, ties=True, dtype=np.float32, feature="g")
+
+
+@pytest.fixture(autouse=True)
+def large(monkeypatch):
+    """Every table counts as larger than a run holds whole in float64 (a small one is prepared whole)."""
+    monkeypatch.setattr(prepared, "FLOAT64_CELLS", 0)
 
 
 def as64(t):
@@ -85,6 +93,26 @@ def test_the_float32_path_with_missing_values_and_other_designs(kw):
     pd.testing.assert_frame_equal(a.groups, b.groups)
     pd.testing.assert_frame_equal(a.queries, b.queries)
     assert a.warnings == b.warnings
+
+
+@pytest.mark.parametrize("layout", [crossed, block])
+def test_a_small_float32_table_is_held_whole_with_the_same_results(monkeypatch, layout):
+    """A float32 table of at most ``FLOAT64_CELLS`` values is prepared whole in float64 (a part would copy
+    about all of its rows anyway), a larger one read from the table when asked: the same tables bit for
+    bit, and either result keeps no matrix (its rows read from the table again)."""
+    t32 = layout()
+    opts = dict(perturbation="cmp", control="DMSO", stratum="plate", permutations="auto", seed=1)
+    lazy = score_profiles(t32, **opts)
+    cells = len(t32) * sum(t32[c].dtype == np.float32 for c in t32.columns)
+    monkeypatch.setattr(prepared, "FLOAT64_CELLS", cells)  # the bound itself: held whole
+    s = prepare_screen(t32, "cmp", ["DMSO"], "plate", None, "cosine")
+    assert isinstance(s.X, np.ndarray) and s.X.dtype == np.float64 and s.X.flags.c_contiguous
+    held = score_profiles(t32, **opts)
+    pd.testing.assert_frame_equal(lazy.groups, held.groups, check_exact=True)
+    pd.testing.assert_frame_equal(lazy.queries, held.queries, check_exact=True)
+    assert isinstance(lazy._screen.X, PreparedRows) and isinstance(held._screen.X, PreparedRows)
+    monkeypatch.setattr(prepared, "FLOAT64_CELLS", cells - 1)  # one value more than the bound: read when asked
+    assert isinstance(prepare_screen(t32, "cmp", ["DMSO"], "plate", None, "cosine").X, PreparedRows)
 
 
 def test_normalize_and_binary_keep_the_float64_matrix():

@@ -14,6 +14,7 @@ from test_score_crossed import KW, crossed_screen
 import apnull.score.nulls.conditional as conditional
 import apnull.score.nulls.permutation as permutation
 import apnull.score.nulls.pooltables as pooltables
+import apnull.score.table.rows as prepared
 from apnull.score import score_profiles
 
 
@@ -90,7 +91,9 @@ def test_pool_rooms_are_bounded_and_counted(monkeypatch):
 def test_rows_of_a_table_read_when_asked_are_made_once(monkeypatch):
     """A float32 table's prepared replicate rows (read when asked) are made by the first in-process part
     and every later round's part of both nulls reads them (the same array), where every part made its own;
-    the tables are those of the same screen given as float64 (made once, held as a matrix)."""
+    the tables are those of the same screen given as float64 (made once, held as a matrix). The table counts
+    as large (a small one is prepared whole)."""
+    monkeypatch.setattr(prepared, "FLOAT64_CELLS", 0)
     table = near_line_screen(float32=True)
     parts = []
     real = permutation.ScreenWork.part
@@ -167,13 +170,17 @@ def _beside_spies(monkeypatch, hold=None):
     return seen
 
 
-def test_the_queries_null_runs_beside_the_refinement_rounds(monkeypatch):
-    """With the rows read from a float32 table, no deadline and no progress, the queries' null starts once the
-    mAP null's first round is done, in a thread of its own, and draws while the mAP null's refinement rounds
-    are still to run (a refinement batch waits for it here); the tables are those of the run told its progress
-    (the queries' null after the mAP null), bit for bit, with two threads and with one."""
+@pytest.mark.parametrize("rows", ["read from the table", "held whole"])
+def test_the_queries_null_runs_beside_the_refinement_rounds(monkeypatch, rows):
+    """With the rows read from a float32 table, or a matrix small enough to hold whole, no deadline and no
+    progress, the queries' null starts once the mAP null's first round is done, in a thread of its own, and
+    draws while the mAP null's refinement rounds are still to run (a refinement batch waits for it here); the
+    tables are those of the run told its progress (the queries' null after the mAP null), bit for bit, with
+    two threads and with one."""
     table = near_line_screen(float32=True)
+    large = rows == "read from the table"
     for threads in (2, 1):
+        monkeypatch.setattr(prepared, "FLOAT64_CELLS", 0 if large else prepared.FLOAT64_CELLS)
         seen = _beside_spies(monkeypatch, hold=True)
         beside = score_profiles(table, **KW, permutations="auto", seed=2, threads=threads)
         first_q = [k for k, s in enumerate(seen) if s[0] == "queries"][0]

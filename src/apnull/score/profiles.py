@@ -353,10 +353,10 @@ def _check_exact_sizes(screen: Screen, opts: RunOptions) -> None:
 def _run(screen: Screen, null: str, opts: RunOptions, held, laws: LawCache):
     """Score every perturbation and every query's p-value, in process or on dask.
 
-    The mAP null runs only for ``null="permutation"`` (the other nulls: one round of no draws). Then
-    ``screen.X`` is replaced by ``held()`` (a :class:`.table.rows.PreparedRows`): the per-query nulls read
-    their rows from it, the matrix's memory free; or the queries' null runs beside the mAP null's
-    refinement rounds, where :class:`.nulls.conditional.QueriesBeside` can (the same p-values).
+    The mAP null runs only for ``null="permutation"`` (the other nulls: one round of no draws), the queries'
+    null beside its refinement rounds where :class:`.nulls.conditional.QueriesBeside` can (the same p-values).
+    Then ``screen.X`` becomes ``held()`` (a :class:`.table.rows.PreparedRows`: the matrix let go), which a
+    queries' null not run beside reads, and the result keeps.
 
     Returns
     -------
@@ -382,8 +382,8 @@ def _run(screen: Screen, null: str, opts: RunOptions, held, laws: LawCache):
         if mapped:
             scores = scores._replace(p_value=res.p_value, permutations=res.drawn, bound=res.bound, open=res.open)
         del means, st
+        screen.X = held()  # the matrix let go (a result keeps no copy of the rows)
         if query_p is None:
-            screen.X = held()
             with reading(screen.X):
                 query_p = beside.after(scores)
         return scores, query_p, res.seconds

@@ -39,7 +39,7 @@ import numpy as np
 from ...law import VALUE_TOL
 from ...streams import stream_keys
 from ..table.perts import Scores
-from ..table.rows import PreparedRows
+from ..table.rows import PreparedRows, held_whole
 from ..table.segments import offsets, ranges
 from ..engine.clock import deadline_of, tell_stage
 from ..engine.sequential import Null, resolve, rounds_of, undecided
@@ -107,7 +107,7 @@ def query_batch(part, pos, st, target, h):
     exact = st["exact"].copy()
     ap = np.empty(qo[-1])
     comp_of = part.comp_of[pos]
-    crossed = (crossed_pools(arr, lambda j: part.comps[part.comp_of[j]], pos) if part.crossed
+    crossed = (crossed_pools(arr, part.comps, part.comp_of, pos) if part.crossed
                else np.zeros(pos.size, dtype=bool))  # a small screen: the general kernels (same values)
     cuts = np.concatenate([[0], np.flatnonzero(np.diff(comp_of) | np.diff(crossed.astype(np.int64))) + 1, [pos.size]])
     for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
@@ -119,7 +119,7 @@ def query_batch(part, pos, st, target, h):
             continue
         active = st["active"][q]
         lawful, expect = law_wanted(batch, active & st["countable"][q], target, h)
-        width = pool_sizes(arr, lambda j: part.comps[part.comp_of[j]], pos[a:b]).max() if lawful.any() else 0
+        width = pool_sizes(arr, part.comps, part.comp_of, pos[a:b]).max() if lawful.any() else 0
         rows = np.zeros((lawful.size if width else 0, width), dtype=np.int64)
         kmax = int((arr.soff[pos[a:b] + 1] - arr.soff[pos[a:b]]).max())
         shape = np.zeros((rows.shape[0], 2 + 2 * kmax), dtype=np.int64)
@@ -282,6 +282,13 @@ class _Checked:
 NULL_NAMES = ("mAP null", "per-query null")
 
 
+def _kept_whole(X) -> bool:
+    """Whether a run keeps the screen's rows ``X`` for both nulls anyway: rows read from the table
+    (:class:`..table.rows.PreparedRows`), or a matrix small enough to hold whole
+    (:func:`..table.rows.held_whole`; a larger one is let go before the queries' null)."""
+    return isinstance(X, PreparedRows) or (isinstance(X, np.ndarray) and held_whole(X))
+
+
 class QueriesBeside:
     """The queries' p-values (:func:`query_pvalues`) of a run whose options are ``opts`` (its seed,
     permutations, threads, deadline and progress), computed in a thread of their own beside the mAP null's
@@ -298,9 +305,9 @@ class QueriesBeside:
     draws beside it would take: so a budgeted run's nulls run in turn), with no progress or a reporter
     that can speak for two nulls at once (``progress.beside``: :class:`..engine.progress.LineProgress`,
     the command line's, and :class:`..engine.progress.NotebookProgress`, a notebook's; its lines then name
-    their null, :data:`NULL_NAMES`), when the screen's rows are
-    read from the table already (``X`` a :class:`..table.rows.PreparedRows`: nothing is let go between
-    the nulls) as one group (:meth:`.permutation.ScreenWork.groups`: the in-process part's rows are kept
+    their null, :data:`NULL_NAMES`), when nothing would be let go between the nulls (:func:`_kept_whole`: the
+    screen's rows read from the table already, or a matrix small enough to hold for both) and they are read
+    as one group (:meth:`.permutation.ScreenWork.groups`: the in-process part's rows are kept
     for both nulls). Used as a context: when the block fails, the thread stops at its next batch and is
     waited for."""
 
@@ -309,7 +316,7 @@ class QueriesBeside:
         self.permutations = opts.permutations if isinstance(opts.permutations, int) else "auto"  # "all": drawn
         self.able = (client is None and opts.deadline is None
                      and (opts.progress is None or hasattr(opts.progress, "beside"))
-                     and isinstance(work.screen.X, PreparedRows) and len(work.groups()) == 1)
+                     and _kept_whole(work.screen.X) and len(work.groups()) == 1)
         self._thread, self._out, self._error, self._stop = None, None, None, threading.Event()
 
     def after(self, scores) -> QueryP:

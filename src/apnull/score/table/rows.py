@@ -26,9 +26,20 @@ from .matrix import CHUNK, feature_matrix, float_columns, row_hash, scale_in_pla
 #: Values prepared at a time by :class:`BlockRows` when many rows are asked one column of, or hashed (2 MB of
 #: float64, and a few temporaries of that size while a block is scaled: 355 rows at 737 features).
 BLOCK_CELLS = 1 << 18
+#: Most float64 values of prepared rows a run holds at once when a table's features are float32: a screen
+#: of at most this many values is prepared whole, as a float64 table is (a part of the engine would copy
+#: about all of its rows anyway); a larger one is prepared a block at a time and read a part of at most
+#: this many values at a time (:data:`..nulls.permutation.PART_CELLS`). 64 MB: 11,382 rows at 737 features.
+FLOAT64_CELLS = 1 << 23
 from .normalize import apply_normalization
 
-__all__ = ["PreparedRows", "BlockRows", "hold_rows", "prepared_hashes", "reading"]
+__all__ = ["FLOAT64_CELLS", "held_whole", "PreparedRows", "BlockRows", "hold_rows", "prepared_hashes", "reading"]
+
+
+def held_whole(values) -> bool:
+    """Whether a run holds a screen's prepared rows ``values`` (an array, or its float32 features) whole in
+    float64: at most :data:`FLOAT64_CELLS` values."""
+    return values.size <= FLOAT64_CELLS
 
 
 def _split_key(key):

@@ -20,7 +20,7 @@ from .names import TEXT
 from .missing import apply_nan_mode, check_nan_mode, rows_text
 from .normalize import Normalization, check_normalize, normalize_step
 from .positives import check_differ_by, differ_codes, drop_without_positives
-from .rows import BlockRows, PreparedRows, prepared_hashes
+from .rows import BlockRows, PreparedRows, held_whole, prepared_hashes
 from .names import staged, tell_stage
 
 __all__ = ["Screen", "Pert", "prepare_screen", "SIMILARITIES", "SCORE_SIMILARITIES", "NEGATIVES",
@@ -137,10 +137,11 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
     left out); the ``nan=`` mode; the pair rule's codes; degenerate rows; scaling for the similarity.
 
     Memory: when every feature column is float32 (and ``normalize="none"``, continuous features) the
-    features are read as float32 (:func:`.matrix.compact_dtype`) and never held whole in float64: the
-    prepared rows are made in float64 a block at a time (:class:`.rows.BlockRows`) and the screen's ``X``
-    reads them from ``table`` when asked (:class:`.rows.PreparedRows`), with the same bits as the float64
-    path. ``progress`` (a reporter, :mod:`..engine.progress`) counts the rows prepared."""
+    features are read as float32 (:func:`.matrix.compact_dtype`); a table of more than
+    :data:`.rows.FLOAT64_CELLS` such values is never held whole in float64: the prepared rows are made in
+    float64 a block at a time (:class:`.rows.BlockRows`) and the screen's ``X`` reads them from ``table``
+    when asked (:class:`.rows.PreparedRows`), with the same bits as the float64 path. A smaller one is
+    prepared whole, as a float64 table is (:func:`.rows.held_whole`). ``progress`` (a reporter, :mod:`..engine.progress`) counts the rows prepared."""
     check_table(table, similarity, features, SCORE_SIMILARITIES, nan)
     if negatives not in NEGATIVES:
         raise ValueError(f"negatives must be one of {', '.join(NEGATIVES)}, got {negatives!r}")
@@ -186,7 +187,7 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
     tell_stage(progress, "rows checked for duplicates")
     dup = duplicate_rows(lcode, scode, values, counter)
     exponent = euclidean_exponent(values) if similarity in DISTANCES else 0
-    if values.dtype == np.float32:  # float32 features: prepared in float64 a block at a time, when asked
+    if values.dtype == np.float32 and not held_whole(values):  # float32: prepared in float64 a block at a time, when asked
         X = BlockRows(values, similarity, exponent)
     else:
         values = np.ascontiguousarray(values, dtype=np.float64)  # ours: no copy
