@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from apnull.score.nulls.compare import units_of
-from apnull.score.table.segments import linked_roots
+from apnull.score.table.segments import linked_roots, offsets
 
 
 def bfs_components(count, groups):
@@ -30,18 +30,35 @@ def bfs_components(count, groups):
     return np.array(root)
 
 
+def roots(count, groups):
+    """``linked_roots`` of groups given as lists (their members run after run, and the runs' offsets)."""
+    return linked_roots(count, [x for g in groups for x in g], offsets([len(g) for g in groups]))
+
+
 @pytest.mark.parametrize("seed", range(30))
 def test_linked_roots_are_the_components(seed):
     rng = np.random.default_rng(seed)
     count = int(rng.integers(1, 25))
     groups = [rng.choice(count, size=int(rng.integers(1, 4))).tolist() for _ in range(int(rng.integers(0, 15)))]
-    np.testing.assert_array_equal(linked_roots(count, groups), bfs_components(count, groups))
+    np.testing.assert_array_equal(roots(count, groups), bfs_components(count, groups))
+
+
+@pytest.mark.parametrize("count", [2, 33, 1000])
+def test_linked_roots_of_a_long_chain_in_any_order(count):
+    """A path whose links come in a random order and whose nodes are numbered at random: one component, the
+    smallest node its root (the hooking rounds meet the worst order for a walk along the chain)."""
+    rng = np.random.default_rng(count)
+    names = rng.permutation(count)
+    links = [[int(names[i]), int(names[i + 1])][::int(rng.choice([-1, 1]))] for i in rng.permutation(count - 1)]
+    assert roots(count, links).tolist() == [0] * count
+    np.testing.assert_array_equal(roots(count + 3, links + [[count + 2, count]]),
+                                  bfs_components(count + 3, links + [[count + 2, count]]))
 
 
 def test_linked_roots_edges():
-    assert linked_roots(0, []).tolist() == []
-    assert linked_roots(3, [[2], []]).tolist() == [0, 1, 2]
-    assert linked_roots(4, [[3, 1], [1, 2]]).tolist() == [0, 1, 1, 1]
+    assert roots(0, []).tolist() == []
+    assert roots(3, [[2], []]).tolist() == [0, 1, 2]
+    assert roots(4, [[3, 1], [1, 2]]).tolist() == [0, 1, 1, 1]
 
 
 @pytest.mark.parametrize("seed", range(20))

@@ -72,11 +72,11 @@ COUNTS_MOST = 32767
 EXACT_MOST = float(1 << 52)
 
 
-def crossed_pools(arrays, controls_of, pos) -> np.ndarray:
+def crossed_pools(arrays, comps, comp_of, pos) -> np.ndarray:
     """(len(pos),) bool: perturbations ``pos`` of a part's :class:`.draws.PartRows` that take the crossed
     kernels: one replicate in each of their (at least two) strata, no pair rule, the control design,
-    and a look-up table within :data:`MAX_TABLE` (``controls_of(j)``: the :class:`.controls.ControlRows`
-    of perturbation j's component)."""
+    and a look-up table within :data:`MAX_TABLE` (``comps``: the part's :class:`.controls.ControlRows`,
+    ``comp_of[j]`` the one of perturbation j's component)."""
     pos = np.asarray(pos, dtype=np.int64)
     if arrays.rep_codes.shape[1] or arrays.members.size or not pos.size:
         return np.zeros(pos.size, dtype=bool)
@@ -86,12 +86,12 @@ def crossed_pools(arrays, controls_of, pos) -> np.ndarray:
     longest = np.maximum.reduceat(arrays.seg_len[segs], np.concatenate([[0], np.cumsum(J)[:-1]]))
     out = (J >= 2) & (longest == 1)
     at = np.flatnonzero(out)  # only the crossed candidates: their table's size
-    P = pool_sizes(arrays, controls_of, pos[at])
+    P = pool_sizes(arrays, comps, comp_of, pos[at])
     out[at] = P * P <= MAX_TABLE
     return out
 
 
-def pool_sizes(arrays, controls_of, pos) -> np.ndarray:
+def pool_sizes(arrays, comps, comp_of, pos) -> np.ndarray:
     """(len(pos),) int64: the pool members P of perturbations ``pos`` (:func:`crossed_pools`'s
     arguments): in each of its strata its replicates and the controls there."""
     pos = np.asarray(pos, dtype=np.int64)
@@ -101,15 +101,11 @@ def pool_sizes(arrays, controls_of, pos) -> np.ndarray:
     J = arrays.soff[pos + 1] - first  # every perturbation has a stratum
     start = np.concatenate([[0], np.cumsum(J)[:-1]])
     segs = np.repeat(first - start, J) + np.arange(int(J.sum()))
-    owner = np.repeat(np.arange(pos.size), J)
     members = arrays.seg_len[segs].astype(np.int64)
-    groups = {}  # perturbations by component (its ControlRows)
-    for t, j in enumerate(pos.tolist()):
-        c = controls_of(j)
-        groups.setdefault(id(c), (c, []))[1].append(t)
-    for c, ts in groups.values():
-        at = np.isin(owner, ts) if len(groups) > 1 else slice(None)
-        members[at] += c.size[arrays.seg_comp[segs[at]]]
+    comp = np.repeat(np.asarray(comp_of)[pos], J)  # each segment's component
+    for c in np.unique(comp).tolist():
+        at = comp == c
+        members[at] += comps[c].size[arrays.seg_comp[segs[at]]]
     return np.add.reduceat(members, start)
 
 

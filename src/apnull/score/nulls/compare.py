@@ -52,7 +52,7 @@ from ..engine.executor import WholeWork
 from ..engine.sequential import Null
 from ..kernels.flips import flip_batch as _flip_kernel
 from ..kernels.flips import flipped_parts, retrieved_flips
-from ..table.segments import linked_roots
+from ..table.segments import linked_roots, offsets
 from .crossed import MIN_PLATES
 
 __all__ = ["FlipPart", "FlipWork", "RetrievedPart", "RetrievedWork", "first_levels", "flip_key", "flip_null",
@@ -90,7 +90,8 @@ def units_of(strata_of: list) -> tuple:
     order never matters. One unit when no stratum is given (every list holds the same single key)."""
     names = sorted({s for strata in strata_of for s in strata})
     index = {s: i for i, s in enumerate(names)}
-    root = linked_roots(len(names), ([index[s] for s in strata] for strata in strata_of))
+    root = linked_roots(len(names), [index[s] for strata in strata_of for s in strata],
+                        offsets([len(strata) for strata in strata_of]))
     roots = np.unique(root)  # ascending: in order of each unit's smallest stratum
     number = np.searchsorted(roots, root)
     unit = np.array([number[index[strata[0]]] for strata in strata_of], dtype=np.int64)

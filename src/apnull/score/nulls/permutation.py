@@ -262,7 +262,7 @@ def perturbations_batch(part: Part, pos, st, target, h, exhaustive=False, keep=0
     single = ((np.diff(so) == 1) & (arr.rep_codes.shape[1] == 0) & (np.diff(qo) >= 2) & (not exhaustive)
               & (arr.members.size == 0))  # negatives="others": one draw at a time
     comp_of = part.comp_of[pos]
-    crossed = (crossed_pools(arr, lambda j: part.comps[part.comp_of[j]], pos) if part.crossed and not exhaustive
+    crossed = (crossed_pools(arr, part.comps, part.comp_of, pos) if part.crossed and not exhaustive
                else np.zeros(n, dtype=bool))
     path = single.astype(np.int64) + 2 * crossed
     cuts = np.concatenate([[0], np.flatnonzero(np.diff(comp_of) | np.diff(path)) + 1, [n]])

@@ -51,7 +51,7 @@ def spanned_pairs(part, c) -> tuple:
     arr = part.arrays
     S = part.comps[c].size.size
     pos = np.flatnonzero(part.comp_of == c)
-    pos = pos[crossed_pools(arr, lambda j: part.comps[c], pos)]
+    pos = pos[crossed_pools(arr, part.comps, part.comp_of, pos)]
     first, J = arr.soff[pos], arr.soff[pos + 1] - arr.soff[pos]
     keys = [np.zeros(0, dtype=np.int64)]
     for k in np.unique(J).tolist():
@@ -78,7 +78,8 @@ def shared_table(part, c: int) -> Shared:
     spanned by the most perturbations first, within :data:`SHARED_MOST` pairs (the pools of a pair of
     strata left out compute its pairs themselves); :data:`NO_SHARED` when no block is held. A later part
     of the same component (its next group) adds the blocks it needs that are not held yet (a new table:
-    the one a running batch reads stays whole). The values are those each pool would compute, so a run
+    the one a running batch reads stays whole); a part whose perturbations all had every pair they span
+    held by an earlier build (a later round's, the queries' null's) takes the table as it is. The values are those each pool would compute, so a run
     gives the same bits with or without it, whatever the blocks held: one thread of a round builds it, and
     a batch of another asking meanwhile takes the table as it was (the component's first: none) instead of
     waiting for it."""
@@ -89,6 +90,8 @@ def shared_table(part, c: int) -> Shared:
     idx = part.index[part.comp_of == c]
     key = (int(idx[0]), int(idx[-1]), idx.size) if idx.size else None
     if holder.get("for") == key:  # built for this part ("table" is set before "for")
+        return holder["table"]
+    if idx.size and "whole" in holder and np.isin(idx, holder["whole"]).all():  # every pair they span is held
         return holder["table"]
     if not _BUILD_LOCK.acquire(blocking=False):  # another thread of the round builds it: this batch does not
         return holder.get("table", NO_SHARED)  # wait, its pools compute the pairs not held yet (the same bits)
@@ -105,6 +108,7 @@ def shared_table(part, c: int) -> Shared:
         cost = 2 * size[a] * size[b]  # both orders
         room = SHARED_MOST - old.v.size - S * S // 2
         order = np.lexsort((b, a, -count))  # the most perturbations first
+        wanted = int((cost > 0).sum())
         order = order[(cost[order] > 0) & (np.cumsum(cost[order]) <= room)]
         table = old
         if order.size:
@@ -121,10 +125,14 @@ def shared_table(part, c: int) -> Shared:
                             VALUE_TOL, Observed(np.empty(0), np.empty(0), np.empty(0)), np.empty((0, 0)),
                             table, Kept(NO_KEPT, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)), NO_POOLS, True)
         holder["table"] = table
+        if order.size == wanted:  # nothing left out: a later part of these perturbations needs no new block
+            holder["whole"] = np.union1d(holder.get("whole", NO_INDEX), idx)
         holder["for"] = key
         return table
 
 
+#: No perturbation (:func:`shared_table`'s perturbations whose every spanned pair of strata is held).
+NO_INDEX = np.zeros(0, dtype=np.int64)
 #: Bytes of filled crossed pools' counts kept between rounds per component (:class:`..kernels.filled.Kept`:
 #: 2 P * P bytes a pool, 54 KB for a pool of 165 members, JUMP's five plates of 32 controls): 64 MB. A
 #: pool refined past them fills its table again each round (about 0.7 ms), with the same values.
@@ -192,7 +200,7 @@ def kept_fills(part, c: int, pos, drawn, target) -> Kept:
     Nothing when ``part`` has no holder of shared tables (every pool then fills as before)."""
     fills = (target - np.asarray(drawn)) >= FILL_DRAWS
     return _rooms(part, c, "kept", KEPT_MOST, np.int16, pos, fills,
-                  lambda at: pool_sizes(part.arrays, lambda j: part.comps[c], at) ** 2)
+                  lambda at: pool_sizes(part.arrays, part.comps, part.comp_of, at) ** 2)
 
 
 def kept_pools(part, c: int, pos) -> Kept:
@@ -203,7 +211,7 @@ def kept_pools(part, c: int, pos) -> Kept:
     values, so the same draws."""
     def sizes(at):
         arr = part.arrays
-        P = pool_sizes(arr, lambda j: part.comps[c], at)
+        P = pool_sizes(arr, part.comps, part.comp_of, at)
         first, J = arr.soff[at], arr.soff[at + 1] - arr.soff[at]
         n = part.comps[c].size[arr.seg_comp[np.repeat(first - np.cumsum(J) + J, J) + np.arange(int(J.sum()))]]
         return J * (P + np.maximum.reduceat(n, np.cumsum(J) - J))

@@ -137,9 +137,7 @@ def components_of(table: PertTable) -> list:
     increasing index and its strata in increasing index (= key order: ``strata`` is sorted); the
     components come in order of their first stratum. Strata no perturbation has are in none.
     """
-    nseg = np.diff(table.soff)
-    root = linked_roots(len(table.strata), (table.seg_stratum[table.soff[i]:table.soff[i + 1]].tolist()
-                                            for i in np.flatnonzero(nseg > 1).tolist()))
+    root = linked_roots(len(table.strata), table.seg_stratum, table.soff)
     first = table.seg_stratum[table.soff[:-1]]
     of_pert = root[first] if first.size else np.empty(0, np.int64)
     order = np.argsort(of_pert, kind="stable")

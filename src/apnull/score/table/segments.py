@@ -27,26 +27,32 @@ def ranges(off: np.ndarray, idx) -> np.ndarray:
     return starts + np.arange(total, dtype=np.int64)
 
 
-def linked_roots(count: int, groups) -> np.ndarray:
-    """The component of each of ``count`` nodes (0 .. count - 1) when the members of every group (a
-    sequence of node indices) are linked: (count,) int64, each node's root, the smallest node of its
-    component (a union-find with path halving, the smaller root kept). A node no group names is its
-    own component; a group of one links nothing."""
-    parent = list(range(count))
+def linked_roots(count: int, members, off) -> np.ndarray:
+    """The component of each of ``count`` nodes (0 .. count - 1) when the members of every group are
+    linked: (count,) int64, each node's root, the smallest node of its component. Group i is
+    ``members[off[i]:off[i + 1]]`` (runs as :func:`offsets` makes them). A node no group names is its own
+    component; a group of one links nothing.
 
-    def find(x):
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for group in groups:
-        if len(group) < 2:
-            continue
-        a = find(int(group[0]))
-        for s in group[1:]:
-            b = find(int(s))
-            if a != b:
-                parent[max(a, b)] = min(a, b)
-                a = min(a, b)
-    return np.array([find(s) for s in range(count)], dtype=np.int64)
+    Whole arrays, no Python loop a node: each group links its members to its first. Then, until no link
+    joins two components, every root with a link to a smaller root is hooked under the smallest of them,
+    and every node is pointed at its root (pointer jumping). The component's smallest node is never hooked,
+    so it ends as the root; a round at least halves the roots a component has left (a root not hooked
+    has no smaller neighbour root), so there are O(log count) rounds."""
+    members = np.asarray(members, dtype=np.int64)
+    off = np.asarray(off, dtype=np.int64)
+    root = np.arange(count, dtype=np.int64)
+    lens = np.diff(off)
+    head = members[np.repeat(off[:-1], lens)] if members.size else members  # each member's group's first
+    tail = members
+    while True:
+        a, b = root[head], root[tail]
+        apart = a != b
+        if not apart.any():
+            return root
+        a, b = a[apart], b[apart]
+        np.minimum.at(root, np.maximum(a, b), np.minimum(a, b))  # each root under its smallest neighbour root
+        while True:  # every node pointed at its root
+            up = root[root]
+            if np.array_equal(up, root):
+                break
+            root = up
