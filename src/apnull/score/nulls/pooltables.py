@@ -79,10 +79,10 @@ def shared_table(part, c: int) -> Shared:
     strata left out compute its pairs themselves); :data:`NO_SHARED` when no block is held. A later part
     of the same component (its next group) adds the blocks it needs that are not held yet (a new table:
     the one a running batch reads stays whole); a part whose perturbations all had every pair they span
-    held by an earlier build (a later round's, the queries' null's) takes the table as it is. The values are those each pool would compute, so a run
-    gives the same bits with or without it, whatever the blocks held: one thread of a round builds it, and
-    a batch of another asking meanwhile takes the table as it was (the component's first: none) instead of
-    waiting for it."""
+    held by an earlier build (a later round's, the queries' null's) takes the table as it is. The values
+    are those each pool would compute, so a run gives the same bits with or without it, whatever the
+    blocks held: one thread of a round builds it, and a batch of another asking meanwhile takes the table
+    as it was (the component's first: none) instead of waiting for it."""
     if not part.shared:
         return NO_SHARED
     controls = part.comps[c]

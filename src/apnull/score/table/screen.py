@@ -141,7 +141,8 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
     :data:`.rows.FLOAT64_CELLS` such values is never held whole in float64: the prepared rows are made in
     float64 a block at a time (:class:`.rows.BlockRows`) and the screen's ``X`` reads them from ``table``
     when asked (:class:`.rows.PreparedRows`), with the same bits as the float64 path. A smaller one is
-    prepared whole, as a float64 table is (:func:`.rows.held_whole`). ``progress`` (a reporter, :mod:`..engine.progress`) counts the rows prepared."""
+    prepared whole, as a float64 table is (:func:`.rows.held_whole`). ``progress`` (a reporter,
+    :mod:`..engine.progress`) counts the rows prepared."""
     check_table(table, similarity, features, SCORE_SIMILARITIES, nan)
     if negatives not in NEGATIVES:
         raise ValueError(f"negatives must be one of {', '.join(NEGATIVES)}, got {negatives!r}")
@@ -187,7 +188,7 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
     tell_stage(progress, "rows checked for duplicates")
     dup = duplicate_rows(lcode, scode, values, counter)
     exponent = euclidean_exponent(values) if similarity in DISTANCES else 0
-    if values.dtype == np.float32 and not held_whole(values):  # float32: prepared in float64 a block at a time, when asked
+    if values.dtype == np.float32 and not held_whole(values):  # prepared in float64 a block at a time, when asked
         X = BlockRows(values, similarity, exponent)
     else:
         values = np.ascontiguousarray(values, dtype=np.float64)  # ours: no copy
