@@ -14,6 +14,7 @@ from test_score_crossed import KW, crossed_screen
 import apnull.score.nulls.conditional as conditional
 import apnull.score.nulls.permutation as permutation
 import apnull.score.nulls.pooltables as pooltables
+import apnull.score.profiles as profiles
 import apnull.score.table.rows as prepared
 from apnull.score import score_profiles
 
@@ -176,13 +177,19 @@ def test_the_queries_null_runs_beside_the_refinement_rounds(monkeypatch, rows):
     progress, the queries' null starts once the mAP null's first round is done, in a thread of its own, and
     draws while the mAP null's refinement rounds are still to run (a refinement batch waits for it here); the
     tables are those of the run told its progress (the queries' null after the mAP null), bit for bit, with
-    two threads and with one."""
+    two threads and with one. A matrix held whole is made into the result's rows (its hashes) in the queries'
+    thread once its null is done, the same rows as a run that makes them after the mAP null."""
     table = near_line_screen(float32=True)
     large = rows == "read from the table"
     for threads in (2, 1):
         monkeypatch.setattr(prepared, "FLOAT64_CELLS", 0 if large else prepared.FLOAT64_CELLS)
         seen = _beside_spies(monkeypatch, hold=True)
+        held_in = []
+        real_hold = profiles.hold_rows
+        monkeypatch.setattr(profiles, "hold_rows", lambda *a: held_in.append(threading.current_thread().name)
+                            or real_hold(*a))
         beside = score_profiles(table, **KW, permutations="auto", seed=2, threads=threads)
+        assert held_in == ["apnull-queries"]
         first_q = [k for k, s in enumerate(seen) if s[0] == "queries"][0]
         assert not any(s[0] == "mAP" and s[1] == 100 for s in seen[first_q:])  # after the mAP null's first round
         assert any(s[0] == "mAP" and s[1] > 100 for s in seen[first_q:])  # and before its refinement is done
@@ -196,6 +203,9 @@ def test_the_queries_null_runs_beside_the_refinement_rounds(monkeypatch, rows):
         assert not any(s[2] for s in seen)
         pd.testing.assert_frame_equal(beside.groups, after.groups, check_exact=True)
         pd.testing.assert_frame_equal(beside.queries, after.queries, check_exact=True)
+        rows_of = (beside._screen.X, after._screen.X)
+        assert all(isinstance(X, prepared.PreparedRows) for X in rows_of)
+        assert np.array_equal(rows_of[0].hashes, rows_of[1].hashes) and rows_of[0].rows.size == rows_of[1].rows.size
         monkeypatch.undo()
         monkeypatch.setattr(permutation, "CROSSED_MIN_PERTURBATIONS", 0)
 

@@ -355,8 +355,8 @@ def _run(screen: Screen, null: str, opts: RunOptions, held, laws: LawCache):
 
     The mAP null runs only for ``null="permutation"`` (the other nulls: one round of no draws), the queries'
     null beside its refinement rounds where :class:`.nulls.conditional.QueriesBeside` can (the same p-values).
-    Then ``screen.X`` becomes ``held()`` (a :class:`.table.rows.PreparedRows`: the matrix let go), which a
-    queries' null not run beside reads, and the result keeps.
+    Then ``screen.X`` becomes ``held()`` (a :class:`.table.rows.PreparedRows`: the matrix let go; made in the
+    queries' thread when it ran beside), which a queries' null not run beside reads, and the result keeps.
 
     Returns
     -------
@@ -372,7 +372,7 @@ def _run(screen: Screen, null: str, opts: RunOptions, held, laws: LawCache):
         where = None if client is None else Scattered(client, work)  # the screen goes to dask workers once
         rounds = rounds_of(opts.permutations if (mapped := MAP_NULLS[null].engine) else 0, crossed=screen.perts.crossed)
         means = mean_null(work, exhaustive=rounds.exhaustive)
-        beside = QueriesBeside(work, means.state, laws, opts, where)  # the queries' null, beside it where it can
+        beside = QueriesBeside(work, means.state, laws, opts, where, held)  # the queries' null, beside it where it can
         with reading(screen.X), beside:
             res = resolve(means, rounds, client=where, threads=opts.threads, progress=opts.progress,
                           budget=opts.deadline, after_first=beside.start)
@@ -382,7 +382,7 @@ def _run(screen: Screen, null: str, opts: RunOptions, held, laws: LawCache):
         if mapped:
             scores = scores._replace(p_value=res.p_value, permutations=res.drawn, bound=res.bound, open=res.open)
         del means, st
-        screen.X = held()  # the matrix let go (a result keeps no copy of the rows)
+        screen.X = held() if beside.kept is None else beside.kept  # the matrix let go (the result keeps no copy)
         if query_p is None:
             with reading(screen.X):
                 query_p = beside.after(scores)

@@ -308,11 +308,14 @@ class QueriesBeside:
     their null, :data:`NULL_NAMES`), when nothing would be let go between the nulls (:func:`_kept_whole`: the
     screen's rows read from the table already, or a matrix small enough to hold for both) and they are read
     as one group (:meth:`.permutation.ScreenWork.groups`: the in-process part's rows are kept
-    for both nulls). Used as a context: when the block fails, the thread stops at its next batch and is
+    for both nulls). ``then``: the run's next step (its rows held for the result), called in the thread once
+    its null is done, while the mAP null's last rounds run (a core they leave idle), its value in ``kept``.
+    Used as a context: when the block fails, the thread stops at its next batch and is
     waited for."""
 
-    def __init__(self, work, state, laws, opts, client=None):
+    def __init__(self, work, state, laws, opts, client=None, then=None):
         self.work, self.state, self.laws, self.opts, self.client = work, state, laws, opts, client
+        self.then, self.kept = then, None  # the run's next step, done in the thread once its null is (None: none)
         self.permutations = opts.permutations if isinstance(opts.permutations, int) else "auto"  # "all": drawn
         self.able = (client is None and opts.deadline is None
                      and (opts.progress is None or hasattr(opts.progress, "beside"))
@@ -330,6 +333,8 @@ class QueriesBeside:
         try:
             self._out = query_pvalues(self.work, scores, self.laws, o.seed, self.permutations, None, o.threads, None,
                                       progress)
+            if self.then is not None and not self._stop.is_set():  # while the mAP null's last rounds run
+                self.kept = self.then()
         except BaseException as error:  # taken to the caller by result()
             self._error = error
 
