@@ -319,6 +319,44 @@ def test_untied_sum_adds_the_untied_queries_aps_and_refuses_a_tie():
         assert [untied_sum(D, P, v, tg, te, quot, q) for q in (-1, 2, 3)] == [-1.0, -1.0, aps[3]]
 
 
+def test_tied_values_finds_two_equal_values_of_a_row_as_a_sort_would():
+    """:func:`apnull.score.kernels.lookups.tied_values` (an inner kernel, the filled pools' and query rows'
+    test for two members of other strata as similar to the query): True exactly when two values outside
+    the skipped range are equal under ``==``, as comparing neighbours of the sorted values finds; 0.0 and
+    -0.0 are equal, a NaN equals nothing; many sets in one room, each by its own mark, need no clearing."""
+    from apnull.score.kernels import lookups
+
+    tied_values = from_python(lookups.tied_values)
+    rng = np.random.default_rng(8)
+
+    def by_sort(row, lo, hi):
+        kept = np.sort(np.concatenate([row[:lo], row[hi:]]))
+        return bool((kept[1:] == kept[:-1]).any())
+
+    P = 23
+    width, seen, mark = lookups.value_set(P)  # copied into its callers: callable from Python
+    assert 2 ** width >= 2 * P and (mark == -1).all()
+    found = 0
+    for trial in range(400):
+        row = rng.integers(0, 60, size=P) / 7.0  # a few repeats in most rows
+        if trial % 4 == 0:
+            row = rng.permutation(P) / 3.0  # none
+        if trial % 9 == 0:
+            row[rng.integers(P)] = np.nan
+            row[rng.integers(P)] = np.nan
+        lo = int(rng.integers(0, P))
+        hi = int(rng.integers(lo, P + 1))
+        tv = np.concatenate([rng.random(5), row, rng.random(4)])  # the row at 5 in a larger table
+        want = by_sort(row, lo, hi)
+        assert tied_values(tv, 5, P, lo, hi, width, seen, mark, trial) == want, (row, lo, hi)
+        found += want
+    assert 50 < found < 350
+    signed = np.array([0.5, -0.0, 0.25, 0.0])
+    assert tied_values(signed, 0, 4, 0, 0, width, seen, mark, 1000)  # 0.0 == -0.0
+    assert not tied_values(signed, 0, 4, 1, 2, width, seen, mark, 1001)  # -0.0 skipped
+    assert not tied_values(np.array([np.nan, np.nan, 1.0]), 0, 3, 0, 0, width, seen, mark, 1002)
+
+
 def test_dot4_has_the_bits_of_sim():
     """Four dot products side by side, each the bits of ``sim`` (kind 0) one at a time: rows of 737
     features whose sums round differently in another order (checked: a pairwise sum differs)."""

@@ -19,9 +19,9 @@ from ...compiled import inner
 from .pool import pool_most
 from .ranking import add_query, count_replicates, count_sorted, walk_blocks
 from .similarity import dot4, sim, sim_rows
-from .sort import insertion_sort, sort_work, stable_argsort
+from .sort import insertion_sort
 
-__all__ = ["Lookups", "lookups", "reset", "pair_counts", "fill_all", "FILL_DRAWS", "walk_positives", "query_ap",
+__all__ = ["Lookups", "lookups", "reset", "value_set", "tied_values", "pair_counts", "fill_all", "FILL_DRAWS", "walk_positives", "query_ap",
            "mean_ap", "batch_lookups", "control_sims", "know_all", "query_row", "untied_ap", "ROW_DRAWS"]
 
 class Lookups(NamedTuple):
@@ -45,6 +45,41 @@ def reset(tab, P):  # pragma: no cover - compiled
     for i in range(P * P):
         tab.v[i] = np.nan
         tab.gt[i] = -1
+
+
+@numba.njit(cache=True, inline="always")
+def value_set(count):  # pragma: no cover - compiled
+    """Room for sets of up to ``count`` float64 values each (:func:`tied_values`), one at a time, each marked by
+    an integer >= 0: (width, values, marks), 2 ** width >= 2 * count slots, every mark -1."""
+    width = np.int64(4)
+    while (np.int64(1) << width) < 2 * count:
+        width += 1
+    return width, np.empty(np.int64(1) << width), np.full(np.int64(1) << width, -1, dtype=np.int64)
+
+
+@inner()
+def tied_values(tv, at, count, skip_lo, skip_hi, width, seen, mark, set_mark):  # pragma: no cover - compiled
+    """True when two of the values ``tv[at + y]``, y in 0 .. count - 1 but not in skip_lo .. skip_hi - 1, are
+    equal (a NaN equals nothing, as under ``==``): each value looked up in, then added to, the set
+    ``set_mark`` of a :func:`value_set` (``width``, ``seen``, ``mark``; open addressing on a multiplicative
+    hash of the value's bits, 0.0 and -0.0 hashed alike). A set's slots are those holding its mark, so a
+    new set needs no clearing. Called once a row: a helper called for each value costs more than the
+    look-up (its arrays' reference counts)."""
+    bits = tv.view(np.uint64)
+    last = (np.int64(1) << width) - 1
+    for y in range(count):
+        if skip_lo <= y < skip_hi:
+            continue
+        v = tv[at + y]
+        h = np.int64(((np.uint64(0) if v == 0.0 else bits[at + y]) * np.uint64(0x9E3779B97F4A7C15))
+                     >> np.uint64(64 - width))
+        while mark[h] == set_mark:
+            if seen[h] == v:
+                return True
+            h = (h + 1) & last
+        mark[h] = set_mark
+        seen[h] = v
+    return False
 
 
 @numba.njit(cache=True, inline="always")
@@ -94,10 +129,10 @@ def fill_all(pool, controls, kind, tab, P, shared):  # pragma: no cover - compil
     at a time by :func:`.similarity.sim_rows` (the bits of ``sim``), the others from the replicate rows;
     then u's row, each pair's counts by a binary search in u's sorted plate-mates (and its plate's
     replicate). Returns (P,) bool: member u's row has no tie (every eq 0, and no two members of
-    other strata as similar to u: equal similarities have equal gt, so only members of equal gt are
-    compared); u's AP as a query is then :func:`untied_ap` of its positives' gt (:func:`.filled.filled_mean`)."""
+    other strata as similar to u, found by a set of the row's values, :func:`repeated`); u's AP as a query
+    is then :func:`untied_ap` of its positives' gt (:func:`.filled.filled_mean`)."""
     tv, tg, te = tab.v, tab.gt, tab.eq
-    g_str, s_n, g_rep, simRP, g_row = pool.stratum, pool.n, pool.replicate, pool.sim, pool.row
+    g_str, s_n, g_rep, simRP = pool.stratum, pool.n, pool.replicate, pool.sim
     sortedRC, c_off, c_sorted = pool.sorted_rc, controls.sorted_offset, controls.sorted_sims
     s_comp, g_ctl, rep_lo, rep_hi = pool.component_stratum, pool.control, pool.rep_lo, pool.rep_hi
     J = s_n.size
@@ -123,60 +158,41 @@ def fill_all(pool, controls, kind, tab, P, shared):  # pragma: no cover - compil
                     tv[(ga + a) * P + gc + c] = block[a, c]
                     tv[(gc + c) * P + ga + a] = block[a, c]  # sim is exactly symmetric
     untied = np.ones(P, dtype=np.bool_)
-    start = np.empty(most + 3, dtype=np.int64)  # bucket g of gt (0 .. n) begins at start[g + 1]
-    bucket = np.empty(P)
+    width, seen, mark = value_set(P)
     for u in range(P):
         su = g_str[u]
         n = s_n[su]
         ru = g_rep[u]
+        lo, hi = rep_lo[su], rep_hi[su]  # read once: for the compiler a store to the table might change them
         if ru >= 0:
             row = sortedRC[ru, :n]
         else:
             rs = c_off[s_comp[su]] + g_ctl[u] * (n - 1)
             row = c_sorted[rs:rs + n - 1]
-        start[:n + 3] = 0
-        for y in range(P):
-            if g_str[y] == su:
+        free = True
+        for s2 in range(J):
+            if s2 == su:
                 continue
-            i = u * P + y
-            if ru >= 0:
-                v = simRP[ru, y]
+            o = held[su, s2] if ru < 0 else np.int64(-1)  # two controls of a shared block
+            base = o + g_ctl[u] * s_n[s2]
+            first = pool.offset[s2]
+            for y in range(first, first + rep_hi[s2] - rep_lo[s2] + s_n[s2]):
+                i = u * P + y
+                ry = g_rep[y]
+                if o >= 0 and ry < 0:  # the shared counts
+                    a = base + g_ctl[y]
+                    v = sv[a]
+                    g, e = np.int64(sg[a]), np.int64(se[a])
+                else:
+                    v = simRP[ru, y] if ru >= 0 else (simRP[ry, u] if ry >= 0 else tv[i])
+                    g, e = count_sorted(row, v)
                 tv[i] = v
-            elif g_rep[y] >= 0:
-                v = simRP[g_rep[y], u]
-                tv[i] = v
-            elif held[su, g_str[y]] >= 0:  # two controls: the shared counts and the plate's replicate (as know_all)
-                a = held[su, g_str[y]] + g_ctl[u] * s_n[g_str[y]] + g_ctl[y]
-                v = sv[a]
-                tv[i] = v
-                g, e = count_replicates(simRP, u, rep_lo[su], rep_hi[su], ru, v, np.int64(sg[a]), np.int64(se[a]))
-            else:
-                v = tv[i]
-            if ru >= 0 or g_rep[y] >= 0 or held[su, g_str[y]] < 0:
-                g, e = count_sorted(row, v)
-                # a control query: its plate's replicate too
-                g, e = count_replicates(simRP, u, rep_lo[su], rep_hi[su], ru, v, g, e)
-            tg[i] = g
-            te[i] = e
-            if e != 0:
-                untied[u] = False
-            start[g + 2] += 1
-        if untied[u]:  # equal similarities have equal gt: a counting sort by gt, then each bucket compared
-            for g in range(n + 1):
-                start[g + 2] += start[g + 1]
-            for y in range(P):
-                if g_str[y] != su:
-                    g = tg[u * P + y]
-                    bucket[start[g + 1]] = tv[u * P + y]
-                    start[g + 1] += 1
-            lo = np.int64(0)
-            for g in range(n + 1):
-                hi = start[g + 1]
-                for x in range(lo, hi):
-                    for z in range(x + 1, hi):
-                        if bucket[x] == bucket[z]:
-                            untied[u] = False
-                lo = hi
+                g, e = count_replicates(simRP, u, lo, hi, ru, v, g, e)  # a control: its plate's replicate
+                tg[i] = g
+                te[i] = e
+                free = free and e == 0  # no tie with a plate-mate
+        own = pool.offset[su]  # nor with a member of another stratum
+        untied[u] = free and not tied_values(tv, u * P, P, own, own + hi - lo + n, width, seen, mark, u)
     return untied
 
 
@@ -336,7 +352,6 @@ def query_row(pool, tab, P, qi, u, size, first, row):  # pragma: no cover - comp
     of different strata are as similar to u. A draw's AP then depends on its positives' gt only
     (:func:`untied_ap`)."""
     k = size.size
-    n = np.int64(0)
     tv, tg, te = tab.v, tab.gt, tab.eq
     g_str, s_n, g_rep, simRP, sortedRC = pool.stratum, pool.n, pool.replicate, pool.sim, pool.sorted_rc
     ru = g_rep[u]
@@ -350,22 +365,11 @@ def query_row(pool, tab, P, qi, u, size, first, row):  # pragma: no cover - comp
                 v = simRP[ru, y]
                 tv[i] = v
                 tg[i], te[i] = count_sorted(sortedRC[ru, :nu], v)
-            row[y] = tab.gt[u * P + y]
-            if tab.eq[u * P + y] != 0:
+            row[y] = tg[i]
+            if te[i] != 0:
                 return False
-            n += 1
-    vals = np.empty(n)
-    n = 0
-    for s in range(k):
-        if s != qi:
-            for y in range(first[s], first[s] + size[s]):
-                vals[n] = tab.v[u * P + y]
-                n += 1
-    order = stable_argsort(vals, np.empty(n, dtype=np.int64), sort_work(n))  # the pool's sort: compiled already,
-    for t in range(1, n):                                                    # not numba's quicksort once more
-        if vals[order[t]] == vals[order[t - 1]]:
-            return False
-    return True
+    width, seen, mark = value_set(P)
+    return not tied_values(tv, u * P, P, first[qi], first[qi] + size[qi], width, seen, mark, 0)
 
 
 @numba.njit(cache=True, inline="always")
