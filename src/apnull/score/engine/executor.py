@@ -34,7 +34,7 @@ from ...memo import rough_nbytes
 from ..table.segments import ranges
 from .connect import connect
 
-__all__ = ["Work", "WholeWork", "whole", "InProcess", "Scattered", "run_round", "runner", "thread_pool",
+__all__ = ["Work", "Pieces", "WholeWork", "whole", "InProcess", "Scattered", "run_round", "runner", "thread_pool",
            "default_threads", "drawing_order", "connect", "BATCH", "TASK_BATCH", "SHARDS"]
 
 #: Items per in-process batch at most (fewer when a round has few, so threads share them).
@@ -76,6 +76,19 @@ class Work(Protocol):
     #: A module-level function (sent to the workers by reference, not with the work's data): a part made
     #: by ``part(..., worker=True)`` made ready for the batch function, on the worker.
     prepare: object
+
+
+class Pieces(Protocol):
+    """How a null cuts one item's round into pieces that threads run side by side (the last rounds of
+    an adaptive null hold a few items, fewer than the threads), and joins their outputs: the same
+    outputs, bit for bit, as the round run whole."""
+
+    def cut(self, part, pos, st, target, h, count):
+        """[(state, target), ...]: the inputs and the target of each piece (about ``count``) of the round
+        of the one item at ``pos`` (``st`` its inputs, ``target`` the round's), or None: run it whole."""
+
+    def join(self, st, outs: list) -> dict:
+        """The item's outputs from its pieces' ``outs`` (in piece order) and its inputs ``st``."""
 
 
 class ThreadPool(ThreadPoolExecutor):
@@ -121,14 +134,17 @@ class InProcess:
     def __init__(self, work, pool=None):
         self.work, self.pool = work, pool
 
-    def run(self, idx, gather, target, h, fn, progress=None):
-        """Yield (item indices, outputs) of ``fn`` over the items ``idx``, batch by batch."""
+    def run(self, idx, gather, target, h, fn, progress=None, pieces=None):
+        """Yield (item indices, outputs) of ``fn`` over the items ``idx``, batch by batch; with ``pieces``
+        (a :class:`Pieces`) and fewer items than four a thread, an item's round may run as pieces side by
+        side, their outputs joined."""
         work = self.work
         chosen = np.zeros(work.size, dtype=bool)
         chosen[idx] = True
         total = int(chosen.sum())
         workers = self.pool.workers if self.pool is not None else 1
         size = max(1, min(BATCH, math.ceil(total / (4 * workers))))
+        cut = math.ceil(4 * workers / total) if pieces is not None and workers > 1 and total else 1
 
         def tasks():
             for members in work.groups():
@@ -138,10 +154,16 @@ class InProcess:
                     at = drawing_order(part.index, todo)
                     for a in range(0, todo.size, size):
                         pos = at[a:a + size]
-                        yield part, pos, gather(part.index[pos])
+                        st = gather(part.index[pos])
+                        cuts = pieces.cut(part, pos, st, target, h, cut) if cut > 1 else None
+                        if cuts is None:
+                            yield part, pos, st, target, None
+                            continue
+                        for i, (piece, upto) in enumerate(cuts):  # one item (size is 1 here)
+                            yield part, pos, piece, upto, (int(part.index[pos[0]]), i, len(cuts), st)
 
-        def one(part, pos, st):
-            return part.index[pos], fn(part, pos, st, target, h)
+        def one(part, pos, st, upto, piece):
+            return part.index[pos], fn(part, pos, st, upto, h), piece
 
         def outputs():  # in the order they finish
             if self.pool is None:
@@ -157,11 +179,19 @@ class InProcess:
             yield from (f.result() for f in pending)
 
         done = 0
-        for out in outputs():
-            done += out[0].size
+        held = {}  # an item's pieces' outputs until all are in
+        for index, out, piece in outputs():
+            if piece is not None:
+                item, i, count, st = piece
+                got = held.setdefault(item, [None] * count)
+                got[i] = out
+                if any(g is None for g in got):
+                    continue
+                out = pieces.join(st, held.pop(item))
+            done += index.size
             if progress:
                 progress(done, total)
-            yield out
+            yield index, out
 
 
 def drawing_order(index: np.ndarray, todo: np.ndarray) -> np.ndarray:
@@ -222,9 +252,9 @@ class Scattered:
             del raw, part
         return self._futures[k]
 
-    def run(self, idx, gather, target, h, fn, progress=None):
+    def run(self, idx, gather, target, h, fn, progress=None, pieces=None):
         """Yield (item indices, outputs) of ``fn`` over the items ``idx``, task by task: the items of a
-        shard go to the worker holding its part."""
+        shard go to the worker holding its part (each item's round whole: ``pieces`` is not used)."""
         from dask.distributed import as_completed
 
         if self._items is None:
@@ -263,10 +293,11 @@ def runner(client, work, pool):
     return Scattered(client.client if isinstance(client, Scattered) else client, work)
 
 
-def run_round(run, idx, state, levels, inputs, target, h, fn, progress=None) -> None:
+def run_round(run, idx, state, levels, inputs, target, h, fn, progress=None, pieces=None) -> None:
     """One round: ``fn`` over the items ``idx`` by ``run`` (:class:`InProcess` or :class:`Scattered`),
     reading ``state[name]`` for ``name`` in ``inputs`` and writing its outputs into ``state`` (arrays at
-    the levels ``levels[name]``: "item", or a level of ``run.work.offsets``)."""
+    the levels ``levels[name]``: "item", or a level of ``run.work.offsets``); ``pieces``: the null's
+    :class:`Pieces`, if its items' rounds can be cut."""
     offs = run.work.offsets
     found = {}  # a batch's positions, from its gathering to its writing back (the batches in flight)
 
@@ -285,7 +316,7 @@ def run_round(run, idx, state, levels, inputs, target, h, fn, progress=None) -> 
         at = found[chunk.tobytes()] = positions(chunk)
         return {name: state[name][at(name)] for name in inputs}
 
-    for chunk, out in run.run(np.asarray(idx, dtype=np.int64), gather, target, h, fn, progress):
+    for chunk, out in run.run(np.asarray(idx, dtype=np.int64), gather, target, h, fn, progress, pieces):
         at = found.pop(chunk.tobytes(), None) or positions(chunk)
         for name, arr in out.items():
             state[name][at(name)] = arr

@@ -220,6 +220,7 @@ class Null:
     units: np.ndarray
     unit_item: np.ndarray
     label: str = "units"      #: what a unit is, for progress lines ("perturbations", "labels")
+    pieces: object = None     #: how an item's round is cut for threads (:class:`.executor.Pieces`), if it can be
 
     def counts(self) -> tuple:
         """(reached, drawn, stopped) of every unit."""
@@ -323,7 +324,7 @@ def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None
             if progress:
                 progress(0, int(items.size))
             t0, c0 = time.monotonic(), watch.seconds
-            run_round(run, items, state, null.levels, null.inputs, target, rounds.h, null.fn, progress)
+            run_round(run, items, state, null.levels, null.inputs, target, rounds.h, null.fn, progress, null.pieces)
             seconds = time.monotonic() - t0 - (watch.seconds - c0)  # compiling is not drawing
             exact = null.exact()
             drawn = (int(null.counts()[1].sum()) - so_far if exact is None

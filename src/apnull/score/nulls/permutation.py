@@ -41,6 +41,7 @@ from ..kernels.draws import NO_MEMBERS, Counts, Observed, PartRows
 from ..kernels.draws import mean_batch as _mean_kernel
 from ..kernels.draws import single_batch as _single_kernel
 from ..table.perts import components_of
+from .pieces import CrossedPieces
 from .pooltables import BuiltComponents, keep_done, kept_fills, kept_pools, shared_table
 
 __all__ = ["Part", "ScreenWork", "mean_null", "perturbations_batch", "null_values", "segment_keys",
@@ -335,7 +336,7 @@ def mean_null(work: ScreenWork, *, exhaustive=False, keep=0) -> Null:
     fn = (functools.partial(perturbations_batch, exhaustive=exhaustive, keep=keep) if exhaustive or keep
           else perturbations_batch)
     return Null(work, fn, state, levels, ("counters", "drawn", "reached"), "item", np.arange(P), np.arange(P),
-                "perturbations")
+                "perturbations", None if exhaustive or keep else CrossedPieces())
 
 
 def null_values(work: ScreenWork, i: int, draws: int, exhaustive=False) -> np.ndarray:

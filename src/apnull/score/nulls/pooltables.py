@@ -26,7 +26,7 @@ from ..kernels.filled import Kept, Shared
 from ..kernels.lookups import FILL_DRAWS
 
 __all__ = ["SHARED_MOST", "NO_SHARED", "spanned_pairs", "shared_table", "KEPT_MOST", "NO_KEPT", "kept_fills",
-           "POOLS_MOST", "NO_POOLS", "Rooms", "kept_pools", "keep_done", "BUILT_MOST", "BuiltComponents"]
+           "POOLS_MOST", "NO_POOLS", "kept_already", "Rooms", "kept_pools", "keep_done", "BUILT_MOST", "BuiltComponents"]
 
 #: Most control pairs of a component's :class:`..kernels.filled.Shared`, 16 bytes each (128 MB), its
 #: index of S x S strata (8 bytes a pair of strata, counted as half a control pair) included. Blocks past
@@ -217,6 +217,16 @@ def kept_pools(part, c: int, pos) -> Kept:
         return J * (P + np.maximum.reduceat(n, np.cumsum(J) - J))
 
     return _rooms(part, c, "pools", POOLS_MOST, np.float64, pos, np.ones(len(pos), dtype=bool), sizes)
+
+
+def kept_already(part, c: int, j: int) -> bool:
+    """Whether perturbation j (component ``c`` of ``part``) has both its filled counts and its similarities
+    in their rooms (:func:`kept_fills`, :func:`kept_pools`): a round then writes neither."""
+    if not part.shared:
+        return False
+    holder = part.shared[c]
+    with _SHARED_LOCK:
+        return all(name in holder and j in holder[name].done for name in ("kept", "pools"))
 
 
 def keep_done(part, c: int, pos, kept: Kept, name: str = "kept") -> None:
