@@ -121,3 +121,52 @@ def test_a_round_finds_each_levels_positions_once_a_batch(monkeypatch):
     gathered = {null.levels[name] for name in null.inputs} - {"item"}
     assert outputs and outputs[0] == {"seg", "query"} and gathered == {"seg"}
     assert len(calls) == len(outputs) * len(gathered | outputs[0]) == 2 * len(outputs)
+
+
+def test_draws_so_far_never_fall_when_a_units_law_is_counted(monkeypatch):
+    """The progress's "draws so far" is a running total: a unit whose law is counted in a later round (its
+    count becomes its law's choices, not draws) keeps the draws it made before. Units 1 and 2 stop after
+    the first round, unit 0's law is counted in the second and unit 3 draws 10 more there: 400 draws so
+    far before the third round, not the 310 of the units still drawn (it fell from 400 to 310 before)."""
+    import apnull.score.engine.sequential as seq
+    from apnull.score.engine.executor import WholeWork
+
+    class Four(WholeWork):
+        size = 4
+
+        def part(self, items, worker):
+            return type("Part", (), {"index": np.asarray(items)})()
+
+    def batch(part, pos, st, target, h):
+        drawn, exact = st["drawn"].copy(), st["exact"].copy()
+        for t, j in enumerate(part.index[pos]):
+            if target == 100:
+                drawn[t] = 100
+            elif j == 0:
+                drawn[t], exact[t] = 7, True  # its law: 7 choices, counted
+            else:
+                drawn[t] += 10
+        return {"drawn": drawn, "reached": np.zeros(pos.size, dtype=np.int64),
+                "stopped": np.zeros(pos.size, dtype=bool), "exact": exact}
+
+    state = {"drawn": np.zeros(4, dtype=np.int64), "reached": np.zeros(4, dtype=np.int64),
+             "stopped": np.zeros(4, dtype=bool), "exact": np.zeros(4, dtype=bool)}
+    levels = dict.fromkeys(state, "item")
+    null = seq.Null(Four(), batch, state, levels, ("drawn", "exact"), "item", np.arange(4), np.arange(4))
+    plan = iter([[True, False, False, True], [False, False, False, True], [False] * 4])
+    monkeypatch.setattr(seq, "still_open", lambda *a, **k: np.array(next(plan)))
+
+    class Rounds:
+        def __init__(self):
+            self.so_far = []
+
+        def __call__(self, done, total):
+            pass
+
+        def round(self, info):
+            self.so_far.append(info.draws_so_far)
+
+    rounds = Rounds()
+    seq.resolve(null, seq.rounds_of("auto"), threads=1, progress=rounds)
+    assert rounds.so_far == [0, 400, 410]
+    assert state["drawn"].tolist() == [7, 100, 100, 120]

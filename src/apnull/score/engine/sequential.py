@@ -254,7 +254,7 @@ class RoundInfo(NamedTuple):
     units: int                #: units the round continues
     label: str                #: what a unit is
     target: int               #: draws of each unit after the round
-    draws_so_far: int         #: draws of all units before the round
+    draws_so_far: int         #: draws of all units before the round (never fewer than the round before's)
     draws_at_most: int        #: draws the round may take (fewer when units stop early)
     estimate: float | None    #: estimated seconds, from the draws per second of the rounds before
 
@@ -295,7 +295,7 @@ def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None
     state = null.state
     U = null.units.size
     active = np.ones(U, dtype=bool)
-    info, start, rate = [], time.monotonic(), None
+    info, start, rate, spent = [], time.monotonic(), None, None
     intervals = Intervals()  # the units' Clopper-Pearson intervals, each distinct (g, L) computed once
     why = ""
     watch = CompileWatch(progress)
@@ -309,7 +309,9 @@ def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None
                 flags[null.units] = active
             g, L, _ = null.counts()
             exact = null.exact()
-            so_far = int(L.sum() if exact is None else L[~exact].sum())  # an enumerated law was not drawn
+            if spent is None:  # an enumerated law was not drawn
+                spent = int(L.sum() if exact is None else L[~exact].sum())
+            so_far = spent  # a running total: a unit whose law is counted later keeps the draws it made
             at_most = int(np.maximum(target - L[active], 0).sum())
             estimate = None if rate is None else at_most * rate
             round_info = RoundInfo(number, int(active.sum()), null.label, int(target), so_far, at_most, estimate)
@@ -330,6 +332,7 @@ def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None
             drawn = (int(null.counts()[1].sum()) - so_far if exact is None
                      else int(null.counts()[1][~exact].sum()) - int(L[~exact].sum()))
             rate = seconds / drawn if drawn else rate  # the last round's: the first's holds one-off set-up
+            spent += drawn
             if after_first is not None and decides:
                 after_first, told = None, after_first
                 told()
