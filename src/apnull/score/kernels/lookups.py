@@ -21,8 +21,9 @@ from .ranking import add_query, count_replicates, count_sorted, walk_blocks
 from .similarity import dot4, sim, sim_rows
 from .sort import insertion_sort
 
-__all__ = ["Lookups", "lookups", "reset", "value_set", "tied_values", "pair_counts", "fill_all", "FILL_DRAWS", "walk_positives", "query_ap",
-           "mean_ap", "batch_lookups", "control_sims", "know_all", "query_row", "untied_ap", "ROW_DRAWS"]
+__all__ = ["Lookups", "lookups", "reset", "value_set", "tied_values", "pair_counts", "fill_all", "FILL_DRAWS",
+           "walk_positives", "query_ap", "mean_ap", "batch_lookups", "control_sims", "know_all", "query_row", "untied_ap",
+           "ROW_DRAWS"]
 
 class Lookups(NamedTuple):
     """Member-pair look-ups of one pool (P members; pair (u, y) at u * P + y): the similarity (NaN until
@@ -129,7 +130,7 @@ def fill_all(pool, controls, kind, tab, P, shared):  # pragma: no cover - compil
     at a time by :func:`.similarity.sim_rows` (the bits of ``sim``), the others from the replicate rows;
     then u's row, each pair's counts by a binary search in u's sorted plate-mates (and its plate's
     replicate). Returns (P,) bool: member u's row has no tie (every eq 0, and no two members of
-    other strata as similar to u, found by a set of the row's values, :func:`repeated`); u's AP as a query
+    other strata as similar to u, found by a set of the row's values, :func:`tied_values`); u's AP as a query
     is then :func:`untied_ap` of its positives' gt (:func:`.filled.filled_mean`)."""
     tv, tg, te = tab.v, tab.gt, tab.eq
     g_str, s_n, g_rep, simRP = pool.stratum, pool.n, pool.replicate, pool.sim
