@@ -295,11 +295,14 @@ def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None
     state = null.state
     U = null.units.size
     active = np.ones(U, dtype=bool)
-    info, start, rate, spent = [], time.monotonic(), None, None
+    info, start, rate = [], time.monotonic(), None
     intervals = Intervals()  # the units' Clopper-Pearson intervals, each distinct (g, L) computed once
     why = ""
     watch = CompileWatch(progress)
     deadline = deadline_of(budget)
+    L, exact = null.counts()[1], null.exact()
+    spent = int(L.sum() if exact is None else L[~exact].sum())  # draws so far, a running total: an enumerated
+    # law was not drawn, and a unit whose law is counted later keeps the draws it made before
     with thread_pool(threads) as pool, watch.installed(), \
             (deadline.watching() if deadline is not None else contextlib.nullcontext()):
         run = runner(client, null.work, pool)
@@ -308,13 +311,9 @@ def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None
                 flags = state["active"]
                 flags[null.units] = active
             g, L, _ = null.counts()
-            exact = null.exact()
-            if spent is None:  # an enumerated law was not drawn
-                spent = int(L.sum() if exact is None else L[~exact].sum())
-            so_far = spent  # a running total: a unit whose law is counted later keeps the draws it made
             at_most = int(np.maximum(target - L[active], 0).sum())
             estimate = None if rate is None else at_most * rate
-            round_info = RoundInfo(number, int(active.sum()), null.label, int(target), so_far, at_most, estimate)
+            round_info = RoundInfo(number, int(active.sum()), null.label, int(target), spent, at_most, estimate)
             if deadline is not None and info and deadline.passed(estimate if timed and estimate is not None else 0.0):
                 why = (f"{'refining' if number else 'drawing for'} {count_text(round_info.units, null.label)} to "
                        f"{target:,} draws each would take {estimate_text(estimate or 0.0)}, past {deadline.text()}")
@@ -329,7 +328,7 @@ def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None
             run_round(run, items, state, null.levels, null.inputs, target, rounds.h, null.fn, progress, null.pieces)
             seconds = time.monotonic() - t0 - (watch.seconds - c0)  # compiling is not drawing
             exact = null.exact()
-            drawn = (int(null.counts()[1].sum()) - so_far if exact is None
+            drawn = (int(null.counts()[1].sum()) - spent if exact is None
                      else int(null.counts()[1][~exact].sum()) - int(L[~exact].sum()))
             rate = seconds / drawn if drawn else rate  # the last round's: the first's holds one-off set-up
             spent += drawn
