@@ -114,6 +114,26 @@ def test_progress_names_each_stage_of_the_run():
     assert bar.texts[-1] == "Scoring table B: 2 of 40 perturbations"
 
 
+def test_progress_shows_the_counts_of_a_null_beside_its_own():
+    """A null drawing beside the run's (its reporter from ``beside``) only keeps its counts; the bar shows
+    them after the run's own until ``alone``."""
+    bar = _Bar()
+    progress = ScoreProgress(bar)
+    twin = progress.beside("mAP null", "per-query null")
+    progress(1, 40)
+    assert bar.texts[-1] == "Scoring: 1 of 40 perturbations"  # nothing counted beside yet
+    twin.stage("queries (conditional null)")
+    twin(300, 816)
+    assert bar.texts == ["Scoring: 1 of 40 perturbations"]  # the twin never moves the bar itself
+    progress.last = 0.0
+    progress(2, 40)
+    assert bar.texts[-1] == "Scoring: 2 of 40 perturbations · per-query null: 300 of 816 queries (conditional null)"
+    progress.alone()
+    progress.last = 0.0
+    progress(3, 40)
+    assert bar.texts[-1] == "Scoring: 3 of 40 perturbations"
+
+
 def test_shown_order_puts_score_p_and_q_after_the_names():
     """A phone shows three or four columns: the names, then the score, p, q (downloads keep their order)."""
     cols = ["Metadata_perturbation", "dose", "n_replicates", "mAP", "mAP_normalized", "p_value", "q_value",

@@ -4,6 +4,7 @@ on one deadline, and progress naming each stage."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import threading
 
@@ -164,7 +165,7 @@ def test_a_budget_that_never_binds_changes_no_draw():
     # draws), without the 1,000,000 draws one group of the default screen takes (0.3 s, not 9 s of CPU)
     screen = digits_screen(n_null=3)
     plain = score_profiles(screen, **KW, seed=2)
-    budgeted = score_profiles(screen, **KW, seed=2, budget=1e6)  # the first round in steps of 10, 30, 100
+    budgeted = score_profiles(screen, **KW, seed=2, budget=1e6)  # the first round in steps of 10, then 100
     used = plain.groups["permutations"]
     assert used.min() < 100 < used.max() and plain.queries["permutations"].sum() > 0  # stopped early, refined
     for a, b in ((plain.groups, budgeted.groups), (plain.queries, budgeted.queries)):
@@ -186,6 +187,67 @@ def test_a_passed_deadline_stops_the_first_round_after_its_first_step(digits):
     assert res.stopped_by_budget.startswith(f"drawing for {len(screen.perts)} perturbations to 30 draws each")
     assert (res.p_value >= 1 / 11).all() and res.open.any()
     assert [i.target for i in rec.rounds] == [10]
+
+
+class Ticks:
+    """``time.monotonic`` for :mod:`.sequential`: each call one second after the one before, so every round
+    takes one second and a round's rate is 1 / its draws."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def monotonic(self):
+        self.now += 1.0
+        return self.now
+
+
+def _small_screen():
+    """The digits screen with three null perturbations (refined up to 1,600 draws, not 1,000,000)."""
+    return prepare_screen(digits_screen(n_null=3), "Metadata_perturbation", ["DMSO"], "Metadata_plate", None,
+                          "cosine", "error", None, "controls")
+
+
+def _rounds_told(monkeypatch, screen, deadline, after_first=None):
+    monkeypatch.setattr(seq, "time", Ticks())
+    rec = Recorder()
+    null = mean_null(ScreenWork(screen, 0))
+    seq.resolve(null, seq.rounds_of("auto"), threads=1, budget=deadline, progress=rec, after_first=after_first)
+    return rec.rounds
+
+
+def test_a_first_round_that_fits_in_the_time_left_skips_its_steps(monkeypatch):
+    """Under a deadline the first round is drawn in steps only while the whole round might not fit: once the
+    first step's rate says it fits in the time left, the step to 30 draws is skipped; where it does not fit,
+    the step is drawn (and estimated). The draws are the same either way."""
+    screen = _small_screen()
+    far = _rounds_told(monkeypatch, screen, Deadline(1e6, clock=Clock()))
+    assert [i.target for i in far[:2]] == [seq.FIRST_STEPS[0], 100]
+    # the first step takes 1 s for 10 draws a unit: the whole round (90 more a unit) would take 9 s, the step
+    # to 30 draws 2 s; with 5 s left the step is drawn, and the round after it (70 more a unit, 3.5 s) too
+    near = _rounds_told(monkeypatch, screen, Deadline(5.0, clock=Clock()))
+    assert [i.target for i in near[:3]] == [10, 30, 100]
+    assert near[1].estimate == pytest.approx(2.0)  # 20 draws a unit at the first step's 10 a second
+    plain = seq.resolve(mean_null(ScreenWork(screen, 0)), seq.rounds_of("auto"), threads=1)
+    stepped = seq.resolve(mean_null(ScreenWork(screen, 0)), seq.rounds_of("auto"), threads=1,
+                          budget=Deadline(5.0, clock=Clock()))
+    np.testing.assert_array_equal(plain.drawn, stepped.drawn)
+    np.testing.assert_array_equal(plain.p_value, stepped.p_value)
+
+
+def test_a_null_drawing_beside_another_expects_its_rounds_to_take_longer(monkeypatch):
+    """Two nulls drawing on one deadline's clock share the cores: a round estimated from a round drawn alone
+    is expected to take twice as long once another null draws beside it (:meth:`Deadline.drawing`), and a
+    round measured while both drew is estimated at its own rate (``deadline.passed`` is asked with the
+    estimate the round reports)."""
+    screen = _small_screen()
+    alone = _rounds_told(monkeypatch, screen, Deadline(1e6, clock=Clock()))
+    deadline = Deadline(1e6, clock=Clock())
+    other = contextlib.ExitStack()
+    with other:
+        shared = _rounds_told(monkeypatch, screen, deadline, after_first=lambda: other.enter_context(deadline.drawing()))
+    assert [i.target for i in shared] == [i.target for i in alone] and len(alone) >= 4
+    assert shared[2].estimate == pytest.approx(2 * alone[2].estimate)  # measured alone, drawn beside the other
+    assert shared[3].estimate == pytest.approx(alone[3].estimate)  # measured beside it, drawn beside it
 
 
 # -- a comparison: one clock ------------------------------------------------------------------------------

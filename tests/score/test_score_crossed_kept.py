@@ -269,8 +269,8 @@ def test_the_command_lines_progress_keeps_the_queries_null_beside(monkeypatch):
     """Told the command line's progress (a :class:`LineProgress`, on a terminal or not), the queries' null
     still runs in a thread of its own beside the mAP null's refinement rounds; every line written meanwhile
     names its null and is written whole; the tables are those of the run without progress and of the run
-    told a plain function (one null after the other), bit for bit, with two threads and with one. With a
-    budget the nulls run in turn (each one's rounds are estimated and stopped within the time left)."""
+    told a plain function (one null after the other), bit for bit, with two threads and with one; and with
+    a budget that never binds (both nulls' rounds estimated on its one clock), the same."""
     from apnull.score.engine.progress import LineProgress
 
     table = near_line_screen(float32=True)
@@ -293,10 +293,14 @@ def test_the_command_lines_progress_keeps_the_queries_null_beside(monkeypatch):
                 pd.testing.assert_frame_equal(told.queries, res.queries, check_exact=True)
             monkeypatch.undo()
             monkeypatch.setattr(permutation, "CROSSED_MIN_PERTURBATIONS", 0)
-    seen = _beside_spies(monkeypatch)
+    seen = _beside_spies(monkeypatch, hold=True)
     err = io.StringIO()
-    score_profiles(table, **KW, permutations="auto", seed=2, budget=600, progress=LineProgress(err, after=0.0))
-    assert seen and not any(s[2] for s in seen) and "null:" not in err.getvalue()
+    budgeted = score_profiles(table, **KW, permutations="auto", seed=2, budget=600,
+                              progress=LineProgress(err, after=0.0, every=0.0))
+    assert any(s[0] == "queries" and s[2] for s in seen) and "per-query null:" in err.getvalue()
+    for mine, plain in ((budgeted.groups, quiet.groups), (budgeted.queries, quiet.queries)):
+        assert not mine.pop("decision_open").any()  # a budgeted run's tables say which decisions it left open
+        pd.testing.assert_frame_equal(mine, plain, check_exact=True)
 
 
 def test_a_notebooks_bar_shows_the_two_nulls_beside_each_other(monkeypatch, jupyter):
@@ -319,3 +323,36 @@ def test_a_notebooks_bar_shows_the_two_nulls_beside_each_other(monkeypatch, jupy
     quiet = score_profiles(table, **KW, permutations="auto", seed=2)
     pd.testing.assert_frame_equal(shown.groups, quiet.groups, check_exact=True)
     pd.testing.assert_frame_equal(shown.queries, quiet.queries, check_exact=True)
+
+
+def test_the_pages_bar_keeps_the_queries_null_beside_under_its_time_limit(monkeypatch):
+    """The score page's run (a :class:`ScoreProgress` bar, a time limit always set): the queries' null runs
+    beside the mAP null's refinement rounds there too; its counts, told from its own thread, are shown by the
+    page's bar after the mAP null's own (the bar is only ever moved from the run's thread), and the bar names
+    it no more once it is done. The tables are those of the run without a limit, bit for bit."""
+    from apnull.ui.progress import ScoreProgress
+
+    class Bar:
+        def __init__(self):
+            self.texts, self.threads = [], set()
+
+        def progress(self, value, text=""):
+            self.texts.append(text)
+            self.threads.add(threading.current_thread().name)
+
+    table = near_line_screen(float32=True)
+    quiet = score_profiles(table, **KW, permutations="auto", seed=2)
+    seen = _beside_spies(monkeypatch, hold=True)
+    bar = Bar()
+    progress = ScoreProgress(bar)
+    progress.every = 0.0  # every count shown
+    paged = score_profiles(table, **KW, permutations="auto", seed=2, budget=60, progress=progress)
+    assert any(s[0] == "queries" and s[2] for s in seen)  # in their own thread, beside
+    first_q = [k for k, s in enumerate(seen) if s[0] == "queries"][0]
+    assert any(s[0] == "mAP" and s[1] > 100 for s in seen[first_q:])
+    both = [t for t in bar.texts if " · per-query null: " in t]
+    assert both and all(re.search(r" · per-query null: [\d,]+ of [\d,]+ \w", t) for t in both)
+    assert bar.threads == {threading.current_thread().name} and progress.twin is None
+    for mine, plain in ((paged.groups, quiet.groups), (paged.queries, quiet.queries)):
+        assert not mine.pop("decision_open").any()
+        pd.testing.assert_frame_equal(mine, plain, check_exact=True)

@@ -75,6 +75,19 @@ class ScoreProgress(ThrottledBar):
         self.round_text = ""
         self.what, self.finishing = what, finishing
         self._first = (what, finishing)
+        self.twin: _Beside | None = None  # the null drawing beside this one (:meth:`beside`)
+
+    def beside(self, mine: str, other: str) -> "_Beside":
+        """A reporter for another null that runs beside this one from now on, in a thread without the
+        page's context (the queries' null, :class:`apnull.score.nulls.conditional.QueriesBeside`): it only
+        keeps its counts, which this bar shows after its own ("· per-query null: 300 of 816 perturbations"),
+        until :meth:`alone`. ``mine``: this null's name, which the bar leaves implicit."""
+        self.twin = _Beside(other)
+        return self.twin
+
+    def alone(self) -> None:
+        """The null beside this one is done: the bar shows this run's counts only."""
+        self.twin = None
 
     def stage(self, units: str, scope: str = "") -> None:
         """A new stage of the run (the engine's hook, :mod:`apnull.score.engine.clock`): later counts
@@ -103,4 +116,23 @@ class ScoreProgress(ThrottledBar):
         name, units = self.what
         text = (f"{name}: {done:,} of {total:,} {units}{self.round_text}"
                 if done < total or self.finishing is None else self.finishing)
-        self.show(done / total, text)
+        twin = self.twin
+        self.show(done / total, text + (twin.text() if twin is not None else ""))
+
+
+class _Beside:
+    """The counts of a null drawing beside a :class:`ScoreProgress`'s (:meth:`ScoreProgress.beside`), told from
+    its own thread and shown by that bar: ``done`` of ``total`` of its stage's ``units``."""
+
+    def __init__(self, name: str):
+        self.name, self.units, self.done, self.total = name, "units", 0, 0
+
+    def stage(self, units: str, scope: str = "") -> None:
+        self.units = units
+
+    def __call__(self, done: int, total: int) -> None:
+        self.done, self.total = int(done), int(total)
+
+    def text(self) -> str:
+        """" · per-query null: 300 of 816 queries", or nothing before its first count."""
+        return f" · {self.name}: {self.done:,} of {self.total:,} {self.units}" if self.total else ""

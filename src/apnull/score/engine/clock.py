@@ -86,6 +86,7 @@ class _Shared:
         self.clock, self.start, self.watch, self.depth = clock, clock(), CompileWatch(), 0
         self.lock = threading.Lock()
         self.exits: list = []
+        self.drawing = 0  # nulls drawing now (:meth:`Deadline.drawing`)
 
 
 class Deadline:
@@ -125,6 +126,25 @@ class Deadline:
         comparison's table A gets half of what is left, B the rest: both within the one budget)."""
         return Deadline(self.seconds, _shared=self._shared,
                         _limit=self.elapsed() + max(0.0, fraction * self.left()))
+
+    @contextlib.contextmanager
+    def drawing(self):
+        """Count a null's rounds as drawing on this run's clock while the block runs: two nulls drawing
+        at once (the queries' null beside the mAP null's rounds) share the cores, so each one's rounds
+        take longer than its rounds alone did (:meth:`drawers`, read by :func:`.sequential.resolve`'s
+        estimates)."""
+        s = self._shared
+        with s.lock:
+            s.drawing += 1
+        try:
+            yield self
+        finally:
+            with s.lock:
+                s.drawing -= 1
+
+    def drawers(self) -> int:
+        """How many nulls are drawing on this run's clock now (:meth:`drawing`; at least 1)."""
+        return max(self._shared.drawing, 1)
 
     def text(self) -> str:
         """The budget and what is spent of it, for messages: "the budget of 10 s (7.2 s spent)"."""

@@ -287,7 +287,10 @@ def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None
     budget : float or :class:`.clock.Deadline`, optional
         Seconds from now, or the run's deadline (shared with its other stages): a refinement round
         (after the first) whose estimated time would take the run past it is not started, and the
-        undecided units are reported ``open``.
+        undecided units are reported ``open``. A round's estimate is its draws at the last round's
+        rate, times the nulls drawing now on the deadline's clock over those that drew during all of
+        that round (:meth:`.clock.Deadline.drawers`): a null whose last round ran alone and now
+        shares the cores expects it to take twice as long, never less than it measured.
     after_first : callable, optional
         Called (no arguments) once the first round's outputs are in ``null.state``, before the next
         round: work that needs them may start beside the refinement rounds.
@@ -295,7 +298,7 @@ def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None
     state = null.state
     U = null.units.size
     active = np.ones(U, dtype=bool)
-    info, start, rate = [], time.monotonic(), None
+    info, start, rate, shared = [], time.monotonic(), None, 1
     intervals = Intervals()  # the units' Clopper-Pearson intervals, each distinct (g, L) computed once
     why = ""
     watch = CompileWatch(progress)
@@ -304,15 +307,22 @@ def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None
     spent = int(L.sum() if exact is None else L[~exact].sum())  # draws so far, a running total: an enumerated
     # law was not drawn, and a unit whose law is counted later keeps the draws it made before
     with thread_pool(threads) as pool, watch.installed(), \
-            (deadline.watching() if deadline is not None else contextlib.nullcontext()):
+            (deadline.watching() if deadline is not None else contextlib.nullcontext()), \
+            (deadline.drawing() if deadline is not None else contextlib.nullcontext()):
         run = runner(client, null.work, pool)
-        for number, target, decides, timed in _steps(rounds, deadline is not None):
+        steps = _steps(rounds, deadline is not None)
+        for step, (number, target, decides, timed) in enumerate(steps):
             if "active" in state:
                 flags = state["active"]
                 flags[null.units] = active
             g, L, _ = null.counts()
+            slower = max(1.0, _drawers(deadline) / shared)
+            if not decides and rate is not None:  # a step of the first round whose whole round would fit
+                whole = next(t for _, t, d, _ in steps[step:] if d)  # within the time left: no need to stop
+                if not deadline.passed(int(np.maximum(whole - L[active], 0).sum()) * rate * slower):  # at it
+                    continue
             at_most = int(np.maximum(target - L[active], 0).sum())
-            estimate = None if rate is None else at_most * rate
+            estimate = None if rate is None else at_most * rate * slower
             round_info = RoundInfo(number, int(active.sum()), null.label, int(target), spent, at_most, estimate)
             if deadline is not None and info and deadline.passed(estimate if timed and estimate is not None else 0.0):
                 why = (f"{'refining' if number else 'drawing for'} {count_text(round_info.units, null.label)} to "
@@ -324,13 +334,14 @@ def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None
             items = np.unique(null.unit_item[active])
             if progress:
                 progress(0, int(items.size))
-            t0, c0 = time.monotonic(), watch.seconds
+            t0, c0, before = time.monotonic(), watch.seconds, _drawers(deadline)
             run_round(run, items, state, null.levels, null.inputs, target, rounds.h, null.fn, progress, null.pieces)
             seconds = time.monotonic() - t0 - (watch.seconds - c0)  # compiling is not drawing
             exact = null.exact()
             drawn = (int(null.counts()[1].sum()) - spent if exact is None
                      else int(null.counts()[1][~exact].sum()) - int(L[~exact].sum()))
-            rate = seconds / drawn if drawn else rate  # the last round's: the first's holds one-off set-up
+            if drawn:  # the last round's rate (the first's holds one-off set-up), and the nulls drawing at once
+                rate, shared = seconds / drawn, min(before, _drawers(deadline))  # during some of it at least
             spent += drawn
             if after_first is not None and decides:
                 after_first, told = None, after_first
@@ -357,6 +368,11 @@ def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None
                     np.zeros(U, dtype=bool) if exact is None else exact.copy())
 
 
+def _drawers(deadline) -> int:
+    """The nulls drawing now on ``deadline``'s clock (:meth:`.clock.Deadline.drawers`; 1 without one)."""
+    return 1 if deadline is None else deadline.drawers()
+
+
 #: Under a deadline, the first adaptive round is drawn in steps to these totals (then ``FIRST``), so a
 #: run that cannot afford the whole round still ends in time; a unit's draws are the same either way.
 FIRST_STEPS = (10, 30)
@@ -366,7 +382,8 @@ def _steps(rounds: Rounds, budgeted: bool) -> list:
     """(round number, target, decides, timed) of each step of ``rounds``: every round as one step,
     ``decides`` (the undecided units are chosen after it); with a deadline, adaptive runs draw the first
     round in steps to :data:`FIRST_STEPS` that decide nothing (the streams continue where they stop,
-    so the draws and decisions are those of one step). ``timed``: the draws per second of the step
+    so the draws and decisions are those of one step); :func:`resolve` skips a step once the whole
+    round's estimate fits within the time left. ``timed``: the draws per second of the step
     before estimate this one (not after the very first step, whose time holds one-off set-up; only
     a deadline already passed stops the step after it)."""
     out = [(r, int(t), True, r > 0) for r, t in enumerate(rounds.targets)]

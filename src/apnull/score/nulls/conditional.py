@@ -300,24 +300,24 @@ class QueriesBeside:
     alone leaves a core idle (the Python between its rounds, its last rounds' few units, the queries'
     keys).
 
-    Beside only in process (``client`` None), with no deadline (each null's rounds are estimated from the
-    draws per second of its rounds before and started only within the time left, which the other null's
-    draws beside it would take: so a budgeted run's nulls run in turn), with no progress or a reporter
-    that can speak for two nulls at once (``progress.beside``: :class:`..engine.progress.LineProgress`,
-    the command line's, and :class:`..engine.progress.NotebookProgress`, a notebook's; its lines then name
-    their null, :data:`NULL_NAMES`), when nothing would be let go between the nulls (:func:`_kept_whole`: the
+    Beside only in process (``client`` None), with no progress or a reporter that can speak for two
+    nulls at once (``progress.beside``: :class:`..engine.progress.LineProgress`,
+    the command line's, :class:`..engine.progress.NotebookProgress`, a notebook's, and the dashboard's
+    ``apnull.ui.progress.ScoreProgress``; its lines then name their null, :data:`NULL_NAMES`), when nothing would be let go between the nulls (:func:`_kept_whole`: the
     screen's rows read from the table already, or a matrix small enough to hold for both) and they are read
     as one group (:meth:`.permutation.ScreenWork.groups`: the in-process part's rows are kept
-    for both nulls). ``then``: the run's next step (its rows held for the result), called in the thread once
-    its null is done, while the mAP null's last rounds run (a core they leave idle), its value in ``kept``.
-    Used as a context: when the block fails, the thread stops at its next batch and is
-    waited for."""
+    for both nulls). Under a deadline both nulls draw on its one clock: each one's rounds are estimated
+    from its rounds before and started only within the time left, an estimate doubled where the last
+    round ran alone and the other null now draws beside it (:meth:`..engine.clock.Deadline.drawers`).
+    ``then``: the run's next step (its rows held for the result), called in the thread once its null is
+    done, while the mAP null's last rounds run (a core they leave idle), its value in ``kept``. Used as a
+    context: when the block fails, the thread stops at its next batch and is waited for."""
 
     def __init__(self, work, state, laws, opts, client=None, then=None):
         self.work, self.state, self.laws, self.opts, self.client = work, state, laws, opts, client
         self.then, self.kept = then, None  # the run's next step, done in the thread once its null is (None: none)
         self.permutations = opts.permutations if isinstance(opts.permutations, int) else "auto"  # "all": drawn
-        self.able = (client is None and opts.deadline is None
+        self.able = (client is None
                      and (opts.progress is None or hasattr(opts.progress, "beside"))
                      and _kept_whole(work.screen.X) and len(work.groups()) == 1)
         self._thread, self._out, self._error, self._stop = None, None, None, threading.Event()
@@ -331,8 +331,8 @@ class QueriesBeside:
     def _run(self, scores, progress):
         o = self.opts
         try:
-            self._out = query_pvalues(self.work, scores, self.laws, o.seed, self.permutations, None, o.threads, None,
-                                      progress)
+            self._out = query_pvalues(self.work, scores, self.laws, o.seed, self.permutations, None, o.threads,
+                                      o.deadline, progress)
             if self.then is not None and not self._stop.is_set():  # while the mAP null's last rounds run
                 self.kept = self.then()
         except BaseException as error:  # taken to the caller by result()
