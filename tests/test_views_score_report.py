@@ -128,6 +128,9 @@ def test_progress_shows_the_counts_of_a_null_beside_its_own():
     progress.last = 0.0
     progress(2, 40)
     assert bar.texts[-1] == "Scoring: 2 of 40 perturbations · per-query null: 300 of 816 queries (conditional null)"
+    progress.last = 0.0
+    progress(40, 40)  # a round's end: the run is not finishing while the other null draws
+    assert bar.texts[-1] == "Scoring: 40 of 40 perturbations · per-query null: 300 of 816 queries (conditional null)"
     progress.alone()
     progress.last = 0.0
     progress(3, 40)

@@ -114,9 +114,9 @@ class ScoreProgress(ThrottledBar):
         if not self.due(done, total):
             return
         name, units = self.what
+        twin = self.twin  # a null beside this one: still drawing, so not finishing yet at a round's end
         text = (f"{name}: {done:,} of {total:,} {units}{self.round_text}"
-                if done < total or self.finishing is None else self.finishing)
-        twin = self.twin
+                if done < total or self.finishing is None or twin is not None else self.finishing)
         self.show(done / total, text + (twin.text() if twin is not None else ""))
 
 
