@@ -26,7 +26,7 @@ import time
 
 from ..table.names import tell_stage  # the stage hook, with the progress words (re-exported)
 
-__all__ = ["Deadline", "deadline_of", "CompileWatch", "Scoped", "tell_stage"]
+__all__ = ["Deadline", "deadline_of", "drawers_on", "CompileWatch", "Scoped", "tell_stage"]
 
 
 class CompileWatch:
@@ -173,6 +173,11 @@ class Deadline:
                 s.depth -= 1
                 if s.depth == 0:
                     s.exits.pop().close()
+
+
+def drawers_on(deadline) -> int:
+    """The nulls drawing now on ``deadline``'s clock (:meth:`Deadline.drawers`); 1 without a deadline."""
+    return 1 if deadline is None else deadline.drawers()
 
 
 def deadline_of(budget) -> Deadline | None:

@@ -39,7 +39,7 @@ import numpy as np
 from ...fdr import bh_reject
 from ...law import counted_pvalue
 from ..table.names import count_text
-from .clock import CompileWatch, deadline_of
+from .clock import CompileWatch, deadline_of, drawers_on
 from .executor import run_round, runner, thread_pool
 
 __all__ = ["CAP", "FIRST", "GROWTH", "FINE_FROM", "H", "DELTA", "LEVELS", "schedule", "clopper_pearson", "Intervals", "undecided",
@@ -316,7 +316,7 @@ def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None
                 flags = state["active"]
                 flags[null.units] = active
             g, L, _ = null.counts()
-            slower = max(1.0, _drawers(deadline) / shared)
+            slower = max(1.0, drawers_on(deadline) / shared)
             if not decides and rate is not None:  # a step of the first round whose whole round would fit
                 whole = next(t for _, t, d, _ in steps[step:] if d)  # within the time left: no need to stop
                 if not deadline.passed(int(np.maximum(whole - L[active], 0).sum()) * rate * slower):  # at it
@@ -334,14 +334,14 @@ def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None
             items = np.unique(null.unit_item[active])
             if progress:
                 progress(0, int(items.size))
-            t0, c0, before = time.monotonic(), watch.seconds, _drawers(deadline)
+            t0, c0, before = time.monotonic(), watch.seconds, drawers_on(deadline)
             run_round(run, items, state, null.levels, null.inputs, target, rounds.h, null.fn, progress, null.pieces)
             seconds = time.monotonic() - t0 - (watch.seconds - c0)  # compiling is not drawing
             exact = null.exact()
             drawn = (int(null.counts()[1].sum()) - spent if exact is None
                      else int(null.counts()[1][~exact].sum()) - int(L[~exact].sum()))
             if drawn:  # the last round's rate (the first's holds one-off set-up), and the nulls drawing at once
-                rate, shared = seconds / drawn, min(before, _drawers(deadline))  # during some of it at least
+                rate, shared = seconds / drawn, min(before, drawers_on(deadline))  # during some of it at least
             spent += drawn
             if after_first is not None and decides:
                 after_first, told = None, after_first
@@ -366,11 +366,6 @@ def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None
              else np.zeros(U, dtype=bool))
     return Resolved(p, L.astype(np.int64), bound, open_, time.monotonic() - start - watch.seconds, why, info,
                     np.zeros(U, dtype=bool) if exact is None else exact.copy())
-
-
-def _drawers(deadline) -> int:
-    """The nulls drawing now on ``deadline``'s clock (:meth:`.clock.Deadline.drawers`; 1 without one)."""
-    return 1 if deadline is None else deadline.drawers()
 
 
 #: Under a deadline, the first adaptive round is drawn in steps to these totals (then ``FIRST``), so a
