@@ -255,12 +255,22 @@ def test_the_command_line_prints_rows_read_and_prepared(parquet, monkeypatch):
 
 
 def test_the_command_line_says_the_draws_spent(parquet, tmp_path, monkeypatch):
-    """The last progress line gives the draws the run spent, mAP and per-query, as its tables count them."""
+    """The last progress line gives the draws the run spent, mAP and per-query, as its tables count them, and
+    the draws each query whose law was counted made before (recorded here as the count is asked for)."""
     from apnull.cli import score_cmd
     from apnull.score.engine.progress import LineProgress
+    from apnull.score.nulls import conditional
 
     t, path = parquet
     monkeypatch.setattr(score_cmd, "LineProgress", lambda err, after=0, every=0, **names: LineProgress(err, 0.0, 0.0, **names))
+    before, real_law = [], conditional.law_batch
+
+    def law_batch(rows, shape, which, ap, tol, limit, counts, exact):
+        drawn = counts.drawn.copy()
+        real_law(rows, shape, which, ap, tol, limit, counts, exact)
+        before.append(int(drawn[which & exact].sum()))
+
+    monkeypatch.setattr(conditional, "law_batch", law_batch)
     err = io.StringIO()
     g, q = tmp_path / "g.csv", tmp_path / "q.csv"
     assert main(["score", str(path), "--perturbation", "cmp", "--stratum", "plate", "--permutations", "auto",
@@ -272,12 +282,12 @@ def test_the_command_line_says_the_draws_spent(parquet, tmp_path, monkeypatch):
     laws = f"; the conditional laws of {counted:,} counted, not drawn" if counted else ""
     last = err.getvalue().splitlines()[-1]
     assert last.startswith(f"apnull score: draws spent: {int(groups['permutations'].sum()):,} mAP draws "
-                           f"({len(groups):,} perturbations), {int(queries['permutations'][drew].sum()):,} per-query "
-                           f"draws ({len(queries):,} queries{laws}) (")
+                           f"({len(groups):,} perturbations), {int(queries['permutations'][drew].sum()) + sum(before):,} "
+                           f"per-query draws ({len(queries):,} queries{laws}) (")
 
 
 def test_the_draws_spent_leave_out_the_laws_counted():
-    """A query whose conditional law was counted drew nothing: its choices are not draws."""
+    """A query whose conditional law was counted: its choices are not draws, the draws it made before are."""
     from apnull.score.engine.progress import LineProgress, spent_line
     from apnull.score.results.outputs import Spent, tell_spent
 
@@ -291,6 +301,7 @@ def test_the_draws_spent_leave_out_the_laws_counted():
     assert err.getvalue() == ("apnull score: draws spent: 6,500 mAP draws (2 perturbations), 400 per-query draws "
                               "(3 queries; the conditional laws of 1 counted, not drawn) (0 s)\n")
     assert Spent.of(groups, queries) == Spent(map_draws=6500, perturbations=2, query_draws=400, queries=3, counted=1)
+    assert Spent.of(groups, queries, 250).query_draws == 650  # 250 draws before the law was counted
     assert spent_line(Spent(1, 1, 0, 1, 0), 2.4) == ("draws spent: 1 mAP draws (1 perturbation), 0 per-query draws "
                                                      "(1 query) (2 s)")
     tell_spent(object(), groups, queries)  # a reporter without spent: nothing to say

@@ -553,6 +553,41 @@ def test_exact_query_law_true_null_calibration(monkeypatch):
     pd.testing.assert_frame_equal(law.groups, drawn.groups)
 
 
+def test_the_draws_spent_count_what_a_query_drew_before_its_law(monkeypatch):
+    """A query whose conditional law is counted in a later round drew before: the run's "draws spent" counts
+    those draws (recorded here as each count is asked for), not its law's choices, beside every drawn query's
+    draws; the tables keep the choices as its ``permutations``."""
+    from apnull.score.results.outputs import Spent
+
+    table = true_null_crossed(np.random.default_rng(2))
+    monkeypatch.setattr(conditional, "EXACT_DRAWS", 200)  # counted from the second round (100 draws made)
+    monkeypatch.setattr(conditional, "EXACT_MIN_QUERIES", 1)
+    before, real_law = [], conditional.law_batch
+
+    def law_batch(rows, shape, which, ap, tol, limit, counts, exact):
+        drawn = counts.drawn.copy()
+        real_law(rows, shape, which, ap, tol, limit, counts, exact)
+        before.append(int(drawn[which & exact].sum()))
+
+    monkeypatch.setattr(conditional, "law_batch", law_batch)
+
+    class Told:
+        def __call__(self, done, total):
+            pass
+
+        def spent(self, spent):
+            self.told = spent
+
+    told = Told()
+    res = score_profiles(table, **KW, permutations="auto", seed=0, progress=told)
+    q = res.queries
+    counted = q["null"] == "conditional law (all choices counted)"
+    assert counted.any() and sum(before) >= 100 * counted.sum()  # each counted after at least its first round
+    assert (q["permutations"][counted] == 81).all()
+    assert told.told == Spent(int(res.groups["permutations"].sum()), len(res.groups),
+                              int(q["permutations"][~counted].sum()) + sum(before), len(q), int(counted.sum()))
+
+
 def test_crossed_same_answer_on_any_threads():
     """The crossed kernels' tables do not depend on the threads (each batch its own look-up tables);
     dask workers: tests/score/test_score_dask.py (the digits screen is crossed)."""

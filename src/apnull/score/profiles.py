@@ -293,8 +293,8 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
     release_memory()  # the preparation's freed temporaries go back to the system before the rounds
     laws = LawCache(opts.seed, opts.deadline)  # the run's one cache of per-query laws
     scores, query_p, seconds = _run(screen, null, opts, lambda: hold_rows(screen, table, similarity), laws)
-    scored = pvalues(screen, scores, null, opts.permutations, query_p, laws)
-    del scores, query_p
+    scored, before = pvalues(screen, scores, null, opts.permutations, query_p, laws), int(query_p.before.sum())
+    del scores, query_p  # (before: the draws of the queries whose law was counted later, not in the tables)
     pname = _outputs.output_name(keyed.column)
     settings = dict(perturbation=perturbation,
                     control=[control] if isinstance(control, str) else list(control or []),
@@ -325,7 +325,7 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
     groups = keyed.expand(groups)
     queries = _outputs.carry_metadata(keyed.expand(queries), table,
                                       _outputs.carried_columns(table, screen.features, keyed.columns, stratum))
-    _outputs.tell_spent(opts.progress, groups, queries)
+    _outputs.tell_spent(opts.progress, groups, queries, before)
     fixed = opts.permutations if MAP_NULLS[null].engine and isinstance(opts.permutations, int) else None
     floor = _outputs.floor_warning(groups["p_value"], fixed, seconds)
     if floor:

@@ -58,7 +58,7 @@ QUERY_NULLS = {"exact": "exact law", "conditional": "conditional permutation",
 QUERY_CHUNK = 65536
 
 #: Levels of the conditional null's state arrays: one entry per query.
-QUERY_LEVELS = dict.fromkeys(("keys", "counters", "drawn", "reached", "stopped", "active", "exact", "countable"),
+QUERY_LEVELS = dict.fromkeys(("keys", "counters", "drawn", "reached", "stopped", "active", "exact", "countable", "before"),
                              "query")
 
 #: Under adaptive stopping, a crossed query without ties whose round would still take at least this
@@ -80,6 +80,7 @@ class QueryP(NamedTuple):
     open: np.ndarray          #: (Q,) bool: the BH decision stayed open when a budget stopped the rounds
     counted: np.ndarray       #: (Q,) bool: a conditional query whose law was counted over every choice
                               #: (:mod:`..kernels.querylaw`): p exact, ``permutations`` the number of choices
+    before: np.ndarray        #: (Q,) int64: the draws a counted query made before its law was counted (else 0)
 
 
 def law_wanted(counts, active, target, h):
@@ -104,7 +105,7 @@ def query_batch(part, pos, st, target, h):
     arr = part.arrays
     qo = offsets(arr.qoff[pos + 1] - arr.qoff[pos])
     counts = Counts(st["counters"].copy(), st["drawn"].copy(), st["reached"].copy(), st["stopped"].copy())
-    exact = st["exact"].copy()
+    exact, before = st["exact"].copy(), st["before"].copy()
     ap = np.empty(qo[-1])
     comp_of = part.comp_of[pos]
     crossed = (crossed_pools(arr, part.comps, part.comp_of, pos) if part.crossed
@@ -129,14 +130,17 @@ def query_batch(part, pos, st, target, h):
         crossed_conditional_batch(*args, active, target, h, VALUE_TOL, ap[q], lawful, rows, shape, untied, shared,
                                   pools)
         if (lawful & untied).any():  # the exact law where it costs less than the draws (a small entry)
+            drawn = batch.drawn.copy()  # a counted query's draws become its choices: what it drew is kept apart
             law_batch(rows, shape, lawful & untied, ap[q], VALUE_TOL, EXACT_STEPS * expect, batch, exact[q])
+            counted = lawful & untied & exact[q]
+            before[q][counted] = drawn[counted]
         rest = lawful & ~exact[q]  # a tied row, or a count past its limit: drawn after all
         if rest.any():
             crossed_conditional_batch(*args, rest, target, h, VALUE_TOL, ap[q], np.zeros_like(rest), rows, shape,
                                       untied, shared, pools)
         keep_done(part, comp_of[a], pos[a:b], pools, "pools")
     return {"counters": counts.counters, "drawn": counts.drawn, "reached": counts.reached, "stopped": counts.stopped,
-            "exact": exact}
+            "exact": exact, "before": before}
 
 
 def query_null(work, seed) -> Null:
@@ -149,7 +153,7 @@ def query_null(work, seed) -> Null:
     state = {"keys": np.zeros(Q, dtype=np.uint64), "counters": np.zeros(Q, dtype=np.uint64),
              "drawn": np.zeros(Q, dtype=np.int64), "reached": np.zeros(Q, dtype=np.int64),
              "stopped": np.zeros(Q, dtype=bool), "active": np.zeros(Q, dtype=bool), "exact": np.zeros(Q, dtype=bool),
-             "countable": np.zeros(Q, dtype=bool)}
+             "countable": np.zeros(Q, dtype=bool), "before": np.zeros(Q, dtype=np.int64)}
     names = pt.keys.tolist()
     unit_item = np.repeat(idx, pt.qoff[idx + 1] - pt.qoff[idx])  # each query's perturbation
     state["keys"][qidx] = stream_keys(seed, ["query"] * qidx.size, [names[i] for i in unit_item.tolist()],
@@ -183,14 +187,16 @@ def conditional_pvalues(work, seed, permutations, known, client=None, threads=No
         The conditional queries (positions among all queries; empty when no perturbation spans several
         strata).
     resolved : Resolved or None
+    before : ndarray
+        The draws each of ``queries`` made before its law was counted (0 where it was not).
     """
     null = query_null(work, seed)
     if not null.units.size:
-        return null.units, None
+        return null.units, None, null.units
     tell_stage(progress, "perturbations (conditional null of their queries)")  # a round counts perturbations
     res = resolve(null, rounds_of(permutations), client=client, threads=threads, known=known, budget=budget,
                   progress=progress)
-    return null.units, res
+    return null.units, res, null.state["before"][null.units]
 
 
 def query_pvalues(work, scores, laws, seed, permutations, client=None, threads=None, budget=None,
@@ -225,7 +231,7 @@ def query_pvalues(work, scores, laws, seed, permutations, client=None, threads=N
     k = pt.k
     single = np.repeat(np.diff(pt.soff) == 1, k)  # the exact law: every positive shares the query's stratum
     out = QueryP(np.empty(Q), ~single, np.zeros(Q, dtype=np.int64), np.zeros(Q, dtype=bool), np.zeros(Q, dtype=bool),
-                 np.zeros(Q, dtype=bool))
+                 np.zeros(Q, dtype=bool), np.zeros(Q, dtype=np.int64))
     deadline = deadline_of(budget)
     if single.any():  # the laws' work is per (m, n), not per query; chunks of queries bound the temporaries
         ns = screen.query_negatives()
@@ -237,7 +243,9 @@ def query_pvalues(work, scores, laws, seed, permutations, client=None, threads=N
                                                                   progress)
         del qpert, ns
     uncounted = out.bound.copy()
-    where, res = conditional_pvalues(work, seed, permutations, out.p[single], client, threads, deadline, progress)
+    where, res, before = conditional_pvalues(work, seed, permutations, out.p[single], client, threads, deadline,
+                                             progress)
+    out.before[where] = before
     if res is not None:
         out.p[where], out.permutations[where], out.bound[where], out.open[where] = (res.p_value, res.drawn,
                                                                                     res.bound, res.open)

@@ -139,21 +139,23 @@ class Spent(NamedTuple):
 
     map_draws: int      #: the perturbations' mAP draws (``permutations`` of the groups table)
     perturbations: int  #: rows of the groups table
-    query_draws: int    #: the queries' draws, those of the queries whose conditional law was counted left out
+    query_draws: int    #: the queries' draws: a counted query's draws before its law was counted, not its choices
     queries: int        #: rows of the queries table
     counted: int        #: queries whose conditional law was counted over every choice, not drawn
 
     @classmethod
-    def of(cls, groups: pd.DataFrame, queries: pd.DataFrame) -> Spent:
+    def of(cls, groups: pd.DataFrame, queries: pd.DataFrame, before: int = 0) -> Spent:
         """The draws of a run's tables: a query whose conditional law was counted over every choice drew
-        none (its ``permutations`` are the choices counted)."""
+        ``before`` in all before it was counted (its ``permutations`` are the choices counted, not draws:
+        :attr:`.nulls.conditional.QueryP.before`)."""
         counted = (queries["null"] == QUERY_NULLS["counted"]).to_numpy()
         return cls(int(groups["permutations"].sum()), len(groups),
-                   int(queries["permutations"].to_numpy()[~counted].sum()), len(queries), int(counted.sum()))
+                   int(queries["permutations"].to_numpy()[~counted].sum()) + int(before), len(queries),
+                   int(counted.sum()))
 
 
-def tell_spent(progress, groups, queries) -> None:
+def tell_spent(progress, groups, queries, before: int = 0) -> None:
     """Tell ``progress`` (when it has ``spent``, :mod:`..engine.progress`) the draws the run spent, from its
-    tables (:meth:`Spent.of`)."""
+    tables and the draws its counted queries made before their laws were counted (:meth:`Spent.of`)."""
     if hasattr(progress, "spent"):
-        progress.spent(Spent.of(groups, queries))
+        progress.spent(Spent.of(groups, queries, before))
