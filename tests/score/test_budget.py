@@ -15,7 +15,7 @@ import pytest
 from apnull.score import compare as compare_module
 from apnull.score import digits_screen, score_compare, score_profiles
 from apnull.score.engine import sequential as seq
-from apnull.score.engine.clock import Deadline, Scoped, tell_stage
+from apnull.score.engine.clock import Deadline, Scoped, alone_fits, tell_stage
 from apnull.score.engine.progress import LineProgress
 from apnull.score.example import digits_pipeline_pair
 from apnull.score.nulls.laws import LAW_GRACE, LawCache
@@ -248,6 +248,44 @@ def test_a_null_drawing_beside_another_expects_its_rounds_to_take_longer(monkeyp
     assert [i.target for i in shared] == [i.target for i in alone] and len(alone) >= 4
     assert shared[2].estimate == pytest.approx(2 * alone[2].estimate)  # measured alone, drawn beside the other
     assert shared[3].estimate == pytest.approx(alone[3].estimate)  # measured beside it, drawn beside it
+
+
+class Capped(Deadline):
+    """A deadline that any round estimated at more than ``cap`` seconds would pass."""
+
+    def __init__(self, cap):
+        super().__init__(1e6, clock=Clock())
+        self.cap = cap
+
+    def passed(self, extra=0.0):
+        return extra > self.cap
+
+
+def test_the_first_null_holds_the_other_for_a_round_that_fits_only_alone(monkeypatch):
+    """The mAP null's decisions come first, as when the nulls ran in turn: a round of the first null drawing
+    on the clock whose doubled estimate (another null beside it) would pass the deadline but whose own would
+    not is drawn with the other null held (:meth:`Deadline.wait_turn` waits all through it), estimated at its
+    own rate; a null that is not the first holds nothing (:func:`alone_fits`)."""
+    monkeypatch.setattr(seq, "FIRST_STEPS", (100,))  # no steps: the rounds of the run without a deadline
+    screen = _small_screen()
+    alone = _rounds_told(monkeypatch, screen, Deadline(1e6, clock=Clock()))
+    e1 = alone[1].estimate  # the second round's, from the first round's rate
+    deadline = Capped(1.5 * e1)
+    held, real = [], seq.run_round
+
+    def watched(*args, **kwargs):
+        held.append(not deadline.wait_turn(0))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(seq, "run_round", watched)
+    other = contextlib.ExitStack()
+    with other:
+        told = _rounds_told(monkeypatch, screen, deadline, after_first=lambda: other.enter_context(deadline.drawing()))
+    assert told[1].target == alone[1].target and told[1].estimate == pytest.approx(e1)  # its own rate
+    assert held[:2] == [False, True]  # the first round beside nothing; the second with the other held
+    assert deadline.wait_turn(0) and deadline.drawers() == 1  # nothing held, nobody drawing once it is done
+    assert alone_fits(deadline, True, 2 * e1, 2.0) and not alone_fits(deadline, False, 2 * e1, 2.0)  # the first only
+    assert not alone_fits(deadline, True, 4 * e1, 2.0) and not alone_fits(deadline, True, e1, 2.0)  # no need / no use
 
 
 # -- a comparison: one clock ------------------------------------------------------------------------------

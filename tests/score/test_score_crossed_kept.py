@@ -270,7 +270,8 @@ def test_the_command_lines_progress_keeps_the_queries_null_beside(monkeypatch):
     still runs in a thread of its own beside the mAP null's refinement rounds; every line written meanwhile
     names its null and is written whole; the tables are those of the run without progress and of the run
     told a plain function (one null after the other), bit for bit, with two threads and with one; and with
-    a budget that never binds (both nulls' rounds estimated on its one clock), the same."""
+    a budget that never binds (both nulls' rounds estimated on its one clock), the same; with a budget
+    whose time left is short of ``BESIDE_ROOM`` times the first round's, the nulls run in turn."""
     from apnull.score.engine.progress import LineProgress
 
     table = near_line_screen(float32=True)
@@ -301,6 +302,14 @@ def test_the_command_lines_progress_keeps_the_queries_null_beside(monkeypatch):
     for mine, plain in ((budgeted.groups, quiet.groups), (budgeted.queries, quiet.queries)):
         assert not mine.pop("decision_open").any()  # a budgeted run's tables say which decisions it left open
         pd.testing.assert_frame_equal(mine, plain, check_exact=True)
+    monkeypatch.undo()
+    monkeypatch.setattr(permutation, "CROSSED_MIN_PERTURBATIONS", 0)
+    monkeypatch.setattr(conditional, "BESIDE_ROOM", 1e12)  # a budget without room for both: in turn
+    seen = _beside_spies(monkeypatch)
+    err = io.StringIO()
+    turn = score_profiles(table, **KW, permutations="auto", seed=2, budget=600, progress=LineProgress(err, after=0.0))
+    assert seen and not any(s[2] for s in seen) and "null:" not in err.getvalue()
+    pd.testing.assert_frame_equal(turn.groups, budgeted.groups.assign(decision_open=False)[turn.groups.columns])
 
 
 def test_a_notebooks_bar_shows_the_two_nulls_beside_each_other(monkeypatch, jupyter):
@@ -356,3 +365,33 @@ def test_the_pages_bar_keeps_the_queries_null_beside_under_its_time_limit(monkey
     for mine, plain in ((paged.groups, quiet.groups), (paged.queries, quiet.queries)):
         assert not mine.pop("decision_open").any()
         pd.testing.assert_frame_equal(mine, plain, check_exact=True)
+
+
+def test_the_queries_null_waits_while_the_map_null_holds_it():
+    """While the mAP null draws a round with the queries' null held (:meth:`Deadline.held`), the queries'
+    progress (told at each of its batches) waits, then goes on; a run that fails meanwhile ends it."""
+    from apnull.score.engine.clock import Deadline
+
+    deadline, stop, counts = Deadline(60), threading.Event(), []
+    checked = conditional._Checked(stop, lambda done, total: counts.append((done, total)), deadline)
+    with deadline.held():
+        batch = threading.Thread(target=checked, args=(1, 2))
+        batch.start()
+        batch.join(0.3)
+        assert batch.is_alive() and not counts  # held
+    batch.join(5)
+    assert not batch.is_alive() and counts == [(1, 2)]
+    ended = []
+
+    def failing():
+        try:
+            checked(2, 2)
+        except conditional._Stopped:
+            ended.append(True)
+
+    with deadline.held():
+        batch = threading.Thread(target=failing)
+        batch.start()
+        stop.set()  # the run failed while the queries were held
+        batch.join(5)
+    assert ended == [True] and counts == [(1, 2)]

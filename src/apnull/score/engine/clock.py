@@ -26,7 +26,7 @@ import time
 
 from ..table.names import tell_stage  # the stage hook, with the progress words (re-exported)
 
-__all__ = ["Deadline", "deadline_of", "drawers_on", "CompileWatch", "Scoped", "tell_stage"]
+__all__ = ["Deadline", "deadline_of", "drawers_on", "alone_fits", "CompileWatch", "Scoped", "tell_stage"]
 
 
 class CompileWatch:
@@ -87,6 +87,8 @@ class _Shared:
         self.lock = threading.Lock()
         self.exits: list = []
         self.drawing = 0  # nulls drawing now (:meth:`Deadline.drawing`)
+        self.turn = threading.Event()  # clear while the first null holds the others (:meth:`Deadline.held`)
+        self.turn.set()
 
 
 class Deadline:
@@ -132,19 +134,37 @@ class Deadline:
         """Count a null's rounds as drawing on this run's clock while the block runs: two nulls drawing
         at once (the queries' null beside the mAP null's rounds) share the cores, so each one's rounds
         take longer than its rounds alone did (:meth:`drawers`, read by :func:`.sequential.resolve`'s
-        estimates)."""
+        estimates). Gives True for the first null drawing (the mAP null), which may hold the others
+        (:meth:`held`): its decisions come first, as when the nulls ran in turn."""
         s = self._shared
         with s.lock:
             s.drawing += 1
+            first = s.drawing == 1
         try:
-            yield self
+            yield first
         finally:
             with s.lock:
                 s.drawing -= 1
 
     def drawers(self) -> int:
-        """How many nulls are drawing on this run's clock now (:meth:`drawing`; at least 1)."""
-        return max(self._shared.drawing, 1)
+        """How many nulls are drawing on this run's clock now (:meth:`drawing`; 1 while the others are
+        held, and at least 1)."""
+        return max(self._shared.drawing, 1) if self._shared.turn.is_set() else 1
+
+    @contextlib.contextmanager
+    def held(self):
+        """The other nulls drawing on this clock wait at their next batch (:meth:`wait_turn`) while the
+        block runs: the first null's round that fits in the time left alone, not beside them."""
+        turn = self._shared.turn
+        turn.clear()
+        try:
+            yield self
+        finally:
+            turn.set()
+
+    def wait_turn(self, timeout: float | None = None) -> bool:
+        """Wait while the first null holds the others (:meth:`held`); False if ``timeout`` seconds passed."""
+        return self._shared.turn.wait(timeout)
 
     def text(self) -> str:
         """The budget and what is spent of it, for messages: "the budget of 10 s (7.2 s spent)"."""
@@ -178,6 +198,14 @@ class Deadline:
 def drawers_on(deadline) -> int:
     """The nulls drawing now on ``deadline``'s clock (:meth:`Deadline.drawers`); 1 without a deadline."""
     return 1 if deadline is None else deadline.drawers()
+
+
+def alone_fits(deadline, first: bool, estimate, slower: float) -> bool:
+    """Whether the first null drawing on ``deadline``'s clock (``first``, :meth:`Deadline.drawing`) holds the
+    others for its next round (:meth:`Deadline.held`): its ``estimate`` beside them (``slower`` times its rate
+    alone) passes the deadline, and alone it does not."""
+    return bool(first and deadline is not None and estimate is not None and slower > 1
+                and deadline.passed(estimate) and not deadline.passed(estimate / slower))
 
 
 def deadline_of(budget) -> Deadline | None:

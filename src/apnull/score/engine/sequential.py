@@ -39,7 +39,7 @@ import numpy as np
 from ...fdr import bh_reject
 from ...law import counted_pvalue
 from ..table.names import count_text
-from .clock import CompileWatch, deadline_of, drawers_on
+from .clock import CompileWatch, alone_fits, deadline_of, drawers_on
 from .executor import run_round, runner, thread_pool
 
 __all__ = ["CAP", "FIRST", "GROWTH", "FINE_FROM", "H", "DELTA", "LEVELS", "schedule", "clopper_pearson", "Intervals", "undecided",
@@ -287,10 +287,9 @@ def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None
     budget : float or :class:`.clock.Deadline`, optional
         Seconds from now, or the run's deadline (shared with its other stages): a refinement round
         (after the first) whose estimated time would take the run past it is not started, and the
-        undecided units are reported ``open``. A round's estimate is its draws at the last round's
-        rate, times the nulls drawing now on the deadline's clock over those that drew during all of
-        that round (:meth:`.clock.Deadline.drawers`): a null whose last round ran alone and now
-        shares the cores expects it to take twice as long, never less than it measured.
+        undecided units are reported ``open``. A round's estimate: its draws at the last round's rate,
+        times the nulls drawing on the clock now over those during all of that round (at least 1,
+        :meth:`.clock.Deadline.drawers`); the first null holds the others for a round that fits only alone.
     after_first : callable, optional
         Called (no arguments) once the first round's outputs are in ``null.state``, before the next
         round: work that needs them may start beside the refinement rounds.
@@ -308,13 +307,12 @@ def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None
     # law was not drawn, and a unit whose law is counted later keeps the draws it made before
     with thread_pool(threads) as pool, watch.installed(), \
             (deadline.watching() if deadline is not None else contextlib.nullcontext()), \
-            (deadline.drawing() if deadline is not None else contextlib.nullcontext()):
+            (deadline.drawing() if deadline is not None else contextlib.nullcontext(False)) as first:
         run = runner(client, null.work, pool)
         steps = _steps(rounds, deadline is not None)
         for step, (number, target, decides, timed) in enumerate(steps):
             if "active" in state:
-                flags = state["active"]
-                flags[null.units] = active
+                state["active"][null.units] = active
             g, L, _ = null.counts()
             slower = max(1.0, drawers_on(deadline) / shared)
             if not decides and rate is not None:  # a step of the first round whose whole round would fit
@@ -323,6 +321,8 @@ def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None
                     continue
             at_most = int(np.maximum(target - L[active], 0).sum())
             estimate = None if rate is None else at_most * rate * slower
+            alone = bool(info) and timed and alone_fits(deadline, first, estimate, slower)  # the others held
+            estimate = estimate / slower if alone else estimate
             round_info = RoundInfo(number, int(active.sum()), null.label, int(target), spent, at_most, estimate)
             if deadline is not None and info and deadline.passed(estimate if timed and estimate is not None else 0.0):
                 why = (f"{'refining' if number else 'drawing for'} {count_text(round_info.units, null.label)} to "
@@ -334,14 +334,15 @@ def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None
             items = np.unique(null.unit_item[active])
             if progress:
                 progress(0, int(items.size))
-            t0, c0, before = time.monotonic(), watch.seconds, drawers_on(deadline)
-            run_round(run, items, state, null.levels, null.inputs, target, rounds.h, null.fn, progress, null.pieces)
+            with deadline.held() if alone else contextlib.nullcontext():
+                t0, c0, before = time.monotonic(), watch.seconds, drawers_on(deadline)
+                run_round(run, items, state, null.levels, null.inputs, target, rounds.h, null.fn, progress, null.pieces)
+                during = min(before, drawers_on(deadline))  # the nulls drawing at once during all of the round
             seconds = time.monotonic() - t0 - (watch.seconds - c0)  # compiling is not drawing
             exact = null.exact()
             drawn = (int(null.counts()[1].sum()) - spent if exact is None
                      else int(null.counts()[1][~exact].sum()) - int(L[~exact].sum()))
-            if drawn:  # the last round's rate (the first's holds one-off set-up), and the nulls drawing at once
-                rate, shared = seconds / drawn, min(before, drawers_on(deadline))  # during some of it at least
+            rate, shared = (seconds / drawn, during) if drawn else (rate, shared)  # the first's has one-off set-up
             spent += drawn
             if after_first is not None and decides:
                 after_first, told = None, after_first

@@ -58,8 +58,8 @@ QUERY_NULLS = {"exact": "exact law", "conditional": "conditional permutation",
 QUERY_CHUNK = 65536
 
 #: Levels of the conditional null's state arrays: one entry per query.
-QUERY_LEVELS = dict.fromkeys(("keys", "counters", "drawn", "reached", "stopped", "active", "exact", "countable", "before"),
-                             "query")
+QUERY_LEVELS = dict.fromkeys(("keys", "counters", "drawn", "reached", "stopped", "active", "exact", "countable",
+                              "before"), "query")
 
 #: Under adaptive stopping, a crossed query without ties whose round would still take at least this
 #: many draws counts its exact conditional law instead (:func:`..kernels.querylaw.law_count`); 0: never.
@@ -270,13 +270,16 @@ class _Stopped(Exception):
 
 class _Checked:
     """The progress of the queries' null beside the mAP null: each count first checks that the run still
-    goes on (raises :class:`_Stopped` once it failed), then goes to ``told`` (the run's reporter's
+    goes on (raises :class:`_Stopped` once it failed) and waits while the mAP null holds it for a round
+    (``deadline``, :meth:`..engine.clock.Deadline.held`), then goes to ``told`` (the run's reporter's
     ``beside``, or None: nothing shown), whose hooks (round, stage, compiling, ...) it offers as its own."""
 
-    def __init__(self, stop, told):
-        self.stop, self.told = stop, told
+    def __init__(self, stop, told, deadline=None):
+        self.stop, self.told, self.deadline = stop, told, deadline
 
     def __call__(self, done, total):
+        while self.deadline is not None and not self.deadline.wait_turn(0.05) and not self.stop.is_set():
+            pass  # the mAP null draws a round alone
         if self.stop.is_set():
             raise _Stopped
         if self.told is not None:
@@ -288,6 +291,11 @@ class _Checked:
 
 #: The names of the two nulls in progress lines while they run beside each other.
 NULL_NAMES = ("mAP null", "per-query null")
+
+#: Under a deadline the queries' null starts beside the mAP null's refinement only while the time left is at
+#: least this many times the run's time so far (its first round): else the nulls run in turn, the mAP null
+#: alone first, as a tight budget needs (beside, its rounds would share the cores when the time runs out).
+BESIDE_ROOM = 10.0
 
 
 def _kept_whole(X) -> bool:
@@ -309,14 +317,18 @@ class QueriesBeside:
     keys).
 
     Beside only in process (``client`` None), with no progress or a reporter that can speak for two
-    nulls at once (``progress.beside``: :class:`..engine.progress.LineProgress`,
-    the command line's, :class:`..engine.progress.NotebookProgress`, a notebook's, and the dashboard's
-    ``apnull.ui.progress.ScoreProgress``; its lines then name their null, :data:`NULL_NAMES`), when nothing would be let go between the nulls (:func:`_kept_whole`: the
-    screen's rows read from the table already, or a matrix small enough to hold for both) and they are read
-    as one group (:meth:`.permutation.ScreenWork.groups`: the in-process part's rows are kept
-    for both nulls). Under a deadline both nulls draw on its one clock: each one's rounds are estimated
-    from its rounds before and started only within the time left, an estimate doubled where the last
-    round ran alone and the other null now draws beside it (:meth:`..engine.clock.Deadline.drawers`).
+    nulls at once (``progress.beside``: :class:`..engine.progress.LineProgress`, the command line's,
+    :class:`..engine.progress.NotebookProgress`, a notebook's, and the dashboard's
+    ``apnull.ui.progress.ScoreProgress``; its lines then name their null, :data:`NULL_NAMES`), when nothing
+    would be let go between the nulls (:func:`_kept_whole`: the screen's rows read from the table already,
+    or a matrix small enough to hold for both) and they are read as one group
+    (:meth:`.permutation.ScreenWork.groups`: the in-process part's rows are kept for both nulls). Under a
+    deadline both nulls draw on its one clock: each one's rounds are estimated from its rounds before and
+    started only within the time left, an estimate doubled where the last round ran alone and the other
+    null now draws beside it (:meth:`..engine.clock.Deadline.drawers`). The mAP null's decisions come
+    first, as when the nulls run in turn: beside only while the time left is :data:`BESIDE_ROOM` times the
+    run's so far, and a round of the mAP null's that fits in the time left only alone is drawn with the
+    queries' null held at its next batch (:meth:`..engine.clock.Deadline.held`).
     ``then``: the run's next step (its rows held for the result), called in the thread once its null is
     done, while the mAP null's last rounds run (a core they leave idle), its value in ``kept``. Used as a
     context: when the block fails, the thread stops at its next batch and is waited for."""
@@ -347,10 +359,11 @@ class QueriesBeside:
             self._error = error
 
     def start(self) -> None:
-        if self.able and self._thread is None:  # the first round's observed scores (no mAP p-value yet)
-            state, told = self.state, self.opts.progress
+        d = self.opts.deadline  # a tight budget: in turn (BESIDE_ROOM)
+        if self.able and self._thread is None and (d is None or d.left() >= BESIDE_ROOM * max(d.elapsed(), 0.0)):
+            state, told = self.state, self.opts.progress  # the first round's observed scores (no mAP p-value yet)
             scores = Scores.observed(state["ap"].copy(), state["pr"].copy(), state["map"].copy())
-            progress = _Checked(self._stop, told.beside(*NULL_NAMES) if told is not None else None)
+            progress = _Checked(self._stop, told.beside(*NULL_NAMES) if told is not None else None, self.opts.deadline)
             self._thread = threading.Thread(target=self._run, args=(scores, progress), name="apnull-queries",
                                             daemon=True)
             self._thread.start()
