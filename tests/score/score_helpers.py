@@ -210,3 +210,19 @@ def perturbation_case(screen, i, seed):
     segs = slice(int(a.soff[0]), int(a.soff[1]))
     reps = Replicates(X, rep_str, np.ascontiguousarray(a.seg_comp[segs]))
     return reps, part.comps[0], part.kind, np.ascontiguousarray(a.keys[segs])
+
+
+def draws_before_laws(monkeypatch) -> list:
+    """Record, as :func:`apnull.score.nulls.conditional.law_batch` is asked to count queries' conditional laws,
+    the draws those it counted had made before (one sum a call): the list the run fills."""
+    from apnull.score.nulls import conditional
+
+    before, real_law = [], conditional.law_batch
+
+    def law_batch(rows, shape, which, ap, tol, limit, counts, exact):
+        drawn = counts.drawn.copy()
+        real_law(rows, shape, which, ap, tol, limit, counts, exact)
+        before.append(int(drawn[which & exact].sum()))
+
+    monkeypatch.setattr(conditional, "law_batch", law_batch)
+    return before

@@ -18,7 +18,7 @@ from apnull.score.table.matrix import compact_dtype, feature_matrix, row_hash
 from apnull.score.table import rows as prepared
 from apnull.score.table.rows import BlockRows, PreparedRows
 from apnull.score.table.screen import prepare_screen
-from score_helpers import block_table, crossed_table
+from score_helpers import block_table, crossed_table, draws_before_laws
 
 
 def crossed(compounds=60, d=12, seed=0):
@@ -259,18 +259,10 @@ def test_the_command_line_says_the_draws_spent(parquet, tmp_path, monkeypatch):
     the draws each query whose law was counted made before (recorded here as the count is asked for)."""
     from apnull.cli import score_cmd
     from apnull.score.engine.progress import LineProgress
-    from apnull.score.nulls import conditional
 
     t, path = parquet
     monkeypatch.setattr(score_cmd, "LineProgress", lambda err, after=0, every=0, **names: LineProgress(err, 0.0, 0.0, **names))
-    before, real_law = [], conditional.law_batch
-
-    def law_batch(rows, shape, which, ap, tol, limit, counts, exact):
-        drawn = counts.drawn.copy()
-        real_law(rows, shape, which, ap, tol, limit, counts, exact)
-        before.append(int(drawn[which & exact].sum()))
-
-    monkeypatch.setattr(conditional, "law_batch", law_batch)
+    before = draws_before_laws(monkeypatch)
     err = io.StringIO()
     g, q = tmp_path / "g.csv", tmp_path / "q.csv"
     assert main(["score", str(path), "--perturbation", "cmp", "--stratum", "plate", "--permutations", "auto",

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy.stats import binom, chisquare
-from score_helpers import brute_permutation_p, from_python, reference_ap
+from score_helpers import brute_permutation_p, draws_before_laws, from_python, reference_ap
 
 import apnull.score.nulls.conditional as conditional
 import apnull.score.nulls.permutation as permutation
@@ -562,14 +562,7 @@ def test_the_draws_spent_count_what_a_query_drew_before_its_law(monkeypatch):
     table = true_null_crossed(np.random.default_rng(2))
     monkeypatch.setattr(conditional, "EXACT_DRAWS", 200)  # counted from the second round (100 draws made)
     monkeypatch.setattr(conditional, "EXACT_MIN_QUERIES", 1)
-    before, real_law = [], conditional.law_batch
-
-    def law_batch(rows, shape, which, ap, tol, limit, counts, exact):
-        drawn = counts.drawn.copy()
-        real_law(rows, shape, which, ap, tol, limit, counts, exact)
-        before.append(int(drawn[which & exact].sum()))
-
-    monkeypatch.setattr(conditional, "law_batch", law_batch)
+    before = draws_before_laws(monkeypatch)
 
     class Told:
         def __call__(self, done, total):
