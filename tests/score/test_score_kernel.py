@@ -241,3 +241,34 @@ def test_blocked_similarities_equal_sim():
                 for g in range(k + n):
                     ref_v = similarity.sim(Xr, r, Xr, g, kind) if g < k else similarity.sim(Xr, r, Xc, g - k, kind)
                     assert got[r, g] == ref_v
+
+
+def test_one_query_scored_alone_has_the_bits_of_every_query_scored():
+    """``evaluate(..., only=i)`` (a query's conditional null: its own AP only) gives query i the AP and
+    Precision@R that scoring every query gives it, bit for bit, ties and the pair rule's left-out
+    queries included, and writes no other query's values."""
+    rng = np.random.default_rng(23)
+    pool_layout, draw, evaluate = from_python(P.pool_layout), from_python(P.draw_assignment), from_python(P.evaluate)
+    checked = 0
+    for _ in range(120):
+        controls, reps, kind, keys, _ = random_case(rng)
+        pool = pool_layout(reps, controls, kind, 0)
+        k, members = reps.X.shape[0], pool.stratum.size
+        codes = rng.integers(0, 3, size=(members, int(rng.integers(0, 2)))).astype(np.int64)
+        counters = np.zeros(keys.size, dtype=np.uint64)
+        D = np.empty(k, dtype=np.int64)
+        for _ in range(5):
+            draw(pool, keys, counters, D)
+            ap, pr = np.full(k, -7.0), np.full(k, -7.0)
+            evaluate(D, True, ap, pr, np.empty((1, k)), np.empty((5, k), dtype=np.int64), controls, pool, kind,
+                            codes, -1)
+            assert not np.isin(-7.0, ap)
+            for i in range(k):
+                one_ap, one_pr = np.full(k, -7.0), np.full(k, -7.0)
+                alone = evaluate(D, True, one_ap, one_pr, np.empty((1, k)), np.empty((5, k), dtype=np.int64), controls,
+                                 pool, kind, codes, i)
+                assert _same(one_ap[i], ap[i]) and _same(one_pr[i], pr[i])
+                assert _same(alone, 0.0 if np.isnan(ap[i]) else ap[i])
+                assert np.all(np.delete(one_ap, i) == -7.0) and np.all(np.delete(one_pr, i) == -7.0)
+                checked += 1
+    assert checked > 1000

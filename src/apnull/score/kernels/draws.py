@@ -94,7 +94,7 @@ def continue_general(pool, controls, kind, keys, counters, drawn, reached, targe
                 D[i] = draws[drawn, i]
         else:
             draw_assignment(pool, keys, counters, D)
-        v = evaluate(D, np.bool_(False), ap, pr, fwork, iwork, controls, pool, kind, codes)
+        v = evaluate(D, np.bool_(False), ap, pr, fwork, iwork, controls, pool, kind, codes, np.int64(-1))
         drawn, reached, stop = record_draw(values, drawn, v, observed, tol, reached, early, h)
         if stop:
             return drawn, reached, True
@@ -123,7 +123,7 @@ def continue_conditional(pool, controls, kind, rep_str, keys, counters, drawn, r
         early = reached[i] < h
         while drawn[i] < target:
             counters[i] = draw_query(pool, rep_str, i, keys[i], counters[i], D, tmp)
-            evaluate(D, np.bool_(True), tap, tpr, fwork, iwork, controls, pool, kind, no_codes)
+            evaluate(D, np.bool_(True), tap, tpr, fwork, iwork, controls, pool, kind, no_codes, np.int64(i))
             drawn[i] += 1
             reached[i], stop = count_draw(tap[i], ap[i], tol, reached[i], early, h)
             if stop:
@@ -240,7 +240,7 @@ def _observe(pool, controls, kind, codes, ap, pr):  # pragma: no cover - compile
     """The observed assignment scored: each query's AP and Precision@R into ap, pr; returns the mAP."""
     k = pool.sim.shape[0]
     return evaluate(pool.observed, np.bool_(True), ap, pr, np.empty((1, k)), np.empty((5, k), dtype=np.int64),
-                    controls, pool, kind, codes)
+                    controls, pool, kind, codes, np.int64(-1))
 
 
 @numba.njit(cache=True, inline="always")

@@ -303,8 +303,11 @@ def shares_code(codes, u, y):  # pragma: no cover - compiled
 
 
 @inner()
-def evaluate(D, want, ap_out, pr_out, fwork, iwork, controls, pool, kind, codes):  # pragma: no cover - compiled
+def evaluate(D, want, ap_out, pr_out, fwork, iwork, controls, pool, kind, codes, only):  # pragma: no cover - compiled
     """Mean AP of assignment D (k pool indices); per-query AP and P@R into ap_out/pr_out if ``want``.
+    ``only`` >= 0 scores query ``only`` alone (a query's conditional null needs its own AP only: one
+    query's k - 1 look-ups a draw rather than the k queries' k (k - 1)); its values are the bits the whole
+    evaluation gives it, and the mean is over that query. ``only`` = -1 scores every query.
 
     Query u (stratum s) ranks the other members of D (positives, any stratum) and the members of
     pool_s outside D (negatives). Counts over pool_s: for a control query and a control positive of
@@ -331,7 +334,7 @@ def evaluate(D, want, ap_out, pr_out, fwork, iwork, controls, pool, kind, codes)
     same, base_gt, base_eq, order, kept = iwork[0], iwork[1], iwork[2], iwork[3], iwork[4]
     total = 0.0
     scored = np.int64(0)
-    for qi in range(k):
+    for qi in range(0 if only < 0 else only, k if only < 0 else only + 1):
         u = D[qi]
         su = g_str[u]
         ru = g_rep[u]
