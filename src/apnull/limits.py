@@ -70,6 +70,11 @@ SCORE_MAX_PART_BYTES = 4 * 1024 * 1024 * 1024
 #: Most control rows in one stratum: its sorted similarity rows and their ranks take 12 n^2 bytes
 #: (1.2 GB at the limit).
 SCORE_MAX_STRATUM_CONTROLS = 10_000
+#: Most cells of one perturbation's pool table: k replicates x P pool members (each of its strata's
+#: replicates and controls; with negatives="others" every profile there), 24 bytes each (a similarity and
+#: two counts): 200 MB a pool, one pool a thread in flight. A perturbation on every plate of a large screen
+#: (JUMP's positive controls: about 3,900 replicates beside 65,000 pool members, 6 GB) passes it.
+SCORE_MAX_POOL_CELLS = 1 << 23
 #: Most label permutations per perturbation (library and CLI; B x 8 bytes per perturbation in flight).
 SCORE_MAX_PERMUTATIONS = 1_000_000
 #: Most label permutations per perturbation on the "Score your data" page (a shared server).

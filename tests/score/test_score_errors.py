@@ -120,3 +120,41 @@ def test_read_table_refuses_large_files_before_reading(tmp_path):
         size = 2 * 1024**3
     with pytest.raises(ValueError, match="2.0 GB"):
         read_table(Upload(b"x"), name="huge.csv")
+
+
+def on_every_plate(plates=300, controls=100, everywhere=("pc",)):
+    """A screen whose perturbations ``everywhere`` have one replicate on each of ``plates`` plates of
+    ``controls`` controls (JUMP's positive controls), beside a compound on two plates."""
+    rows = [("DMSO", f"p{s}") for s in range(plates) for _ in range(controls)]
+    rows += [(name, f"p{s}") for name in everywhere for s in range(plates)] + [("a", "p0"), ("a", "p1")]
+    X = np.random.default_rng(0).normal(size=(len(rows), 3))
+    return pd.DataFrame(rows, columns=["pert", "plate"]).join(pd.DataFrame(X, columns=["f0", "f1", "f2"]))
+
+
+def test_a_perturbation_past_the_pool_limit_is_named_before_any_draw(monkeypatch):
+    """300 replicates, one on each of 300 plates of 100 controls: a pool table of 300 x 30,300 cells,
+    past the limit (8,388,608): named, with the way out, in a fraction of a second. Leaving them out
+    (``filters=``-like: the rows kept) scores the rest; a table of exactly the limit is scored."""
+    import time
+
+    import apnull.score.table.screen as screen
+
+    table = on_every_plate(everywhere=("pc", "pc2"))
+    kw = dict(perturbation="pert", control="DMSO", stratum="plate", permutations=9)
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match=r"perturbation 'pc' and 1 more past the pool limit: 300 replicates on 300 "
+                                         r"strata beside 30,300 pool members, a table of 9,090,000 cells .*--where"):
+        score_profiles(table, **kw)
+    assert time.perf_counter() - start < 5
+    kept = score_profiles(table[~table["pert"].str.startswith("pc")], **kw)
+    assert kept.groups["pert"].tolist() == ["a"]
+    small = on_every_plate(plates=20, controls=5)  # 20 x (20 x 6) = 2,400 cells
+    monkeypatch.setattr(screen, "MAX_POOL_CELLS", 2400)
+    assert sorted(score_profiles(small, **kw).groups["pert"]) == ["a", "pc"]
+    monkeypatch.setattr(screen, "MAX_POOL_CELLS", 2399)
+    with pytest.raises(ValueError, match=r"'pc' past the pool limit: 20 replicates on 20 strata beside 120 pool"):
+        score_profiles(small, **kw)
+    with pytest.raises(ValueError, match=r"'ctl' and 1 more past the pool limit: 100 replicates on 20 strata beside "
+                                         r"122 pool members"):  # negatives="others": every profile of its plates
+        score_profiles(small.assign(pert=small["pert"].where(small["pert"] != "DMSO", "ctl")), **{**kw, "control": None},
+                       negatives="others")

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ...limits import SCORE_MAX_POOL_CELLS as MAX_POOL_CELLS
 from ...limits import SCORE_MAX_STRATUM_CONTROLS as MAX_STRATUM_CONTROLS
 from ...limits import check_column, check_stratum
 from .columns import select_features
@@ -24,7 +25,7 @@ from .rows import BlockRows, PreparedRows, held_whole, prepared_hashes
 from .names import staged, tell_stage
 
 __all__ = ["Screen", "Pert", "prepare_screen", "SIMILARITIES", "SCORE_SIMILARITIES", "NEGATIVES",
-           "MAX_STRATUM_CONTROLS", "ONE_STRATUM"]
+           "MAX_STRATUM_CONTROLS", "MAX_POOL_CELLS", "ONE_STRATUM"]
 
 #: The similarities of every scorer of a profile table (continuous features).
 SIMILARITIES = ("cosine", "correlation", "euclidean", "abs_cosine")
@@ -226,6 +227,7 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
     if empty_strata:
         warnings.append(f"strata without control rows: {', '.join(repr(s) for s in sorted(empty_strata))}; "
                         "the replicates there were left out (named in skipped).")
+    _check_pools(perts, pools, others)
     if not len(perts):
         reasons = "; ".join(sorted({r for _, r in skipped})) or "no perturbation rows"
         raise ValueError(f"nothing to score: no perturbation has 2 or more replicates with "
@@ -259,6 +261,31 @@ def _pools(X, srow, strata, rows, others) -> dict:
                              f"{MAX_STRATUM_CONTROLS:,} per stratum: use a stratum column (plate or batch)")
         out[s] = idx
     return out
+
+
+def _check_pools(perts: PertTable, pools: dict, others: bool) -> None:
+    """ValueError naming the perturbations whose pool table passes :data:`MAX_POOL_CELLS`: k replicates by
+    P pool members (each of its strata's replicates and controls, or with ``others`` every profile there).
+    Each draw of its mAP null ranks k - 1 positives for each of its k queries, so such a perturbation (one on
+    every plate of a large screen) also costs k^2 look-ups a draw."""
+    if not len(perts):
+        return
+    size = np.array([len(pools.get(s, ())) for s in perts.strata], dtype=np.int64)
+    owner = np.repeat(np.arange(len(perts)), np.diff(perts.soff))
+    seg_members = size[perts.seg_stratum] + (0 if others else perts.seg_len)
+    members = np.bincount(owner, weights=seg_members, minlength=len(perts)).astype(np.int64)
+    cells = perts.k * members
+    over = np.flatnonzero(cells > MAX_POOL_CELLS)
+    if not over.size:
+        return
+    i = int(over[np.argmax(cells[over])])
+    more = f" and {over.size - 1:,} more" if over.size > 1 else ""
+    raise ValueError(f"perturbation {perts.names[i]!r}{more} past the pool limit: {int(perts.k[i]):,} replicates on "
+                     f"{int(perts.soff[i + 1] - perts.soff[i]):,} strata beside {int(members[i]):,} pool members, a "
+                     f"table of {int(cells[i]):,} cells ({cells[i] * 24 / 2**30:.1f} GiB); the limit is "
+                     f"{MAX_POOL_CELLS:,} cells (replicates x pool members, 200 MB). Leave such perturbations out "
+                     "(positive controls on every plate): read only the rows to score (--where, filters=) or drop "
+                     "them from the table")
 
 
 def _ranks(texts: np.ndarray) -> np.ndarray:
