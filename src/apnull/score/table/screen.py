@@ -284,8 +284,7 @@ def _check_pools(perts: PertTable, pools: dict, others: bool) -> None:
                      f"{int(perts.soff[i + 1] - perts.soff[i]):,} strata beside {int(members[i]):,} pool members, a "
                      f"table of {int(cells[i]):,} cells ({cells[i] * 24 / 2**30:.1f} GiB); the limit is "
                      f"{MAX_POOL_CELLS:,} cells (replicates x pool members, 200 MB). Leave such perturbations out "
-                     "(positive controls on every plate): read only the rows to score (--where, filters=) or drop "
-                     "them from the table")
+                     "(positive controls on every plate): drop their rows from the table (--where)")
 
 
 def _ranks(texts: np.ndarray) -> np.ndarray:
