@@ -157,6 +157,9 @@ def test_a_perturbation_past_the_pool_limit_is_named_before_any_draw(monkeypatch
     monkeypatch.setattr(screen, "MAX_POOL_CELLS", 2399)
     with pytest.raises(ValueError, match=r"'pc' past the pool limit: 20 replicates on 20 strata beside 120 pool"):
         score_profiles(small, **kw)
+    numbered = small.assign(pert=small["pert"].map({"DMSO": 0, "a": 1, "pc": 2}))  # labels read as text
+    with pytest.raises(ValueError, match=r"^perturbation '2' past the pool limit: 20 replicates"):
+        score_profiles(numbered, **{**kw, "control": "0"})
     with pytest.raises(ValueError, match=r"'ctl' and 1 more past the pool limit: 100 replicates on 20 strata beside "
                                          r"122 pool members"):  # negatives="others": every profile of its plates
         score_profiles(small.assign(pert=small["pert"].where(small["pert"] != "DMSO", "ctl")), **{**kw, "control": None},

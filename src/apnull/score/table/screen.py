@@ -280,7 +280,7 @@ def _check_pools(perts: PertTable, pools: dict, others: bool) -> None:
         return
     i = int(over[np.argmax(cells[over])])
     more = f" and {over.size - 1:,} more" if over.size > 1 else ""
-    raise ValueError(f"perturbation {perts.names[i]!r}{more} past the pool limit: {int(perts.k[i]):,} replicates on "
+    raise ValueError(f"perturbation {str(perts.keys[i])!r}{more} past the pool limit: {int(perts.k[i]):,} replicates on "
                      f"{int(perts.soff[i + 1] - perts.soff[i]):,} strata beside {int(members[i]):,} pool members, a "
                      f"table of {int(cells[i]):,} cells ({cells[i] * 24 / 2**30:.1f} GiB); the limit is "
                      f"{MAX_POOL_CELLS:,} cells (replicates x pool members, 200 MB). Leave such perturbations out "
