@@ -30,6 +30,20 @@ from reference import (  # noqa: E402,F401  (re-exported for test files)
 )
 
 
+@pytest.fixture(autouse=True)
+def main_module_given_back():
+    """Each test ends with the ``__main__`` module it began with. Streamlit's script runner (AppTest) runs a
+    page as a new module ``__main__`` whose ``__file__`` is the page, and leaves it there; a dask worker
+    process started later in the same test process (multiprocessing's spawn runs the parent's main file
+    again) would then run the page and fail to start ("Nanny failed to start")."""
+    import sys
+
+    main = sys.modules.get("__main__")
+    yield
+    if main is not None and sys.modules.get("__main__") is not main:
+        sys.modules["__main__"] = main
+
+
 @pytest.fixture(scope="session")
 def enumerate_ap_fixture():
     """The brute-force enumerator (cached), for tests that prefer fixtures to imports."""
