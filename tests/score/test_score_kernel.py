@@ -261,7 +261,7 @@ def test_one_query_scored_alone_has_the_bits_of_every_query_scored():
             draw(pool, keys, counters, D)
             ap, pr = np.full(k, -7.0), np.full(k, -7.0)
             evaluate(D, True, ap, pr, np.empty((1, k)), np.empty((5, k), dtype=np.int64), controls, pool, kind,
-                            codes, -1)
+                     codes, -1)
             assert not np.isin(-7.0, ap)
             for i in range(k):
                 one_ap, one_pr = np.full(k, -7.0), np.full(k, -7.0)
