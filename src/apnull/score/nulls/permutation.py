@@ -91,7 +91,7 @@ class Part(NamedTuple):
 def segment_keys(perts, seed) -> np.ndarray:
     """(s,) uint64 stream key of every segment's permutations: ``stream_key(seed, key, stratum)``."""
     keys = np.empty(perts.seg_stratum.size, dtype=np.uint64)
-    owner = np.repeat(np.arange(len(perts)), np.diff(perts.soff))
+    owner = perts.seg_pert
     for a in range(0, owner.size, KEY_CHUNK):  # a chunk of names at a time (a Python string each)
         b = min(a + KEY_CHUNK, owner.size)
         first = int(owner[a])

@@ -86,6 +86,11 @@ class PertTable:
         return np.diff(self.seg_off)
 
     @property
+    def seg_pert(self) -> np.ndarray:
+        """(S,) the perturbation of each segment."""
+        return np.repeat(np.arange(len(self), dtype=np.int64), np.diff(self.soff))
+
+    @property
     def crossed(self) -> bool:
         """True for the crossed layout (JUMP's): most perturbations spanning several strata have one
         replicate on each (a few with two wells on a plate, such as positive controls, do not change the

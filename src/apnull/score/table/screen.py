@@ -263,6 +263,11 @@ def _pools(X, srow, strata, rows, others) -> dict:
     return out
 
 
+def _segment_pools(perts: PertTable, pools: dict) -> np.ndarray:
+    """(S,) the rows of each segment's stratum's pool (its controls, or with negatives="others" its profiles)."""
+    return np.array([len(pools.get(s, ())) for s in perts.strata], dtype=np.int64)[perts.seg_stratum]
+
+
 def _check_pools(perts: PertTable, pools: dict, others: bool) -> None:
     """ValueError naming the perturbations whose pool table passes :data:`MAX_POOL_CELLS`: k replicates by
     P pool members (each of its strata's replicates and controls, or with ``others`` every profile there).
@@ -270,10 +275,8 @@ def _check_pools(perts: PertTable, pools: dict, others: bool) -> None:
     every plate of a large screen) also costs k^2 look-ups a draw."""
     if not len(perts):
         return
-    size = np.array([len(pools.get(s, ())) for s in perts.strata], dtype=np.int64)
-    owner = np.repeat(np.arange(len(perts)), np.diff(perts.soff))
-    seg_members = size[perts.seg_stratum] + (0 if others else perts.seg_len)
-    members = np.bincount(owner, weights=seg_members, minlength=len(perts)).astype(np.int64)
+    seg_members = _segment_pools(perts, pools) + (0 if others else perts.seg_len)
+    members = np.bincount(perts.seg_pert, weights=seg_members, minlength=len(perts)).astype(np.int64)
     cells = perts.k * members
     over = np.flatnonzero(cells > MAX_POOL_CELLS)
     if not over.size:
@@ -302,13 +305,12 @@ def _skips(perts: PertTable, pools: dict, others: bool, used: np.ndarray) -> tup
     is skipped (one replicate from the start: no positives to rank), the others are scored from the
     replicates they keep. ``used`` maps X rows to input rows (the rows named).
     """
-    size = np.array([len(pools.get(s, ())) for s in perts.strata], dtype=np.int64)
-    seg_pool = size[perts.seg_stratum]
+    seg_pool = _segment_pools(perts, pools)
     bad = (seg_pool <= perts.seg_len) if others else (seg_pool == 0)
     single = perts.k < 2
     if not bad.any() and not single.any():
         return perts, [], set()
-    owner = np.repeat(np.arange(len(perts)), np.diff(perts.soff))
+    owner = perts.seg_pert
     k_kept = np.bincount(owner, weights=np.where(bad, 0, perts.seg_len), minlength=len(perts)).astype(np.int64)
     skipped, empty = [], set()
     why = "no other profile in stratum {!r} (no negatives)" if others else "no control rows in stratum {!r}"
