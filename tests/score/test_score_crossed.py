@@ -275,12 +275,13 @@ def test_lazy_control_pairs_without_the_shared_table(general_only, monkeypatch, 
 
 
 @pytest.mark.parametrize("similarity, ties, B", [("cosine", False, 99), ("abs_cosine", True, 99),
-                                                 ("cosine", True, 300)])
+                                                 ("cosine", True, 300), ("cosine", False, 25), ("abs_cosine", True, 25)])
 def test_five_plates_lazy_draws_with_the_shared_table(general_only, monkeypatch, similarity, ties, B):
     """Perturbations on five plates (JUMP's), drawn lazily (rounds under :data:`apnull.score.kernels.lookups.FILL_DRAWS`)
     with the shared table held: the mAP null reads each pair of two controls in the draw loop, draws without
     a tie by :func:`apnull.score.kernels.filled.untied_sum` and with one by the tie-aware walk, and a query's
-    draws rank four untied positives by it too: every table and drawn
+    draws (B = 25: under :data:`apnull.score.kernels.lookups.ROW_DRAWS`, so no row read first) rank four untied
+    positives by it too: every table and drawn
     value the general path's, bit for bit (with ties, a run that took a tie for none gives other values)."""
     monkeypatch.setattr(conditional, "EXACT_DRAWS", 0)
     table = crossed_screen(np.random.default_rng(53), perts=16, plates=5, controls=7, d=6 if ties else 24, ties=ties,

@@ -342,7 +342,7 @@ def know_all(D, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, sorted
 
 
 #: A query whose round has at least this many draws left reads its whole row first (:func:`query_row`).
-ROW_DRAWS = 256
+ROW_DRAWS = 32
 
 
 @inner()  # once a pool (a query row), not a draw: compiled once, not copied into each call site
