@@ -243,6 +243,47 @@ def test_blocked_similarities_equal_sim():
                     assert got[r, g] == ref_v
 
 
+#: ``evaluate``'s memo arguments for no memo.
+NO_MEMO = (np.empty(0), np.empty(0, dtype=np.int32), np.empty(0, dtype=np.int32))
+
+
+def test_pairs_read_from_the_memo_have_the_bits_of_pairs_computed():
+    """``evaluate`` with a memo of the pool's pairs across strata, kept over many draws (a pair a draw
+    computed, a later draw reads): every query's AP and Precision@R and the mean the bits of the
+    evaluation without memo, ties and the pair rule included; the memo holds pairs of members of
+    different strata only, and the draws did read some (the same assignment scored twice reads every
+    one it needs)."""
+    rng = np.random.default_rng(29)
+    pool_layout, draw, evaluate = from_python(P.pool_layout), from_python(P.draw_assignment), from_python(P.evaluate)
+    read = 0
+    for _ in range(120):
+        controls, reps, kind, keys, _ = random_case(rng)
+        pool = pool_layout(reps, controls, kind, 0)
+        k, members = reps.X.shape[0], pool.stratum.size
+        codes = rng.integers(0, 3, size=(members, int(rng.integers(0, 2)))).astype(np.int64)
+        memo = (np.full(members * members, np.nan), np.full(members * members, -1, dtype=np.int32),
+                np.zeros(members * members, dtype=np.int32))
+        counters = np.zeros(keys.size, dtype=np.uint64)
+        D = np.empty(k, dtype=np.int64)
+        for _ in range(12):
+            draw(pool, keys, counters, D)
+            for again in range(2):
+                known = int((memo[1] >= 0).sum())
+                got, want = [], []
+                for table, out in ((memo, got), (NO_MEMO, want)):
+                    ap, pr = np.full(k, -7.0), np.full(k, -7.0)
+                    m = evaluate(D, True, ap, pr, np.empty((1, k)), np.empty((5, k), dtype=np.int64), controls, pool,
+                                 kind, codes, -1, *table)
+                    out += [m, *ap, *pr]
+                assert all(_same(a, b) for a, b in zip(got, want))
+                if again:
+                    assert int((memo[1] >= 0).sum()) == known  # every pair of D known: nothing computed again
+                    read += known > 0
+        u, y = np.divmod(np.flatnonzero(memo[1] >= 0), members)
+        assert np.all(pool.stratum[u] != pool.stratum[y])
+    assert read > 500
+
+
 def test_one_query_scored_alone_has_the_bits_of_every_query_scored():
     """``evaluate(..., only=i)`` (a query's conditional null: its own AP only) gives query i the AP and
     Precision@R that scoring every query gives it, bit for bit, ties and the pair rule's left-out
@@ -261,12 +302,12 @@ def test_one_query_scored_alone_has_the_bits_of_every_query_scored():
             draw(pool, keys, counters, D)
             ap, pr = np.full(k, -7.0), np.full(k, -7.0)
             evaluate(D, True, ap, pr, np.empty((1, k)), np.empty((5, k), dtype=np.int64), controls, pool, kind,
-                     codes, -1)
+                     codes, -1, *NO_MEMO)
             assert not np.isin(-7.0, ap)
             for i in range(k):
                 one_ap, one_pr = np.full(k, -7.0), np.full(k, -7.0)
                 alone = evaluate(D, True, one_ap, one_pr, np.empty((1, k)), np.empty((5, k), dtype=np.int64), controls,
-                                 pool, kind, codes, i)
+                                 pool, kind, codes, i, *NO_MEMO)
                 assert _same(one_ap[i], ap[i]) and _same(one_pr[i], pr[i])
                 assert _same(alone, 0.0 if np.isnan(ap[i]) else ap[i])
                 assert np.all(np.delete(one_ap, i) == -7.0) and np.all(np.delete(one_pr, i) == -7.0)

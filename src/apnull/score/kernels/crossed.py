@@ -52,13 +52,10 @@ from .chunks import count_draw, record_draw
 from .querylaw import law_count
 from .filled import crossed_pool, filled_mean, five_mean, quotients, rank_four, shared_fill, untied_mean, untied_sum
 from .pool import pool_most
-from .lookups import FILL_DRAWS, ROW_DRAWS, batch_lookups, fill_all, know_all, mean_ap, query_ap, query_row, untied_ap
+from .lookups import FILL_DRAWS, MAX_TABLE, ROW_DRAWS, batch_lookups, fill_all, know_all, mean_ap, query_ap, query_row, untied_ap
 from .ranking import count_sorted
 
 __all__ = ["MAX_TABLE", "pool_sizes", "EXACT_STEPS", "EXACT_MOST", "law_batch", "crossed_pools", "crossed_batch", "crossed_conditional_batch"]
-
-#: Most member pairs of one pool's look-up table (P * P for P pool members: 16 bytes each, 32 MB).
-MAX_TABLE = 1 << 21
 
 #: Steps of :func:`.querylaw.law_count` allowed for each draw the exact law replaces (a step costs
 #: about a third of a draw): a count that would cost more than the draws gives up, and the draws run.

@@ -41,9 +41,10 @@ import numpy as np
 from ...compiled import entry, inner
 from ...streams import draw_distinct
 from .chunks import continue_single, count_draw, record_draw
+from .lookups import MAX_TABLE, lookups, reset
 from .pool import Replicates, draw_assignment, evaluate, member_pool, pool_layout
 
-__all__ = ["PartRows", "Counts", "Observed", "replicates", "pool_codes", "pool_of", "NO_MEMBERS",
+__all__ = ["PartRows", "Counts", "Observed", "replicates", "pool_codes", "pool_of", "NO_MEMBERS", "pair_memo",
            "draw_query", "continue_general", "continue_conditional", "mean_batch", "single_batch", "conditional_batch", "random_ap_rows"]
 
 
@@ -73,6 +74,19 @@ def draw_query(pool, rep_str, qi, key, counter, D, tmp):  # pragma: no cover - c
     return counter
 
 
+@numba.njit(cache=True, inline="always")
+def pair_memo(P, pairs):  # pragma: no cover - compiled
+    """The memo of :func:`.pool.evaluate` for a pool of P members about to evaluate about ``pairs`` pairs
+    of members: a :class:`.lookups.Lookups` of its P * P pairs, every one forgotten, when that is within
+    :data:`.lookups.MAX_TABLE` and the draws would compute at least an eighth of that many pairs (the
+    memo's reset costs less than one pair computed in eight); else an empty one (no memo)."""
+    if P * P > MAX_TABLE or 8 * pairs < P * P:
+        return lookups(0)
+    tab = lookups(P * P)
+    reset(tab, P)
+    return tab
+
+
 @inner(nogil=True)
 def continue_general(pool, controls, kind, keys, counters, drawn, reached, target, h, tol, observed, codes,
                      values, draws):  # pragma: no cover - compiled
@@ -88,13 +102,15 @@ def continue_general(pool, controls, kind, keys, counters, drawn, reached, targe
     D = np.empty(k, dtype=np.int64)
     early = reached < h
     explicit = draws.shape[0] > 0
+    memo = pair_memo(pool.stratum.size, max(target - drawn, 0) * k * (k - 1))
     while drawn < target:
         if explicit:
             for i in range(k):
                 D[i] = draws[drawn, i]
         else:
             draw_assignment(pool, keys, counters, D)
-        v = evaluate(D, np.bool_(False), ap, pr, fwork, iwork, controls, pool, kind, codes, np.int64(-1))
+        v = evaluate(D, np.bool_(False), ap, pr, fwork, iwork, controls, pool, kind, codes, np.int64(-1), memo.v,
+                     memo.gt, memo.eq)
         drawn, reached, stop = record_draw(values, drawn, v, observed, tol, reached, early, h)
         if stop:
             return drawn, reached, True
@@ -116,6 +132,11 @@ def continue_conditional(pool, controls, kind, rep_str, keys, counters, drawn, r
     no_codes = np.zeros((0, 0), dtype=np.int64)
     D = np.empty(k, dtype=np.int64)
     tmp = np.empty(k, dtype=np.int64)
+    pairs = np.int64(0)
+    for i in range(k):
+        if active[i]:
+            pairs += max(target - drawn[i], 0) * (k - 1)
+    memo = pair_memo(pool.stratum.size, pairs)
     for i in range(k):
         if not active[i]:
             continue
@@ -123,7 +144,8 @@ def continue_conditional(pool, controls, kind, rep_str, keys, counters, drawn, r
         early = reached[i] < h
         while drawn[i] < target:
             counters[i] = draw_query(pool, rep_str, i, keys[i], counters[i], D, tmp)
-            evaluate(D, np.bool_(True), tap, tpr, fwork, iwork, controls, pool, kind, no_codes, np.int64(i))
+            evaluate(D, np.bool_(True), tap, tpr, fwork, iwork, controls, pool, kind, no_codes, np.int64(i), memo.v,
+                     memo.gt, memo.eq)
             drawn[i] += 1
             reached[i], stop = count_draw(tap[i], ap[i], tol, reached[i], early, h)
             if stop:
@@ -239,8 +261,9 @@ def pool_codes(rep_codes, ctl_codes, controls, reps, a, out):  # pragma: no cove
 def _observe(pool, controls, kind, codes, ap, pr):  # pragma: no cover - compiled
     """The observed assignment scored: each query's AP and Precision@R into ap, pr; returns the mAP."""
     k = pool.sim.shape[0]
+    none = np.empty(0, dtype=np.int32)
     return evaluate(pool.observed, np.bool_(True), ap, pr, np.empty((1, k)), np.empty((5, k), dtype=np.int64),
-                    controls, pool, kind, codes, np.int64(-1))
+                    controls, pool, kind, codes, np.int64(-1), np.empty(0), none, none)
 
 
 @numba.njit(cache=True, inline="always")

@@ -21,9 +21,14 @@ from .ranking import add_query, count_replicates, count_sorted, walk_blocks
 from .similarity import dot4, sim, sim_rows
 from .sort import insertion_sort
 
-__all__ = ["Lookups", "lookups", "reset", "value_set", "tied_values", "pair_counts", "fill_all", "FILL_DRAWS",
+__all__ = ["MAX_TABLE", "Lookups", "lookups", "reset", "value_set", "tied_values", "pair_counts", "fill_all", "FILL_DRAWS",
            "walk_positives", "query_ap", "mean_ap", "batch_lookups", "control_sims", "know_all", "query_row", "untied_ap",
            "ROW_DRAWS"]
+
+#: Most member pairs of one pool's look-up table (P * P for P pool members: 16 bytes each, 32 MB): the
+#: crossed kernels' (:func:`.crossed.crossed_pools`) and :func:`.draws.pair_memo`'s.
+MAX_TABLE = 1 << 21
+
 
 class Lookups(NamedTuple):
     """Member-pair look-ups of one pool (P members; pair (u, y) at u * P + y): the similarity (NaN until

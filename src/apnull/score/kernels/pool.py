@@ -23,12 +23,12 @@ import numpy as np
 from ...compiled import inner
 from ...streams import draw_distinct
 from .controls import pair_rank
-from .ranking import add_query, count_replicates, count_sorted, walk_counts
+from .ranking import add_query, count_replicates, count_sorted, equal_below, walk_counts
 from .similarity import sim, sim_rows
 from .sort import sort_work, stable_argsort
 
 __all__ = ["Replicates", "Pool", "pool_members", "pool_most", "pool_layout", "member_pool", "replicate_sims", "replicate_ranks", "rank_members",
-           "replicate_counts", "equal_below", "shares_code", "evaluate", "draw_assignment", "NO_CODES", "RANK_TABLE_RATIO"]
+           "replicate_counts", "shares_code", "evaluate", "draw_assignment", "NO_CODES", "RANK_TABLE_RATIO"]
 
 #: ``codes`` of a pool without a pair rule: no column.
 NO_CODES = np.zeros((0, 0), dtype=np.int64)
@@ -284,16 +284,6 @@ def replicate_counts(pool, ru, su, y, v):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, inline="always")
-def equal_below(row, pos, v):  # pragma: no cover - compiled
-    """How many entries equal v end at index pos of an ascending row (ties are rare: a short scan)."""
-    e = np.int64(0)
-    while pos >= 0 and row[pos] == v:
-        e += 1
-        pos -= 1
-    return e
-
-
-@numba.njit(cache=True, inline="always")
 def shares_code(codes, u, y):  # pragma: no cover - compiled
     """True when pool members u and y have the same code in at least one column of ``codes``."""
     for c in range(codes.shape[1]):
@@ -303,11 +293,16 @@ def shares_code(codes, u, y):  # pragma: no cover - compiled
 
 
 @inner()
-def evaluate(D, want, ap_out, pr_out, fwork, iwork, controls, pool, kind, codes, only):  # pragma: no cover - compiled
+def evaluate(D, want, ap_out, pr_out, fwork, iwork, controls, pool, kind, codes, only, tv, tg, te):  # pragma: no cover - compiled
     """Mean AP of assignment D (k pool indices); per-query AP and P@R into ap_out/pr_out if ``want``.
     ``only`` >= 0 scores query ``only`` alone (a query's conditional null needs its own AP only: one
     query's k - 1 look-ups a draw rather than the k queries' k (k - 1)); its values are the bits the whole
     evaluation gives it, and the mean is over that query. ``only`` = -1 scores every query.
+
+    ``tv``, ``tg``, ``te``: a memo (:func:`.draws.pair_memo`) of the pairs (u, y) of members of different
+    strata (at u * P + y; ``tv`` NaN, ``tg`` -1 until known), or three empty arrays. Such a pair's value and
+    counts are the pool's, whatever the draw: a draw reads what another computed (the same values), and
+    the similarity of two controls is kept for (y, u) too (``sim`` is exactly symmetric).
 
     Query u (stratum s) ranks the other members of D (positives, any stratum) and the members of
     pool_s outside D (negatives). Counts over pool_s: for a control query and a control positive of
@@ -330,6 +325,8 @@ def evaluate(D, want, ap_out, pr_out, fwork, iwork, controls, pool, kind, codes,
     s_n, s_stratum, s_rep_lo, s_rep_hi = pool.n, pool.component_stratum, pool.rep_lo, pool.rep_hi
     simRP, sortedRC = pool.sim, pool.sorted_rc
     k = D.size
+    P = g_str.size
+    memo = tg.size > 0
     vals = fwork[0]
     same, base_gt, base_eq, order, kept = iwork[0], iwork[1], iwork[2], iwork[3], iwork[4]
     total = 0.0
@@ -348,23 +345,33 @@ def evaluate(D, want, ap_out, pr_out, fwork, iwork, controls, pool, kind, codes,
                 continue
             y = D[yi]
             insame = g_str[y] == su
-            if ru >= 0:
-                v = simRP[ru, y]
-                if insame:
-                    gt, eq = replicate_counts(pool, ru, su, y, v)
-                else:
-                    gt, eq = count_sorted(sortedRC[ru, :n], v)
-            elif g_rep[y] >= 0:
-                v = simRP[g_rep[y], u]
-                gt, eq = count_sorted(sorted_buf[rs:rs + n - 1], v)
-            elif insame:
-                gt = pair_rank(ranks, poff[j], cu, g_ctl[y], n)
-                v = sorted_buf[rs + n - 2 - gt]
-                eq = equal_below(sorted_buf[rs:rs + n - 1], n - 2 - gt, v)
+            at = u * P + y if memo and not insame else np.int64(-1)
+            if at >= 0 and tg[at] >= 0:  # known from an earlier draw
+                v, gt, eq = tv[at], np.int64(tg[at]), np.int64(te[at])
             else:
-                v = sim(Xc, g_row[u], Xc, g_row[y], kind)
-                gt, eq = count_sorted(sorted_buf[rs:rs + n - 1], v)
-            gt, eq = count_replicates(simRP, u, s_rep_lo[su], s_rep_hi[su], ru, v, gt, eq)
+                if ru >= 0:
+                    v = simRP[ru, y]
+                    if insame:
+                        gt, eq = replicate_counts(pool, ru, su, y, v)
+                    else:
+                        gt, eq = count_sorted(sortedRC[ru, :n], v)
+                elif g_rep[y] >= 0:
+                    v = simRP[g_rep[y], u]
+                    gt, eq = count_sorted(sorted_buf[rs:rs + n - 1], v)
+                elif insame:
+                    gt = pair_rank(ranks, poff[j], cu, g_ctl[y], n)
+                    v = sorted_buf[rs + n - 2 - gt]
+                    eq = equal_below(sorted_buf[rs:rs + n - 1], n - 2 - gt, v)
+                else:
+                    v = tv[at] if at >= 0 else np.nan  # its similarity known from the pair (y, u)
+                    if v != v:
+                        v = sim(Xc, g_row[u], Xc, g_row[y], kind)
+                        if at >= 0:  # for (y, u): ``sim`` is exactly symmetric
+                            tv[y * P + u] = v
+                    gt, eq = count_sorted(sorted_buf[rs:rs + n - 1], v)
+                gt, eq = count_replicates(simRP, u, s_rep_lo[su], s_rep_hi[su], ru, v, gt, eq)
+                if at >= 0:
+                    tv[at], tg[at], te[at] = v, gt, eq
             vals[cnt] = v
             same[cnt] = 1 if insame else 0
             kept[cnt] = 0 if shares_code(codes, u, y) else 1

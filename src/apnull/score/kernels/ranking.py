@@ -26,7 +26,7 @@ from ... import exact
 from ...compiled import entry, inner
 
 __all__ = ["HARMONIC_TABLE", "compiled_harmonic", "block_sum", "close_block", "walk_sorted", "walk_counts", "walk_blocks",
-           "add_query", "tie_aware_from_sorted", "count_sorted"]
+           "add_query", "tie_aware_from_sorted", "count_sorted", "equal_below"]
 
 _EULER = 0.5772156649015329
 #: H_0 .. H_63 from the one harmonic, :func:`apnull.exact.harmonic` (correctly rounded), frozen into
@@ -158,6 +158,16 @@ def count_sorted(row, v):  # pragma: no cover - compiled
     return row.size - right, right - lo
 
 
+@numba.njit(cache=True, inline="always")
+def equal_below(row, pos, v):  # pragma: no cover - compiled
+    """How many entries equal v end at index pos of an ascending row (ties are rare: a short scan)."""
+    e = np.int64(0)
+    while pos >= 0 and row[pos] == v:
+        e += 1
+        pos -= 1
+    return e
+
+
 @inner()
 def count_replicates(simRP, u, lo, hi, skip, v, gt, eq):  # pragma: no cover - compiled
     """(gt, eq) with the replicates ``lo .. hi - 1`` of a stratum added, but ``skip`` (-1: none): each whose
@@ -195,10 +205,17 @@ def walk_counts(vals, same, kept, base_gt, base_eq, order, cnt):  # pragma: no c
     the query excluded, with similarity > / == vals[y]) whether kept or not: what is left are the
     negatives. A block of a tied positives with value v starts after (#negatives > v) + (#positives
     > v) items and holds the a positives and the #negatives == v. NaN, NaN when no member is kept.
-    ``order`` is a work array (insertion sort of the kept members by value, descending).
+    ``order`` is a work array (insertion sort of the kept members by value, descending); ``same`` is
+    overwritten: its first entries become the members it marked (a block then takes out those few, not
+    a pass over all cnt: a query of many replicates, few of them on its plate, walks in O(cnt), not
+    O(cnt^2)).
     """
     m = np.int64(0)
+    ns = np.int64(0)
     for i in range(cnt):
+        if same[i] != 0:
+            same[ns] = i  # ns <= i: an entry is read before it is overwritten
+            ns += 1
         if kept[i] == 0:
             continue
         j = m
@@ -209,16 +226,16 @@ def walk_counts(vals, same, kept, base_gt, base_eq, order, cnt):  # pragma: no c
         m += 1
     if m == 0:
         return np.nan, np.nan
-    return walk_blocks(vals, order, m, base_gt, base_eq, same, cnt)
+    return walk_blocks(vals, order, m, base_gt, base_eq, same, ns)
 
 
 @numba.njit(cache=True, inline="always")
-def walk_blocks(vals, order, m, base_gt, base_eq, same, cnt):  # pragma: no cover - compiled
+def walk_blocks(vals, order, m, base_gt, base_eq, same, ns):  # pragma: no cover - compiled
     """(AP, Precision@R) of m >= 1 positives ``order[:m]`` (indices into ``vals``, most similar first),
     walked a tied block at a time (:func:`close_block`): a block's counts are its first positive's
-    ``base_gt`` / ``base_eq``, less the members y < cnt marked ``same[y]`` more similar / as similar
-    (:func:`walk_counts`; cnt = 0 takes nothing out, and the loop compiles away where cnt is the
-    literal 0: :func:`.lookups.walk_positives`)."""
+    ``base_gt`` / ``base_eq``, less the members ``same[:ns]`` (indices into ``vals``: those in the
+    query's stratum pool) more similar / as similar (:func:`walk_counts`; ns = 0 takes nothing out, and
+    the loop compiles away where ns is the literal 0: :func:`.lookups.walk_positives`)."""
     before = np.int64(0)
     total = 0.0
     hits = 0.0
@@ -231,12 +248,12 @@ def walk_blocks(vals, order, m, base_gt, base_eq, same, cnt):  # pragma: no cove
             a += 1
         gt = base_gt[first]
         eq = base_eq[first]
-        for y in range(cnt):
-            if same[y] != 0:
-                if vals[y] > v:
-                    gt -= 1
-                elif vals[y] == v:
-                    eq -= 1
+        for t in range(ns):
+            w = vals[same[t]]
+            if w > v:
+                gt -= 1
+            elif w == v:
+                eq -= 1
         s, h = close_block(a, a + eq, gt + before, before, m)
         total += s
         hits += h
