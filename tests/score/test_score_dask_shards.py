@@ -184,3 +184,55 @@ def test_the_order_of_drawing_changes_no_value(monkeypatch, threads):
     want = score_profiles(table, permutations="auto", threads=threads, **KW)
     monkeypatch.setattr(permutation, "strata_order", lambda soff, seg_stratum, items: np.sort(items))
     _same(score_profiles(table, permutations="auto", threads=threads, **KW), want)
+
+
+def test_batch_bounds_give_a_heavy_item_a_batch_of_its_own():
+    """:func:`executor.batch_bounds` cuts a group's items in order, every item once: by ``size`` when
+    their costs are equal (as without weights), and a heavy item (a perturbation with replicates on
+    every plate) never shares a batch with another heavy one."""
+    def covers(bounds, count):
+        return [a for a, _ in bounds] == [0] + [b for _, b in bounds[:-1]] and bounds[-1][1] == count
+
+    for count, size in ((1, 1), (10, 2), (250, 64), (2000, 64)):
+        plain = executor.batch_bounds(count, None, size, 0.0)
+        assert covers(plain, count) and all(b - a <= size for a, b in plain)
+        assert executor.batch_bounds(count, np.full(count, 21.0), size, size * 21.0) == plain
+    w = np.full(300, 21.0)
+    heavy = [5, 6, 7, 150, 299]
+    w[heavy] = 4557.0  # k = 68 against k = 5
+    size = 10
+    bounds = executor.batch_bounds(w.size, w, size, size * w.mean())
+    assert covers(bounds, w.size) and all(b - a <= size for a, b in bounds)
+    assert all(sum(a <= h < b for h in heavy) == 1 for a, b in bounds if any(a <= h < b for h in heavy))
+    assert sum(any(a <= h < b for h in heavy) for a, b in bounds) == len(heavy)
+
+
+def test_heavy_perturbations_spread_over_batches_and_change_no_value():
+    """A crossed screen with positive controls of two wells on every plate (JUMP's plates carry them):
+    in process, each control's round is its own batch or shares one with light perturbations only
+    (before, the controls, consecutive in drawing order, filled one batch and so one thread); the
+    tables are the same bits on one thread and on two."""
+    table = crossed(compounds=60)
+    feats = [c for c in table.columns if c.startswith("f")]
+    rng = np.random.default_rng(3)
+    plates = sorted(table["plate"].unique())
+    rows = pd.DataFrame({"cmp": [f"pos{i}" for i in range(3) for _ in plates for _ in range(2)],
+                         "plate": [p for _ in range(3) for p in plates for _ in range(2)]})
+    rows[feats] = rng.standard_normal((len(rows), len(feats)))
+    table = pd.concat([table, rows], ignore_index=True)
+    work = work_of(table)
+    names = work.screen.perts.keys
+    pos = {i for i in range(work.size) if str(names[i]).startswith("pos")}
+    assert len(pos) == 3 and np.all(np.diff(work.screen.perts.qoff)[sorted(pos)] == 2 * len(plates))
+    seen = []
+
+    def fn(part, at, st, target, h):
+        seen.append(set(part.index[at].tolist()))
+        return {}
+
+    with executor.thread_pool(2) as pool:
+        for _ in executor.InProcess(work, pool).run(np.arange(work.size), lambda chunk: {}, 0, 1, fn):
+            pass
+    assert all(len(batch & pos) <= 1 for batch in seen) and sum(len(batch & pos) for batch in seen) == 3
+    _same(score_profiles(table, permutations=199, threads=1, **KW),
+          score_profiles(table, permutations=199, threads=2, **KW))

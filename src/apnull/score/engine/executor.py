@@ -35,7 +35,7 @@ from ..table.segments import ranges
 from .connect import connect
 
 __all__ = ["Work", "Pieces", "WholeWork", "whole", "InProcess", "Scattered", "run_round", "runner", "thread_pool",
-           "default_threads", "drawing_order", "connect", "BATCH", "TASK_BATCH", "SHARDS"]
+           "default_threads", "drawing_order", "batch_bounds", "connect", "BATCH", "TASK_BATCH", "SHARDS"]
 
 #: Items per in-process batch at most (fewer when a round has few, so threads share them).
 BATCH = 64
@@ -72,6 +72,10 @@ class Work(Protocol):
 
     def shards(self, count: int) -> list:
         """Item arrays of at most about ``count`` parts to send to workers (whole groups each)."""
+
+    # Optional: ``weights() -> (size,) float``, each item's cost of a draw relative to the others' (its
+    # queries times their positives): in process, batches are cut to about equal costs, so a heavy
+    # item does not share a batch, and a thread, with many others (:func:`batch_bounds`).
 
     #: A module-level function (sent to the workers by reference, not with the work's data): a part made
     #: by ``part(..., worker=True)`` made ready for the batch function, on the worker.
@@ -145,6 +149,8 @@ class InProcess:
         workers = self.pool.workers if self.pool is not None else 1
         size = max(1, min(BATCH, math.ceil(total / (4 * workers))))
         cut = math.ceil(4 * workers / total) if pieces is not None and workers > 1 and total else 1
+        weights = work.weights() if hasattr(work, "weights") else None
+        budget = size * float(weights[chosen].mean()) if weights is not None and total else 0.0
 
         def tasks():
             for members in work.groups():
@@ -152,8 +158,8 @@ class InProcess:
                 if todo.size:
                     part = work.part(np.sort(todo), False)
                     at = drawing_order(part.index, todo)
-                    for a in range(0, todo.size, size):
-                        pos = at[a:a + size]
+                    for a, b in batch_bounds(todo.size, None if weights is None else weights[todo], size, budget):
+                        pos = at[a:b]
                         st = gather(part.index[pos])
                         cuts = pieces.cut(part, pos, st, target, h, cut) if cut > 1 else None
                         if cuts is None:
@@ -192,6 +198,25 @@ class InProcess:
             if progress:
                 progress(done, total)
             yield index, out
+
+
+def batch_bounds(count: int, weights, size: int, budget: float) -> list:
+    """[(start, end), ...]: consecutive batches of a group's ``count`` items (in drawing order; ``weights``
+    their costs, or None: ``size`` items a batch). A batch ends at ``size`` items, or before the item that
+    would take its cost past ``budget`` (:meth:`InProcess.run`: ``size`` items of the round's mean cost):
+    a heavy item (a perturbation with replicates on every plate: k (k - 1) pairs a draw) starts a batch
+    of its own, so the heavy items of a round spread over the threads rather than queue in one batch.
+    Items of equal cost are cut as without weights."""
+    if weights is None:
+        return [(a, min(a + size, count)) for a in range(0, count, size)]
+    bounds, start, cost = [], 0, 0.0
+    for i, w in enumerate(np.asarray(weights, dtype=float).tolist()):
+        if i > start and (i - start == size or cost + w > budget):
+            bounds.append((start, i))
+            start, cost = i, 0.0
+        cost += w
+    bounds.append((start, count))
+    return bounds
 
 
 def drawing_order(index: np.ndarray, todo: np.ndarray) -> np.ndarray:

@@ -166,6 +166,13 @@ class ScreenWork:
                 groups.extend(np.split(members, np.unique(cut)))
         return [strata_order(pt.soff, pt.seg_stratum, g) for g in groups if g.size]
 
+    def weights(self) -> np.ndarray:
+        """Each perturbation's cost of a draw relative to the others': k (k - 1) + 1 for its k replicates
+        (each query ranks k - 1 positives; the 1 for what a perturbation costs whatever its size). The
+        in-process batches are cut by it (:func:`..engine.executor.batch_bounds`)."""
+        k = np.diff(self.screen.perts.qoff).astype(float)
+        return k * (k - 1) + 1
+
     def shards(self, count: int) -> list:
         """About ``count`` shards of similar numbers of replicates: whole components, and a component
         larger than a shard's share (the crossed layout: one component of every plate) cut by its
