@@ -592,6 +592,28 @@ def test_crossed_same_answer_on_any_threads():
     pd.testing.assert_frame_equal(one.queries, two.queries)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_each_perturbation_is_judged_crossed_once_a_run(monkeypatch, threads):
+    """Whether a perturbation takes the crossed kernels is decided once for the run
+    (:func:`apnull.score.nulls.pooltables.crossed_of`, kept in its component's holder), not again in every
+    batch of every round of both nulls; the tables are those of deciding every time."""
+    table = crossed_screen(np.random.default_rng(12), perts=30, plates=5, plate_effect=0.3)
+    want = score_profiles(table, **KW, permutations="auto", seed=3, threads=threads)
+    decided = []
+    real = crossed.crossed_pools
+
+    def spy(arrays, comps, comp_of, pos):
+        decided.append(len(pos))
+        return real(arrays, comps, comp_of, pos)
+
+    monkeypatch.setattr(permutation, "crossed_pools", spy)
+    monkeypatch.setattr(conditional, "crossed_pools", spy)
+    got = score_profiles(table, **KW, permutations="auto", seed=3, threads=threads)
+    assert sum(decided) == table["Metadata_pert"].nunique() - 1  # each perturbation once (DMSO is none)
+    pd.testing.assert_frame_equal(got.groups, want.groups)
+    pd.testing.assert_frame_equal(got.queries, want.queries)
+
+
 #: :func:`apnull.score.kernels.querylaw.law_count` (an inner kernel) called from Python.
 law_count = from_python(querylaw.law_count)
 

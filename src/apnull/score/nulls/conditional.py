@@ -45,7 +45,7 @@ from ..engine.clock import deadline_of, tell_stage
 from ..engine.sequential import Null, resolve, rounds_of, undecided
 from ..kernels.crossed import EXACT_STEPS, crossed_conditional_batch, crossed_pools, law_batch, pool_sizes
 from ..kernels.draws import Counts, conditional_batch
-from .pooltables import NO_SHARED, keep_done, kept_pools
+from .pooltables import NO_SHARED, crossed_of, keep_done, kept_pools
 
 __all__ = ["QUERY_NULLS", "QueryP", "query_null", "conditional_pvalues", "query_pvalues", "bounds_undecided",
            "QUERY_CHUNK", "QueriesBeside", "NULL_NAMES"]
@@ -108,8 +108,7 @@ def query_batch(part, pos, st, target, h):
     exact, before = st["exact"].copy(), st["before"].copy()
     ap = np.empty(qo[-1])
     comp_of = part.comp_of[pos]
-    crossed = (crossed_pools(arr, part.comps, part.comp_of, pos) if part.crossed
-               else np.zeros(pos.size, dtype=bool))  # a small screen: the general kernels (same values)
+    crossed = crossed_of(part, pos, crossed_pools)  # a small screen: the general kernels (same values)
     cuts = np.concatenate([[0], np.flatnonzero(np.diff(comp_of) | np.diff(crossed.astype(np.int64))) + 1, [pos.size]])
     for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
         q = slice(qo[a], qo[b])

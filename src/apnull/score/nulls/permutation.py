@@ -42,7 +42,7 @@ from ..kernels.draws import mean_batch as _mean_kernel
 from ..kernels.draws import single_batch as _single_kernel
 from ..table.perts import components_of
 from .pieces import CrossedPieces
-from .pooltables import BuiltComponents, keep_done, kept_fills, kept_pools, shared_table
+from .pooltables import BuiltComponents, crossed_of, keep_done, kept_fills, kept_pools, shared_table
 
 __all__ = ["Part", "ScreenWork", "mean_null", "perturbations_batch", "null_values", "segment_keys",
            "assignment_count", "all_assignments", "MAX_EXACT_ASSIGNMENTS", "NO_CODES_2D"]
@@ -270,8 +270,7 @@ def perturbations_batch(part: Part, pos, st, target, h, exhaustive=False, keep=0
     single = ((np.diff(so) == 1) & (arr.rep_codes.shape[1] == 0) & (np.diff(qo) >= 2) & (not exhaustive)
               & (arr.members.size == 0))  # negatives="others": one draw at a time
     comp_of = part.comp_of[pos]
-    crossed = (crossed_pools(arr, part.comps, part.comp_of, pos) if part.crossed and not exhaustive
-               else np.zeros(n, dtype=bool))
+    crossed = crossed_of(part, pos, crossed_pools) if not exhaustive else np.zeros(n, dtype=bool)
     path = single.astype(np.int64) + 2 * crossed
     cuts = np.concatenate([[0], np.flatnonzero(np.diff(comp_of) | np.diff(path)) + 1, [n]])
     for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):

@@ -26,7 +26,7 @@ from ..kernels.filled import Kept, Shared
 from ..kernels.lookups import FILL_DRAWS
 
 __all__ = ["SHARED_MOST", "NO_SHARED", "spanned_pairs", "shared_table", "KEPT_MOST", "NO_KEPT", "kept_fills",
-           "POOLS_MOST", "NO_POOLS", "kept_already", "Rooms", "kept_pools", "keep_done", "BUILT_MOST", "BuiltComponents"]
+           "POOLS_MOST", "NO_POOLS", "kept_already", "Rooms", "kept_pools", "keep_done", "crossed_of", "BUILT_MOST", "BuiltComponents"]
 
 #: Most control pairs of a component's :class:`..kernels.filled.Shared`, 16 bytes each (128 MB), its
 #: index of S x S strata (8 bytes a pair of strata, counted as half a control pair) included. Blocks past
@@ -227,6 +227,33 @@ def kept_already(part, c: int, j: int) -> bool:
     holder = part.shared[c]
     with _SHARED_LOCK:
         return all(name in holder and j in holder[name].done for name in ("kept", "pools"))
+
+
+def crossed_of(part, pos, decide) -> np.ndarray:
+    """(len(pos),) bool: the perturbations ``pos`` of ``part`` that take the crossed kernels, as ``decide``
+    (:func:`..kernels.crossed.crossed_pools`, the caller's) says, each decided once for the run and kept in
+    its component's holder (``part.shared``) by its index in the screen: deciding took numpy calls on every
+    batch of every round (about a tenth of a small crossed run's thread time, much of it holding the
+    interpreter's lock). No crossed kernel for a part that may not take them (``part.crossed`` False)."""
+    pos = np.asarray(pos, dtype=np.int64)
+    if not part.crossed or not pos.size:
+        return np.zeros(pos.size, dtype=bool)
+    if not part.shared:
+        return decide(part.arrays, part.comps, part.comp_of, pos)
+    out = np.empty(pos.size, dtype=bool)
+    comp_of = part.comp_of[pos]
+    for c in np.unique(comp_of).tolist():
+        at = np.flatnonzero(comp_of == c)
+        keys = part.index[pos[at]].tolist()
+        with _SHARED_LOCK:
+            known = part.shared[c].setdefault("crossed", {})
+            todo = [i for i, key in enumerate(keys) if key not in known]
+        if todo:
+            got = decide(part.arrays, part.comps, part.comp_of, pos[at[todo]]).tolist()
+            with _SHARED_LOCK:
+                known.update(zip([keys[i] for i in todo], got))
+        out[at] = [known[key] for key in keys]
+    return out
 
 
 def keep_done(part, c: int, pos, kept: Kept, name: str = "kept") -> None:
