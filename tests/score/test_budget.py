@@ -324,6 +324,30 @@ def test_compare_runs_both_tables_and_its_tests_on_one_deadline(monkeypatch):
     assert scopes == {"table A", "table B"}  # every stage says which table it refines
 
 
+def test_a_rounds_estimate_counts_its_units_draws_at_their_costs():
+    """:func:`seq.unit_costs`: a perturbation's draw costs k (k - 1) + 1 (its work's weight), a query's
+    draw that shared among its perturbation's queries, and a null whose work has no weights costs one a
+    unit; so a round of light units after a round of heavy ones (positive controls on every plate) is
+    not timed at the heavy ones' pace."""
+    from apnull.score.nulls.conditional import query_null
+
+    rows = [("DMSO", f"P{p}") for p in range(4) for _ in range(5)]
+    rows += [(f"t{i}", f"P{p}") for i in range(3) for p in range(i % 2, 4, 2)]  # two plates, one well each
+    rows += [("pos", f"P{p}") for p in range(4) for _ in range(2)]  # two wells on every plate: k = 8
+    X = np.random.default_rng(0).normal(size=(len(rows), 5))
+    table = pd.concat([pd.DataFrame(rows, columns=["pert", "plate"]), pd.DataFrame(X, columns=list("abcde"))],
+                      axis=1)
+    work = ScreenWork(prepare_screen(table, "pert", ["DMSO"], "plate", None, "cosine"), 0)
+    k = np.diff(work.screen.perts.qoff)
+    assert np.array_equal(seq.unit_costs(mean_null(work)), k * (k - 1) + 1.0)
+    queries = query_null(work, 0)
+    per_query = (k * (k - 1) + 1.0) / k
+    assert np.allclose(seq.unit_costs(queries), per_query[queries.unit_item])
+    assert np.array_equal(seq.unit_costs(seq.Null(work=object(), fn=None, state={}, levels={}, inputs=(),
+                                                   unit_level="item", units=np.arange(3), unit_item=np.arange(3))),
+                          np.ones(3))
+
+
 # -- progress words ---------------------------------------------------------------------------------------
 
 def test_progress_never_says_about_under_1_s():

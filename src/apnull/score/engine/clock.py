@@ -1,5 +1,6 @@
 """The one clock of a scoring run: its time budget (:class:`Deadline`), numba's compilation kept out of
-it (:class:`CompileWatch`), and the stages its progress names.
+it (:class:`CompileWatch`), the stages its progress names, and how a duration is said
+(:func:`duration_text`, :func:`estimate_text`).
 
 A run given ``budget=S`` seconds makes one :class:`Deadline` when its options are checked
 (:class:`apnull.score.options.RunOptions`) and every part of the run reads it: the engine's
@@ -26,7 +27,8 @@ import time
 
 from ..table.names import tell_stage  # the stage hook, with the progress words (re-exported)
 
-__all__ = ["Deadline", "deadline_of", "drawers_on", "alone_fits", "CompileWatch", "Scoped", "tell_stage"]
+__all__ = ["Deadline", "deadline_of", "drawers_on", "alone_fits", "CompileWatch", "Scoped", "tell_stage", "duration_text",
+           "estimate_text"]
 
 
 class CompileWatch:
@@ -234,3 +236,21 @@ class Scoped:
 
     def stage(self, units: str, scope: str = "") -> None:
         tell_stage(self.progress, units, f"{self.scope}, {scope}" if scope else self.scope)
+
+
+def duration_text(seconds: float) -> str:
+    """A duration as people say it: "under 1 s", "45 s", "12 min", "3.2 h"."""
+    if seconds < 0.5:
+        return "under 1 s"
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def estimate_text(seconds: float) -> str:
+    """An estimated duration as people say it: "about 45 s", "about 12 min", or "under 1 s" (never
+    "about under 1 s")."""
+    text = duration_text(seconds)
+    return text if text.startswith("under") else f"about {text}"

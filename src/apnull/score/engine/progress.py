@@ -21,7 +21,7 @@ import threading
 import time
 
 from ..table.names import count_text
-from .sequential import estimate_text
+from .clock import estimate_text
 
 __all__ = ["round_line", "count_line", "spent_line", "in_notebook", "default_progress", "NotebookProgress",
            "LineProgress", "COMPILING"]

@@ -39,12 +39,12 @@ import numpy as np
 from ...fdr import bh_reject
 from ...law import counted_pvalue
 from ..table.names import count_text
-from .clock import CompileWatch, alone_fits, deadline_of, drawers_on
+from .clock import CompileWatch, alone_fits, deadline_of, drawers_on, duration_text, estimate_text
 from .executor import run_round, runner, thread_pool
 
 __all__ = ["CAP", "FIRST", "GROWTH", "FINE_FROM", "H", "DELTA", "LEVELS", "schedule", "clopper_pearson", "Intervals", "undecided",
            "still_open", "sequential_pvalue", "Rounds", "rounds_of", "Null", "Resolved", "RoundInfo", "resolve",
-           "duration_text", "estimate_text", "CompileWatch"]
+           "duration_text", "estimate_text", "CompileWatch", "unit_costs"]
 
 CAP = 1_000_000     #: most draws of one unit
 FIRST = 100         #: draws of the first round
@@ -259,11 +259,17 @@ class RoundInfo(NamedTuple):
     estimate: float | None    #: estimated seconds, from the draws per second of the rounds before
 
 
-def estimate_text(seconds: float) -> str:
-    """An estimated duration as people say it: "about 45 s", "about 12 min", or "under 1 s" (never
-    "about under 1 s")."""
-    text = duration_text(seconds)
-    return text if text.startswith("under") else f"about {text}"
+def unit_costs(null: Null) -> np.ndarray:
+    """(units,) a draw's cost of each unit of ``null`` relative to the others': its work's item weights
+    (``weights()``, :class:`.executor.Work`) shared among the item's units, or ones. A round's estimate
+    counts its draws at these costs, so a round of light units is not timed at the pace of a round of
+    heavy ones (a positive control on every plate: k (k - 1) pairs a draw, against 20 for five plates)."""
+    weights = getattr(null.work, "weights", None)
+    if weights is None:
+        return np.ones(null.units.size)
+    w = np.asarray(weights(), dtype=float)
+    per = np.bincount(null.unit_item, minlength=w.size)
+    return w[null.unit_item] / per[null.unit_item]
 
 
 def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None, progress=None,
@@ -287,7 +293,8 @@ def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None
     budget : float or :class:`.clock.Deadline`, optional
         Seconds from now, or the run's deadline (shared with its other stages): a refinement round
         (after the first) whose estimated time would take the run past it is not started, and the
-        undecided units are reported ``open``. A round's estimate: its draws at the last round's rate,
+        undecided units are reported ``open``. A round's estimate: its draws, each at its unit's cost
+        (:func:`unit_costs`), at the last round's rate,
         times the nulls drawing on the clock now over those during all of that round (at least 1,
         :meth:`.clock.Deadline.drawers`); the first null holds the others for a round that fits only alone.
     after_first : callable, optional
@@ -298,6 +305,7 @@ def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None
     U = null.units.size
     active = np.ones(U, dtype=bool)
     info, start, rate, shared = [], time.monotonic(), None, 1
+    cost = unit_costs(null)
     intervals = Intervals()  # the units' Clopper-Pearson intervals, each distinct (g, L) computed once
     why = ""
     watch = CompileWatch(progress)
@@ -317,10 +325,11 @@ def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None
             slower = max(1.0, drawers_on(deadline) / shared)
             if not decides and rate is not None:  # a step of the first round whose whole round would fit
                 whole = next(t for _, t, d, _ in steps[step:] if d)  # within the time left: no need to stop
-                if not deadline.passed(int(np.maximum(whole - L[active], 0).sum()) * rate * slower):  # at it
+                if not deadline.passed(float((np.maximum(whole - L[active], 0) * cost[active]).sum()) * rate * slower):
                     continue
             at_most = int(np.maximum(target - L[active], 0).sum())
-            estimate = None if rate is None else at_most * rate * slower
+            work = float((np.maximum(target - L[active], 0) * cost[active]).sum())  # its draws at their costs
+            estimate = None if rate is None else work * rate * slower
             alone = bool(info) and timed and alone_fits(deadline, first, estimate, slower)  # the others held
             estimate = estimate / slower if alone else estimate
             round_info = RoundInfo(number, int(active.sum()), null.label, int(target), spent, at_most, estimate)
@@ -342,7 +351,9 @@ def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None
             exact = null.exact()
             drawn = (int(null.counts()[1].sum()) - spent if exact is None
                      else int(null.counts()[1][~exact].sum()) - int(L[~exact].sum()))
-            rate, shared = (seconds / drawn, during) if drawn else (rate, shared)  # the first's has one-off set-up
+            moved = (null.counts()[1] - L) * cost  # the round's draws at their costs: the rate is of a unit cost
+            done = float(moved.sum() if exact is None else moved[~exact].sum())
+            rate, shared = (seconds / done, during) if done > 0 else (rate, shared)  # the first's has one-off set-up
             spent += drawn
             if after_first is not None and decides:
                 after_first, told = None, after_first
@@ -386,14 +397,3 @@ def _steps(rounds: Rounds, budgeted: bool) -> list:
     if budgeted and rounds.adaptive and out and out[0][1] > FIRST_STEPS[-1]:
         out = [(0, t, False, i > 0) for i, t in enumerate(FIRST_STEPS)] + [(0, out[0][1], True, True)] + out[1:]
     return out
-
-
-def duration_text(seconds: float) -> str:
-    """A duration as people say it: "under 1 s", "45 s", "12 min", "3.2 h"."""
-    if seconds < 0.5:
-        return "under 1 s"
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
