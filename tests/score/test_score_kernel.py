@@ -243,6 +243,15 @@ def test_blocked_similarities_equal_sim():
                     assert got[r, g] == ref_v
 
 
+def coded_pool(rng, pool_layout):
+    """(controls, pool, kind, keys, codes): a :func:`random_case` laid out (``pool_layout`` called from
+    Python) with pair-rule codes of none or one column for its members."""
+    controls, reps, kind, keys, _ = random_case(rng)
+    pool = pool_layout(reps, controls, kind, 0)
+    codes = rng.integers(0, 3, size=(pool.stratum.size, int(rng.integers(0, 2)))).astype(np.int64)
+    return controls, pool, kind, keys, codes
+
+
 #: ``evaluate``'s memo arguments for no memo.
 NO_MEMO = (np.empty(0), np.empty(0, dtype=np.int32), np.empty(0, dtype=np.int32))
 
@@ -257,10 +266,8 @@ def test_pairs_read_from_the_memo_have_the_bits_of_pairs_computed():
     pool_layout, draw, evaluate = from_python(P.pool_layout), from_python(P.draw_assignment), from_python(P.evaluate)
     read = 0
     for _ in range(120):
-        controls, reps, kind, keys, _ = random_case(rng)
-        pool = pool_layout(reps, controls, kind, 0)
-        k, members = reps.X.shape[0], pool.stratum.size
-        codes = rng.integers(0, 3, size=(members, int(rng.integers(0, 2)))).astype(np.int64)
+        controls, pool, kind, keys, codes = coded_pool(rng, pool_layout)
+        k, members = pool.sim.shape[0], pool.stratum.size
         memo = (np.full(members * members, np.nan), np.full(members * members, -1, dtype=np.int32),
                 np.zeros(members * members, dtype=np.int32))
         counters = np.zeros(keys.size, dtype=np.uint64)
@@ -292,10 +299,8 @@ def test_one_query_scored_alone_has_the_bits_of_every_query_scored():
     pool_layout, draw, evaluate = from_python(P.pool_layout), from_python(P.draw_assignment), from_python(P.evaluate)
     checked = 0
     for _ in range(120):
-        controls, reps, kind, keys, _ = random_case(rng)
-        pool = pool_layout(reps, controls, kind, 0)
-        k, members = reps.X.shape[0], pool.stratum.size
-        codes = rng.integers(0, 3, size=(members, int(rng.integers(0, 2)))).astype(np.int64)
+        controls, pool, kind, keys, codes = coded_pool(rng, pool_layout)
+        k, members = pool.sim.shape[0], pool.stratum.size
         counters = np.zeros(keys.size, dtype=np.uint64)
         D = np.empty(k, dtype=np.int64)
         for _ in range(5):

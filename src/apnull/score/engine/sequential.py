@@ -327,9 +327,9 @@ def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None
                 whole = next(t for _, t, d, _ in steps[step:] if d)  # within the time left: no need to stop
                 if not deadline.passed(float((np.maximum(whole - L[active], 0) * cost[active]).sum()) * rate * slower):
                     continue
-            at_most = int(np.maximum(target - L[active], 0).sum())
-            work = float((np.maximum(target - L[active], 0) * cost[active]).sum())  # its draws at their costs
-            estimate = None if rate is None else work * rate * slower
+            left = np.maximum(target - L[active], 0)  # each active unit's draws to go
+            at_most = int(left.sum())
+            estimate = None if rate is None else float((left * cost[active]).sum()) * rate * slower  # at their costs
             alone = bool(info) and timed and alone_fits(deadline, first, estimate, slower)  # the others held
             estimate = estimate / slower if alone else estimate
             round_info = RoundInfo(number, int(active.sum()), null.label, int(target), spent, at_most, estimate)

@@ -261,9 +261,9 @@ def pool_codes(rep_codes, ctl_codes, controls, reps, a, out):  # pragma: no cove
 def _observe(pool, controls, kind, codes, ap, pr):  # pragma: no cover - compiled
     """The observed assignment scored: each query's AP and Precision@R into ap, pr; returns the mAP."""
     k = pool.sim.shape[0]
-    none = np.empty(0, dtype=np.int32)
+    none = lookups(0)  # no memo: one evaluation
     return evaluate(pool.observed, np.bool_(True), ap, pr, np.empty((1, k)), np.empty((5, k), dtype=np.int64),
-                    controls, pool, kind, codes, np.int64(-1), np.empty(0), none, none)
+                    controls, pool, kind, codes, np.int64(-1), none.v, none.gt, none.eq)
 
 
 @numba.njit(cache=True, inline="always")
