@@ -207,23 +207,30 @@ def test_batch_bounds_give_a_heavy_item_a_batch_of_its_own():
     assert sum(any(a <= h < b for h in heavy) for a, b in bounds) == len(heavy)
 
 
-def test_heavy_perturbations_spread_over_batches_and_change_no_value():
-    """A crossed screen with positive controls of two wells on every plate (JUMP's plates carry them):
-    in process, each control's round is its own batch or shares one with light perturbations only
-    (before, the controls, consecutive in drawing order, filled one batch and so one thread); the
-    tables are the same bits on one thread and on two."""
+def with_controls(count=3):
+    """A crossed screen of 60 compounds with ``count`` positive controls of two wells on every plate
+    (JUMP's plates carry them), its work and the controls' item indices."""
     table = crossed(compounds=60)
     feats = [c for c in table.columns if c.startswith("f")]
     rng = np.random.default_rng(3)
     plates = sorted(table["plate"].unique())
-    rows = pd.DataFrame({"cmp": [f"pos{i}" for i in range(3) for _ in plates for _ in range(2)],
-                         "plate": [p for _ in range(3) for p in plates for _ in range(2)]})
+    rows = pd.DataFrame({"cmp": [f"pos{i}" for i in range(count) for _ in plates for _ in range(2)],
+                         "plate": [p for _ in range(count) for p in plates for _ in range(2)]})
     rows[feats] = rng.standard_normal((len(rows), len(feats)))
     table = pd.concat([table, rows], ignore_index=True)
     work = work_of(table)
     names = work.screen.perts.keys
     pos = {i for i in range(work.size) if str(names[i]).startswith("pos")}
-    assert len(pos) == 3 and np.all(np.diff(work.screen.perts.qoff)[sorted(pos)] == 2 * len(plates))
+    assert len(pos) == count and np.all(np.diff(work.screen.perts.qoff)[sorted(pos)] == 2 * len(plates))
+    return table, work, pos
+
+
+def test_heavy_perturbations_spread_over_batches_and_change_no_value():
+    """A crossed screen with positive controls of two wells on every plate: in process, each control's
+    round is its own batch or shares one with light perturbations only (before, the controls,
+    consecutive in drawing order, filled one batch and so one thread); the tables are the same bits on
+    one thread and on two."""
+    table, work, pos = with_controls()
     seen = []
 
     def fn(part, at, st, target, h):
@@ -236,3 +243,35 @@ def test_heavy_perturbations_spread_over_batches_and_change_no_value():
     assert all(len(batch & pos) <= 1 for batch in seen) and sum(len(batch & pos) for batch in seen) == 3
     _same(score_profiles(table, permutations=199, threads=1, **KW),
           score_profiles(table, permutations=199, threads=2, **KW))
+
+
+def test_heavy_perturbations_spread_over_shards_and_tasks_on_dask(sent, monkeypatch):
+    """On dask the shards are of similar cost, not of similar replicates: each of four positive controls
+    (k = 26: 651 pairs a draw, a compound's 21) has a shard of its own, so the workers holding them
+    share them; sized by replicates, they had shared one. A round's tasks are cut by cost too: with every
+    item in one shard, each control is a task of its own (before, a task of the round's mean size). The
+    tables are those of one process, bit for bit."""
+    from dask.distributed import Client, LocalCluster
+    from apnull.score.engine.connect import LOCAL_CLUSTER_HTTP
+
+    table, work, pos = with_controls(4)
+    shards = work.shards(4)
+    assert np.array_equal(np.sort(np.concatenate(shards)), np.arange(work.size))
+    assert [len(pos & set(s.tolist())) for s in shards].count(1) == 4  # one control a shard
+    plain = screen_shards([m for m, _ in work.components], work.screen.perts.qoff, work.screen.perts.soff,
+                          work.screen.perts.seg_stratum, 4)
+    assert max(len(pos & set(s.tolist())) for s in plain) > 1  # by replicates they shared one
+    def fn(part, at, st, target, h):
+        return {"items": set(part.index[at].tolist())}
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, **LOCAL_CLUSTER_HTTP) as cluster, \
+            Client(cluster) as client:
+        for whole in (False, True):  # the controls in shards of their own, then all in one shard
+            if whole:
+                monkeypatch.setattr(work, "shards", lambda count: [np.arange(work.size)])
+            seen = [out["items"] for _, out in executor.Scattered(client, work).run(np.arange(work.size),
+                                                                                     lambda chunk: {}, 0, 1, fn)]
+            assert all(len(task & pos) <= 1 for task in seen) and sum(len(task & pos) for task in seen) == 4
+            assert set().union(*seen) == set(range(work.size))
+        _same(score_profiles(table, permutations=199, **KW), score_profiles(table, permutations=199, scheduler=client,
+                                                                            **KW))

@@ -33,6 +33,7 @@ import numpy as np
 from ...memo import rough_nbytes
 from ..table.segments import ranges
 from .connect import connect
+from .shards import batch_bounds
 
 __all__ = ["Work", "Pieces", "WholeWork", "whole", "InProcess", "Scattered", "run_round", "runner", "thread_pool",
            "default_threads", "drawing_order", "batch_bounds", "connect", "BATCH", "TASK_BATCH", "SHARDS"]
@@ -200,25 +201,6 @@ class InProcess:
             yield index, out
 
 
-def batch_bounds(count: int, weights, size: int, budget: float) -> list:
-    """[(start, end), ...]: consecutive batches of a group's ``count`` items (in drawing order; ``weights``
-    their costs, or None: ``size`` items a batch). A batch ends at ``size`` items, or before the item that
-    would take its cost past ``budget`` (:meth:`InProcess.run`: ``size`` items of the round's mean cost):
-    a heavy item (a perturbation with replicates on every plate: k (k - 1) pairs a draw) starts a batch
-    of its own, so the heavy items of a round spread over the threads rather than queue in one batch.
-    Items of equal cost are cut as without weights."""
-    if weights is None:
-        return [(a, min(a + size, count)) for a in range(0, count, size)]
-    bounds, start, cost = [], 0, 0.0
-    for i, w in enumerate(np.asarray(weights, dtype=float).tolist()):
-        if i > start and (i - start == size or cost + w > budget):
-            bounds.append((start, i))
-            start, cost = i, 0.0
-        cost += w
-    bounds.append((start, count))
-    return bounds
-
-
 def drawing_order(index: np.ndarray, todo: np.ndarray) -> np.ndarray:
     """The positions in a part (its items ``index``) of the items ``todo``, in the order of ``todo``: a
     group's items are drawn in the order :meth:`Work.groups` gives them (ascending positions when it
@@ -286,6 +268,8 @@ class Scattered:
             self._plan()
         idx = np.sort(np.asarray(idx, dtype=np.int64))
         size = max(1, min(TASK_BATCH, math.ceil(idx.size / (4 * self._threads))))
+        weights = self.work.weights() if hasattr(self.work, "weights") else None
+        budget = size * float(weights[idx].mean()) if weights is not None and idx.size else 0.0
         order = np.argsort(self._shard[idx], kind="stable")
         idx = idx[order]
         cuts = np.flatnonzero(np.diff(self._shard[idx])) + 1
@@ -293,8 +277,8 @@ class Scattered:
         owner = {}
         for todo in np.split(idx, cuts) if idx.size else []:
             data = self.shard(int(self._shard[todo[0]]))  # made and sent now, the first time
-            for a in range(0, todo.size, size):
-                b = todo[a:a + size]
+            for a, z in batch_bounds(todo.size, None if weights is None else weights[todo], size, budget):
+                b = todo[a:z]
                 f = self.client.submit(_run_part, data, self._pos[b], gather(b), target, h, fn, pure=False)
                 owner[f] = b
                 futures.add(f)

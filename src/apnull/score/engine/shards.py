@@ -13,6 +13,11 @@ changes no value: the results are those of one process, bit for bit.
 The pieces of a cut unit take its items in order of their strata (:func:`strata_order`: the sorted
 list of each item's strata, compared as words), so items sharing plates (JUMP's compounds of one plate
 map share all their plates) land in one piece and each piece needs few plates' controls.
+
+Shards are of similar cost, not of similar size, when the items' costs are given: a positive control
+with two wells on each of a screen's 34 plates (68 replicates) costs as much a draw as 200 five-replicate
+compounds. Sized by replicates, JUMP's eight controls filled two of sixteen shards, and the worker
+holding them drew half the screen's draws while the other waited.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import numpy as np
 
 from ..table.segments import ranges
 
-__all__ = ["screen_shards", "strata_order", "touched_strata"]
+__all__ = ["batch_bounds", "screen_shards", "strata_order", "touched_strata"]
 
 
 def strata_order(soff: np.ndarray, seg_stratum: np.ndarray, items: np.ndarray) -> np.ndarray:
@@ -53,11 +58,32 @@ def touched_strata(soff: np.ndarray, seg_stratum: np.ndarray, items, strata: np.
     return strata[used[strata]]
 
 
+def batch_bounds(count: int, weights, size: int, budget: float) -> list:
+    """[(start, end), ...]: consecutive batches of ``count`` items in their order (``weights`` their costs,
+    or None: ``size`` items a batch). A batch ends at ``size`` items, or before the item that would take
+    its cost past ``budget``: a heavy item (a perturbation with replicates on every plate: k (k - 1)
+    pairs a draw) starts a batch of its own, so the heavy items spread over the batches rather than queue
+    in one. Items of equal cost are cut as without weights. The batches of a round in process
+    (:meth:`.executor.InProcess.run`: ``size`` items of the round's mean cost), of a round's tasks on
+    dask (:meth:`.executor.Scattered.run`) and the pieces of a cut unit (:func:`screen_shards`)."""
+    if weights is None:
+        return [(a, min(a + size, count)) for a in range(0, count, size)]
+    bounds, start, cost = [], 0, 0.0
+    for i, w in enumerate(np.asarray(weights, dtype=float).tolist()):
+        if i > start and (i - start == size or cost + w > budget):
+            bounds.append((start, i))
+            start, cost = i, 0.0
+        cost += w
+    bounds.append((start, count))
+    return bounds
+
+
 def screen_shards(units: list, qoff: np.ndarray, soff: np.ndarray, seg_stratum: np.ndarray,
-                  count: int) -> list:
-    """About ``count`` shards (item arrays) of similar numbers of replicates: whole units gathered in
-    their order, and a unit of more than a shard's share cut into pieces of its items in
-    :func:`strata_order` (each piece at most a share, the unit's last piece gathered with what follows).
+                  count: int, weights=None) -> list:
+    """About ``count`` shards (item arrays) of similar cost: whole units gathered in their order, and a
+    unit of more than a shard's share cut into pieces of its items in :func:`strata_order` (each piece
+    at most a share, or one item when that item alone is more; the unit's last piece gathered with what
+    follows). An item's cost is its ``weights`` entry, or its number of replicates.
 
     Parameters
     ----------
@@ -69,6 +95,8 @@ def screen_shards(units: list, qoff: np.ndarray, soff: np.ndarray, seg_stratum: 
         (segments,) the stratum of each segment.
     count : int
         Shards wanted (at least 1).
+    weights : ndarray, optional
+        (items,) each item's cost (e.g. a draw's, k (k - 1) + 1 for k replicates); None: its replicates.
 
     Returns
     -------
@@ -76,19 +104,18 @@ def screen_shards(units: list, qoff: np.ndarray, soff: np.ndarray, seg_stratum: 
         Disjoint item arrays covering every unit's items; an item's shard holds every item of its unit
         unless the unit was cut.
     """
-    size = np.array([float((qoff[m + 1] - qoff[m]).sum()) for m in units])
+    cost = (qoff[1:] - qoff[:-1]).astype(float) if weights is None else np.asarray(weights, dtype=float)
+    size = np.array([float(cost[m].sum()) for m in units])
     per = max(1.0, float(size.sum()) / max(int(count), 1))
     shards, cur, acc = [], [], 0.0
     for members, s in zip(units, size.tolist()):
         if s > per and members.size > 1:  # cut by items: pieces of about a share, in order of strata
             order = strata_order(soff, seg_stratum, members)
-            reps = np.cumsum(qoff[order + 1] - qoff[order]).astype(float)
-            cuts = np.searchsorted(reps, np.arange(1, int(np.ceil(s / per))) * per, side="right")
-            pieces = [p for p in np.split(order, np.unique(cuts)) if p.size]
+            pieces = [order[a:b] for a, b in batch_bounds(order.size, cost[order], order.size, per)]
             for piece in pieces[:-1]:
                 shards.append(np.sort(piece))
             members = pieces[-1]
-            s = float((qoff[members + 1] - qoff[members]).sum())
+            s = float(cost[members].sum())
         cur.append(members)
         acc += s
         if acc >= per:

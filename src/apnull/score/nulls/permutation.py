@@ -169,17 +169,17 @@ class ScreenWork:
     def weights(self) -> np.ndarray:
         """Each perturbation's cost of a draw relative to the others': k (k - 1) + 1 for its k replicates
         (each query ranks k - 1 positives; the 1 for what a perturbation costs whatever its size). The
-        in-process batches are cut by it (:func:`..engine.executor.batch_bounds`)."""
+        batches in process, the tasks on dask and the shards are cut by it (:func:`..engine.shards.batch_bounds`)."""
         k = np.diff(self.screen.perts.qoff).astype(float)
         return k * (k - 1) + 1
 
     def shards(self, count: int) -> list:
-        """About ``count`` shards of similar numbers of replicates: whole components, and a component
+        """About ``count`` shards of similar cost (:meth:`weights`): whole components, and a component
         larger than a shard's share (the crossed layout: one component of every plate) cut by its
         perturbations (:func:`..engine.shards.screen_shards`)."""
         pt = self.screen.perts
         return screen_shards([members for members, _ in self.components], pt.qoff, pt.soff, pt.seg_stratum,
-                             count)
+                             count, self.weights())
 
     def part(self, items, worker: bool) -> Part:
         """The :class:`Part` of the perturbations ``items``, a component's perturbations together (in
