@@ -89,3 +89,56 @@ def test_a_local_cluster_leaves_port_8787_alone():
         holder.close()
     assert port != 8787
     assert not [w for w in caught if "already in use" in str(w.message)]
+
+
+def _spy_connect(monkeypatch, prepared):
+    """Replace the dask connection by a spy that runs in process: each call's thread and whether the
+    table was prepared by then; what it opened, closed (a count)."""
+    import threading
+
+    import apnull.score.engine.connect as connect
+
+    calls, closed = [], []
+
+    def spy(scheduler, workers, seconds=None):
+        calls.append((threading.current_thread() is threading.main_thread(), bool(prepared)))
+        return None, lambda: closed.append(1)
+
+    monkeypatch.setattr(connect, "connect", spy)
+    return calls, closed
+
+
+def test_a_local_cluster_starts_while_the_table_is_prepared(monkeypatch):
+    """``workers=N``: the cluster's start begins on its own thread before the table is prepared (its worker
+    processes start meanwhile, about 1.5 s on two cores), and what it opened is closed once, after the
+    run, or after an error in the table; an address (``scheduler=``) is reached only once the table is
+    checked, so a bad table is named without a connection tried."""
+    import time
+
+    import apnull.score.profiles as profiles
+
+    prepared, real = [], profiles.prepare_screen
+
+    def prepare(*args, **kwargs):
+        time.sleep(0.2)  # a preparation that takes a while: the start has begun meanwhile
+        out = real(*args, **kwargs)
+        prepared.append(1)
+        return out
+
+    monkeypatch.setattr(profiles, "prepare_screen", prepare)
+    calls, closed = _spy_connect(monkeypatch, prepared)
+    table = digits_screen(seed=4)
+    local = score_profiles(table, **KW)
+    assert calls == [(True, True)] and closed == [1]  # in process: connect(None, None) when the rounds begin
+    calls.clear(), closed.clear(), prepared.clear()
+    _check_same(local, score_profiles(table, workers=2, **KW))  # (the spy's client: in process)
+    assert calls == [(False, False)] and closed == [1]
+    calls.clear(), closed.clear(), prepared.clear()
+    bad = table.assign(px_00=float("nan"))
+    with pytest.raises(ValueError, match="px_00"):
+        score_profiles(bad, workers=2, **KW)
+    assert calls == [(False, False)] and closed == [1]
+    calls.clear(), closed.clear()
+    with pytest.raises(ValueError, match="px_00"):
+        score_profiles(bad, scheduler="tcp://127.0.0.1:1", **KW)
+    assert calls == [] and closed == []

@@ -17,7 +17,7 @@ import pandas as pd
 from ..limits import SCORE_MAX_PERMUTATIONS as MAX_PERMUTATIONS
 from ..limits import check_choice
 from .engine.clock import tell_stage
-from .engine.connect import connected
+from .engine.connect import starting
 from .engine.executor import Scattered
 from .table.memory import release_memory
 from .engine.sequential import resolve, rounds_of
@@ -286,21 +286,21 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
     opts = RunOptions.checked(seed=seed, permutations=permutations, alpha=alpha, threads=threads, workers=workers,
                               scheduler=scheduler, progress=progress, budget=budget, null=null)
     keyed = combine_columns(table, perturbation, control, stratum)
-    screen = prepare_screen(keyed.table, keyed.column, control, stratum, features, similarity, nan,
-                            positives_differ_by, negatives, normalize, opts.progress)
-    keyed = keyed._replace(table=None)  # a copy made for several perturbation columns is not needed again
-    _check_exact_sizes(screen, opts)
-    release_memory()  # the preparation's freed temporaries go back to the system before the rounds
-    laws = LawCache(opts.seed, opts.deadline)  # the run's one cache of per-query laws
-    scores, query_p, seconds = _run(screen, null, opts, lambda: hold_rows(screen, table, similarity), laws)
+    with starting(opts.scheduler, opts.workers) as client:  # a local cluster starts while the table is prepared
+        screen = prepare_screen(keyed.table, keyed.column, control, stratum, features, similarity, nan,
+                                positives_differ_by, negatives, normalize, opts.progress)
+        keyed = keyed._replace(table=None)  # a copy made for several perturbation columns is not needed again
+        _check_exact_sizes(screen, opts)
+        release_memory()  # the preparation's freed temporaries go back to the system before the rounds
+        laws = LawCache(opts.seed, opts.deadline)  # the run's one cache of per-query laws
+        scores, query_p, seconds = _run(screen, null, opts, lambda: hold_rows(screen, table, similarity), laws, client)
     scored, before = pvalues(screen, scores, null, opts.permutations, query_p, laws), int(query_p.before.sum())
     del scores, query_p  # (before: the draws of the queries whose law was counted later, not in the tables)
     pname = _outputs.output_name(keyed.column)
     settings = dict(perturbation=perturbation,
                     control=[control] if isinstance(control, str) else list(control or []),
                     stratum=stratum, features=len(screen.features), feature_columns=list(screen.features),
-                    similarity=similarity, negatives=negatives,
-                    null=null,
+                    similarity=similarity, negatives=negatives, null=null,
                     permutations=opts.permutations, seed=opts.seed, nan=nan, normalize=normalize,
                     dropped_features=list(screen.dropped_features), dropped_rows=list(screen.dropped_rows),
                     alpha=opts.alpha, positives_differ_by=positives_differ_by,
@@ -327,8 +327,7 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
                                       _outputs.carried_columns(table, screen.features, keyed.columns, stratum))
     _outputs.tell_spent(opts.progress, groups, queries, before)
     fixed = opts.permutations if MAP_NULLS[null].engine and isinstance(opts.permutations, int) else None
-    floor = _outputs.floor_warning(groups["p_value"], fixed, seconds)
-    if floor:
+    if floor := _outputs.floor_warning(groups["p_value"], fixed, seconds):
         warnings.append(floor)
     return ScoreResult(groups=groups, queries=queries,
                        skipped=keyed.expand(pd.DataFrame(screen.skipped, columns=[pname, "reason"])),
@@ -350,8 +349,8 @@ def _check_exact_sizes(screen: Screen, opts: RunOptions) -> None:
                              f"(limit {MAX_EXACT_ASSIGNMENTS:,}); give a number such as 9999")
 
 
-def _run(screen: Screen, null: str, opts: RunOptions, held, laws: LawCache):
-    """Score every perturbation and every query's p-value, in process or on dask.
+def _run(screen: Screen, null: str, opts: RunOptions, held, laws: LawCache, connection):
+    """Score every perturbation and every query's p-value, in process or on dask (``connection()``'s client).
 
     The mAP null runs only for ``null="permutation"`` (the other nulls: one round of no draws), the queries'
     null beside its refinement rounds where :class:`.nulls.conditional.QueriesBeside` can (the same p-values).
@@ -367,7 +366,8 @@ def _run(screen: Screen, null: str, opts: RunOptions, held, laws: LawCache):
     """
     work = ScreenWork(screen, opts.seed)
     watching = opts.deadline.watching() if opts.deadline is not None else contextlib.nullcontext()
-    with connected(opts.scheduler, opts.workers) as client, watching:
+    client = connection()
+    with watching:
         tell_stage(opts.progress, "perturbations")
         where = None if client is None else Scattered(client, work)  # the screen goes to dask workers once
         rounds = rounds_of(opts.permutations if (mapped := MAP_NULLS[null].engine) else 0, crossed=screen.perts.crossed)
