@@ -275,3 +275,31 @@ def test_heavy_perturbations_spread_over_shards_and_tasks_on_dask(sent, monkeypa
             assert set().union(*seen) == set(range(work.size))
         _same(score_profiles(table, permutations=199, **KW), score_profiles(table, permutations=199, scheduler=client,
                                                                             **KW))
+
+
+def test_the_next_shard_is_made_while_one_is_sent(monkeypatch, sent):
+    """The client makes the next shard's part on a thread of its own while it sends one (sending waits on
+    the worker): every shard but the first is made ahead, each once, and the tables are those of one
+    process, bit for bit."""
+    import threading
+
+    from dask.distributed import Client, LocalCluster
+    from apnull.score.engine.connect import LOCAL_CLUSTER_HTTP
+
+    monkeypatch.setattr(permutation, "CROSSED_MIN_PERTURBATIONS", 0)
+    made, real = [], permutation.ScreenWork.part
+
+    def part(self, items, worker):
+        if worker:
+            made.append((threading.current_thread().name, tuple(np.asarray(items).tolist())))
+        return real(self, items, worker)
+
+    monkeypatch.setattr(permutation.ScreenWork, "part", part)
+    table = crossed()
+    local = score_profiles(table, permutations="auto", **KW)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, **LOCAL_CLUSTER_HTTP) as cluster, \
+            Client(cluster) as client:
+        _same(local, score_profiles(table, permutations="auto", scheduler=client, **KW))
+    [where] = sent
+    assert len(made) == len(where.sent) >= 8 and len({items for _, items in made}) == len(made)  # each once
+    assert sum(not name.startswith("apnull-shard") for name, _ in made) == 1  # the first, made as it is sent

@@ -226,6 +226,7 @@ class Scattered:
         self.client, self.work = client, work
         self._items = None            # shard number -> its items (sorted)
         self._futures = {}            # shard number -> future of the prepared part
+        self._making = {}             # shard number -> (concurrent) future of its part, made ahead of sending
         self._shard = self._pos = None  # item index -> shard number, position in its part
         self._threads = 1
         self.sent = []                # (shard number, items, bytes) of each part sent
@@ -251,7 +252,8 @@ class Scattered:
             self._plan()
         if k not in self._futures:
             work = self.work
-            part = work.part(self._items[k], True)
+            made = self._making.pop(k, None)
+            part = made.result() if made is not None else work.part(self._items[k], True)
             self._pos[part.index] = np.arange(part.index.size)
             self.sent.append((k, int(part.index.size), rough_nbytes(part)))
             [raw] = self.client.scatter([part], hash=False, broadcast=getattr(work, "broadcast", False))
@@ -275,13 +277,19 @@ class Scattered:
         cuts = np.flatnonzero(np.diff(self._shard[idx])) + 1
         futures = as_completed()
         owner = {}
-        for todo in np.split(idx, cuts) if idx.size else []:
-            data = self.shard(int(self._shard[todo[0]]))  # made and sent now, the first time
-            for a, z in batch_bounds(todo.size, None if weights is None else weights[todo], size, budget):
-                b = todo[a:z]
-                f = self.client.submit(_run_part, data, self._pos[b], gather(b), target, h, fn, pure=False)
-                owner[f] = b
-                futures.add(f)
+        groups = np.split(idx, cuts) if idx.size else []
+        with ThreadPoolExecutor(1, thread_name_prefix="apnull-shard") as ahead:
+            for i, todo in enumerate(groups):
+                if i + 1 < len(groups):  # the next shard's part made while this one is sent (sending waits on
+                    k = int(self._shard[groups[i + 1][0]])  # the worker; made in turn, they took half the time)
+                    if k not in self._futures and k not in self._making:
+                        self._making[k] = ahead.submit(self.work.part, self._items[k], True)
+                data = self.shard(int(self._shard[todo[0]]))  # made and sent now, the first time
+                for a, z in batch_bounds(todo.size, None if weights is None else weights[todo], size, budget):
+                    b = todo[a:z]
+                    f = self.client.submit(_run_part, data, self._pos[b], gather(b), target, h, fn, pure=False)
+                    owner[f] = b
+                    futures.add(f)
         done = 0
         for fut in futures:
             b = owner.pop(fut)
