@@ -16,8 +16,8 @@ map share all their plates) land in one piece and each piece needs few plates' c
 
 Shards are of similar cost, not of similar size, when the items' costs are given: a positive control
 with two wells on each of a screen's 34 plates (68 replicates) costs as much a draw as 200 five-replicate
-compounds. Sized by replicates, JUMP's eight controls filled two of sixteen shards, and the worker
-holding them drew half the screen's draws while the other waited.
+compounds. Sized by replicates, JUMP's eight controls filled two of sixteen shards (half the screen's
+cost), each of them one task of the first round, so the rest of the work waited on two workers' turns.
 """
 
 from __future__ import annotations
