@@ -72,6 +72,19 @@ def test_pools_are_laid_out_once_for_every_round_and_null(monkeypatch):
     pd.testing.assert_frame_equal(new.queries, old.queries)
 
 
+def test_item_marks_grow_and_keep_their_fill():
+    """:class:`apnull.score.nulls.pooltables.ItemMarks`: unset perturbations read as the fill, set ones as
+    their marks, whatever order the indices come in and however far the array must grow."""
+    marks = pooltables.ItemMarks(-1)
+    assert marks.get([0, 5]).tolist() == [-1, -1] and marks.nbytes == 0
+    marks.set([5, 2], [7, 0])
+    marks.set(np.array([40]), 1)
+    assert marks.get([2, 5, 40, 39, 41, 1000]).tolist() == [0, 7, 1, -1, -1, -1]
+    assert marks.get(np.zeros(0, dtype=np.int64)).size == 0
+    marks.set([], [])
+    assert marks.values.size == 41 and pooltables._nbytes({"m": marks}) == marks.values.nbytes
+
+
 def test_pool_rooms_are_bounded_and_counted(monkeypatch):
     """Past ``POOLS_MOST`` bytes a pool gets no room (it computes its similarities each time, the same
     values); the rooms held count as their bytes in :class:`apnull.score.nulls.pooltables.BuiltComponents`,

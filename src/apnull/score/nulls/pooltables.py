@@ -26,7 +26,7 @@ from ..kernels.filled import Kept, Shared
 from ..kernels.lookups import FILL_DRAWS
 
 __all__ = ["SHARED_MOST", "NO_SHARED", "spanned_pairs", "shared_table", "KEPT_MOST", "NO_KEPT", "kept_fills",
-           "POOLS_MOST", "NO_POOLS", "kept_already", "Rooms", "kept_pools", "keep_done", "crossed_of", "BUILT_MOST", "BuiltComponents"]
+           "POOLS_MOST", "NO_POOLS", "kept_already", "ItemMarks", "Rooms", "kept_pools", "keep_done", "crossed_of", "BUILT_MOST", "BuiltComponents"]
 
 #: Most control pairs of a component's :class:`..kernels.filled.Shared`, 16 bytes each (128 MB), its
 #: index of S x S strata (8 bytes a pair of strata, counted as half a control pair) included. Blocks past
@@ -91,7 +91,7 @@ def shared_table(part, c: int) -> Shared:
     key = (int(idx[0]), int(idx[-1]), idx.size) if idx.size else None
     if holder.get("for") == key:  # built for this part ("table" is set before "for")
         return holder["table"]
-    if idx.size and "whole" in holder and np.isin(idx, holder["whole"]).all():  # every pair they span is held
+    if idx.size and "whole" in holder and (holder["whole"].get(idx) == 1).all():  # every pair they span is held
         return holder["table"]
     if not _BUILD_LOCK.acquire(blocking=False):  # another thread of the round builds it: this batch does not
         return holder.get("table", NO_SHARED)  # wait, its pools compute the pairs not held yet (the same bits)
@@ -126,13 +126,12 @@ def shared_table(part, c: int) -> Shared:
                             table, Kept(NO_KEPT, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)), NO_POOLS, True)
         holder["table"] = table
         if order.size == wanted:  # nothing left out: a later part of these perturbations needs no new block
-            holder["whole"] = np.union1d(holder.get("whole", NO_INDEX), idx)
+            with _SHARED_LOCK:
+                holder.setdefault("whole", ItemMarks(0)).set(idx, 1)
         holder["for"] = key
         return table
 
 
-#: No perturbation (:func:`shared_table`'s perturbations whose every spanned pair of strata is held).
-NO_INDEX = np.zeros(0, dtype=np.int64)
 #: Bytes of filled crossed pools' counts kept between rounds per component (:class:`..kernels.filled.Kept`:
 #: 2 P * P bytes a pool, 54 KB for a pool of 165 members, JUMP's five plates of 32 controls): 64 MB. A
 #: pool refined past them fills its table again each round (about 0.7 ms), with the same values.
@@ -145,6 +144,38 @@ POOLS_MOST = 1 << 26
 NO_POOLS = Kept(np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool))
 
 
+class ItemMarks:
+    """An int64 mark of each perturbation, by its index in the screen (``fill`` until set), in an array grown
+    as larger indices come: what a component's holder notes of its perturbations, read and written for a
+    batch's indices at once (a Python look-up an item, in every batch of every round, took about a tenth
+    of a small crossed run's time holding the interpreter's lock). Callers hold ``_SHARED_LOCK``."""
+
+    def __init__(self, fill: int = -1):
+        self.fill = int(fill)
+        self.values = np.zeros(0, dtype=np.int64)
+
+    @property
+    def nbytes(self) -> int:
+        return self.values.nbytes
+
+    def get(self, idx) -> np.ndarray:
+        """(len(idx),) int64: the marks of the perturbations ``idx``."""
+        idx = np.asarray(idx, dtype=np.int64)
+        out = np.full(idx.size, self.fill, dtype=np.int64)
+        inside = idx < self.values.size
+        out[inside] = self.values[idx[inside]]
+        return out
+
+    def set(self, idx, marks) -> None:
+        """Mark the perturbations ``idx`` with ``marks`` (one each, or one for all)."""
+        idx = np.asarray(idx, dtype=np.int64)
+        if idx.size and int(idx.max()) >= self.values.size:
+            grown = np.full(max(int(idx.max()) + 1, 2 * self.values.size), self.fill, dtype=np.int64)
+            grown[:self.values.size] = self.values
+            self.values = grown
+        self.values[idx] = marks
+
+
 class Rooms:
     """Rooms of one buffer of ``most`` bytes, one a perturbation (by its index in the screen), kept in a
     component's holder for the run: its values (a :class:`..kernels.filled.Kept`'s ``buf``) and which
@@ -154,7 +185,8 @@ class Rooms:
     def __init__(self, most: int, dtype):
         self.dtype = np.dtype(dtype)
         self.size = most // self.dtype.itemsize
-        self.buf, self.used, self.start, self.done = None, 0, {}, set()
+        self.buf, self.used = None, 0
+        self.start, self.done = ItemMarks(-1), ItemMarks(0)  # each one's room (-1: none), values there (1)
 
     @property
     def nbytes(self) -> int:
@@ -164,15 +196,19 @@ class Rooms:
         """The :class:`..kernels.filled.Kept` of the perturbations ``index``: a room for each one in
         ``sizes`` (index -> values) that has none yet, while they fit; each one's room and whether its
         values are there."""
-        for j, size in sizes.items():
-            if j not in self.start and self.used + size <= self.size:
-                self.start[j] = self.used
+        new = np.asarray(list(sizes), dtype=np.int64)
+        new = new[self.start.get(new) < 0]
+        given, at = [], []
+        for j, size in zip(new.tolist(), [sizes[j] for j in new.tolist()]):
+            if self.used + size <= self.size:
+                given.append(j)
+                at.append(self.used)
                 self.used += size
-        start = np.array([self.start.get(j, -1) for j in index], dtype=np.int64)
-        if self.start and self.buf is None:
+        self.start.set(given, at)
+        if self.used and self.buf is None:
             self.buf = np.empty(self.size, dtype=self.dtype)
-        return Kept(self.buf if self.buf is not None else np.zeros(0, dtype=self.dtype), start,
-                    np.array([j in self.done for j in index], dtype=bool))
+        return Kept(self.buf if self.buf is not None else np.zeros(0, dtype=self.dtype), self.start.get(index),
+                    self.done.get(index) == 1)
 
 
 def _rooms(part, c: int, name: str, most: int, dtype, pos, wanted, sizes) -> Kept:
@@ -185,10 +221,10 @@ def _rooms(part, c: int, name: str, most: int, dtype, pos, wanted, sizes) -> Kep
         return Kept(np.zeros(0, dtype=dtype), np.full(pos.size, -1, dtype=np.int64), np.zeros(pos.size, dtype=bool))
     holder = part.shared[c]
     with _SHARED_LOCK:
-        rooms = holder.setdefault(name, Rooms(most, dtype))
-        index = part.index[pos].tolist()
-        new = [t for t, j in enumerate(index) if wanted[t] and j not in rooms.start]
-        sizes = dict(zip([index[t] for t in new], sizes(pos[new]).tolist())) if new else {}
+        rooms = holder.get(name) or holder.setdefault(name, Rooms(most, dtype))
+        index = part.index[pos]
+        new = np.flatnonzero(np.asarray(wanted, dtype=bool) & (rooms.start.get(index) < 0))
+        sizes = dict(zip(index[new].tolist(), sizes(pos[new]).tolist())) if new.size else {}
         return rooms.kept(index, sizes)
 
 
@@ -226,7 +262,7 @@ def kept_already(part, c: int, j: int) -> bool:
         return False
     holder = part.shared[c]
     with _SHARED_LOCK:
-        return all(name in holder and j in holder[name].done for name in ("kept", "pools"))
+        return all(name in holder and holder[name].done.get([j])[0] == 1 for name in ("kept", "pools"))
 
 
 def crossed_of(part, pos, decide) -> np.ndarray:
@@ -244,15 +280,16 @@ def crossed_of(part, pos, decide) -> np.ndarray:
     comp_of = part.comp_of[pos]
     for c in np.unique(comp_of).tolist():
         at = np.flatnonzero(comp_of == c)
-        keys = part.index[pos[at]].tolist()
+        keys = part.index[pos[at]]
         with _SHARED_LOCK:
-            known = part.shared[c].setdefault("crossed", {})
-            todo = [i for i, key in enumerate(keys) if key not in known]
-        if todo:
-            got = decide(part.arrays, part.comps, part.comp_of, pos[at[todo]]).tolist()
+            known = part.shared[c].get("crossed") or part.shared[c].setdefault("crossed", ItemMarks(-1))
+            got = known.get(keys)
+        todo = np.flatnonzero(got < 0)
+        if todo.size:
+            got[todo] = decide(part.arrays, part.comps, part.comp_of, pos[at[todo]])
             with _SHARED_LOCK:
-                known.update(zip([keys[i] for i in todo], got))
-        out[at] = [known[key] for key in keys]
+                known.set(keys[todo], got[todo])
+        out[at] = got == 1
     return out
 
 
@@ -261,7 +298,7 @@ def keep_done(part, c: int, pos, kept: Kept, name: str = "kept") -> None:
     ``done``)."""
     if part.shared and kept.done.any():
         with _SHARED_LOCK:
-            part.shared[c][name].done.update(part.index[np.asarray(pos)[kept.done]].tolist())
+            part.shared[c][name].done.set(part.index[np.asarray(pos)[kept.done]], 1)
 
 
 #: Bytes of built components an in-process run keeps between its rounds and nulls (:class:`BuiltComponents`):
@@ -271,10 +308,11 @@ BUILT_MOST = 1 << 30
 
 def _nbytes(value) -> int:
     """Bytes of the numpy arrays in ``value`` (named tuples, tuples, lists and dict values, recursively)."""
-    if isinstance(value, (np.ndarray, Rooms)):
+    if isinstance(value, (np.ndarray, Rooms, ItemMarks)):
         return value.nbytes
     if isinstance(value, dict):
-        return sum(_nbytes(v) for v in value.values() if isinstance(v, (np.ndarray, Rooms, tuple, list, dict)))
+        return sum(_nbytes(v) for v in value.values()
+                   if isinstance(v, (np.ndarray, Rooms, ItemMarks, tuple, list, dict)))
     if isinstance(value, (tuple, list)):
         return sum(_nbytes(v) for v in value)
     return 0

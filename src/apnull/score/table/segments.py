@@ -12,7 +12,10 @@ __all__ = ["offsets", "ranges", "linked_roots"]
 def offsets(lengths) -> np.ndarray:
     """(len + 1,) int64 offsets of consecutive runs of ``lengths``: run i is ``offsets[i]`` ..
     ``offsets[i + 1] - 1``."""
-    return np.concatenate([[0], np.cumsum(np.asarray(lengths, dtype=np.int64))]).astype(np.int64)
+    lengths = np.asarray(lengths, dtype=np.int64)
+    out = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=out[1:])
+    return out
 
 
 def ranges(off: np.ndarray, idx) -> np.ndarray:
