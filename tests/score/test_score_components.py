@@ -77,7 +77,7 @@ def test_parts_from_the_arrays_equal_the_perturbations_data():
     parts = ([(work.part(members, False), False) for members in work.groups()]
              + [(work.part(s, True), True) for s in work.shards(2)])
     for part, worker in parts:
-        if isinstance(part.comps[0], list):
+        if worker:  # sent as (control rows, each stratum's count): made into tables on the worker
             part = work.prepare(part)
         for j, i in enumerate(part.index.tolist()):
             strata_of = next(st for members, st in comps if i in members.tolist())

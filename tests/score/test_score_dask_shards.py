@@ -67,9 +67,9 @@ def test_a_shard_is_sent_only_its_rows_and_its_plates_controls():
         rows = pt.rows[np.concatenate([np.arange(pt.qoff[i], pt.qoff[i + 1]) for i in items])]
         assert np.array_equal(part.arrays.X, sc.X[rows])  # its replicates' rows, nothing else
         plates = np.unique(np.concatenate([pt.seg_stratum[pt.soff[i]:pt.soff[i + 1]] for i in items]))
-        [controls] = part.comps
-        assert len(controls) == plates.size < len(pt.strata)  # the controls of its own plates only
-        for got, s in zip(controls, plates.tolist()):
+        [(every, sizes)] = part.comps  # one read of the controls, each plate's count
+        assert len(sizes) == plates.size < len(pt.strata)  # the controls of its own plates only
+        for got, s in zip(np.split(every, np.cumsum(sizes)[:-1]), plates.tolist()):
             assert np.array_equal(got, sc.X[sc.controls[pt.strata[s]]])
         size = rough_nbytes(part)
         assert size < 0.5 * whole
@@ -303,3 +303,42 @@ def test_the_next_shard_is_made_while_one_is_sent(monkeypatch, sent):
     [where] = sent
     assert len(made) == len(where.sent) >= 8 and len({items for _, items in made}) == len(made)  # each once
     assert sum(not name.startswith("apnull-shard") for name, _ in made) == 1  # the first, made as it is sent
+
+
+@pytest.mark.parametrize("normalize", ["none", "plate"])
+def test_a_float32_table_is_sent_as_it_is_held_and_prepared_on_the_worker(monkeypatch, normalize):
+    """A float32 table read when asked (as a large one is): a worker is sent its rows and controls as the
+    table holds them (:class:`RawRows`, float32: half the bytes of the prepared float64 rows) and prepares
+    them there, with the plates' normalisation when asked; the tables are those of one process, bit for bit.
+    A table changed under the run is still refused (the worker checks the rows' hashes)."""
+    from dask.distributed import Client, LocalCluster
+    import apnull.score.table.rows as rows_module
+    from apnull.score.engine.connect import LOCAL_CLUSTER_HTTP
+    from apnull.score.table.rows import RawRows
+
+    monkeypatch.setattr(permutation, "CROSSED_MIN_PERTURBATIONS", 0)
+    monkeypatch.setattr(rows_module, "FLOAT64_CELLS", 0)  # read from the table when asked, as a large one is
+    made, real = [], permutation.ScreenWork.part
+
+    def part(self, items, worker):
+        out = real(self, items, worker)
+        if worker:
+            made.append(out)
+        return out
+
+    monkeypatch.setattr(permutation.ScreenWork, "part", part)
+    table = crossed(dtype=np.float32)
+    local = score_profiles(table, permutations="auto", normalize=normalize, **KW)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, **LOCAL_CLUSTER_HTTP) as cluster, \
+            Client(cluster) as client:
+        _same(local, score_profiles(table, permutations="auto", normalize=normalize, scheduler=client, **KW))
+    sent = [p.arrays.X for p in made] + [every for p in made for every, _ in p.comps]
+    if normalize == "plate":  # normalised values are float64, held whole: their prepared rows are sent
+        assert made and all(isinstance(x, np.ndarray) and x.dtype == np.float64 for x in sent)
+        return
+    assert made and all(isinstance(x, RawRows) and x.values.dtype == np.float32 for x in sent)
+    sample = made[0].arrays.X
+    assert sample.hashes is not None and sample.prepared().dtype == np.float64  # checked against the run's hashes
+    changed = sample._replace(values=sample.values + np.float32(1))
+    with pytest.raises(ValueError, match="changed after scoring"):
+        changed.prepared()

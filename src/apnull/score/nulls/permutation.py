@@ -41,6 +41,7 @@ from ..kernels.draws import NO_MEMBERS, Counts, Observed, PartRows
 from ..kernels.draws import mean_batch as _mean_kernel
 from ..kernels.draws import single_batch as _single_kernel
 from ..table.perts import components_of
+from ..table.rows import received_rows, sent_rows
 from .pieces import CrossedPieces
 from .pooltables import BuiltComponents, crossed_of, keep_done, kept_fills, kept_pools, shared_table
 
@@ -102,9 +103,17 @@ def segment_keys(perts, seed) -> np.ndarray:
 
 
 def prepare_part(part: Part) -> Part:
-    """``part`` with each component's control rows made into its :class:`ControlRows` (on a worker)."""
-    return part._replace(comps=[control_rows(rows, part.kind) for rows in part.comps],
+    """``part`` made ready on the worker it was sent to: its rows prepared where they came as the table holds
+    them (:class:`..table.rows.RawRows`), and each component's control rows (sent as (rows, each stratum's
+    count)) made into its :class:`ControlRows`."""
+    comps = [_control_tables(received_rows(every), sizes, part.kind) for every, sizes in part.comps]
+    return part._replace(arrays=part.arrays._replace(X=received_rows(part.arrays.X)), comps=comps,
                          shared=[{} for _ in part.comps])
+
+
+def _control_tables(every, sizes, kind) -> ControlRows:
+    """The :class:`ControlRows` of a component's control rows ``every`` (its strata's, ``sizes`` rows each, in turn)."""
+    return control_rows([np.ascontiguousarray(r) for r in np.split(every, np.cumsum(sizes)[:-1])], kind)
 
 
 class ScreenWork:
@@ -184,8 +193,9 @@ class ScreenWork:
     def part(self, items, worker: bool) -> Part:
         """The :class:`Part` of the perturbations ``items``, a component's perturbations together (in
         component order, ascending within): in process, prepared and pointing into the screen's matrix;
-        for a worker, a copy of their rows with the raw control rows of the strata they have replicates
-        in (all of a whole component's; a shard of a cut component's, its own plates only)."""
+        for a worker, their rows and the control rows of the strata they have replicates in (all of a whole
+        component's; a shard of a cut component's, its own plates only), as the table holds them where the
+        screen reads its rows when asked (:func:`..table.rows.sent_rows`), prepared on the worker."""
         sc = self.screen
         pt = sc.perts
         comps = self.components
@@ -209,11 +219,9 @@ class ScreenWork:
                 holders.append(known.holder)
             else:
                 pools = [sc.controls[s] for s in names]
-                every = sc.X[np.concatenate(pools)] if pools else np.empty((0, sc.X.shape[1]))
-                rows = np.split(every, np.cumsum([p.size for p in pools])[:-1])  # one read of the rows
-                rows = [np.ascontiguousarray(r) for r in rows]
-                del every
-                built.append(rows if worker else control_rows(rows, sc.kind))
+                sizes, rows = [p.size for p in pools], np.concatenate(pools) if pools else np.zeros(0, np.int64)
+                built.append((sent_rows(sc.X, rows), sizes) if worker else  # a worker makes its tables itself
+                             _control_tables(sc.X[rows] if pools else np.empty((0, sc.X.shape[1])), sizes, sc.kind))
                 holders.append({})
                 if not worker:
                     self._built.keep(comp, built[-1], holders[-1])
@@ -228,10 +236,11 @@ class ScreenWork:
         kept = None if worker or not copy else self._built.kept_rows(index, pt.qoff)
         if kept is not None:  # an earlier round's or null's part made them: read from its rows
             X, at = kept
+        elif worker:
+            X, at = sent_rows(sc.X, rows), np.arange(rows.size)
         elif copy:
             X, at = np.ascontiguousarray(sc.X[rows]), np.arange(rows.size)
-            if not worker:
-                self._built.keep_rows(index, pt.qoff, X)
+            self._built.keep_rows(index, pt.qoff, X)
         else:
             X, at = sc.X, rows
         rep_codes = (np.ascontiguousarray(codes[rows]) if codes is not None else

@@ -17,11 +17,12 @@ run never scored.
 from __future__ import annotations
 
 import contextlib
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
-from .matrix import CHUNK, feature_matrix, float_columns, row_hash, scale_in_place
+from .matrix import CHUNK, compact_dtype, feature_matrix, float_columns, row_hash, scale_in_place
 
 #: Values prepared at a time by :class:`BlockRows` when many rows are asked one column of, or hashed (2 MB of
 #: float64, and a few temporaries of that size while a block is scaled: 355 rows at 737 features).
@@ -33,7 +34,8 @@ BLOCK_CELLS = 1 << 18
 FLOAT64_CELLS = 1 << 23
 from .normalize import apply_normalization
 
-__all__ = ["FLOAT64_CELLS", "held_whole", "PreparedRows", "BlockRows", "hold_rows", "prepared_hashes", "reading"]
+__all__ = ["FLOAT64_CELLS", "held_whole", "RawRows", "sent_rows", "received_rows", "PreparedRows", "BlockRows",
+           "hold_rows", "prepared_hashes", "reading"]
 
 
 def held_whole(values) -> bool:
@@ -71,6 +73,48 @@ def _column_in_chunks(get, idx: np.ndarray, col, width: int) -> np.ndarray:
     return out[0] if np.ndim(idx) == 0 else out
 
 
+class RawRows(NamedTuple):
+    """Some rows of a screen as its table holds them (float32 features stay float32), with what preparing them
+    needs: what a dask worker is sent in place of their prepared float64 rows (half the bytes for a float32
+    table, and the preparing done on the worker, not on the client), made ready there by :meth:`prepared`,
+    bit for bit the rows the screen's ``X`` gives (:meth:`PreparedRows.raw`, :meth:`BlockRows.raw`)."""
+
+    values: np.ndarray              #: (n, d) the rows' values as the table holds them
+    similarity: str
+    exponent: int
+    codes: np.ndarray | None        #: each row's stratum code in ``normalization`` (None: no normalisation)
+    normalization: object           #: the per-plate normalisation (:class:`.normalize.Normalization`) or None
+    hashes: np.ndarray | None       #: each prepared row's :func:`.matrix.row_hash` (None: not checked)
+    rows: np.ndarray | None         #: each row's position in the table (named when a hash differs)
+
+    def prepared(self) -> np.ndarray:
+        """(n, d) float64, C-contiguous: the prepared rows (float32 values become float64 exactly, then
+        normalised and scaled as the run did); ValueError when a hash differs (the table changed since the
+        screen was prepared)."""
+        values = np.array(self.values, dtype=np.float64, order="C")  # a copy: scaled in place below
+        with np.errstate(all="ignore"):  # changed values may not scale: the hashes say so below
+            if self.normalization is not None:
+                values = apply_normalization(values, self.codes, self.normalization)
+            scale_in_place(values, self.similarity, self.exponent)
+        if self.hashes is not None:
+            changed = np.flatnonzero(row_hash([], values) != self.hashes)
+            if changed.size:
+                raise ValueError(f"the scored table was changed after scoring (row {int(self.rows[changed[0]])} "
+                                 "differs); score it again")
+        return values
+
+
+def sent_rows(X, idx):
+    """Rows ``idx`` of a screen's ``X`` to send to a dask worker: their :class:`RawRows` where ``X`` makes its
+    rows when asked (:class:`PreparedRows`, :class:`BlockRows`), else a copy of the prepared rows."""
+    return X.raw(idx) if isinstance(X, (PreparedRows, BlockRows)) else np.ascontiguousarray(X[idx])
+
+
+def received_rows(rows) -> np.ndarray:
+    """Rows :func:`sent_rows` gave, prepared (on the worker that received them)."""
+    return rows.prepared() if isinstance(rows, RawRows) else rows
+
+
 class BlockRows:
     """Stands in for the prepared matrix ``X`` of a screen whose features are all float32: ``self[idx]`` is
     ``X[idx]`` (float64, C-contiguous), made when asked from the float32 values held.
@@ -98,6 +142,11 @@ class BlockRows:
     def rows(self, idx: np.ndarray) -> np.ndarray:
         """The prepared float64 rows ``idx`` ((len(idx), d), C-contiguous)."""
         return scale_in_place(self.values[idx].astype(np.float64), self.similarity, self.exponent)
+
+    def raw(self, idx) -> RawRows:
+        """The :class:`RawRows` of the rows ``idx``: their float32 values."""
+        return RawRows(self.values[np.asarray(idx, dtype=np.int64)], self.similarity, self.exponent, None, None, None,
+                       None)
 
     def __getitem__(self, key) -> np.ndarray:
         key, col = _split_key(key)
@@ -177,7 +226,13 @@ class PreparedRows:
         idx = _rows_of(key, self.shape[0])
         if col is not None:
             return _column_in_chunks(self.__getitem__, idx, col, self.shape[1])
-        flat = np.atleast_1d(idx)
+        values = self.raw(np.atleast_1d(idx)).prepared()
+        return values[0] if np.ndim(idx) == 0 else values
+
+    def raw(self, idx) -> RawRows:
+        """The :class:`RawRows` of the prepared rows ``idx``: read from the table as it holds them, with their
+        plates' normalisation and their hashes (:meth:`RawRows.prepared` checks them)."""
+        flat = np.asarray(idx, dtype=np.int64)
         missing = [c for c in self.features if c not in self.table.columns]
         if missing:
             raise ValueError(f"the scored table no longer has the feature column {missing[0]!r}; score it again")
@@ -186,18 +241,12 @@ class PreparedRows:
             raise ValueError(f"the scored table was changed after scoring (it has {len(self.table):,} rows, "
                              f"row {int(rows.max())} was scored); score it again")
         try:
-            values = feature_matrix(self.table, self.features, rows, columns=self.columns)
+            values = feature_matrix(self.table, self.features, rows, compact_dtype(self.table, self.features),
+                                    columns=self.columns)
         except (TypeError, ValueError) as err:  # a feature column that no longer holds numbers
             raise ValueError(f"the scored table was changed after scoring ({err}); score it again") from None
-        with np.errstate(all="ignore"):  # changed values may not scale: the hashes say so below
-            if self.normalization is not None:
-                values = apply_normalization(values, self.codes[flat], self.normalization)
-            scale_in_place(values, self.similarity, self.exponent)
-        changed = np.flatnonzero(row_hash([], values) != self.hashes[flat])
-        if changed.size:
-            raise ValueError(f"the scored table was changed after scoring (row {int(rows[changed[0]])} "
-                             "differs); score it again")
-        return values[0] if np.ndim(idx) == 0 else values
+        codes = self.codes[flat] if self.normalization is not None else None
+        return RawRows(values, self.similarity, self.exponent, codes, self.normalization, self.hashes[flat], rows)
 
 
 @contextlib.contextmanager
