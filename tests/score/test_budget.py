@@ -15,6 +15,7 @@ import pytest
 from apnull.score import compare as compare_module
 from apnull.score import digits_screen, score_compare, score_profiles
 from apnull.score.engine import sequential as seq
+from apnull.score.engine.clock import estimate_text
 from apnull.score.engine.clock import Deadline, Scoped, alone_fits, tell_stage
 from apnull.score.engine.progress import LineProgress
 from apnull.score.example import digits_pipeline_pair
@@ -351,7 +352,7 @@ def test_a_rounds_estimate_counts_its_units_draws_at_their_costs():
 # -- progress words ---------------------------------------------------------------------------------------
 
 def test_progress_never_says_about_under_1_s():
-    assert seq.estimate_text(0.2) == "under 1 s" and seq.estimate_text(45) == "about 45 s"
+    assert estimate_text(0.2) == "under 1 s" and estimate_text(45) == "about 45 s"
     err = io.StringIO()
     progress = LineProgress(err, after=0.0, every=0.0, command="apnull compare", label="perturbations")
     scoped = Scoped(progress, "table B")

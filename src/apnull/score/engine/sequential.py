@@ -39,12 +39,12 @@ import numpy as np
 from ...fdr import bh_reject
 from ...law import counted_pvalue
 from ..table.names import count_text
-from .clock import CompileWatch, alone_fits, deadline_of, drawers_on, duration_text, estimate_text
+from .clock import CompileWatch, alone_fits, deadline_of, drawers_on, estimate_text
 from .executor import run_round, runner, thread_pool
 
 __all__ = ["CAP", "FIRST", "GROWTH", "FINE_FROM", "H", "DELTA", "LEVELS", "schedule", "clopper_pearson", "Intervals", "undecided",
            "still_open", "sequential_pvalue", "Rounds", "rounds_of", "Null", "Resolved", "RoundInfo", "resolve",
-           "duration_text", "estimate_text", "CompileWatch", "unit_costs"]
+           "CompileWatch", "unit_costs"]
 
 CAP = 1_000_000     #: most draws of one unit
 FIRST = 100         #: draws of the first round

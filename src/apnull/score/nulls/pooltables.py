@@ -200,11 +200,11 @@ class Rooms:
         new = np.asarray(list(sizes), dtype=np.int64)
         new = new[self.start.get(new) < 0]
         given, at = [], []
-        for j, size in zip(new.tolist(), [sizes[j] for j in new.tolist()]):
-            if self.used + size <= self.size:
+        for j in new.tolist():
+            if self.used + sizes[j] <= self.size:
                 given.append(j)
                 at.append(self.used)
-                self.used += size
+                self.used += sizes[j]
         self.start.set(given, at)
         if self.used and self.buf is None:
             self.buf = np.empty(self.size, dtype=self.dtype)

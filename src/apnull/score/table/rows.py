@@ -77,7 +77,7 @@ class RawRows(NamedTuple):
     """Some rows of a screen as its table holds them (float32 features stay float32), with what preparing them
     needs: what a dask worker is sent in place of their prepared float64 rows (half the bytes for a float32
     table, and the preparing done on the worker, not on the client), made ready there by :meth:`prepared`,
-    bit for bit the rows the screen's ``X`` gives (:meth:`PreparedRows.raw`, :meth:`BlockRows.raw`)."""
+    bit for bit the rows the screen's ``X`` gives (:meth:`PreparedRows.raw`)."""
 
     values: np.ndarray              #: (n, d) the rows' values as the table holds them
     similarity: str
@@ -105,9 +105,9 @@ class RawRows(NamedTuple):
 
 
 def sent_rows(X, idx):
-    """Rows ``idx`` of a screen's ``X`` to send to a dask worker: their :class:`RawRows` where ``X`` makes its
-    rows when asked (:class:`PreparedRows`, :class:`BlockRows`), else a copy of the prepared rows."""
-    return X.raw(idx) if isinstance(X, (PreparedRows, BlockRows)) else np.ascontiguousarray(X[idx])
+    """Rows ``idx`` of a screen's ``X`` to send to a dask worker: their :class:`RawRows` where ``X`` reads its
+    rows from the table when asked (:class:`PreparedRows`), else a copy of the prepared rows."""
+    return X.raw(idx) if isinstance(X, PreparedRows) else np.ascontiguousarray(X[idx])
 
 
 def received_rows(rows) -> np.ndarray:
@@ -142,11 +142,6 @@ class BlockRows:
     def rows(self, idx: np.ndarray) -> np.ndarray:
         """The prepared float64 rows ``idx`` ((len(idx), d), C-contiguous)."""
         return scale_in_place(self.values[idx].astype(np.float64), self.similarity, self.exponent)
-
-    def raw(self, idx) -> RawRows:
-        """The :class:`RawRows` of the rows ``idx``: their float32 values."""
-        return RawRows(self.values[np.asarray(idx, dtype=np.int64)], self.similarity, self.exponent, None, None, None,
-                       None)
 
     def __getitem__(self, key) -> np.ndarray:
         key, col = _split_key(key)
