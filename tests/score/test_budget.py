@@ -16,7 +16,7 @@ from apnull.score import compare as compare_module
 from apnull.score import digits_screen, score_compare, score_profiles
 from apnull.score.engine import sequential as seq
 from apnull.score.engine.clock import estimate_text
-from apnull.score.engine.clock import Deadline, Scoped, alone_fits, tell_stage
+from apnull.score.engine.clock import COMPARABLE, Deadline, Pace, Scoped, alone_fits, tell_stage
 from apnull.score.engine.progress import LineProgress
 from apnull.score.example import digits_pipeline_pair
 from apnull.score.nulls.laws import LAW_GRACE, LawCache
@@ -347,6 +347,30 @@ def test_a_rounds_estimate_counts_its_units_draws_at_their_costs():
     assert np.array_equal(seq.unit_costs(seq.Null(work=object(), fn=None, state={}, levels={}, inputs=(),
                                                    unit_level="item", units=np.arange(3), unit_item=np.arange(3))),
                           np.ones(3))
+
+
+def test_a_round_is_estimated_from_the_latest_round_of_comparable_draws():
+    """:class:`Pace`: what does not grow with the draws (a dask round's latency, the laws counted in place of
+    draws) is not carried over from a small round to a large one. The per-query null of the 2,000-compound
+    crossed screen on two dask workers: a round of 470,000 draws in 0.2 s, then one of 3,415 draws that also
+    counted 140 laws in 0.15 s; the next round, 668,585 draws, was said to take about 14 s (from the small
+    round's rate) and took a fraction of a second."""
+    pace = Pace()
+    assert pace.ahead(1000.0, 1) == (None, 1.0)  # before any round: unknown
+    pace.add(0.2, 470_000.0, 1)
+    pace.add(0.15, 3_415.0, 1)
+    pace.add(0.1, 0.0, 1)  # a round that drew nothing tells no rate
+    seconds, slower = pace.ahead(668_585.0, 1)
+    assert seconds == pytest.approx(0.2 / 470_000 * 668_585) and slower == 1.0
+    assert pace.ahead(3_415.0 * COMPARABLE, 1)[0] == pytest.approx(0.15 * COMPARABLE)  # the small one, comparable
+    assert pace.ahead(3_415.0 * COMPARABLE + 1, 1)[0] == pytest.approx(0.2 / 470_000 * (3_415 * COMPARABLE + 1))
+    assert pace.ahead(1e8, 1)[0] == pytest.approx(0.2 / 470_000 * 1e8)  # none comparable: the largest round's
+    falling = Pace()  # fewer units a round, so fewer threads busy: the latest comparable round's rate is the one
+    falling.add(1.0, 1e6, 1)
+    falling.add(1.0, 5e5, 2)  # drawn beside another null
+    assert falling.ahead(1e6, 2) == (pytest.approx(2.0), 1.0)
+    assert falling.ahead(1e6, 4) == (pytest.approx(4.0), 2.0)  # four nulls now, two then: twice as slow
+    assert falling.ahead(1e7, 1) == (pytest.approx(10.0), 1.0)  # none comparable: the largest, drawn alone
 
 
 # -- progress words ---------------------------------------------------------------------------------------

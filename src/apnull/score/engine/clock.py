@@ -27,7 +27,7 @@ import time
 
 from ..table.names import tell_stage  # the stage hook, with the progress words (re-exported)
 
-__all__ = ["Deadline", "deadline_of", "drawers_on", "alone_fits", "CompileWatch", "Scoped", "tell_stage", "duration_text",
+__all__ = ["Deadline", "deadline_of", "drawers_on", "alone_fits", "Pace", "COMPARABLE", "CompileWatch", "Scoped", "tell_stage", "duration_text",
            "estimate_text"]
 
 
@@ -208,6 +208,44 @@ def alone_fits(deadline, first: bool, estimate, slower: float) -> bool:
     alone) passes the deadline, and alone it does not."""
     return bool(first and deadline is not None and estimate is not None and slower > 1
                 and deadline.passed(estimate) and not deadline.passed(estimate / slower))
+
+
+#: A round's rate estimates another's only when it drew at least 1/COMPARABLE of that round's draws
+#: (:class:`Pace`).
+COMPARABLE = 8
+
+
+class Pace:
+    """A null's seconds per draw (each draw at its unit's cost), from its rounds so far, for the estimate
+    of its next round (:func:`.sequential.resolve`).
+
+    A round's time is its draws at some rate plus what does not grow with them: a dask round's
+    latency (tasks sent, outputs gathered: tenths of a second), and the exact laws counted in place
+    of draws (time, but no draw). The rate of a round much smaller than the next would carry that part
+    over many times (a per-query round of 3,415 draws that also counted 140 laws estimated the next one,
+    668,585 draws, at 14 s; it took a fraction of a second). So the estimate of a round of ``draws``
+    takes the rate of the latest round that drew at least ``draws / COMPARABLE`` (whose fixed part is
+    then carried over at most :data:`COMPARABLE` times), or, when none did, of the round that drew the
+    most; with ``slower``: the nulls drawing now (``drawers``) over those that drew during all of that
+    round, at least 1 (two nulls drawing at once share the cores)."""
+
+    def __init__(self):
+        self.rounds = []  # (seconds a draw, draws, nulls drawing during all of it), in order
+
+    def add(self, seconds: float, draws: float, during: int) -> None:
+        """A round's time (compiling left out) and its draws at their costs; a round that drew nothing
+        tells no rate."""
+        if draws > 0:
+            self.rounds.append((seconds / draws, draws, during))
+
+    def ahead(self, draws: float, drawers: int) -> tuple:
+        """(seconds or None before any round, slower) of a round of ``draws`` draws at their costs."""
+        if not self.rounds:
+            return None, 1.0
+        near = [r for r in self.rounds if r[1] * COMPARABLE >= draws]
+        rate, _, during = near[-1] if near else max(self.rounds, key=lambda r: r[1])
+        slower = max(1.0, drawers / during)
+        return draws * rate * slower, slower
 
 
 def deadline_of(budget) -> Deadline | None:

@@ -39,7 +39,7 @@ import numpy as np
 from ...fdr import bh_reject
 from ...law import counted_pvalue
 from ..table.names import count_text
-from .clock import CompileWatch, alone_fits, deadline_of, drawers_on, estimate_text
+from .clock import CompileWatch, Pace, alone_fits, deadline_of, drawers_on, estimate_text
 from .executor import run_round, runner, thread_pool
 
 __all__ = ["CAP", "FIRST", "GROWTH", "FINE_FROM", "H", "DELTA", "LEVELS", "schedule", "clopper_pearson", "Intervals", "undecided",
@@ -294,7 +294,7 @@ def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None
         Seconds from now, or the run's deadline (shared with its other stages): a refinement round
         (after the first) whose estimated time would take the run past it is not started, and the
         undecided units are reported ``open``. A round's estimate: its draws, each at its unit's cost
-        (:func:`unit_costs`), at the last round's rate,
+        (:func:`unit_costs`), at the rate of the latest round of comparable draws (:class:`.clock.Pace`),
         times the nulls drawing on the clock now over those during all of that round (at least 1,
         :meth:`.clock.Deadline.drawers`); the first null holds the others for a round that fits only alone.
     after_first : callable, optional
@@ -304,7 +304,7 @@ def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None
     state = null.state
     U = null.units.size
     active = np.ones(U, dtype=bool)
-    info, start, rate, shared = [], time.monotonic(), None, 1
+    info, start, pace = [], time.monotonic(), Pace()
     cost = unit_costs(null)
     intervals = Intervals()  # the units' Clopper-Pearson intervals, each distinct (g, L) computed once
     why = ""
@@ -322,14 +322,14 @@ def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None
             if "active" in state:
                 state["active"][null.units] = active
             g, L, _ = null.counts()
-            slower = max(1.0, drawers_on(deadline) / shared)
-            if not decides and rate is not None:  # a step of the first round whose whole round would fit
+            if not decides and pace.rounds:  # a step of the first round whose whole round would fit
                 whole = next(t for _, t, d, _ in steps[step:] if d)  # within the time left: no need to stop
-                if not deadline.passed(float((np.maximum(whole - L[active], 0) * cost[active]).sum()) * rate * slower):
+                if not deadline.passed(pace.ahead(float((np.maximum(whole - L[active], 0) * cost[active]).sum()),
+                                                  drawers_on(deadline))[0]):
                     continue
             left = np.maximum(target - L[active], 0)  # each active unit's draws to go
             at_most = int(left.sum())
-            estimate = None if rate is None else float((left * cost[active]).sum()) * rate * slower  # at their costs
+            estimate, slower = pace.ahead(float((left * cost[active]).sum()), drawers_on(deadline))  # at their costs
             alone = bool(info) and timed and alone_fits(deadline, first, estimate, slower)  # the others held
             estimate = estimate / slower if alone else estimate
             round_info = RoundInfo(number, int(active.sum()), null.label, int(target), spent, at_most, estimate)
@@ -353,7 +353,7 @@ def resolve(null: Null, rounds: Rounds, *, client=None, threads=None, known=None
                      else int(null.counts()[1][~exact].sum()) - int(L[~exact].sum()))
             moved = (null.counts()[1] - L) * cost  # the round's draws at their costs: the rate is of a unit cost
             done = float(moved.sum() if exact is None else moved[~exact].sum())
-            rate, shared = (seconds / done, during) if done > 0 else (rate, shared)  # the first's has one-off set-up
+            pace.add(seconds, done, during)  # the first's has one-off set-up
             spent += drawn
             if after_first is not None and decides:
                 after_first, told = None, after_first
