@@ -1,5 +1,6 @@
 """Dask runs give the in-process results bit for bit."""
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -142,3 +143,61 @@ def test_a_local_cluster_starts_while_the_table_is_prepared(monkeypatch):
     with pytest.raises(ValueError, match="px_00"):
         score_profiles(bad, scheduler="tcp://127.0.0.1:1", **KW)
     assert calls == [] and closed == []
+
+
+@pytest.mark.parametrize("command", ["compare", "consistency"])
+def test_compare_and_consistency_start_their_cluster_while_they_read(monkeypatch, command):
+    """``workers=N`` in a comparison or a consistency run: the local cluster's start begins on its own
+    thread before the wells are matched (a comparison) or the profiles prepared (consistency), and what it
+    opened is closed once, after the run or after an error in the tables; the answer is the in-process one."""
+    import time
+
+    import apnull.score.compare as compare_module
+    import apnull.score.consistency as consistency_module
+    from apnull.score import score_compare, score_consistency
+    from apnull.score.example import digits_pipeline_pair
+
+    module, name = ((compare_module, "match_wells") if command == "compare" else
+                    (consistency_module, "prepare_profiles"))
+    prepared, real = [], getattr(module, name)
+
+    def slow(*args, **kwargs):
+        time.sleep(0.2)  # reading that takes a while: the start has begun meanwhile
+        out = real(*args, **kwargs)
+        prepared.append(1)
+        return out
+
+    monkeypatch.setattr(module, name, slow)
+    calls, closed = _spy_connect(monkeypatch, prepared)
+    if command == "compare":
+        a, b = digits_pipeline_pair(seed=1)
+        kw = dict(key=["Metadata_plate", "Metadata_well"], perturbation="Metadata_perturbation",
+                  stratum="Metadata_plate", permutations=99)
+
+        def run(**more):
+            return score_compare(a, b, **kw, **more).groups
+        bad = dict(a=a, b=b.drop(columns="Metadata_well"))  # the key column missing: refused as the wells are matched
+    else:
+        rng = np.random.default_rng(0)
+        table = pd.DataFrame(rng.normal(size=(36, 6)), columns=[f"f{i}" for i in range(6)])
+        table.insert(0, "Metadata_pert", np.repeat([f"c{i:02d}" for i in range(12)], 3))
+        table.insert(1, "Metadata_target", np.repeat(["A", "B", "A|B", "C", "C|D", "A"] * 2, 3))
+
+        def run(**more):
+            return score_consistency(table, "Metadata_pert", "Metadata_target", label_sep="|", permutations=99,
+                                     **more).labels
+        bad = table.assign(f0=float("nan"))
+    local = run()
+    assert calls and set(calls) == {(True, True)} and len(closed) == len(calls)  # in process: connect(None, None)
+    calls.clear(), closed.clear(), prepared.clear()  # when the rounds begin (a comparison's two tables: each too)
+    pd.testing.assert_frame_equal(run(workers=2), local)  # (the spy's client: in process)
+    assert calls[0] == (False, False)  # started off the main thread, before the reading ended; a comparison's
+    assert set(calls[1:]) <= {(True, True)} and len(calls) == (3 if command == "compare" else 1)  # tables each
+    assert len(closed) == len(calls)  # take the client it hands them (and close nothing of it)
+    calls.clear(), closed.clear(), prepared.clear()
+    with pytest.raises(ValueError):
+        if command == "compare":
+            score_compare(bad["a"], bad["b"], workers=2, **kw)
+        else:
+            score_consistency(bad, "Metadata_pert", "Metadata_target", label_sep="|", workers=2)
+    assert calls == [(False, False)] and closed == [1]

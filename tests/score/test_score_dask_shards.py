@@ -140,15 +140,15 @@ def test_worker_processes_on_a_crossed_screen(B):
 def test_a_local_cluster_runs_without_the_profiler():
     """``workers=N``: the cluster apnull starts takes LOCAL_CLUSTER_CONFIG in its worker processes (no
     statistical profiler sampling every 10 ms, slower polling), not dask's defaults."""
-    from apnull.score.engine.connect import LOCAL_CLUSTER_CONFIG, connected
+    from apnull.score.engine.connect import LOCAL_CLUSTER_CONFIG, starting
 
     def settings():
         import dask
 
         return {key: dask.config.get(key) for key in LOCAL_CLUSTER_CONFIG}
 
-    with connected(None, 1) as client:
-        [got] = client.run(settings).values()
+    with starting(None, 1) as client:
+        [got] = client().run(settings).values()
     assert got == LOCAL_CLUSTER_CONFIG
 
 

@@ -17,7 +17,7 @@ import pandas as pd
 
 from ..limits import check_choice
 from .engine.clock import Scoped
-from .engine.connect import connected
+from .engine.connect import starting
 from .engine.sequential import resolve, rounds_of
 from .nulls.compare import (INTERVAL_DRAWS, LEVEL, MIN_UNITS, TESTS, FlipWork, RetrievedWork, enumerable,
                             flip_interval, flip_null, smallest_p, units_of, which_test)
@@ -149,26 +149,27 @@ def score_compare(a, b, *, key, perturbation="Metadata_pert", control="DMSO", st
         raise ValueError("perturbation must name a column (or columns) of both tables")
     roles = {c: "perturbation" for c in pcols}
     roles.setdefault(stratum, "stratum")
-    matched = match_wells(a, b, key, roles, unmatched)
-    keys = [key] if isinstance(key, str) else list(key)
-    labels = set(pcols) | ({stratum} if stratum is not None else set())
-    binary = similarity in BINARY
-    fa, fb = (_features(side, t, f, labels, keys, binary) for side, t, f in (("A", matched.a, features_a),
-                                                                              ("B", matched.b, features_b)))
-    ta, tb, dropped, warnings = drop_missing_wells(matched, fa[0], fb[0], keys, nan)
-    warnings = matched.warnings + warnings
-    check_relabelled_controls(a, b, ta[0], tb[0], pcols[0], control, matched.relabelled)
-    blank_a, blank_b = (has_blank_labels(t[0], pcols, stratum) for t in (ta, tb))
-    ta, tb = set_aside(a, ta[1], pcols), set_aside(b, tb[1], pcols)  # rows keep the file's own numbers
-    left_out = pd.concat([matched.left_out, dropped], ignore_index=True) if len(dropped) else matched.left_out
     check_choice(normalize, NORMALIZE, "normalize")
-    common = dict(perturbation=perturbation, control=control, stratum=stratum, similarity=similarity, nan=nan,
-                  normalize=normalize,
-                  permutations=opts.permutations, seed=opts.seed, alpha=opts.alpha, threads=opts.threads,
-                  progress=opts.progress, budget=opts.deadline)  # one clock for both tables and the tests
-    with connected(opts.scheduler, opts.workers) as client:  # one dask client for both tables
-        ra = _side("A", ta, fa, common, client, quiet=ta is not a and not blank_a)
-        rb = _side("B", tb, fb, common, client, quiet=tb is not b and not blank_b)
+    with starting(opts.scheduler, opts.workers) as client:  # one dask client for both tables; a local cluster
+        # starts while the wells are matched
+        matched = match_wells(a, b, key, roles, unmatched)
+        keys = [key] if isinstance(key, str) else list(key)
+        labels = set(pcols) | ({stratum} if stratum is not None else set())
+        binary = similarity in BINARY
+        fa, fb = (_features(side, t, f, labels, keys, binary) for side, t, f in (("A", matched.a, features_a),
+                                                                                  ("B", matched.b, features_b)))
+        ta, tb, dropped, warnings = drop_missing_wells(matched, fa[0], fb[0], keys, nan)
+        warnings = matched.warnings + warnings
+        check_relabelled_controls(a, b, ta[0], tb[0], pcols[0], control, matched.relabelled)
+        blank_a, blank_b = (has_blank_labels(t[0], pcols, stratum) for t in (ta, tb))
+        ta, tb = set_aside(a, ta[1], pcols), set_aside(b, tb[1], pcols)  # rows keep the file's own numbers
+        left_out = pd.concat([matched.left_out, dropped], ignore_index=True) if len(dropped) else matched.left_out
+        common = dict(perturbation=perturbation, control=control, stratum=stratum, similarity=similarity, nan=nan,
+                      normalize=normalize,
+                      permutations=opts.permutations, seed=opts.seed, alpha=opts.alpha, threads=opts.threads,
+                      progress=opts.progress, budget=opts.deadline)  # one clock for both tables and the tests
+        ra = _side("A", ta, fa, common, client(), quiet=ta is not a and not blank_a)
+        rb = _side("B", tb, fb, common, client(), quiet=tb is not b and not blank_b)
     pairs = _pairs(ra, rb, ta, pcols, stratum)
     summary, notes = _summary(pairs, opts)
     groups = _group_table(pairs, ra)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .engine.connect import connected
+from .engine.connect import starting
 from .engine.sequential import resolve, rounds_of
 from ..fdr import benjamini_hochberg
 from .kernels import labelsets as K
@@ -189,14 +189,15 @@ def score_consistency(table, perturbation, annotation, label_sep=None, *, aggreg
     """
     opts = RunOptions.checked(seed=seed, permutations=permutations, alpha=alpha, threads=threads, workers=workers,
                               scheduler=scheduler, progress=progress, budget=budget, null="independent")
-    prof = prepare_profiles(table, perturbation, annotation, label_sep, aggregate, control, only, features,
-                            similarity, opts.alpha, nan, positives_differ_by, normalize, stratum)
-    rows = K.similarity_rows(prof.X, prof.kind)
-    observed, skipped = _observed(prof, rows)
-    if not observed:
-        reasons = "; ".join(sorted({r for _, r in skipped}))
-        raise ValueError(f"nothing to score: no label has two profiles and a query with negatives ({reasons})")
-    pvals, why = _run(prof, rows, observed, opts)
+    with starting(opts.scheduler, opts.workers) as client:  # a local cluster starts while the profiles are prepared
+        prof = prepare_profiles(table, perturbation, annotation, label_sep, aggregate, control, only, features,
+                                similarity, opts.alpha, nan, positives_differ_by, normalize, stratum)
+        rows = K.similarity_rows(prof.X, prof.kind)
+        observed, skipped = _observed(prof, rows)
+        if not observed:
+            reasons = "; ".join(sorted({r for _, r in skipped}))
+            raise ValueError(f"nothing to score: no label has two profiles and a query with negatives ({reasons})")
+        pvals, why = _run(prof, rows, observed, opts, client)
     settings = dict(perturbation=perturbation, annotation=annotation, label_sep=label_sep, aggregate=aggregate,
                     control=None if control is None else [control] if isinstance(control, str) else list(control),
                     only=None if only is None else len({str(n) for n in prof.names}), similarity=similarity,
@@ -245,16 +246,16 @@ def _observed(prof: Profiles, rows) -> tuple:
     return observed, skipped
 
 
-def _run(prof, rows, observed, opts: RunOptions) -> tuple:
+def _run(prof, rows, observed, opts: RunOptions, client) -> tuple:
     """({t: (p-value, permutations, bound, decision open)} of the ``observed`` labels, on threads or as
-    dask tasks, and why a budget stopped the refinement ("" if it did not)."""
+    dask tasks (``client()``: :func:`.engine.connect.starting`'s), and why a budget stopped the refinement
+    ("" if it did not)."""
     ts = sorted(observed)
     work = LabelWork(prof, rows, ts)
     null = label_null(work, [observed[t][0] for t in ts], opts.seed)
-    with connected(opts.scheduler, opts.workers) as client:
-        tell_stage(opts.progress, "labels")
-        res = resolve(null, rounds_of(opts.permutations), client=client, threads=opts.threads,
-                      progress=opts.progress, budget=opts.deadline)
+    tell_stage(opts.progress, "labels")
+    res = resolve(null, rounds_of(opts.permutations), client=client(), threads=opts.threads,
+                  progress=opts.progress, budget=opts.deadline)
     return ({t: (float(res.p_value[i]), int(res.drawn[i]), bool(res.bound[i]), bool(res.open[i]))
              for i, t in enumerate(ts)}, res.stopped_by_budget)
 

@@ -6,7 +6,8 @@ peer closes). :func:`connect` therefore builds the client on a helper thread and
 :data:`CONNECT_SECONDS` for it, whatever the peer does; past the deadline it raises ValueError
 ("cannot reach the dask scheduler ... within 10 s"), and a client that connects later is closed
 at once by that thread. :func:`starting` begins a local cluster (``workers=``) on a thread of its own,
-so its worker processes start while the caller prepares its table.
+so its worker processes start while the caller prepares its table (``score_profiles``), matches the
+wells of two tables (``score_compare``) or prepares its profiles (``score_consistency``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import threading
 
-__all__ = ["connect", "connected", "starting", "CONNECT_SECONDS", "LOCAL_CLUSTER_CONFIG", "LOCAL_CLUSTER_HTTP"]
+__all__ = ["connect", "starting", "CONNECT_SECONDS", "LOCAL_CLUSTER_CONFIG", "LOCAL_CLUSTER_HTTP"]
 
 #: Longest wait, in seconds, for a dask scheduler to accept and answer.
 CONNECT_SECONDS = 10.0
@@ -118,19 +119,11 @@ def connect(scheduler, workers, seconds: float | None = None):
 
 
 @contextlib.contextmanager
-def connected(scheduler, workers, seconds: float | None = None):
-    """:func:`connect` as a ``with`` block: the dask client (or None, in process) inside it, and what
-    was opened for it (a local cluster, a connection to an address) closed on leaving, also on an
-    error; a client the caller passed in stays open."""
-    with starting(scheduler, workers, seconds) as client:
-        yield client()
-
-
-@contextlib.contextmanager
 def starting(scheduler, workers, seconds: float | None = None):
-    """:func:`connected` for a caller with work to do before it needs the client: a local cluster
-    (``workers``) starts on a daemon thread as the block begins, so its worker processes start while
-    the caller reads and prepares its table (about 1.5 s on a 2-core machine). Yields a function that
+    """:func:`connect` as a ``with`` block, the one every public function opens and closes its client in,
+    for a caller with work to do before it needs the client: a local cluster (``workers``) starts on a
+    daemon thread as the block begins, so its worker processes start while the caller reads and prepares
+    its table (about 1.5 s on a 2-core machine). Yields a function that
     returns the client (None: in process), waiting for the start the first time it is called; an address
     (``scheduler``) is reached only then, so a bad table is named before a connection is tried. What was
     opened is closed on leaving, also on an error (a start still under way is waited for, then closed)."""
