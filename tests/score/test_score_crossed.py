@@ -760,6 +760,35 @@ def test_kept_fills_give_the_same_tables(monkeypatch):
     pd.testing.assert_frame_equal(new.queries, old.queries)
 
 
+def test_a_pool_with_a_room_fills_from_fill_kept_draws(monkeypatch):
+    """A round of :data:`apnull.score.kernels.lookups.FILL_KEPT` to :data:`apnull.score.kernels.lookups.FILL_DRAWS`
+    draws (B = 300): a pool given a room for its counts fills its table and keeps them (so a later round
+    draws from them, not lazily now and from a fill later); without rooms (``KEPT_MOST`` 0) it draws lazily.
+    The same tables either way, bit for bit."""
+    from apnull.score.kernels.lookups import FILL_DRAWS, FILL_KEPT
+
+    B = 300
+    assert FILL_KEPT <= B < FILL_DRAWS
+    table = crossed_screen(np.random.default_rng(7), perts=12, plates=5, extra=False, plate_effect=0.5)
+    given = []
+    real = pooltables.kept_fills
+
+    def spy(*args, **kw):
+        kept = real(*args, **kw)
+        given.append(kept)  # the kernel marks done the rooms it filled
+        return kept
+
+    monkeypatch.setattr(permutation, "kept_fills", spy)
+    filled = score_profiles(table, **KW, permutations=B, seed=3)
+    assert any((k.start >= 0).any() for k in given) and any(k.done.any() for k in given)
+    given.clear()
+    monkeypatch.setattr(pooltables, "KEPT_MOST", 0)
+    lazy = score_profiles(table, **KW, permutations=B, seed=3)
+    assert given and not any((k.start >= 0).any() or k.done.any() for k in given)
+    pd.testing.assert_frame_equal(filled.groups, lazy.groups)
+    pd.testing.assert_frame_equal(filled.queries, lazy.queries)
+
+
 def test_components_are_built_once_for_every_round(monkeypatch):
     """A screen of two crossed components (disjoint plates), adaptive: each component's control tables and
     holder (shared pairs, kept counts) are built once for all the rounds and both nulls

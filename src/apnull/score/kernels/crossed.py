@@ -18,7 +18,8 @@ general path's, drawn from the same streams with the same draws as :func:`.pool.
 
 - :func:`crossed_batch`: the mAP null (each stratum's pool gives one member the label; the mean of the
   k APs), continued to ``target`` draws as :func:`.draws.continue_general` does. A perturbation with
-  at least :data:`.lookups.FILL_DRAWS` draws to go fills its whole table first (:func:`.lookups.fill_all`,
+  at least :data:`.lookups.FILL_DRAWS` draws to go (:data:`.lookups.FILL_KEPT` with a room to keep its
+  counts for the later rounds) fills its whole table first (:func:`.lookups.fill_all`,
   which also finds the members whose rows have no tie) and draws by :func:`.filled.filled_mean`: k
   uniforms, and for each untied query k - 1 int16 counts ranked and k - 1 precisions read from a table
   (:func:`.filled.quotients`); the same values, bit for bit, at about a third of the cost.
@@ -52,7 +53,7 @@ from .chunks import count_draw, record_draw
 from .querylaw import law_count
 from .filled import crossed_pool, filled_mean, five_mean, quotients, rank_four, shared_fill, untied_mean, untied_sum
 from .pool import pool_most
-from .lookups import FILL_DRAWS, MAX_TABLE, ROW_DRAWS, batch_lookups, fill_all, know_all, mean_ap, query_ap, query_row, untied_ap
+from .lookups import FILL_DRAWS, FILL_KEPT, MAX_TABLE, ROW_DRAWS, batch_lookups, fill_all, know_all, mean_ap, query_ap, query_row, untied_ap
 from .ranking import count_sorted
 
 __all__ = ["MAX_TABLE", "pool_sizes", "EXACT_STEPS", "EXACT_MOST", "law_batch", "crossed_pools", "crossed_batch", "crossed_conditional_batch"]
@@ -159,8 +160,9 @@ def crossed_batch(part, controls, kind, pos, counts, target, h, tol, observed, v
         stopped = False
         saved = values[t]  # room for the draws' values (the null's histogram)
         size, first = pool.n + 1, pool.offset  # one replicate and n_s controls a stratum
-        if target - drawn >= FILL_DRAWS:  # every pair known: draws read the counts only (filled_mean)
-            at = kept.start[t]
+        at = kept.start[t]  # its room for the filled counts, -1: none
+        if target - drawn >= FILL_DRAWS or (at >= 0 and target - drawn >= FILL_KEPT):  # every pair known: draws
+            # read the counts only (filled_mean)
             again = at >= 0 and kept.done[t]  # its untied counts kept from an earlier round: no fill
             untied = kept.done[:0] if again else fill_all(pool, controls, kind, tab, P, shared)
             most = pool_most(pool.n)

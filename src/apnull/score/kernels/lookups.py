@@ -21,7 +21,7 @@ from .ranking import add_query, count_replicates, count_sorted, walk_blocks
 from .similarity import dot4, sim, sim_rows
 from .sort import insertion_sort
 
-__all__ = ["MAX_TABLE", "Lookups", "lookups", "reset", "value_set", "tied_values", "pair_counts", "fill_all", "FILL_DRAWS",
+__all__ = ["MAX_TABLE", "Lookups", "lookups", "reset", "value_set", "tied_values", "pair_counts", "fill_all", "FILL_DRAWS", "FILL_KEPT",
            "walk_positives", "query_ap", "mean_ap", "batch_lookups", "control_sims", "know_all", "query_row", "untied_ap",
            "ROW_DRAWS"]
 
@@ -126,6 +126,10 @@ def pair_counts(u, y, P, tv, tg, te, g_str, s_n, g_rep, simRP, g_row, Xc, kind, 
 #: A perturbation whose round has at least this many mAP draws left fills its whole table first
 #: (:func:`fill_all`): one call, not one a pair.
 FILL_DRAWS = 512
+#: ... or this many, when a room keeps its filled counts for the later rounds (:class:`.filled.Kept`): a fill
+#: costs about 450 lazy draws, and most pools refined to 400 draws are refined further, so the fill is
+#: paid once, not lazily at 400 and again at 1,600.
+FILL_KEPT = 256
 
 
 @inner()

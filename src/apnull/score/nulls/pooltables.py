@@ -23,7 +23,7 @@ from ..kernels.crossed import crossed_batch as _crossed_kernel
 from ..kernels.crossed import crossed_pools, pool_sizes
 from ..kernels.draws import Counts, Observed
 from ..kernels.filled import Kept, Shared
-from ..kernels.lookups import FILL_DRAWS
+from ..kernels.lookups import FILL_KEPT
 
 __all__ = ["SHARED_MOST", "NO_SHARED", "spanned_pairs", "shared_table", "KEPT_MOST", "NO_KEPT", "kept_fills",
            "POOLS_MOST", "NO_POOLS", "kept_already", "ItemMarks", "Rooms", "kept_pools", "keep_done", "crossed_of", "BUILT_MOST", "BuiltComponents"]
@@ -133,9 +133,11 @@ def shared_table(part, c: int) -> Shared:
 
 
 #: Bytes of filled crossed pools' counts kept between rounds per component (:class:`..kernels.filled.Kept`:
-#: 2 P * P bytes a pool, 54 KB for a pool of 165 members, JUMP's five plates of 32 controls): 64 MB. A
-#: pool refined past them fills its table again each round (about 0.7 ms), with the same values.
-KEPT_MOST = 1 << 26
+#: 2 P * P bytes a pool, 54 KB for a pool of 165 members, JUMP's five plates of 32 controls): 256 MB, about
+#: 4,900 such pools, written only as pools fill (a 2,000-compound screen keeps 21 MB). A pool refined past
+#: them fills its table again each round (about 0.4 ms), with the same values. At 64 MB, a 20,000-compound
+#: screen (about 2,800 pools refined past 1,600 draws) filled some 1,400 pools again in each later round.
+KEPT_MOST = 1 << 28
 #: Bytes of crossed pools' similarities kept for the run per component (:func:`kept_pools`: 8 k (P + max
 #: n_s) bytes a pool, 7.9 KB for JUMP's five plates of 32 controls): 64 MB, about 8,000 such pools. A pool
 #: past them computes its similarities again in each round and null (about 45 us), with the same values.
@@ -232,10 +234,11 @@ def _rooms(part, c: int, name: str, most: int, dtype, pos, wanted, sizes) -> Kep
 def kept_fills(part, c: int, pos, drawn, target) -> Kept:
     """The :class:`..kernels.filled.Kept` of the crossed perturbations ``pos`` of ``part`` (component
     ``c``; ``drawn`` their draws so far): room, within :data:`KEPT_MOST` bytes of the component, for each
-    one that fills its pool this round (at least :data:`..kernels.lookups.FILL_DRAWS` draws to go) and
-    has none yet; the room a perturbation got in an earlier round, and whether its counts are there.
-    Nothing when ``part`` has no holder of shared tables (every pool then fills as before)."""
-    fills = (target - np.asarray(drawn)) >= FILL_DRAWS
+    one that may fill its pool this round (at least :data:`..kernels.lookups.FILL_KEPT` draws to go: it
+    fills with a room, or from :data:`..kernels.lookups.FILL_DRAWS` without one) and has none yet; the room
+    a perturbation got in an earlier round, and whether its counts are there. Nothing when ``part`` has no
+    holder of shared tables (every pool then fills as before)."""
+    fills = (target - np.asarray(drawn)) >= FILL_KEPT
     return _rooms(part, c, "kept", KEPT_MOST, np.int16, pos, fills,
                   lambda at: pool_sizes(part.arrays, part.comps, part.comp_of, at) ** 2)
 
