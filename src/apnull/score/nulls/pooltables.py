@@ -139,9 +139,10 @@ def shared_table(part, c: int) -> Shared:
 #: screen (about 2,800 pools refined past 1,600 draws) filled some 1,400 pools again in each later round.
 KEPT_MOST = 1 << 28
 #: Bytes of crossed pools' similarities kept for the run per component (:func:`kept_pools`: 8 k (P + max
-#: n_s) bytes a pool, 7.9 KB for JUMP's five plates of 32 controls): 64 MB, about 8,000 such pools. A pool
-#: past them computes its similarities again in each round and null (about 45 us), with the same values.
-POOLS_MOST = 1 << 26
+#: n_s) bytes a pool, 7.9 KB for JUMP's five plates of 32 controls): 256 MB, about 34,000 such pools. A pool
+#: past them computes its similarities again in each round and null (about 30 us), with the same values: at
+#: 64 MB a 20,000-compound screen laid out 12,000 of its pools again in each round of both nulls.
+POOLS_MOST = 1 << 28
 #: An empty :class:`..kernels.filled.Kept` of pools' similarities: none kept.
 NO_POOLS = Kept(np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool))
 
