@@ -29,7 +29,8 @@ PAGES = Path(__file__).resolve().parents[1] / "app_pages"
 LAYERS = ("views", "plots", "ui", "cli", "notebook")
 MAX_LINES = 400
 #: The private names a module may take from a library it extends (see the module docstring).
-EXTENDS = {"apnull/compiled.py": ["from numba import _dynfunc", "caching.CacheImpl._locator_classes"]}
+EXTENDS = {"apnull/compiled.py": ["from numba import _dynfunc", "caching.CacheImpl._locator_classes",
+                                   "from numba.core.serialize import _numba_unpickle"]}
 #: The one import up the layers: a result's ``plot()`` reaches the figures of ``apnull.notebook`` when it is
 #: called, from inside a function (so ``import apnull.score`` never loads plotly, and the circle it closes,
 #: figures -> views -> score -> display, is never walked while modules load). Module -> the names it may import.

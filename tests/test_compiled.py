@@ -185,3 +185,80 @@ def test_every_module_making_kernels_imports_compiled_first():
     assert len(makers) >= 15
     missing = [str(p.relative_to(root)) for p in makers if not imports.search(p.read_text())]
     assert not missing, missing
+
+
+INTERRUPTED = textwrap.dedent('''
+    import contextlib
+    import sys
+    import time
+    import numpy as np
+    from apnull.compiled import safe_interrupts
+    from apnull.score.kernels import labelsets as K
+
+    X = np.random.default_rng(0).normal(size=(3000, 50))
+    K.similarity_rows(X[:5], 0)  # loaded (or compiled) before the interrupt can come
+    print("sorting", flush=True)
+    try:
+        with safe_interrupts() if sys.argv[1] == "safe" else contextlib.nullcontext():
+            t = time.perf_counter()
+            K.similarity_rows(X, 0)  # seconds, holding the interpreter: the interrupt waits for its return
+            print(f"{time.perf_counter() - t:.2f}", flush=True)
+            time.sleep(10)  # an interrupt sent again comes here
+        print("finished", flush=True)
+    except KeyboardInterrupt:
+        print("interrupted", flush=True)
+''')
+
+
+def test_an_interrupt_during_a_kernel_that_returns_arrays_is_raised_not_a_crash(tmp_path):
+    """Ctrl+C (SIGINT from outside) while a kernel that returns arrays runs: Python takes the signal at the
+    first Python code after it, which is numba's call back to unpickle the arrays' class; an exception there
+    crashed the process (a segmentation fault, every time). Under :func:`safe_interrupts` it is raised once
+    the arrays are handed over: KeyboardInterrupt, the process alive."""
+    import signal
+    import time
+
+    script = tmp_path / "interrupted.py"
+    script.write_text(INTERRUPTED)
+    proc = subprocess.Popen([sys.executable, str(script), "safe"], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "sorting"
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=120)
+    took, said = out.split()
+    assert proc.returncode == 0 and said == "interrupted"  # -11 (a segmentation fault) without safe_interrupts
+    assert float(took) > 0.4, "the sort ended before the signal came: the test needs a larger one"
+
+
+def test_safe_interrupts_defers_only_inside_numbas_call_back(monkeypatch):
+    """The handler :func:`safe_interrupts` installs (main thread): an interrupt in numba's unpickling call is
+    sent again a moment later (a daemon timer); anywhere else it goes to the handler that was there; on
+    leaving, that handler is back."""
+    import signal
+    import threading
+    import types
+
+    from numba.core.serialize import _numba_unpickle
+
+    from apnull.compiled import INTERRUPT_AGAIN, safe_interrupts
+
+    timers = []
+
+    class Timer:
+        def __init__(self, seconds, fn, args):
+            timers.append((seconds, fn, args))
+            self.daemon = False
+
+        def start(self):
+            timers.append(("started", self.daemon))
+
+    before = signal.getsignal(signal.SIGINT)
+    monkeypatch.setattr(threading, "Timer", Timer)
+    with safe_interrupts():
+        handler = signal.getsignal(signal.SIGINT)
+        assert handler is not before
+        handler(signal.SIGINT, types.SimpleNamespace(f_code=_numba_unpickle.__code__))
+        assert timers == [(INTERRUPT_AGAIN, os.kill, (os.getpid(), signal.SIGINT)), ("started", True)]
+        with pytest.raises(KeyboardInterrupt):
+            handler(signal.SIGINT, sys._getframe())
+    assert signal.getsignal(signal.SIGINT) is before

@@ -31,9 +31,13 @@ own locators), so a change to any of them compiles the kernel again."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
+import os
 import re
+import signal
+import threading
 from pathlib import Path
 
 import llvmlite.binding as ll
@@ -44,9 +48,10 @@ from numba.core import caching, compiler, typed_passes
 from numba.core.codegen import JITCodeLibrary
 from numba.core.compiler_lock import require_global_compiler_lock
 from numba.core.compiler_machinery import register_pass
+from numba.core.serialize import _numba_unpickle
 
 __all__ = ["entry", "inner", "LinkOnlyCompiler", "STAMPED_ROOTS", "imported_sources", "source_stamp",
-           "PackageCacheDir", "PackageInTree", "PackageUserWide"]
+           "PackageCacheDir", "PackageInTree", "PackageUserWide", "safe_interrupts", "INTERRUPT_AGAIN"]
 
 
 def entry(**options):
@@ -274,3 +279,40 @@ class PackageUserWide(_Stamped, caching.UserWideCacheLocator):
 _STAMPED = [PackageCacheDir, PackageInTree, PackageUserWide]
 if caching.CacheImpl._locator_classes[: len(_STAMPED)] != _STAMPED:  # once per process, before any kernel
     caching.CacheImpl._locator_classes = [*_STAMPED, *caching.CacheImpl._locator_classes]
+
+
+#: Seconds after which an interrupt that came inside numba's call back into Python is raised again.
+INTERRUPT_AGAIN = 0.01
+
+
+@contextlib.contextmanager
+def safe_interrupts():
+    """Ctrl+C (SIGINT, a notebook's interrupt) raised only where an exception is safe, while the block runs.
+
+    A kernel that returns an array (or a tuple of them) has numba's compiled code call back into Python as
+    it hands the result over: ``numba.core.serialize._numba_unpickle`` gives it the array's Python class. An
+    interrupt that arrived during a long kernel is raised at the first Python code run after it, which is
+    that call; the compiled caller does not check it for an error and goes on without the class: the
+    process ends on a segmentation fault (``apnull consistency`` interrupted while its similarity rows were
+    sorted, every time). Here an interrupt taken inside that call is raised again a moment later
+    (:data:`INTERRUPT_AGAIN`), once the result is handed over; every other one goes to the handler that was
+    there (Python's: KeyboardInterrupt). Only the main thread receives signals: elsewhere (a dashboard's
+    script thread) this does nothing, as it does when SIGINT is not handled by Python code."""
+    previous = signal.getsignal(signal.SIGINT) if threading.current_thread() is threading.main_thread() else None
+    if not callable(previous):
+        yield
+        return
+
+    def handler(signum, frame):
+        if frame is not None and frame.f_code is _numba_unpickle.__code__:
+            again = threading.Timer(INTERRUPT_AGAIN, os.kill, (os.getpid(), signum))
+            again.daemon = True  # a run that ends meanwhile exits without it
+            again.start()
+            return
+        previous(signum, frame)
+
+    signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

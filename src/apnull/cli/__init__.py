@@ -12,6 +12,7 @@ import os
 import sys
 
 from .. import __version__
+from ..compiled import safe_interrupts
 from ._common import Parser, UsageError, cli_words
 
 EXIT_USAGE = 2
@@ -40,7 +41,8 @@ def main(argv=None, out=None, err=None) -> int:
     err = err or sys.stderr
     try:
         args = build_parser().parse_args(argv)
-        status = args.run(args, out, err)
+        with safe_interrupts():  # Ctrl+C raised where it is safe (not inside numba's call back into Python)
+            status = args.run(args, out, err)
     except (UsageError, ValueError) as exc:
         err.write(f"apnull: error: {cli_words(' '.join(str(exc).split()))}\n")
         return EXIT_USAGE

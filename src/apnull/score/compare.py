@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..compiled import safe_interrupts
 from ..limits import check_choice
 from .engine.clock import Scoped
 from .engine.connect import starting
@@ -76,6 +77,7 @@ class CompareResult(Shown):
         return {side: r.looks_raw for side, r in (("A", self.a), ("B", self.b)) if r.looks_raw}
 
 
+@safe_interrupts()  # Ctrl+C raised where it is safe (not inside numba's call back into Python)
 def score_compare(a, b, *, key, perturbation="Metadata_pert", control="DMSO", stratum=None, features_a=None,
                   features_b=None, similarity="cosine", nan="error", normalize="none", unmatched="error",
                   permutations="auto", seed=0,

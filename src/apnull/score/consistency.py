@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..compiled import safe_interrupts
 from .engine.connect import starting
 from .engine.sequential import resolve, rounds_of
 from ..fdr import benjamini_hochberg
@@ -70,6 +71,7 @@ class ConsistencyResult(ShownNull):
         return [consistency_line(self.labels, self.settings)]
 
 
+@safe_interrupts()  # Ctrl+C raised where it is safe (not inside numba's call back into Python)
 def score_consistency(table, perturbation, annotation, label_sep=None, *, aggregate="median", control=None,
                       only=None, features=None, similarity="cosine", nan="error", normalize="none", stratum=None,
                       positives_differ_by=None,

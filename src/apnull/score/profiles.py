@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..limits import SCORE_MAX_PERMUTATIONS as MAX_PERMUTATIONS
-from ..limits import check_choice
+from ..compiled import safe_interrupts
+from ..limits import SCORE_MAX_PERMUTATIONS as MAX_PERMUTATIONS, check_choice
 from .engine.clock import tell_stage
 from .engine.connect import starting
 from .engine.executor import Scattered
@@ -103,6 +103,7 @@ class ScoreResult(ShownNull):
         return int(np.flatnonzero((self.groups[cols] == pert.name).to_numpy())[0])
 
 
+@safe_interrupts()  # Ctrl+C raised where it is safe (not inside numba's call back into Python)
 def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=None, *, features=None,
                    similarity="cosine", negatives="controls", null="permutation", permutations="auto", seed=0,
                    alpha=0.05, nan="error", normalize="none", positives_differ_by=None, scheduler=None, workers=None,
@@ -161,8 +162,7 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
     permutations : "auto", int or "all"
         "auto" (default): adaptive permutations (:mod:`apnull.score.engine.sequential`): each p-value's
         stream is continued in rounds of 100, 400, 1,600, ... draws up to 1,000,000 (x2 from 6,400 on the
-        crossed layout) until its
-        Benjamini-Hochberg decision at FDR 0.05 is settled with probability >= 0.999
+        crossed layout) until its Benjamini-Hochberg decision at FDR 0.05 is settled with probability >= 0.999
         (MMCTest, Gandy & Hahn 2014), stopping early at the 20th null value reaching the observed
         one (Besag & Clifford 1991, p = 20 / L). B, from 1 to 1,000,000: a fixed number. "all"
         enumerates every assignment (at most 200,000 per perturbation) and gives p = #{null >= mAP
