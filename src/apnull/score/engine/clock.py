@@ -27,8 +27,8 @@ import time
 
 from ..table.names import tell_stage  # the stage hook, with the progress words (re-exported)
 
-__all__ = ["Deadline", "deadline_of", "drawers_on", "alone_fits", "Pace", "COMPARABLE", "CompileWatch", "Scoped", "tell_stage", "duration_text",
-           "estimate_text"]
+__all__ = ["Deadline", "deadline_of", "drawers_on", "alone_fits", "Pace", "COMPARABLE", "CompileWatch", "Scoped",
+           "tell_stage", "duration_text", "estimate_text"]
 
 
 class CompileWatch:
