@@ -141,6 +141,51 @@ def test_crossed_parts_are_cut_into_groups_with_the_same_results(monkeypatch):
     pd.testing.assert_frame_equal(got.queries, want.queries)
 
 
+def test_the_next_groups_part_is_made_while_one_group_draws(monkeypatch):
+    """In process, a component cut into groups: in each round the first group's part is made where the round
+    runs, and each next one on a thread of its own while the batches of the group before it draw (made after
+    them, it kept the threads waiting: a third of their time in the full JUMP screen's first round); each
+    part once a round, and the same tables as one group."""
+    import threading
+
+    from apnull.score.engine import executor
+
+    t32 = crossed(compounds=50)
+    kw = dict(perturbation="cmp", control="DMSO", stratum="plate", permutations="auto", seed=2)
+    want = score_profiles(as64(t32), **kw)
+    monkeypatch.setattr(permutation, "PART_CELLS", 7 * 12)  # 7 rows of 12 features
+    made, real_part, real_run = [], permutation.ScreenWork.part, executor.InProcess.run
+
+    def part(self, items, worker):
+        made.append((threading.current_thread().name, int(items[0]), items.size))
+        return real_part(self, items, worker)
+
+    def run(self, idx, *args, **kwargs):
+        made.append(("round", threading.current_thread().name, 0))
+        yield from real_run(self, idx, *args, **kwargs)
+
+    monkeypatch.setattr(permutation.ScreenWork, "part", part)
+    monkeypatch.setattr(executor.InProcess, "run", run)
+    got = score_profiles(t32, **kw)
+    pd.testing.assert_frame_equal(got.groups, want.groups)
+    pd.testing.assert_frame_equal(got.queries, want.queries)
+    rounds, ahead = 0, 0
+    for k, entry in enumerate(made):
+        if entry[0] != "round":
+            continue
+        rounds += 1
+        parts = []
+        for e in made[k + 1:]:
+            if e[0] == "round":
+                break
+            parts.append(e)
+        assert parts and parts[0][0] == entry[1]  # the first where the round runs
+        assert all(name.startswith("apnull-part") for name, _, _ in parts[1:])  # the others ahead
+        assert len({(first, size) for _, first, size in parts}) == len(parts)  # each once
+        ahead += len(parts) - 1
+    assert rounds > 2 and ahead > 10
+
+
 def test_no_float64_copy_of_the_whole_table_is_made():
     """Preparing 120,000 rows x 80 float32 features (38 MB) allocates less than one float64 copy of them
     (77 MB) at its peak, its labels and checks included: the features are held as float32 and prepared

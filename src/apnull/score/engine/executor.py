@@ -134,7 +134,8 @@ def thread_pool(threads):
 
 
 class InProcess:
-    """Rounds in this process: one group's part at a time, batches on a thread ``pool`` (or none)."""
+    """Rounds in this process: one group's part at a time, batches on a thread ``pool`` (or none); the next
+    group's part is made on a thread of its own while one group's batches run."""
 
     def __init__(self, work, pool=None):
         self.work, self.pool = work, pool
@@ -154,10 +155,12 @@ class InProcess:
         budget = size * float(weights[chosen].mean()) if weights is not None and total else 0.0
 
         def tasks():
-            for members in work.groups():
-                todo = members[chosen[members]]
-                if todo.size:
-                    part = work.part(np.sort(todo), False)
+            groups = [todo for members in work.groups() if (todo := members[chosen[members]]).size]
+            with ThreadPoolExecutor(1, thread_name_prefix="apnull-part") as ahead:  # the next group's part made
+                made = None  # while this one's batches run (the rows read from a table: half the main thread's
+                for g, todo in enumerate(groups):  # time, the threads waiting for it a third of theirs)
+                    part = made.result() if made is not None else work.part(np.sort(todo), False)
+                    made = ahead.submit(work.part, np.sort(groups[g + 1]), False) if g + 1 < len(groups) else None
                     at = drawing_order(part.index, todo)
                     for a, b in batch_bounds(todo.size, None if weights is None else weights[todo], size, budget):
                         pos = at[a:b]
