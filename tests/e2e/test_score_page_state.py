@@ -79,8 +79,11 @@ def test_url_after_an_upload_with_a_nan_and_consistency(app_url, page, tmp_path)
         page.get_by_text("More options (as in copairs and the command line)").click()
     assert page.get_by_text("1 row(s) left out").count() >= 1
     assert query_params(page).get("sc_nan") == "leave out those rows"
-    with expect_rerun(page):
-        page.get_by_role("button", name="Score", exact=True).click()
+    for _ in range(2):  # once in CI (a busy machine, the box's rerun just before) the press never reached the page
+        with expect_rerun(page):
+            page.get_by_role("button", name="Score", exact=True).click()
+        if page.get_by_text("then press Score").count() == 0:
+            break
     with expect_rerun(page):
         page.get_by_role("button", name="Score consistency").click()
     assert_no_exception(page)
