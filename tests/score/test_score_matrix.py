@@ -33,10 +33,10 @@ def test_feature_matrix_reads_columns_as_numbers():
     assert feature_matrix(df, ["a"], np.array([2, 0])).ravel().tolist() == [3.0, 1.0]
 
 
-@pytest.mark.parametrize("cells", [1, 7, 1 << 20])
+@pytest.mark.parametrize("cells", [1, 30, 1 << 20])
 def test_feature_matrix_of_float_columns_equals_column_by_column(cells, monkeypatch):
-    """Float64 columns read several at a time: the same bits as one column at a time (NaN, -0.0 and
-    the row subset included), whatever the number of columns a read takes."""
+    """Float64 columns read a tile of rows at a time: the same bits as one column at a time (NaN, -0.0 and
+    the row subset included), whatever the number of rows a tile holds (one, a few, all)."""
     from apnull.score.table import matrix as _matrix
 
     rng = np.random.default_rng(3)
@@ -46,7 +46,7 @@ def test_feature_matrix_of_float_columns_equals_column_by_column(cells, monkeypa
     df = pd.concat([pd.DataFrame({"Metadata_x": ["a"] * 50}), pd.DataFrame(X, columns=[f"f{i}" for i in range(9)]),
                     pd.DataFrame({"i": np.arange(50)})], axis=1)
     feats = ["f3", "f0", "f8", "f1", "f2", "f4", "f5", "f6", "f7"]
-    monkeypatch.setattr(_matrix, "CELLS", cells)
+    monkeypatch.setattr(_matrix, "TILE_CELLS", cells)
     for used in (np.arange(50), np.array([4, 2, 49, 0, 7])):
         want = np.stack([df[c].to_numpy(dtype=np.float64, na_value=np.nan)[used] for c in feats], axis=1)
         got = feature_matrix(df, feats, used)

@@ -5,7 +5,7 @@ selection of the table, fancy-indexing the rows and scaling with whole-array num
 makes five or six such copies at once; this module keeps one (plus chunks of :data:`CHUNK` rows):
 
 - :func:`feature_matrix` fills a C-contiguous (rows, features) array one input column at a time, or
-  when every feature column is float64 or float32 as many columns at a time as make :data:`CELLS` values;
+  when every feature column is float64 or float32 a tile of whole rows (:data:`TILE_CELLS` values) at a time;
   a table whose features are all float32 (a JUMP screen) is held as float32 (:func:`compact_dtype`):
   half the memory, and its float64 values are exactly those float32 values, made per block of rows
   (:class:`.rows.BlockRows`) where the kernels need them;
@@ -26,14 +26,18 @@ import pandas as pd
 
 from .scale import BINARY, DISTANCES, unit_rows
 
-__all__ = ["CHUNK", "CELLS", "compact_dtype", "float_columns", "feature_matrix", "euclidean_exponent", "scale_in_place", "row_hash", "duplicate_rows"]
+__all__ = ["CHUNK", "CELLS", "TILE_CELLS", "compact_dtype", "float_columns", "feature_matrix", "euclidean_exponent", "scale_in_place", "row_hash", "duplicate_rows"]
 
 #: Rows scaled at a time at most (a chunk's temporaries are a few MB).
 CHUNK = 16384
 #: Values scaled at a time at most (2 MB of float64: 355 rows at 737 features, so a wide table's chunk
 #: and its temporaries stay a few MB too).
 SCALE_CELLS = 1 << 18
-#: Values read from the table at a time when every feature column is float64 (8 MB).
+#: Values read from float feature columns at a time (:func:`feature_matrix`: a tile of whole rows, 16 MB of
+#: float32). Written a column at a time, a wide table's rows were written one value each per pass (a JUMP
+#: screen's 641,984 x 737 float32 took 8 s; this way 1.1 s).
+TILE_CELLS = 1 << 22
+#: Values hashed at a time (:func:`row_hash`: 8 MB of float64).
 CELLS = 1 << 20
 _MULT = np.uint64(0x9E3779B97F4A7C15)
 
@@ -75,29 +79,21 @@ def feature_matrix(table: pd.DataFrame, features, used: np.ndarray, dtype=np.flo
     :func:`compact_dtype`), C-contiguous: ``table[features]`` at rows ``used`` as numbers (missing values
     as NaN), without a copy of the whole column selection. float32 cells become float64 exactly.
 
-    ``columns``: the feature columns' arrays (:func:`float_columns` of this table), taken once by a caller
-    that reads a few rows many times; the rows are then gathered from them, a column at a time into a
-    column-major block, and turned once (no pandas selection a call)."""
+    Float columns (or ``columns``: their arrays, :func:`float_columns` of this table, taken once by a caller
+    that reads a few rows many times) are read a tile of whole rows at a time (:data:`TILE_CELLS`); other
+    columns a column at a time, as numbers."""
     dtype = np.dtype(dtype)
     if dtype != np.float64 and compact_dtype(table, features) != dtype:
         raise ValueError(f"feature_matrix: {dtype} only for a table whose features are all {dtype}")
-    if columns is not None:
-        common = np.result_type(*[c.dtype for c in columns])
-        block = np.empty((len(columns), used.size), dtype=common)
-        for j, col in enumerate(columns):
-            if col.dtype == common:
-                col.take(used, out=block[j])
-            else:
-                block[j] = col[used]
-        return block.T.astype(dtype, order="C")
     out = np.empty((used.size, len(features)), dtype=dtype)
     whole = used.size == len(table) and bool(np.all(used == np.arange(used.size)))
-    pos = _float_positions(table, features)
-    if pos is not None and (dtype == np.float64 or compact_dtype(table, features) == dtype):
-        step = max(1, CELLS // max(used.size, 1))  # float columns: ``step`` columns at a time
-        rows = slice(None) if whole else used
-        for a in range(0, pos.size, step):
-            out[:, a:a + step] = table.iloc[rows, pos[a:a + step]].to_numpy(dtype=dtype)
+    if columns is None:
+        columns = float_columns(table, features)
+    if columns is not None:  # float columns: a tile of rows at a time, each row written whole
+        step = max(1, TILE_CELLS // max(len(columns), 1))
+        for a in range(0, used.size, step):
+            rows = slice(a, a + step) if whole else used[a:a + step]
+            np.stack([col[rows] for col in columns], axis=1, out=out[a:a + step])
         return out
     for j, c in enumerate(features):
         col = table[c].to_numpy(dtype=np.float64, na_value=np.nan)
