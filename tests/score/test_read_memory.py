@@ -209,6 +209,41 @@ def test_no_float64_copy_of_the_whole_table_is_made():
     assert peak < 2 * table_bytes, f"peak {peak / 2**20:.1f} MB for a {table_bytes / 2**20:.1f} MB table"
 
 
+def test_a_run_reads_its_rows_from_the_float32_copy_it_keeps_then_from_the_table(monkeypatch):
+    """While a run lasts its rows are gathered from the float32 copy the preparation made (whole rows, no
+    column of the table read again, no hash to check), with the bits the table gives; when the run ends the
+    copy is let go: the result reads the table, and refuses it once changed."""
+    t32 = crossed(compounds=50)
+    kw = dict(perturbation="cmp", control="DMSO", stratum="plate", permutations="auto", seed=2)
+    screen = prepare_screen(t32, "cmp", ["DMSO"], "plate", None, "cosine")
+    X = screen.X
+    feats = [f"f{i}" for i in range(12)]
+    assert isinstance(X, PreparedRows) and X.kept.dtype == np.float32 and X.kept.flags.c_contiguous
+    assert X.kept.tobytes() == t32[feats].to_numpy()[screen.rows].tobytes()
+    idx = np.array([5, 0, 17, 17, 3])
+    kept = X.raw(idx)
+    assert kept.hashes is None and kept.values.dtype == np.float32
+    from_copy = X[idx]
+    prepared.let_go(X)
+    assert X.kept is None and X.raw(idx).hashes is not None
+    assert X[idx].tobytes() == from_copy.tobytes()
+
+    read = []
+    real = prepared.feature_matrix
+    monkeypatch.setattr(prepared, "feature_matrix", lambda *a, **k: read.append(1) or real(*a, **k))
+    res = score_profiles(t32, **kw)
+    assert not read  # every part of the run came from the copy
+    want = score_profiles(as64(t32), **kw)
+    pd.testing.assert_frame_equal(res.groups, want.groups, check_exact=True)
+    pd.testing.assert_frame_equal(res.queries, want.queries, check_exact=True)
+    assert res._screen.X.kept is None
+    name = res.groups["cmp"].iloc[0]
+    assert res.null_maps(name).size == int(res.groups["permutations"].iloc[0]) and read  # read from the table
+    t32.loc[t32["cmp"] == "DMSO", "f0"] += np.float32(1.0)
+    with pytest.raises(ValueError, match="changed after scoring"):
+        res.null_maps(name)
+
+
 def test_block_rows_are_the_prepared_rows_of_the_float64_path():
     rng = np.random.default_rng(4)
     v = (rng.standard_normal((50, 7)) * np.exp(rng.uniform(-20, 20, (50, 1)))).astype(np.float32)

@@ -33,7 +33,7 @@ from .results.tables import add_activity, group_table, pvalues, query_table
 from .table.keys import combine_columns, key_of
 from .table.normalize import raw_warning
 from .table.perts import Scores
-from .table.rows import hold_rows, reading
+from .table.rows import hold_rows, let_go, reading
 from .table.screen import Screen, prepare_screen
 
 __all__ = ["score_profiles", "ScoreResult", "NULLS", "MAX_PERMUTATIONS", "NULL_LABELS"]
@@ -294,6 +294,7 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
         release_memory()  # the preparation's freed temporaries go back to the system before the rounds
         laws = LawCache(opts.seed, opts.deadline)  # the run's one cache of per-query laws
         scores, query_p, seconds = _run(screen, null, opts, lambda: hold_rows(screen, table, similarity), laws, client)
+        let_go(screen.X)  # the float32 copy a run of a large float32 table keeps: the result reads the table
     scored, before = pvalues(screen, scores, null, opts.permutations, query_p, laws), int(query_p.before.sum())
     del scores, query_p  # (before: the draws of the queries whose law was counted later, not in the tables)
     pname = _outputs.output_name(keyed.column)
@@ -307,11 +308,10 @@ def score_profiles(table, perturbation="Metadata_pert", control="DMSO", stratum=
                     perturbation_column=pname if len(keyed.columns) == 1 else list(keyed.names),
                     columns_left_out=[{"column": c, "reason": r} for c, r in screen.left_out],
                     row=_outputs.ROW_NOTE)
-    if opts.budget is not None:
+    if budgeted := opts.budget is not None:
         settings["budget"] = opts.budget
     release_memory()  # the rounds' and laws' freed temporaries
     label = null_label(null, opts.permutations)
-    budgeted = opts.budget is not None
     groups = add_activity(group_table(scored, label, pname, budgeted), scored, opts.alpha)
     release_memory()
     budget_words, outcome = _outputs.budget_report(scored)

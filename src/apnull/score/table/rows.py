@@ -35,7 +35,7 @@ FLOAT64_CELLS = 1 << 23
 from .normalize import apply_normalization
 
 __all__ = ["FLOAT64_CELLS", "held_whole", "RawRows", "sent_rows", "received_rows", "PreparedRows", "BlockRows",
-           "hold_rows", "prepared_hashes", "reading"]
+           "hold_rows", "let_go", "prepared_hashes", "reading"]
 
 
 def held_whole(values) -> bool:
@@ -139,8 +139,8 @@ class BlockRows:
     def __len__(self) -> int:
         return self.shape[0]
 
-    def rows(self, idx: np.ndarray) -> np.ndarray:
-        """The prepared float64 rows ``idx`` ((len(idx), d), C-contiguous)."""
+    def rows(self, idx) -> np.ndarray:
+        """The prepared float64 rows ``idx`` (an index array or a slice; (rows, d), C-contiguous)."""
         return scale_in_place(self.values[idx].astype(np.float64), self.similarity, self.exponent)
 
     def __getitem__(self, key) -> np.ndarray:
@@ -163,7 +163,7 @@ class BlockRows:
         step = _block_rows(d)
         for a in range(0, n, step):
             b = min(a + step, n)
-            block = self.rows(np.arange(a, b))
+            block = self.rows(slice(a, b))  # a view of the float32 values: one copy, to float64
             out[a:b] = row_hash([], block)
             if d:
                 first[a:b] = block[:, 0]
@@ -190,10 +190,16 @@ class PreparedRows:
         Euclidean: the common power of two every row was divided by (else unused).
     hashes : (N,) uint64
         :func:`._matrix.row_hash` of each prepared row.
+    kept : (N, d) float32, optional
+        The rows' float32 values as the screen read them (row-major), while the run that prepared them lasts:
+        a part's rows are then one gather of whole rows, not one a column from the table, and need no hash
+        (the run's own copy). :func:`let_go` ends it; from then on rows are read from the table.
     """
 
-    def __init__(self, table, features, rows, similarity, exponent, hashes, normalization=None, codes=None):
+    def __init__(self, table, features, rows, similarity, exponent, hashes, normalization=None, codes=None,
+                 kept=None):
         self.table = table
+        self.kept = kept
         self.normalization = normalization  # per-plate normalisation (:class:`.normalize.Normalization`) or None
         self.codes = codes  # (N,) stratum code of each row in ``normalization``
         self.features = list(features)
@@ -207,11 +213,12 @@ class PreparedRows:
 
     @property
     def nbytes(self) -> int:
-        """Bytes held: the hashes and the feature columns of the table (which it keeps alive)."""
+        """Bytes held: the hashes, the kept rows and the feature columns of the table (which it keeps alive)."""
         cols = [c for c in self.features if c in self.table.columns]
         norm = 0 if self.normalization is None else (self.normalization.centre.nbytes + self.normalization.scale.nbytes
                                                      + self.codes.nbytes)
-        return int(self.hashes.nbytes + norm + self.table[cols].memory_usage(index=False).sum())
+        kept = 0 if self.kept is None else self.kept.nbytes
+        return int(self.hashes.nbytes + norm + kept + self.table[cols].memory_usage(index=False).sum())
 
     def __len__(self) -> int:
         return self.shape[0]
@@ -226,8 +233,11 @@ class PreparedRows:
 
     def raw(self, idx) -> RawRows:
         """The :class:`RawRows` of the prepared rows ``idx``: read from the table as it holds them, with their
-        plates' normalisation and their hashes (:meth:`RawRows.prepared` checks them)."""
+        plates' normalisation and their hashes (:meth:`RawRows.prepared` checks them); from the kept rows while
+        the run lasts (nothing to check)."""
         flat = np.asarray(idx, dtype=np.int64)
+        if self.kept is not None:
+            return RawRows(self.kept[flat], self.similarity, self.exponent, None, None, None, self.rows[flat])
         missing = [c for c in self.features if c not in self.table.columns]
         if missing:
             raise ValueError(f"the scored table no longer has the feature column {missing[0]!r}; score it again")
@@ -250,7 +260,7 @@ def reading(X):
     times: its table's feature columns taken once (:func:`.matrix.float_columns`: views, no copy) and the
     rows gathered from them, let go when the block ends. Outside the block every read takes the table's
     columns again, so a table changed after the run is seen (and refused by the hashes)."""
-    if not isinstance(X, PreparedRows) or X.columns is not None:
+    if not isinstance(X, PreparedRows) or X.columns is not None or X.kept is not None:
         yield
         return
     X.columns = float_columns(X.table, X.features)
@@ -258,6 +268,13 @@ def reading(X):
         yield
     finally:
         X.columns = None
+
+
+def let_go(X) -> None:
+    """The run that prepared ``X`` is over: a :class:`PreparedRows` lets its kept rows go (its rows are read
+    from the table from now on); anything else: nothing is done."""
+    if isinstance(X, PreparedRows):
+        X.kept = None
 
 
 def prepared_hashes(X, progress=None) -> np.ndarray:

@@ -48,7 +48,7 @@ class Screen:
     """A checked profile table as the engine reads it (``prepare_screen``); fields as commented."""
 
     X: np.ndarray                 # prepared feature rows (float64, C-contiguous), or for a table of float32
-    # features a :class:`.rows.PreparedRows` making them from the table a block of rows at a time
+    # features a :class:`.rows.PreparedRows` making them when asked (from a float32 copy, then the table)
     rows: np.ndarray              # original 0-based row position of each X row
     kind: int                     # the similarity kind of ``kernels.similarity.sim`` (:data:`KINDS`)
     controls: dict                # stratum key -> X row indices of its pool (canonical order): its controls,
@@ -140,8 +140,9 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
     Memory: when every feature column is float32 (and ``normalize="none"``, continuous features) the
     features are read as float32 (:func:`.matrix.compact_dtype`); a table of more than
     :data:`.rows.FLOAT64_CELLS` such values is never held whole in float64: the prepared rows are made in
-    float64 a block at a time (:class:`.rows.BlockRows`) and the screen's ``X`` reads them from ``table``
-    when asked (:class:`.rows.PreparedRows`), with the same bits as the float64 path. A smaller one is
+    float64 a block at a time (:class:`.rows.BlockRows`) and the screen's ``X`` makes them when asked
+    (:class:`.rows.PreparedRows`), with the same bits as the float64 path: from the float32 copy while the
+    run lasts (:func:`.rows.let_go` ends it), then from ``table``. A smaller one is
     prepared whole, as a float64 table is (:func:`.rows.held_whole`). ``progress`` (a reporter,
     :mod:`..engine.progress`) counts the rows prepared."""
     check_table(table, similarity, features, SCORE_SIMILARITIES, nan)
@@ -232,8 +233,8 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
         reasons = "; ".join(sorted({r for _, r in skipped})) or "no perturbation rows"
         raise ValueError(f"nothing to score: no perturbation has 2 or more replicates with "
                          f"{'other profiles' if others else 'controls'} in their strata ({reasons})")
-    if isinstance(X, BlockRows):  # from here on the rows are read from the table: the float32 copy is let go
-        X = PreparedRows(table, list(feats), used, similarity, exponent, hashes)
+    if isinstance(X, BlockRows):  # the float32 copy kept while the run lasts (rows.let_go), then read from the table
+        X = PreparedRows(table, list(feats), used, similarity, exponent, hashes, kept=X.values)
     member = None
     if others:
         member = np.full(used.size, -1, dtype=np.int64)
