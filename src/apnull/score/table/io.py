@@ -11,6 +11,7 @@ import pandas as pd
 
 from ...limits import SCORE_MAX_FILE_BYTES as MAX_FILE_BYTES
 from . import subset
+from .matrix import rows_frame
 from .memory import release_arrow
 
 __all__ = ["read_table", "labels_as_text", "table_format", "MAX_FILE_BYTES", "PARQUET_SUFFIXES", "TSV_SUFFIXES"]
@@ -202,8 +203,9 @@ def _read_parquet(source, labels, columns=None, filters=None, progress=None) -> 
     integer column keeps its digits instead of turning into floats). With ``columns`` or ``filters``
     only those columns and the rows the filter keeps are read (:mod:`.subset`).
 
-    Memory: Arrow's columns are let go as pandas takes them (``self_destruct``, one block a column), so a
-    file is held about once while it becomes a DataFrame, not twice; float32 columns stay float32."""
+    Memory: float32 columns stay float32. Two or more of them (not labels) become the columns of one row-major
+    array (:func:`.matrix.rows_frame`), which the scoring then reads without a copy; Arrow's other columns
+    are let go as pandas takes them (``self_destruct``, one block a column)."""
     by_path = isinstance(source, (str, os.PathLike))
     if labels is None and columns is None and filters is None and progress is None and not by_path:
         return pd.read_parquet(source)
@@ -216,7 +218,9 @@ def _read_parquet(source, labels, columns=None, filters=None, progress=None) -> 
         col = arrow.column(i)
         if pa.types.is_integer(col.type) or pa.types.is_boolean(col.type) or pa.types.is_decimal(col.type):
             arrow = arrow.set_column(i, c, col.cast(pa.string()))
-    table = arrow.to_pandas(split_blocks=True, self_destruct=True)
+    table = rows_frame(arrow, names)  # float32 features side by side, as the scoring reads them
+    if table is None:
+        table = arrow.to_pandas(split_blocks=True, self_destruct=True)
     del arrow  # self_destruct: not to be used again
     release_arrow()
     return labels_as_text(table, names)

@@ -11,7 +11,9 @@ bit for bit: every prepared row depends on its own values only (with ``normalize
 plate's centre and scale, kept here: S x d values twice) (Euclidean: and on the run's common
 power of two, kept here), as :func:`._matrix.scale_in_place` states. If the table was changed
 since the run, the hashes differ and ``rows[idx]`` raises ValueError instead of returning rows the
-run never scored.
+run never scored. A large float32 table's run reads its rows through a :class:`PreparedRows` too, from the
+float32 copy its preparation made (row-major: a group of rows is one gather, where the table's columns
+would be one gather each); :func:`let_go` drops that copy when the run ends.
 """
 
 from __future__ import annotations
