@@ -390,3 +390,46 @@ def test_a_large_parquet_file_is_limited_by_what_it_decodes_not_by_its_size(tmp_
     assert _input_file(str(tmp_path / "big.parquet")) == str(tmp_path / "big.parquet")
     with pytest.raises(Exception, match="the limit is 200 MB"):
         _input_file(str(tmp_path / "big.csv"))
+
+
+def test_a_parquet_files_float32_features_are_read_as_one_row_major_array(tmp_path):
+    """read_table gives the float32 columns of a Parquet file (labels aside) as the columns of one row-major
+    array: the same frame as pandas reads (column order, index, missing values, a float32 label and columns
+    of other types in their places), and prepare_screen reads that array itself: the run keeps no copy."""
+    from apnull.score.table.io import labels_as_text
+    from apnull.score.table.matrix import held_rows, rows_frame
+
+    t = crossed(compounds=60, d=6)
+    t.insert(3, "extra", np.arange(len(t), dtype=np.float64))  # another type, between the features
+    t.insert(5, "dose", np.float32(0.5))  # a float32 label: read as text, not a feature of the array
+    t.loc[7, "f2"] = np.nan
+    t.index = pd.Index(np.arange(len(t)) * 3 + 1, name="well")  # an index pandas writes and restores
+    path = tmp_path / "screen.parquet"
+    t.to_parquet(path, row_group_size=64)
+    labels = ["cmp", "plate", "dose"]
+    got = read_table(path, labels=labels)
+    pd.testing.assert_frame_equal(got, labels_as_text(pd.read_parquet(path), labels), check_exact=True)
+    feats = [f"f{i}" for i in range(6)]
+    array = held_rows(got, feats, np.arange(len(got)))
+    assert array is not None and array.flags.c_contiguous and array.shape == (len(got), 6)
+    assert all(np.shares_memory(got[c].to_numpy(), array) for c in feats)
+    assert held_rows(got, feats[:5], np.arange(len(got))) is None  # not every column of the array: a copy
+    assert held_rows(got, feats, np.arange(len(got) - 1)) is None  # rows left out: a copy
+    assert held_rows(t, feats, np.arange(len(t))) is None  # a frame pandas made: a copy
+
+    screen = prepare_screen(got, "cmp", ["DMSO"], "plate", feats, "cosine", nan="drop-rows")
+    assert screen.X.kept is not None and not np.shares_memory(screen.X.kept, array)  # a row left out: a copy
+    path2 = tmp_path / "whole.parquet"
+    t.drop(index=t.index[7]).to_parquet(path2)
+    whole = read_table(path2, labels=labels)
+    screen = prepare_screen(whole, "cmp", ["DMSO"], "plate", feats, "cosine")
+    assert np.shares_memory(screen.X.kept, whole["f0"].to_numpy())  # the table's own values, no copy
+    kw = dict(perturbation="cmp", control="DMSO", stratum="plate", features=feats, permutations="auto", seed=4)
+    mine = score_profiles(whole, **kw)
+    theirs = score_profiles(labels_as_text(pd.read_parquet(path2), labels), **kw)
+    pd.testing.assert_frame_equal(mine.groups, theirs.groups, check_exact=True)
+    pd.testing.assert_frame_equal(mine.queries, theirs.queries, check_exact=True)
+
+    import pyarrow as pa
+    one = pa.table({"cmp": ["a", "b"], "f0": pa.array([1.0, 2.0], pa.float32()), "g": [1.0, 2.0]})
+    assert rows_frame(one, ["cmp"]) is None  # a single float32 column: as pyarrow gives it
