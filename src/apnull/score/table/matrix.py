@@ -80,9 +80,10 @@ OTHERS_MOST = 64
 
 
 def rows_frame(arrow, keep=()):
-    """``arrow`` (a pyarrow Table) as a DataFrame whose float32 columns (those named in ``keep`` aside) are the
-    columns of one C-contiguous (rows, k) float32 array, its other columns as pyarrow gives them, in the
-    table's order; or None when it has fewer than two such columns, or more than :data:`OTHERS_MOST` others.
+    """``arrow`` (a pyarrow Table) as a DataFrame whose float32 columns are the columns of one C-contiguous
+    (rows, k) float32 array, its other columns as pyarrow gives them (and those named in ``keep``, and those
+    pandas wrote as another dtype, such as its nullable ``Float32``), in the table's order; or None when it
+    has fewer than two such float32 columns, or more than :data:`OTHERS_MOST` others.
 
     A profile's values are then side by side, as the scoring reads them: :func:`held_rows` finds the array,
     and a screen read this way is prepared and drawn without a copy of its features (a JUMP screen of
@@ -91,7 +92,9 @@ def rows_frame(arrow, keep=()):
     import pyarrow as pa
 
     names = arrow.column_names
-    f32 = [c for c, t in zip(names, arrow.schema.types) if pa.types.is_float32(t) and c not in keep]
+    meta = arrow.schema.pandas_metadata or {}  # a column pandas wrote as another dtype (Float32) stays one
+    other = {c.get("field_name") for c in meta.get("columns", []) if c.get("numpy_type") not in (None, "float32")}
+    f32 = [c for c, t in zip(names, arrow.schema.types) if pa.types.is_float32(t) and c not in keep and c not in other]
     if len(f32) < 2 or len(names) - len(f32) > OTHERS_MOST:
         return None
     values = np.empty((arrow.num_rows, len(f32)), dtype=np.float32)
