@@ -189,10 +189,13 @@ def test_every_module_making_kernels_imports_compiled_first():
 
 INTERRUPTED = textwrap.dedent('''
     import contextlib
+    import signal
     import sys
     import time
     import numpy as np
     from apnull.compiled import safe_interrupts
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal, even when started ignoring it
     from apnull.score.kernels import labelsets as K
 
     X = np.random.default_rng(0).normal(size=(3000, 50))
@@ -263,13 +266,18 @@ def test_safe_interrupts_defers_only_inside_numbas_call_back(monkeypatch):
         def start(self):
             timers.append(("started", self.daemon))
 
-    before = signal.getsignal(signal.SIGINT)
-    monkeypatch.setattr(threading, "Timer", Timer)
-    with safe_interrupts():
-        handler = signal.getsignal(signal.SIGINT)
-        assert handler is not before
-        handler(signal.SIGINT, types.SimpleNamespace(f_code=_numba_unpickle.__code__))
-        assert timers == [(INTERRUPT_AGAIN, os.kill, (os.getpid(), signal.SIGINT)), ("started", True)]
-        with pytest.raises(KeyboardInterrupt):
-            handler(signal.SIGINT, sys._getframe())
-    assert signal.getsignal(signal.SIGINT) is before
+    # Python's own handler, even in a process started with SIGINT ignored (a background job of a shell script)
+    restore = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        before = signal.getsignal(signal.SIGINT)
+        monkeypatch.setattr(threading, "Timer", Timer)
+        with safe_interrupts():
+            handler = signal.getsignal(signal.SIGINT)
+            assert handler is not before
+            handler(signal.SIGINT, types.SimpleNamespace(f_code=_numba_unpickle.__code__))
+            assert timers == [(INTERRUPT_AGAIN, os.kill, (os.getpid(), signal.SIGINT)), ("started", True)]
+            with pytest.raises(KeyboardInterrupt):
+                handler(signal.SIGINT, sys._getframe())
+        assert signal.getsignal(signal.SIGINT) is before
+    finally:
+        signal.signal(signal.SIGINT, restore)

@@ -432,7 +432,7 @@ def test_a_parquet_files_float32_features_are_read_as_one_row_major_array(tmp_pa
 
     import pyarrow as pa
     one = pa.table({"cmp": ["a", "b"], "f0": pa.array([1.0, 2.0], pa.float32()), "g": [1.0, 2.0]})
-    assert rows_frame(one, ["cmp"]) is None  # a single float32 column: as pyarrow gives it
+    assert rows_frame([one], ["cmp"]) is None  # a single float32 column: as pyarrow gives it
     nullable = pd.DataFrame({"cmp": ["a", "b"], "f0": pd.array([1.0, None], dtype="Float32"),
                              "f1": pd.array([1.0, 2.0], dtype="Float32"), "f2": np.float32([1, 2])})
     nullable.to_parquet(tmp_path / "nullable.parquet")  # pandas's own Float32 columns come back as Float32

@@ -211,17 +211,23 @@ def _read_parquet(source, labels, columns=None, filters=None, progress=None) -> 
         return pd.read_parquet(source)
     import pyarrow as pa
 
-    arrow = subset.read_arrow(source, columns, filters, progress)
-    names = _label_names(labels, arrow.column_names)
-    for c in names:
-        i = arrow.column_names.index(c)
-        col = arrow.column(i)
-        if pa.types.is_integer(col.type) or pa.types.is_boolean(col.type) or pa.types.is_decimal(col.type):
-            arrow = arrow.set_column(i, c, col.cast(pa.string()))
-    table = rows_frame(arrow, names)  # float32 features side by side, as the scoring reads them
+    parts = subset.read_arrow(source, columns, filters, progress, parts=True)
+    names = _label_names(labels, parts[0].column_names)
+
+    def texts(arrow):  # label columns of integers, booleans or decimals as their digits
+        for c in names:
+            i = arrow.column_names.index(c)
+            col = arrow.column(i)
+            if pa.types.is_integer(col.type) or pa.types.is_boolean(col.type) or pa.types.is_decimal(col.type):
+                arrow = arrow.set_column(i, c, col.cast(pa.string()))
+        return arrow
+
+    table = rows_frame(parts, names, texts)  # float32 features side by side, as the scoring reads them
     if table is None:
+        arrow = texts(pa.concat_tables(parts))
+        del parts
         table = arrow.to_pandas(split_blocks=True, self_destruct=True)
-    del arrow  # self_destruct: not to be used again
+        del arrow  # self_destruct: not to be used again
     release_arrow()
     return labels_as_text(table, names)
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .memory import release_arrow
 from .scale import BINARY, DISTANCES, unit_rows
 
 __all__ = ["CHUNK", "CELLS", "TILE_CELLS", "OTHERS_MOST", "compact_dtype", "float_columns", "rows_frame",
@@ -79,33 +80,46 @@ def float_columns(table: pd.DataFrame, features) -> list | None:
 OTHERS_MOST = 64
 
 
-def rows_frame(arrow, keep=()):
-    """``arrow`` (a pyarrow Table) as a DataFrame whose float32 columns are the columns of one C-contiguous
-    (rows, k) float32 array, its other columns as pyarrow gives them (and those named in ``keep``, and those
-    pandas wrote as another dtype, such as its nullable ``Float32``), in the table's order; or None when it
-    has fewer than two such float32 columns, or more than :data:`OTHERS_MOST` others.
+def rows_frame(parts: list, keep=(), finish=None):
+    """``parts`` (pyarrow Tables of the same columns: a Parquet file's row groups, in order) as one DataFrame
+    whose float32 columns are the columns of one C-contiguous (rows, k) float32 array, its other columns
+    (and those named in ``keep``, and those pandas wrote as another dtype, such as its nullable ``Float32``)
+    as pyarrow gives them after ``finish(table)`` (e.g. label columns cast to text), in the table's order; or
+    None, ``parts`` untouched, when they have fewer than two such float32 columns or more than
+    :data:`OTHERS_MOST` others.
 
     A profile's values are then side by side, as the scoring reads them: :func:`held_rows` finds the array,
-    and a screen read this way is prepared and drawn without a copy of its features (a JUMP screen of
-    641,984 x 737 float32: 1.8 GiB less at the peak). The array is filled a tile of whole rows at a time
-    (:data:`TILE_CELLS`); missing values become NaN, as pandas reads them."""
+    and a screen read this way is prepared and drawn without a copy of its features. Each part's float32
+    columns are copied into the array a tile of whole rows at a time (:data:`TILE_CELLS`; missing values
+    become NaN, as pandas reads them) and let go before the next part (``parts`` is emptied as it is read),
+    so the file is held about once (a JUMP screen of 641,984 x 737 float32: 1.8 GiB)."""
     import pyarrow as pa
 
-    names = arrow.column_names
-    meta = arrow.schema.pandas_metadata or {}  # a column pandas wrote as another dtype (Float32) stays one
+    if not parts:
+        return None
+    schema = parts[0].schema
+    names = schema.names
+    meta = schema.pandas_metadata or {}  # a column pandas wrote as another dtype (Float32) stays one
     other = {c.get("field_name") for c in meta.get("columns", []) if c.get("numpy_type") not in (None, "float32")}
-    f32 = [c for c, t in zip(names, arrow.schema.types) if pa.types.is_float32(t) and c not in keep and c not in other]
+    f32 = [c for c, t in zip(names, schema.types) if pa.types.is_float32(t) and c not in keep and c not in other]
     if len(f32) < 2 or len(names) - len(f32) > OTHERS_MOST:
         return None
-    values = np.empty((arrow.num_rows, len(f32)), dtype=np.float32)
-    step, at = max(1, TILE_CELLS // len(f32)), 0
-    for batch in arrow.select(f32).to_batches():  # a row group at a time: each column's values taken once
-        cols = [col.to_numpy(zero_copy_only=False) for col in batch.columns]
-        for a in range(0, batch.num_rows, step):
-            b = min(a + step, batch.num_rows)
-            np.stack([col[a:b] for col in cols], axis=1, out=values[at + a:at + b])
-        at += batch.num_rows
-    others = arrow.drop_columns(f32).to_pandas(split_blocks=True, self_destruct=True)
+    values = np.empty((sum(p.num_rows for p in parts), len(f32)), dtype=np.float32)
+    step, at, rest = max(1, TILE_CELLS // len(f32)), 0, []
+    for i in range(len(parts)):
+        part, parts[i] = parts[i], None
+        for batch in part.select(f32).to_batches():  # each column's values taken once a batch
+            cols = [col.to_numpy(zero_copy_only=False) for col in batch.columns]
+            for a in range(0, batch.num_rows, step):
+                b = min(a + step, batch.num_rows)
+                np.stack([col[a:b] for col in cols], axis=1, out=values[at + a:at + b])
+            at += batch.num_rows
+        rest.append(part.drop_columns(f32))
+        part = batch = cols = None  # the part's float32 buffers go back before the next part is copied
+        release_arrow()
+    others = pa.concat_tables(rest)
+    del rest
+    others = (finish(others) if finish else others).to_pandas(split_blocks=True, self_destruct=True)
     frame = pd.DataFrame(values, columns=f32, index=others.index, copy=False)
     place = 0
     for c in names:  # the other columns in their places (an index column pandas restored is not one)

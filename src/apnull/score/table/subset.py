@@ -211,12 +211,13 @@ def check_part(path, columns, filters, label: str) -> None:
                           f"{MAX_PART_BYTES / 1024**2:,.0f} MB: read fewer columns or fewer plates at a time")
 
 
-def read_arrow(source, columns, filters, progress=None):
+def read_arrow(source, columns, filters, progress=None, parts=False):
     """The Arrow table of ``columns`` (checked against the file's schema; None: all) and of the rows
     ``filters`` keeps (None: all). Without a filter the file is read a row group at a time, without
     buffering the whole file first (``pre_buffer=False``): the read holds the table and one row group's
     buffers (a 325 MB table of float32 peaked at 1.8 times its size, against 3.3 times for one
-    ``pq.read_table``); ``progress`` (a reporter, :mod:`..engine.progress`) is told the rows read after each."""
+    ``pq.read_table``); ``progress`` (a reporter, :mod:`..engine.progress`) is told the rows read after each.
+    ``parts``: the list of those tables (the row groups, or the one table a filter reads), not joined."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -229,16 +230,17 @@ def read_arrow(source, columns, filters, progress=None):
     if pos is None:  # a file by its path: limited by the part read, not by the file's size
         check_part(source, columns, filters, repr(Path(source).name))
     if filters is not None:
-        return pq.read_table(source, columns=columns, filters=filters)
+        table = pq.read_table(source, columns=columns, filters=filters)
+        return [table] if parts else table
     handle = pq.ParquetFile(source, pre_buffer=False)
-    total, done, parts = handle.metadata.num_rows, 0, []
+    total, done, groups = handle.metadata.num_rows, 0, []
     tell_stage(progress, "rows read")
     for i in range(handle.num_row_groups):  # a row group at a time: its decoding buffers freed before the next
-        parts.append(handle.read_row_group(i, columns=columns))
+        groups.append(handle.read_row_group(i, columns=columns))
         release_arrow()
-        done += parts[-1].num_rows
+        done += groups[-1].num_rows
         if progress:
             progress(done, total)
-    if parts:
-        return pa.concat_tables(parts)
-    return pq.read_table(source, columns=columns)
+    if not groups:
+        groups = [pq.read_table(source, columns=columns)]
+    return groups if parts else pa.concat_tables(groups)
