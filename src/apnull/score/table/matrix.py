@@ -16,7 +16,9 @@ makes five or six such copies at once; this module keeps one (plus chunks of :da
 - :func:`duplicate_rows` marks rows equal to an earlier row in perturbation, stratum and every
   feature value (``DataFrame.duplicated(keep="first")``) by first hashing each row to 64 bits and
   comparing exactly only the rows whose hash repeats (equal rows always share a hash; -0.0 and 0.0
-  hash alike, as they compare equal).
+  hash alike, as they compare equal);
+- :func:`rows_frame` reads a Parquet file's float32 columns into one row-major array that the table's
+  columns are, and :func:`held_rows` finds it again: such a table is scored without a copy of its features.
 """
 
 from __future__ import annotations
@@ -76,6 +78,18 @@ def float_columns(table: pd.DataFrame, features) -> list | None:
     return None if _float_positions(table, features) is None else [table[c].to_numpy() for c in features]
 
 
+def _stack_rows(columns, out: np.ndarray, used=None) -> np.ndarray:
+    """``out`` (rows, len(columns)), C-contiguous, filled with row ``used[i]`` of ``columns`` (1-D arrays of
+    one column each; ``used`` None: row i) in row i, a tile of :data:`TILE_CELLS` values of whole rows at a
+    time: each row written whole, not one value a pass (a column at a time, every value of a wide row went
+    to another cache line)."""
+    step = max(1, TILE_CELLS // max(len(columns), 1))
+    for a in range(0, out.shape[0], step):
+        rows = slice(a, a + step) if used is None else used[a:a + step]
+        np.stack([col[rows] for col in columns], axis=1, out=out[a:a + step])
+    return out
+
+
 #: At most this many columns besides the float32 ones for :func:`rows_frame` (each is inserted into the frame).
 OTHERS_MOST = 64
 
@@ -105,14 +119,12 @@ def rows_frame(parts: list, keep=(), finish=None):
     if len(f32) < 2 or len(names) - len(f32) > OTHERS_MOST:
         return None
     values = np.empty((sum(p.num_rows for p in parts), len(f32)), dtype=np.float32)
-    step, at, rest = max(1, TILE_CELLS // len(f32)), 0, []
+    at, rest = 0, []
     for i in range(len(parts)):
         part, parts[i] = parts[i], None
         for batch in part.select(f32).to_batches():  # each column's values taken once a batch
             cols = [col.to_numpy(zero_copy_only=False) for col in batch.columns]
-            for a in range(0, batch.num_rows, step):
-                b = min(a + step, batch.num_rows)
-                np.stack([col[a:b] for col in cols], axis=1, out=values[at + a:at + b])
+            _stack_rows(cols, values[at:at + batch.num_rows])
             at += batch.num_rows
         rest.append(part.drop_columns(f32))
         part = batch = cols = None  # the part's float32 buffers go back before the next part is copied
@@ -140,7 +152,7 @@ def held_rows(table: pd.DataFrame, features, used: np.ndarray) -> np.ndarray | N
             or not np.array_equal(used, np.arange(used.size))):
         return None
     start = base.ctypes.data
-    if all(c.base is base and c.strides == base.strides[:1] and c.ctypes.data == start + 4 * j
+    if all(c.base is base and c.strides == base.strides[:1] and c.ctypes.data == start + base.itemsize * j
            for j, c in enumerate(cols)):
         return base
     return None
@@ -161,12 +173,8 @@ def feature_matrix(table: pd.DataFrame, features, used: np.ndarray, dtype=np.flo
     whole = used.size == len(table) and bool(np.all(used == np.arange(used.size)))
     if columns is None:
         columns = float_columns(table, features)
-    if columns is not None:  # float columns: a tile of rows at a time, each row written whole
-        step = max(1, TILE_CELLS // max(len(columns), 1))
-        for a in range(0, used.size, step):
-            rows = slice(a, a + step) if whole else used[a:a + step]
-            np.stack([col[rows] for col in columns], axis=1, out=out[a:a + step])
-        return out
+    if columns is not None:
+        return _stack_rows(columns, out, None if whole else used)
     for j, c in enumerate(features):
         col = table[c].to_numpy(dtype=np.float64, na_value=np.nan)
         out[:, j] = col if whole else col[used]

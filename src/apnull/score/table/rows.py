@@ -239,7 +239,8 @@ class PreparedRows:
         the run lasts (nothing to check)."""
         flat = np.asarray(idx, dtype=np.int64)
         if self.kept is not None:
-            return RawRows(self.kept[flat], self.similarity, self.exponent, None, None, None, self.rows[flat])
+            return RawRows(values=self.kept[flat], similarity=self.similarity, exponent=self.exponent, codes=None,
+                           normalization=None, hashes=None, rows=self.rows[flat])
         missing = [c for c in self.features if c not in self.table.columns]
         if missing:
             raise ValueError(f"the scored table no longer has the feature column {missing[0]!r}; score it again")
