@@ -402,6 +402,7 @@ def test_a_parquet_files_float32_features_are_read_as_one_row_major_array(tmp_pa
     t = crossed(compounds=60, d=6)
     t.insert(3, "extra", np.arange(len(t), dtype=np.float64))  # another type, between the features
     t.insert(5, "dose", np.float32(0.5))  # a float32 label: read as text, not a feature of the array
+    t.insert(6, "Metadata_conc", np.float32(1.5))  # float32 metadata, never a feature by default: beside the array
     t.loc[7, "f2"] = np.nan
     t.index = pd.Index(np.arange(len(t)) * 3 + 1, name="well")  # an index pandas writes and restores
     path = tmp_path / "screen.parquet"
@@ -413,7 +414,13 @@ def test_a_parquet_files_float32_features_are_read_as_one_row_major_array(tmp_pa
     array = held_rows(got, feats, np.arange(len(got)))
     assert array is not None and array.flags.c_contiguous and array.shape == (len(got), 6)
     assert all(np.shares_memory(got[c].to_numpy(), array) for c in feats)
-    assert held_rows(got, feats[:5], np.arange(len(got))) is None  # not every column of the array: a copy
+    assert not np.shares_memory(got["Metadata_conc"].to_numpy(), array)
+    for run in (feats[:5], feats[1:4], feats[5:]):  # a run of the array's columns: a view of it, no copy
+        view = held_rows(got, run, np.arange(len(got)))
+        assert view is not None and np.shares_memory(view, array) and view.base is array
+        np.testing.assert_array_equal(view, got[run].to_numpy())
+    for apart in (feats[::2], feats[::-1], [feats[1], feats[0]]):  # not side by side in the array's order: a copy
+        assert held_rows(got, apart, np.arange(len(got))) is None
     assert held_rows(got, feats, np.arange(len(got) - 1)) is None  # rows left out: a copy
     assert held_rows(t, feats, np.arange(len(t))) is None  # a frame pandas made: a copy
 
@@ -424,7 +431,16 @@ def test_a_parquet_files_float32_features_are_read_as_one_row_major_array(tmp_pa
     whole = read_table(path2, labels=labels)
     screen = prepare_screen(whole, "cmp", ["DMSO"], "plate", feats, "cosine")
     assert np.shares_memory(screen.X.kept, whole["f0"].to_numpy())  # the table's own values, no copy
+    part = prepare_screen(whole, "cmp", ["DMSO"], "plate", feats[1:], "cosine")  # a run of the array's columns
+    assert np.shares_memory(part.X.kept, whole["f1"].to_numpy())
+    np.testing.assert_array_equal(part.X[np.arange(9)], prepare_screen(t.drop(index=t.index[7]), "cmp", ["DMSO"],
+                                                                      "plate", feats[1:], "cosine").X[np.arange(9)])
     kw = dict(perturbation="cmp", control="DMSO", stratum="plate", features=feats, permutations="auto", seed=4)
+    mine = score_profiles(whole, **kw)
+    theirs = score_profiles(labels_as_text(pd.read_parquet(path2), labels), **kw)
+    pd.testing.assert_frame_equal(mine.groups, theirs.groups, check_exact=True)
+    pd.testing.assert_frame_equal(mine.queries, theirs.queries, check_exact=True)
+    kw["features"] = feats[1:]  # drawn from a view of the array's columns
     mine = score_profiles(whole, **kw)
     theirs = score_profiles(labels_as_text(pd.read_parquet(path2), labels), **kw)
     pd.testing.assert_frame_equal(mine.groups, theirs.groups, check_exact=True)

@@ -44,7 +44,7 @@ import pandas as pd
 from ...limits import check_column, check_regex
 from .missing import ROW_WORDS
 
-__all__ = ["select_features", "bookkeeping", "MOSTLY_NUMERIC", "CELLS_NAMED", "COMPARTMENTS"]
+__all__ = ["select_features", "default_left_out", "cellprofiler_names", "bookkeeping", "MOSTLY_NUMERIC", "CELLS_NAMED", "COMPARTMENTS"]
 
 #: Share of non-blank cells that must parse as numbers for a text column to count as "numeric but
 #: for a few cells" (an error) rather than a text column (left out).
@@ -73,7 +73,20 @@ def bookkeeping(name) -> bool:
     return _BOOKKEEPING.match(str(name)) is not None
 
 
-def _cellprofiler(columns) -> bool:
+def default_left_out(name, cellprofiler: bool) -> str | None:
+    """Why the default choice of features (``features=None``) leaves out the column ``name`` whatever it holds,
+    or None: a ``Metadata_`` name, CellProfiler's bookkeeping (:func:`bookkeeping`), or, with ``cellprofiler``
+    (a CellProfiler table, :func:`cellprofiler_names`, and a numeric column), a name outside its compartments."""
+    if str(name).startswith("Metadata_"):
+        return "metadata (name starts with Metadata_)"
+    if bookkeeping(name):
+        return BOOKKEEPING_REASON
+    if cellprofiler and not _measured(name):
+        return OUTSIDE_REASON
+    return None
+
+
+def cellprofiler_names(columns) -> bool:
     """Whether ``columns`` hold CellProfiler measurements (a name starting with a compartment)."""
     return any(str(c).startswith(tuple(f"{p}_" for p in COMPARTMENTS)) for c in columns)
 
@@ -152,14 +165,11 @@ def select_features(table: pd.DataFrame, features, exclude, binary=False) -> tup
     left_out = []
     if features is None:
         chosen = []
-        cellprofiler = _cellprofiler(cols)
+        cellprofiler = cellprofiler_names(cols)
         for c in cols:
-            if str(c).startswith("Metadata_"):
-                left_out.append((str(c), "metadata (name starts with Metadata_)"))
-            elif bookkeeping(c):
-                left_out.append((str(c), BOOKKEEPING_REASON))
-            elif cellprofiler and not _measured(c) and _is_numeric(dtype(c)):
-                left_out.append((str(c), OUTSIDE_REASON))
+            why = default_left_out(c, cellprofiler and _is_numeric(dtype(c)))
+            if why is not None:
+                left_out.append((str(c), why))
             elif pd.api.types.is_bool_dtype(dtype(c)):
                 if binary:
                     chosen.append(c)

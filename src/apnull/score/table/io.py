@@ -11,6 +11,7 @@ import pandas as pd
 
 from ...limits import SCORE_MAX_FILE_BYTES as MAX_FILE_BYTES
 from . import subset
+from .columns import cellprofiler_names, default_left_out
 from .matrix import rows_frame
 from .memory import release_arrow
 
@@ -203,9 +204,10 @@ def _read_parquet(source, labels, columns=None, filters=None, progress=None) -> 
     integer column keeps its digits instead of turning into floats). With ``columns`` or ``filters``
     only those columns and the rows the filter keeps are read (:mod:`.subset`).
 
-    Memory: float32 columns stay float32. Two or more of them (not labels) become the columns of one row-major
-    array (:func:`.matrix.rows_frame`), which the scoring then reads without a copy; Arrow's other columns
-    are let go as pandas takes them (``self_destruct``, one block a column)."""
+    Memory: float32 columns stay float32. Two or more of them (not labels, nor columns the default choice of
+    features never takes: :func:`.columns.default_left_out`) become the columns of one row-major array
+    (:func:`.matrix.rows_frame`), which the scoring then reads without a copy; Arrow's other columns are let
+    go as pandas takes them (``self_destruct``, one block a column)."""
     by_path = isinstance(source, (str, os.PathLike))
     if labels is None and columns is None and filters is None and progress is None and not by_path:
         return pd.read_parquet(source)
@@ -222,7 +224,10 @@ def _read_parquet(source, labels, columns=None, filters=None, progress=None) -> 
                 arrow = arrow.set_column(i, c, col.cast(pa.string()))
         return arrow
 
-    table = rows_frame(parts, names, texts)  # float32 features side by side, as the scoring reads them
+    every = parts[0].column_names
+    cellprofiler = cellprofiler_names(every)
+    aside = [c for c in every if default_left_out(c, cellprofiler)]  # not features unless asked
+    table = rows_frame(parts, [*names, *aside], texts)  # float32 features side by side, as the scoring reads them
     if table is None:
         arrow = texts(pa.concat_tables(parts))
         del parts

@@ -141,20 +141,24 @@ def rows_frame(parts: list, keep=(), finish=None):
     return frame
 
 
-def held_rows(table: pd.DataFrame, features, used: np.ndarray) -> np.ndarray | None:
-    """The float32 array ``table``'s columns ``features`` are (:func:`rows_frame`), when they are all of its
-    columns in its order and ``used`` is every row: the features as the scoring reads them, with no copy
-    (the table's own values: read, never written); else None."""
-    cols = float_columns(table, features)
+def held_rows(table: pd.DataFrame, features, used: np.ndarray, columns=None) -> np.ndarray | None:
+    """The float32 array ``table``'s columns ``features`` are (:func:`rows_frame`), when they are side by side
+    in it in its order (all of its columns, or a run of them: a view) and ``used`` is every row: the features as
+    the scoring reads them, with no copy (the table's own values: read, never written); else None.
+    ``columns``: :func:`float_columns` of ``table`` and ``features``, when the caller has them already."""
+    cols = float_columns(table, features) if columns is None else columns
     base = cols[0].base if cols else None
     if (not isinstance(base, np.ndarray) or base.dtype != np.float32 or not base.flags.c_contiguous
-            or base.shape != (len(table), len(cols)) or used.size != len(table)
-            or not np.array_equal(used, np.arange(used.size))):
+            or base.ndim != 2 or base.shape[0] != len(table) or len(cols) > base.shape[1]
+            or used.size != len(table) or not np.array_equal(used, np.arange(used.size))):
         return None
-    start = base.ctypes.data
+    first, left = divmod(cols[0].ctypes.data - base.ctypes.data, base.itemsize)
+    if left or first < 0 or first + len(cols) > base.shape[1]:
+        return None
+    start = base.ctypes.data + base.itemsize * first
     if all(c.base is base and c.strides == base.strides[:1] and c.ctypes.data == start + base.itemsize * j
            for j, c in enumerate(cols)):
-        return base
+        return base if len(cols) == base.shape[1] else base[:, first:first + len(cols)]
     return None
 
 

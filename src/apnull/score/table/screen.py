@@ -12,7 +12,8 @@ from ...limits import SCORE_MAX_STRATUM_CONTROLS as MAX_STRATUM_CONTROLS
 from ...limits import check_column, check_stratum
 from .columns import select_features
 from .labels import control_values, label_rows, match_controls, text_codes
-from .matrix import compact_dtype, duplicate_rows, euclidean_exponent, feature_matrix, held_rows, scale_in_place
+from .matrix import (compact_dtype, duplicate_rows, euclidean_exponent, feature_matrix, float_columns, held_rows,
+                     scale_in_place)
 from .perts import Pert, PertTable, group_rows, sorted_order
 from .segments import offsets
 from .memory import release_arrow
@@ -164,9 +165,11 @@ def prepare_screen(table, perturbation, control, stratum, features, similarity, 
     feats, left_out = select_features(table, features, {pcol, *differ} | ({scol} if scol else set()), binary)
     used = np.flatnonzero(keep)
     compact = normalize == "none" and not binary and compact_dtype(table, feats) == np.float32
-    values = held_rows(table, feats, used) if compact else None  # read_table's own array, or a copy
+    columns = float_columns(table, feats)  # the feature columns' arrays (views), taken once
+    values = held_rows(table, feats, used, columns) if compact else None  # read_table's own array, or a copy
     if values is None:
-        values = feature_matrix(table, feats, used, np.float32 if compact else np.float64)
+        values = feature_matrix(table, feats, used, np.float32 if compact else np.float64, columns=columns)
+    del columns
     if scol is not None:
         scode_all, stext = text_codes(table[scol])
         release_arrow()
