@@ -93,9 +93,10 @@ MEASURE = textwrap.dedent("""
     import pyarrow as pa
     from apnull.score import read_table
     path, mode = sys.argv[1], sys.argv[2]
-    kw = {} if mode == "full" else dict(columns=["Metadata_plate", "f0", "f1"], filters={"Metadata_plate": "p03"})
+    kw = {"full": {}, "filtered": dict(columns=["Metadata_plate", "f0", "f1"], filters={"Metadata_plate": "p03"}),
+          "spread": dict(filters={"Metadata_cmp": ["c0007", "c0100"]})}[mode]
     tracemalloc.start()
-    table = read_table(path, labels=["Metadata_plate"], **kw)
+    table = read_table(path, labels=["Metadata_plate", "Metadata_cmp"], **kw)
     _, peak = tracemalloc.get_traced_memory()
     print(json.dumps({"rows": len(table), "arrow_peak": pa.default_memory_pool().max_memory(), "python_peak": peak}))
 """)
@@ -103,15 +104,17 @@ MEASURE = textwrap.dedent("""
 
 def test_a_filtered_parquet_read_holds_far_less_than_a_full_read(tmp_path):
     """Peak memory of the read in a fresh process (pyarrow's pool, plus numpy/pandas through tracemalloc):
-    one plate of 20 and 3 of 41 columns against the whole file."""
+    one plate of 20 and 3 of 42 columns against the whole file; two compounds, whose rows are in every row
+    group (no group skipped by its statistics), read a row group at a time."""
     rng = np.random.default_rng(0)
     n = 40_000
     t = pd.DataFrame({"Metadata_plate": np.repeat([f"p{i:02d}" for i in range(20)], n // 20),
+                      "Metadata_cmp": np.tile([f"c{i:04d}" for i in range(n // 20)], 20),
                       **{f"f{i}": rng.normal(size=n) for i in range(40)}})
     path = tmp_path / "big.parquet"
     t.to_parquet(path, row_group_size=2_000)
     got = {}
-    for mode in ("full", "filtered"):
+    for mode in ("full", "filtered", "spread"):
         done = subprocess.run([sys.executable, "-c", MEASURE, str(path), mode], capture_output=True, text=True,
                               timeout=120)
         assert done.returncode == 0, done.stderr[-2000:]
@@ -121,6 +124,10 @@ def test_a_filtered_parquet_read_holds_far_less_than_a_full_read(tmp_path):
     part = got["filtered"]["arrow_peak"] + got["filtered"]["python_peak"]
     assert full > 40 * n * 8  # the whole feature matrix passed through memory
     assert part < full / 8, got  # the full read no longer copies the table to convert its labels
+    assert got["spread"]["rows"] == 40
+    group = 2_000 * 40 * 8  # a row group's features
+    assert got["full"]["arrow_peak"] > 20 * group  # the whole file passed through Arrow
+    assert got["spread"]["arrow_peak"] < 3 * group, got  # one row group at a time (pyarrow's reader: 44 of them)
 
 
 def test_the_command_line_reads_part_of_the_file(files, tmp_path):
