@@ -22,7 +22,6 @@ import time
 
 import numpy as np
 import pandas as pd
-from scipy.stats import binom
 
 
 def make_screen(compounds=2000, replicates=5, plate_size=300, controls=32, features=100, active=0.1,
@@ -120,6 +119,8 @@ def main(argv=None):
     null = ~active.reindex(g.index).to_numpy()
     fp = int((g["p_value"][null] <= 0.05).sum())
     nn = int(null.sum())
+    from scipy.stats import binom  # here: dask's worker processes import this script as they start
+
     band = binom.ppf(0.975, nn, 0.05) / max(nn, 1)
     print(f"crossed layout: {a.compounds:,} compounds x {a.replicates} replicates, {len(table):,} rows, "
           f"{table['Metadata_plate'].nunique()} plates, {a.features} features, float32; load average "
