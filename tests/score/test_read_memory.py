@@ -285,12 +285,24 @@ def parquet(tmp_path):
     return t, path
 
 
-def test_reading_a_row_group_at_a_time_reads_the_table_and_counts_rows(parquet):
+def test_reading_a_row_group_at_a_time_reads_the_table_and_counts_rows(parquet, monkeypatch):
     """A Parquet file by its path is read a row group at a time (each group's buffers let go before the
-    next): the same table as pandas reads, float32 kept, and the rows read told after each group."""
+    next; small groups a few together, up to READ_ROWS rows): the same table as pandas reads, float32 kept,
+    and the rows read told after each read."""
+    from apnull.score.table import subset
     from apnull.score.table.io import labels_as_text
 
     t, path = parquet
+    rec = Recorder()
+    got = read_table(path, labels=["cmp", "plate"], progress=rec)  # 1,170 rows in groups of 250: one read
+    pd.testing.assert_frame_equal(got, labels_as_text(pd.read_parquet(path), ["cmp", "plate"]))
+    assert [c[1] for c in rec.calls] == [len(t)]
+    monkeypatch.setattr(subset, "READ_ROWS", 600)  # two groups a read
+    rec = Recorder()
+    got = read_table(path, labels=["cmp", "plate"], progress=rec)
+    pd.testing.assert_frame_equal(got, labels_as_text(pd.read_parquet(path), ["cmp", "plate"]))
+    assert [c[1] for c in rec.calls] == [500, 1000, len(t)]
+    monkeypatch.setattr(subset, "READ_ROWS", 250)  # a group a read
     rec = Recorder()
     got = read_table(path, labels=["cmp", "plate"], progress=rec)
     pd.testing.assert_frame_equal(got, labels_as_text(pd.read_parquet(path), ["cmp", "plate"]))
