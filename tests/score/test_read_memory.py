@@ -423,28 +423,41 @@ def test_a_parquet_files_float32_features_are_read_as_one_row_major_array(tmp_pa
     got = read_table(path, labels=labels)
     pd.testing.assert_frame_equal(got, labels_as_text(pd.read_parquet(path), labels), check_exact=True)
     feats = [f"f{i}" for i in range(6)]
-    array = held_rows(got, feats, np.arange(len(got)))
-    assert array is not None and array.flags.c_contiguous and array.shape == (len(got), 6)
+    every = np.arange(len(got))
+    held = held_rows(got, feats, every)
+    array = held.array
+    assert held.rows is None and array.flags.c_contiguous and array.shape == (len(got), 6)
     assert all(np.shares_memory(got[c].to_numpy(), array) for c in feats)
     assert not np.shares_memory(got["Metadata_conc"].to_numpy(), array)
     for run in (feats[:5], feats[1:4], feats[5:]):  # a run of the array's columns: a view of it, no copy
-        view = held_rows(got, run, np.arange(len(got)))
-        assert view is not None and np.shares_memory(view, array) and view.base is array
+        view = held_rows(got, run, every).array
+        assert np.shares_memory(view, array) and view.base is array
         np.testing.assert_array_equal(view, got[run].to_numpy())
     for apart in (feats[::2], feats[::-1], [feats[1], feats[0]]):  # not side by side in the array's order: a copy
-        assert held_rows(got, apart, np.arange(len(got))) is None
-    assert held_rows(got, feats, np.arange(len(got) - 1)) is None  # rows left out: a copy
-    assert held_rows(t, feats, np.arange(len(t))) is None  # a frame pandas made: a copy
+        assert held_rows(got, apart, every) is None
+    assert held_rows(t, feats, every) is None  # a frame pandas made: a copy
+    some = held_rows(got, feats, every[::3])  # rows left out: still read from the array
+    mine = got[feats].to_numpy()[::3]
+    assert some.array is array and some.shape == mine.shape and some.nbytes == mine.nbytes
+    np.testing.assert_array_equal(np.asarray(some), mine)
+    np.testing.assert_array_equal(some[2:5], mine[2:5])
+    np.testing.assert_array_equal(some[[4, 0]], mine[[4, 0]])
+    cols = np.array([True, False, True, True, False, True])
+    np.testing.assert_array_equal(some[:, cols], mine[:, cols])
+    np.testing.assert_array_equal(some[3, 2], mine[3, 2])
+    fewer = some.where_rows(np.arange(len(mine)) % 2 == 0)
+    assert fewer.array is array
+    np.testing.assert_array_equal(np.asarray(fewer), mine[::2])
 
     screen = prepare_screen(got, "cmp", ["DMSO"], "plate", feats, "cosine", nan="drop-rows")
-    assert screen.X.kept is not None and not np.shares_memory(screen.X.kept, array)  # a row left out: a copy
+    assert screen.X.kept.array is array and 7 not in screen.X.kept.rows  # the row with a NaN left out: no copy
     path2 = tmp_path / "whole.parquet"
     t.drop(index=t.index[7]).to_parquet(path2)
     whole = read_table(path2, labels=labels)
     screen = prepare_screen(whole, "cmp", ["DMSO"], "plate", feats, "cosine")
-    assert np.shares_memory(screen.X.kept, whole["f0"].to_numpy())  # the table's own values, no copy
+    assert np.shares_memory(screen.X.kept.array, whole["f0"].to_numpy())  # the table's own values, no copy
     part = prepare_screen(whole, "cmp", ["DMSO"], "plate", feats[1:], "cosine")  # a run of the array's columns
-    assert np.shares_memory(part.X.kept, whole["f1"].to_numpy())
+    assert np.shares_memory(part.X.kept.array, whole["f1"].to_numpy())
     np.testing.assert_array_equal(part.X[np.arange(9)], prepare_screen(t.drop(index=t.index[7]), "cmp", ["DMSO"],
                                                                       "plate", feats[1:], "cosine").X[np.arange(9)])
     kw = dict(perturbation="cmp", control="DMSO", stratum="plate", features=feats, permutations="auto", seed=4)
@@ -457,6 +470,18 @@ def test_a_parquet_files_float32_features_are_read_as_one_row_major_array(tmp_pa
     theirs = score_profiles(labels_as_text(pd.read_parquet(path2), labels), **kw)
     pd.testing.assert_frame_equal(mine.groups, theirs.groups, check_exact=True)
     pd.testing.assert_frame_equal(mine.queries, theirs.queries, check_exact=True)
+    for similarity in ("cosine", "euclidean"):  # rows left out (a NaN cell, a missing label), drawn from the array
+        unlabelled = t.copy()
+        unlabelled.loc[unlabelled.index[20], "cmp"] = None
+        unlabelled.to_parquet(tmp_path / "gaps.parquet", row_group_size=64)
+        opts = dict(kw, features=feats, nan="drop-rows", similarity=similarity)
+        gaps = read_table(tmp_path / "gaps.parquet", labels=labels)
+        assert prepare_screen(gaps, "cmp", ["DMSO"], "plate", feats, similarity, nan="drop-rows").X.kept.rows.size \
+            == len(gaps) - 2
+        mine = score_profiles(gaps, **opts)
+        theirs = score_profiles(labels_as_text(pd.read_parquet(tmp_path / "gaps.parquet"), labels), **opts)
+        pd.testing.assert_frame_equal(mine.groups, theirs.groups, check_exact=True)
+        pd.testing.assert_frame_equal(mine.queries, theirs.queries, check_exact=True)
 
     import pyarrow as pa
     one = pa.table({"cmp": ["a", "b"], "f0": pa.array([1.0, 2.0], pa.float32()), "g": [1.0, 2.0]})

@@ -18,7 +18,8 @@ makes five or six such copies at once; this module keeps one (plus chunks of :da
   comparing exactly only the rows whose hash repeats (equal rows always share a hash; -0.0 and 0.0
   hash alike, as they compare equal);
 - :func:`rows_frame` reads a Parquet file's float32 columns into one row-major array that the table's
-  columns are, and :func:`held_rows` finds it again: such a table is scored without a copy of its features.
+  columns are, and :func:`held_rows` finds it again (:class:`HeldRows`: the rows a run uses, read from it):
+  such a table is scored without a copy of its features.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from .memory import release_arrow
 from .scale import BINARY, DISTANCES, unit_rows
 
 __all__ = ["CHUNK", "CELLS", "TILE_CELLS", "OTHERS_MOST", "compact_dtype", "float_columns", "rows_frame",
-           "held_rows", "feature_matrix", "euclidean_exponent", "scale_in_place", "row_hash", "duplicate_rows"]
+           "HeldRows", "held_rows", "feature_matrix", "euclidean_exponent", "scale_in_place", "row_hash", "duplicate_rows"]
 
 #: Rows scaled at a time at most (a chunk's temporaries are a few MB).
 CHUNK = 16384
@@ -141,25 +142,71 @@ def rows_frame(parts: list, keep=(), finish=None):
     return frame
 
 
-def held_rows(table: pd.DataFrame, features, used: np.ndarray, columns=None) -> np.ndarray | None:
+class HeldRows:
+    """Rows ``rows`` (None: every row) of the float32 array ``array`` a table holds its features in
+    (:func:`held_rows`), as the preparation reads a feature matrix, without a copy of the whole: a block of
+    rows by a slice (a view when every row is used), rows by index or mask and ``[rows, columns]`` gathered
+    (a copy of what is asked), the whole as an array when asked (``np.asarray``), and :meth:`where_rows`,
+    the rows a mask keeps, again without a copy."""
+
+    def __init__(self, array: np.ndarray, rows: np.ndarray | None = None):
+        self.array, self.rows = array, rows
+        self.shape = (array.shape[0] if rows is None else rows.size, array.shape[1])
+        self.dtype, self.ndim = array.dtype, 2
+
+    @property
+    def size(self) -> int:
+        return self.shape[0] * self.shape[1]
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def _at(self, key):
+        return key if self.rows is None else self.rows[key]
+
+    def __getitem__(self, key) -> np.ndarray:
+        if not isinstance(key, tuple):
+            return self.array[self._at(key)]
+        rows, cols = key
+        rows = self._at(rows)
+        if isinstance(rows, slice) or isinstance(cols, slice) or np.ndim(cols) == 0:
+            return self.array[rows, cols]
+        return self.array[np.ix_(rows, cols)]  # rows and columns by index or mask: one copy
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        out = self.array if self.rows is None else self.array[self.rows]
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+    def where_rows(self, keep: np.ndarray) -> "HeldRows":
+        """The rows ``keep`` (a mask of this one's rows) marks, still read from ``array``."""
+        return HeldRows(self.array, np.flatnonzero(keep) if self.rows is None else self.rows[keep])
+
+
+def held_rows(table: pd.DataFrame, features, used: np.ndarray, columns=None) -> HeldRows | None:
     """The float32 array ``table``'s columns ``features`` are (:func:`rows_frame`), when they are side by side
-    in it in its order (all of its columns, or a run of them: a view) and ``used`` is every row: the features as
-    the scoring reads them, with no copy (the table's own values: read, never written); else None.
-    ``columns``: :func:`float_columns` of ``table`` and ``features``, when the caller has them already."""
+    in it in its order (all of its columns, or a run of them: a view), at the rows ``used``
+    (:class:`HeldRows`): the features as the scoring reads them, with no copy (the table's own values: read,
+    never written); else None. ``columns``: :func:`float_columns` of ``table`` and ``features``, when the
+    caller has them already."""
     cols = float_columns(table, features) if columns is None else columns
     base = cols[0].base if cols else None
     if (not isinstance(base, np.ndarray) or base.dtype != np.float32 or not base.flags.c_contiguous
-            or base.ndim != 2 or base.shape[0] != len(table) or len(cols) > base.shape[1]
-            or used.size != len(table) or not np.array_equal(used, np.arange(used.size))):
+            or base.ndim != 2 or base.shape[0] != len(table) or len(cols) > base.shape[1]):
         return None
     first, left = divmod(cols[0].ctypes.data - base.ctypes.data, base.itemsize)
     if left or first < 0 or first + len(cols) > base.shape[1]:
         return None
     start = base.ctypes.data + base.itemsize * first
-    if all(c.base is base and c.strides == base.strides[:1] and c.ctypes.data == start + base.itemsize * j
-           for j, c in enumerate(cols)):
-        return base if len(cols) == base.shape[1] else base[:, first:first + len(cols)]
-    return None
+    if not all(c.base is base and c.strides == base.strides[:1] and c.ctypes.data == start + base.itemsize * j
+               for j, c in enumerate(cols)):
+        return None
+    array = base if len(cols) == base.shape[1] else base[:, first:first + len(cols)]
+    every = used.size == len(table) and np.array_equal(used, np.arange(used.size))
+    return HeldRows(array, None if every else np.asarray(used, dtype=np.int64))
 
 
 def feature_matrix(table: pd.DataFrame, features, used: np.ndarray, dtype=np.float64, columns=None) -> np.ndarray:
@@ -190,7 +237,10 @@ def euclidean_exponent(values: np.ndarray) -> int:
     power of two :func:`scale_in_place` divides every row by for Euclidean similarity."""
     if values.size == 0:
         return 0
-    top = max(float(np.max(values)), -float(np.min(values)))
+    top = 0.0
+    for a in range(0, values.shape[0], CHUNK):  # a block of rows at a time (``values`` may be :class:`HeldRows`)
+        block = values[a:a + CHUNK]
+        top = max(top, float(np.max(block)), -float(np.min(block)))
     return int(np.frexp(top)[1])
 
 

@@ -121,6 +121,7 @@ def apply_nan_mode(values: np.ndarray, used: np.ndarray, features: list, nan: st
         raise ValueError("every row holds a NaN or infinite feature value, so nan='drop-rows' leaves none; "
                          "use nan='drop-features' or impute the values")
     gone = [int(r) for r in used[rows]]
-    return Dropped(values[keep], used[keep], list(features), [], gone,
+    kept = values.where_rows(keep) if hasattr(values, "where_rows") else values[keep]  # a table's held rows: no copy
+    return Dropped(kept, used[keep], list(features), [], gone,
                    [f"{count_text(len(gone), 'rows')} with NaN or infinite feature values "
                     f"{'was' if len(gone) == 1 else 'were'} left out (nan='drop-rows'): {rows_text(gone)}."])
