@@ -202,14 +202,16 @@ def _read_names(columns, filters) -> list | None:
     return None if by is None else list(dict.fromkeys([*columns, *by]))
 
 
-def part_bytes(path, columns, filters) -> int:
+def part_bytes(path, columns, filters, meta=None, groups=None) -> int:
     """Uncompressed bytes a read of ``columns`` (None: all) and the rows ``filters`` keeps (pyarrow's form,
     resolved) decodes at most from the Parquet file at ``path``: the asked columns and the filter's, in
-    the row groups whose statistics may hold a kept row (:func:`_row_groups`), from the file's metadata alone."""
+    the row groups whose statistics may hold a kept row (:func:`_row_groups`), from the file's metadata alone
+    (``meta``, ``groups``: the file's metadata and those groups, when the caller has them: a footer of
+    thousands of row groups takes a while to parse)."""
     import pyarrow.parquet as pq
 
-    meta = pq.ParquetFile(path).metadata
-    groups = _row_groups(path, filters, meta.num_row_groups)
+    meta = pq.ParquetFile(path).metadata if meta is None else meta
+    groups = _row_groups(path, filters, meta.num_row_groups) if groups is None else groups
     names = _read_names(columns, filters)
     names = None if names is None else set(map(str, names))
     idx = [j for j in range(meta.num_columns)
@@ -217,9 +219,9 @@ def part_bytes(path, columns, filters) -> int:
     return int(sum(meta.row_group(i).column(j).total_uncompressed_size for i in groups for j in idx))
 
 
-def check_part(path, columns, filters, label: str) -> None:
+def check_part(path, columns, filters, label: str, meta=None, groups=None) -> None:
     """FilterError when the part :func:`part_bytes` counts is larger than :data:`MAX_PART_BYTES` (4 GiB)."""
-    size = part_bytes(path, columns, filters)
+    size = part_bytes(path, columns, filters, meta, groups)
     if size > MAX_PART_BYTES:
         what = "the file" if columns is None and filters is None else f"the part of {label} asked for"
         raise FilterError(f"{what} is {size / 1024**2:,.0f} MB uncompressed; the limit is "
@@ -259,17 +261,13 @@ def read_arrow(source, columns, filters, progress=None, parts=False):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    pos = None if isinstance(source, (str, os.PathLike)) else source.tell()
-    schema = pq.read_schema(source)
-    if pos is not None:
-        source.seek(pos)
+    handle = pq.ParquetFile(source, pre_buffer=False)  # the footer parsed once
+    meta, schema = handle.metadata, handle.schema_arrow
     columns = None if columns is None else check_columns(columns, schema.names)
     filters = None if filters is None else resolve_filters(filters, schema)
-    if pos is None:  # a file by its path: limited by the part read, not by the file's size
-        check_part(source, columns, filters, repr(Path(source).name))
-    handle = pq.ParquetFile(source, pre_buffer=False)
-    meta = handle.metadata
     kept = _row_groups(source, filters, handle.num_row_groups)
+    if isinstance(source, (str, os.PathLike)):  # a file by its path: limited by the part read, not by the file's size
+        check_part(source, columns, filters, repr(Path(source).name), meta, kept)
     names = _read_names(columns, filters)
     keep = None if filters is None else filter_expression(filters)
     sizes = [meta.row_group(i).num_rows for i in kept]
