@@ -44,7 +44,8 @@ import pandas as pd
 from ...limits import check_column, check_regex
 from .missing import ROW_WORDS
 
-__all__ = ["select_features", "default_left_out", "cellprofiler_names", "bookkeeping", "MOSTLY_NUMERIC", "CELLS_NAMED", "COMPARTMENTS"]
+__all__ = ["select_features", "default_left_out", "cellprofiler_names", "bookkeeping", "MOSTLY_NUMERIC", "CELLS_NAMED",
+           "COMPARTMENTS"]
 
 #: Share of non-blank cells that must parse as numbers for a text column to count as "numeric but
 #: for a few cells" (an error) rather than a text column (left out).

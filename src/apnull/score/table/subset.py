@@ -251,13 +251,13 @@ def read_arrow(source, columns, filters, progress=None, parts=False):
     ``filters`` keeps (None: all), read a row group at a time without buffering the whole file first
     (``pre_buffer=False``; row groups smaller than :data:`READ_ROWS` rows read a few together): the read holds
     the table and one row group's buffers (a 325 MB table of float32 peaked at 1.8 times its size, against
-    3.3 times for one ``pq.read_table``). With a filter only the row
-    groups whose statistics may hold a kept row are read (:func:`_row_groups`), and each keeps the rows the
-    filter keeps (a row where it is null is dropped, as pyarrow's dataset reader does) before the next is
-    read: five plates, or two compounds, of a 1.8 GB JUMP screen are read in 0.6 GB, where
-    ``pq.read_table(filters=...)``, whose reader decodes groups ahead, held 5 to 6 GB. ``progress`` (a
-    reporter, :mod:`..engine.progress`) is told the rows read (of the groups read) after each. ``parts``: the
-    list of those tables (one a row group, or a few small ones), not joined."""
+    3.3 times for one ``pq.read_table``). With a filter only the row groups whose statistics may hold a kept
+    row are read (:func:`_row_groups`), and each keeps the rows the filter keeps (a row where it is null is
+    dropped, as pyarrow's dataset reader does) before the next is read: five plates, or two compounds, of a
+    1.8 GB JUMP screen are read in 0.6 GB, where ``pq.read_table(filters=...)``, whose reader decodes groups
+    ahead, held 5 to 6 GB. ``progress`` (a reporter, :mod:`..engine.progress`) is told the rows read (of the
+    groups read) after each. ``parts``: the list of those tables (one a row group, or a few small ones), not
+    joined."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
