@@ -131,3 +131,14 @@ def test_a_budget_stops_before_spending_it(tmp_path):
     assert any(w.startswith("the time budget stopped the adaptive permutations (drawing for 2 labels to 30 draws")
                and "(A" in w for w in doc["warnings"])
     assert doc["settings"]["budget"] == 1e-6
+
+
+def test_a_long_labels_table_written_to_a_file_is_printed_by_its_head(screen, tmp_path, monkeypatch):
+    from apnull.cli import tables
+
+    monkeypatch.setattr(tables, "PRINTED_MOST", 1)
+    monkeypatch.setattr(tables, "HEAD_ROWS", 1)
+    labels = tmp_path / "labels.csv"
+    status, out, _ = run(["consistency", screen] + BASE + ["--out-labels", str(labels)])
+    assert status == 0 and len(pd.read_csv(labels)) == 2
+    assert f"... and 1 more row: all 2 in {labels}" in out

@@ -137,3 +137,25 @@ def test_out_path_checked_before_computing(screen_csv, tmp_path, monkeypatch):
     monkeypatch.setattr(score, "score_profiles", lambda *a, **k: called.append(1))
     status, _, err = cli(["score", screen_csv, *BASE, "--out-groups", str(tmp_path)])
     assert status == 2 and "is a folder" in err and not called
+
+
+def test_a_long_table_written_to_a_file_is_printed_by_its_head(screen_csv, tmp_path, monkeypatch):
+    """With --out-groups the file holds the whole table; past PRINTED_MOST rows the terminal gets its first
+    HEAD_ROWS rows and a line naming the rest and the file (a JUMP screen's 116,000 rows were all printed)."""
+    from apnull.cli import tables
+
+    monkeypatch.setattr(tables, "PRINTED_MOST", 5)
+    monkeypatch.setattr(tables, "HEAD_ROWS", 3)
+    g = tmp_path / "g.csv"
+    status, out, _ = cli(["score", screen_csv, *BASE, "--control", "DMSO", "--out-groups", str(g)])
+    groups = pd.read_csv(g)
+    assert status == 0 and len(groups) == 11
+    shown = [name for name in groups["Metadata_perturbation"] if f" {name} " in f" {out} ".replace("\n", " ")]
+    assert shown == list(groups["Metadata_perturbation"][:3])  # the file's first rows, in its order
+    assert f"... and 8 more rows: all 11 in {g}" in out
+    status, out, _ = cli(["score", screen_csv, *BASE, "--control", "DMSO"])  # no file: the whole table
+    assert status == 0 and "more rows" not in out
+    assert all(f" {name} " in f" {out} ".replace("\n", " ") for name in groups["Metadata_perturbation"])
+    monkeypatch.setattr(tables, "PRINTED_MOST", 11)  # at the bound: printed whole
+    status, out, _ = cli(["score", screen_csv, *BASE, "--control", "DMSO", "--out-groups", str(tmp_path / "h.csv")])
+    assert status == 0 and "more rows" not in out

@@ -27,7 +27,7 @@ from ..score.engine.progress import LineProgress
 from ._common import (add_json, add_profile_options, add_read_options, add_run_options, cli_words, features_text, json_line,
                       left_out_line, read_kwargs, raw_hint, read_settings, run_kwargs,
                       writable_path)
-from .tables import format_table, records
+from .tables import printed_table, records
 
 __all__ = ["add_parser", "run"]
 
@@ -99,7 +99,7 @@ def run(args, out, err) -> int:
     out.write(features_text(settings) + "\n")
     out.write(left_out_line(settings))
     out.write(f"\n{consistency_line(res.labels, res.settings)}\n")
-    out.write(format_table(res.labels) + "\n")
+    out.write(printed_table(res.labels, args.out_labels) + "\n")
     if not args.out_queries:
         out.write(f"\n{count_text(len(res.queries), 'queries')}: write them with --out-queries F\n")
     for row in records(res.skipped):

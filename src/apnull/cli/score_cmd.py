@@ -37,7 +37,7 @@ from ..score.engine.progress import LineProgress
 from ._common import (add_json, add_profile_options, add_read_options, add_run_options, cli_words, features_text, json_line,
                       left_out_line, read_kwargs, raw_hint, read_settings, run_kwargs,
                       writable_path)
-from .tables import format_table, records
+from .tables import format_table, printed_table, records
 
 __all__ = ["add_parser", "run"]
 
@@ -139,7 +139,7 @@ def run(args, out, err) -> int:
     if groups is not None:
         out.write(f"\n{count_text(len(groups), 'perturbations')} (mAP p-value: {settings['null']} null; "
                   "q: Benjamini-Hochberg)\n")
-        out.write(format_table(groups) + "\n")
+        out.write(printed_table(groups, args.out_groups) + "\n")
         out.write(activity.summary_text(summary) + "\n")
         if not args.out_queries:
             out.write(f"\n{count_text(len(queries), 'queries')}: write them with --out-queries F\n")
