@@ -9,6 +9,11 @@ the preparation (``read_table`` and ``prepare_screen``), for screens too large t
 
     python benchmarks/read_memory.py --compounds 20000 --features 737 --permutations 99
     python benchmarks/read_memory.py --compounds 116000 --features 737 --read-only
+    python benchmarks/read_memory.py --compounds 116000 --features 737 --where Metadata_compound=cmp000007_0
+
+``--where COLUMN=VALUE`` (repeatable, as the command line's) reads only the rows it keeps, each in a child
+process of its own: ``read_table(FILE, filters={COLUMN: [VALUE, ...]})`` against pyarrow's
+``pq.read_table(FILE, filters=...)`` (the same filter, its dataset reader), wall and peak RSS each.
 """
 
 from __future__ import annotations
@@ -32,6 +37,47 @@ table = read_table(sys.argv[1], labels=["Metadata_compound", "Metadata_plate"])
 screen = prepare_screen(table, "Metadata_compound", "DMSO", "Metadata_plate", None, "cosine")
 print(f"prepared: {len(screen.perts):,} perturbations, X {type(screen.X).__name__} {screen.X.dtype}")
 """
+
+
+WHERE = """
+import json, resource, sys, time
+import pyarrow.parquet as pq
+from apnull.score import read_table
+path, how, where = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+t = time.perf_counter()
+if how == "apnull":
+    table = read_table(path, labels=["Metadata_compound", "Metadata_plate"], filters=where)
+else:
+    table = pq.read_table(path, filters=[(c, "in", v) for c, v in where.items()]).to_pandas()
+print(json.dumps({"rows": len(table), "wall": time.perf_counter() - t,
+                  "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
+"""
+
+
+def filtered_reads(path: Path, where: list) -> None:
+    """Print the filtered read of ``path`` by apnull and by pyarrow (``where``: COLUMN=VALUE texts), each in a
+    child process of its own: rows kept, wall, peak RSS, and apnull's peak over pyarrow's."""
+    import json
+
+    kept = {}
+    for item in where:
+        column, sep, value = item.partition("=")
+        if not sep:
+            raise SystemExit(f"--where takes COLUMN=VALUE, got {item!r}")
+        kept.setdefault(column, []).append(value)
+    got = {}
+    for how in ("apnull", "pyarrow"):
+        proc = subprocess.run([sys.executable, "-c", WHERE, str(path), how, json.dumps(kept)], capture_output=True,
+                              text=True)
+        if proc.returncode:
+            print(proc.stderr[-2000:])
+            raise SystemExit(proc.returncode)
+        got[how] = json.loads(proc.stdout.strip().splitlines()[-1])
+        print(f"{how}: {got[how]['rows']:,} rows in {got[how]['wall']:.1f} s, peak RSS "
+              f"{got[how]['peak'] / 2**30:.2f} GB")
+    print(f"filtered read of {path.name} ({path.stat().st_size / 2**30:.2f} GB on disk), {' and '.join(where)}: "
+          f"apnull's peak {got['apnull']['peak'] / got['pyarrow']['peak']:.2f} x pyarrow's; load average "
+          f"{os.getloadavg()[0]:.1f}")
 
 
 def write_screen(path: Path, compounds: int, replicates: int, features: int, seed: int = 0) -> None:
@@ -80,12 +126,17 @@ def main(argv=None):
     ap.add_argument("--permutations", default="99")
     ap.add_argument("--file", default=None, help="the Parquet file (written when missing)")
     ap.add_argument("--read-only", action="store_true", help="read and prepare only")
+    ap.add_argument("--where", action="append", metavar="COLUMN=VALUE",
+                    help="read only the rows it keeps, by apnull and by pyarrow (repeatable)")
     a = ap.parse_args(argv)
     path = Path(a.file or f"/tmp/crossed_{a.compounds}x{a.replicates}x{a.features}.parquet")
     if not path.exists():
         t = time.perf_counter()
         write_screen(path, a.compounds, a.replicates, a.features)
         print(f"wrote {path} ({path.stat().st_size / 2**20:,.0f} MB) in {time.perf_counter() - t:.0f} s")
+    if a.where:
+        filtered_reads(path, a.where)
+        return
     if a.read_only:
         cmd = [sys.executable, "-c", READ_ONLY, str(path)]
     else:
