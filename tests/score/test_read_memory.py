@@ -456,6 +456,7 @@ def test_a_parquet_files_float32_features_are_read_as_one_row_major_array(tmp_pa
     whole = read_table(path2, labels=labels)
     screen = prepare_screen(whole, "cmp", ["DMSO"], "plate", feats, "cosine")
     assert np.shares_memory(screen.X.kept.array, whole["f0"].to_numpy())  # the table's own values, no copy
+    assert screen.X.nbytes == screen.X.hashes.nbytes + whole[feats].memory_usage(index=False).sum()  # counted once
     part = prepare_screen(whole, "cmp", ["DMSO"], "plate", feats[1:], "cosine")  # a run of the array's columns
     assert np.shares_memory(part.X.kept.array, whole["f1"].to_numpy())
     np.testing.assert_array_equal(part.X[np.arange(9)], prepare_screen(t.drop(index=t.index[7]), "cmp", ["DMSO"],

@@ -214,7 +214,8 @@ def _read_parquet(source, labels, columns=None, filters=None, progress=None) -> 
     import pyarrow as pa
 
     parts = subset.read_arrow(source, columns, filters, progress, parts=True)
-    names = _label_names(labels, parts[0].column_names)
+    every = parts[0].column_names
+    names = _label_names(labels, every)
 
     def texts(arrow):  # label columns of integers, booleans or decimals as their digits
         for c in names:
@@ -224,7 +225,6 @@ def _read_parquet(source, labels, columns=None, filters=None, progress=None) -> 
                 arrow = arrow.set_column(i, c, col.cast(pa.string()))
         return arrow
 
-    every = parts[0].column_names
     cellprofiler = cellprofiler_names(every)
     aside = [c for c in every if default_left_out(c, cellprofiler)]  # not features unless asked
     table = rows_frame(parts, [*names, *aside], texts)  # float32 features side by side, as the scoring reads them

@@ -205,8 +205,12 @@ def held_rows(table: pd.DataFrame, features, used: np.ndarray, columns=None) -> 
                for j, c in enumerate(cols)):
         return None
     array = base if len(cols) == base.shape[1] else base[:, first:first + len(cols)]
-    every = used.size == len(table) and np.array_equal(used, np.arange(used.size))
-    return HeldRows(array, None if every else np.asarray(used, dtype=np.int64))
+    return HeldRows(array, None if _every_row(used, len(table)) else np.asarray(used, dtype=np.int64))
+
+
+def _every_row(used: np.ndarray, n: int) -> bool:
+    """Whether ``used`` is every row of a table of ``n``, in order (0, 1, ..., n - 1)."""
+    return used.size == n and bool(np.array_equal(used, np.arange(n)))
 
 
 def feature_matrix(table: pd.DataFrame, features, used: np.ndarray, dtype=np.float64, columns=None) -> np.ndarray:
@@ -221,7 +225,7 @@ def feature_matrix(table: pd.DataFrame, features, used: np.ndarray, dtype=np.flo
     if dtype != np.float64 and compact_dtype(table, features) != dtype:
         raise ValueError(f"feature_matrix: {dtype} only for a table whose features are all {dtype}")
     out = np.empty((used.size, len(features)), dtype=dtype)
-    whole = used.size == len(table) and bool(np.all(used == np.arange(used.size)))
+    whole = _every_row(used, len(table))
     if columns is None:
         columns = float_columns(table, features)
     if columns is not None:

@@ -24,7 +24,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from .matrix import CHUNK, compact_dtype, feature_matrix, float_columns, row_hash, scale_in_place
+from .matrix import CHUNK, HeldRows, compact_dtype, feature_matrix, float_columns, row_hash, scale_in_place
 
 #: Values prepared at a time by :class:`BlockRows` when many rows are asked one column of, or hashed (2 MB of
 #: float64, and a few temporaries of that size while a block is scaled: 355 rows at 737 features).
@@ -192,10 +192,11 @@ class PreparedRows:
         Euclidean: the common power of two every row was divided by (else unused).
     hashes : (N,) uint64
         :func:`._matrix.row_hash` of each prepared row.
-    kept : (N, d) float32, optional
+    kept : (N, d) float32 array or :class:`.matrix.HeldRows`, optional
         The rows' float32 values as the screen read them (row-major), while the run that prepared them lasts:
         a part's rows are then one gather of whole rows, not one a column from the table, and need no hash
-        (the run's own copy). :func:`let_go` ends it; from then on rows are read from the table.
+        (the run's own copy, or the table's own array read through :class:`.matrix.HeldRows`). :func:`let_go`
+        ends it; from then on rows are read from the table.
     """
 
     def __init__(self, table, features, rows, similarity, exponent, hashes, normalization=None, codes=None,
@@ -215,11 +216,12 @@ class PreparedRows:
 
     @property
     def nbytes(self) -> int:
-        """Bytes held: the hashes, the kept rows and the feature columns of the table (which it keeps alive)."""
+        """Bytes held: the hashes, the kept rows (a copy; rows read from the table's own array are the table's)
+        and the feature columns of the table (which it keeps alive)."""
         cols = [c for c in self.features if c in self.table.columns]
         norm = 0 if self.normalization is None else (self.normalization.centre.nbytes + self.normalization.scale.nbytes
                                                      + self.codes.nbytes)
-        kept = 0 if self.kept is None else self.kept.nbytes
+        kept = 0 if self.kept is None or isinstance(self.kept, HeldRows) else self.kept.nbytes
         return int(self.hashes.nbytes + norm + kept + self.table[cols].memory_usage(index=False).sum())
 
     def __len__(self) -> int:
